@@ -1,0 +1,342 @@
+#include "app/commands.h"
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "io/atomic_file.h"
+#include "io/npy_writer.h"
+#include "lcrwmd/corpus.h"
+#include "lcrwmd/embeddings.h"
+#include "lcrwmd/error.h"
+#include "lcrwmd/index.h"
+#include "lcrwmd/query.h"
+#include "lcrwmd/search.h"
+#include "lcrwmd/synth.h"
+
+namespace lcrwmd::app {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+void note(const char* fmt, auto... args) {
+  std::fprintf(stderr, fmt, args...);
+  std::fputc('\n', stderr);
+}
+
+std::string list_ids(const std::vector<std::string>& ids) {
+  std::string s;
+  for (std::size_t i = 0; i < ids.size() && i < 20; ++i) s += (i ? ", " : "") + ids[i];
+  if (ids.size() > 20) s += ", ... (" + std::to_string(ids.size() - 20) + " more)";
+  return s;
+}
+
+void report_text(const TextReport& r, const char* what) {
+  note("%s: %zu read, %zu kept; %zu tokens: %zu stop words, %zu without embedding (%zu distinct) "
+       "dropped",
+       what, r.documents_read, r.documents_kept, r.tokens, r.stop_tokens, r.unknown_tokens,
+       r.unknown_distinct);
+  if (!r.empty_documents.empty())
+    note("%s: %zu left with no known word, excluded: %s", what, r.empty_documents.size(),
+         list_ids(r.empty_documents).c_str());
+}
+
+// Flags shared by search and pairwise.
+struct QueryFlags {
+  std::string index, queries, embeddings, stopwords, method = "lc-rwmd";
+  bool one_sided = false, no_verify = false;
+  std::size_t batch = 64, memory_mib = 2048;
+  int threads = 0;
+
+  void add(CLI::App* c) {
+    c->add_option("--index", index, "Index file from 'lcrwmd build' or 'lcrwmd synth'")
+        ->required();
+    c->add_option("--queries", queries, "Query documents: TSV id<TAB>label<TAB>text (.gz ok)")
+        ->required();
+    c->add_option("--embeddings", embeddings,
+                  "Embeddings to look up query words the index does not hold (else dropped)");
+    c->add_option("--stopwords", stopwords, "Stop-word file, one word per line");
+    c->add_option("--method", method, "wcd | rwmd (quadratic) | lc-rwmd")
+        ->check(CLI::IsMember({"wcd", "rwmd", "lc-rwmd"}))
+        ->capture_default_str();
+    c->add_flag("--one-sided", one_sided, "RWMD: D1 = R(document -> query) only, not max(D1, D2)");
+    c->add_option("--batch", batch, "Queries that share one phase-1 pass")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    c->add_option("--memory", memory_mib, "Working-memory budget in MiB beyond the index")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    c->add_option("--threads", threads, "Threads (default: all cores)");
+    c->add_flag("--no-verify", no_verify, "Skip the index checksum on load");
+  }
+
+  SearchOptions options() const {
+    SearchOptions o;
+    o.method = parse_method(method);
+    o.symmetric = !one_sided;
+    o.batch = batch;
+    o.memory_budget = memory_mib << 20;
+    o.progress = [t = Clock::now()](std::size_t done, std::size_t total) {
+      note("  %zu/%zu queries (%.2f s)", done, total, since(t));
+    };
+    return o;
+  }
+};
+
+struct Loaded {
+  Index index;
+  QuerySet queries;
+};
+
+Loaded load_queries(const QueryFlags& f) {
+  set_threads(f.threads);
+  auto t = Clock::now();
+  Index index = Index::load(f.index, !f.no_verify);
+  note("index %s: %zu documents, %zu words, dim %zu (%.2f s)", f.index.c_str(), index.n_docs(),
+       index.vocab_size(), index.dim(), since(t));
+  StopWords stop;
+  if (!f.stopwords.empty()) stop = StopWords::load(f.stopwords);
+  std::unique_ptr<Embeddings> emb;
+  if (!f.embeddings.empty()) emb = std::make_unique<Embeddings>(Embeddings::load(f.embeddings));
+  QueryOptions qo;
+  qo.stopwords = f.stopwords.empty() ? nullptr : &stop;
+  qo.embeddings = emb.get();
+  TextReport report;
+  QuerySet qs = make_query_set(index, read_tsv(f.queries), qo, &report);
+  report_text(report, "queries");
+  if (!qs.extra_words.empty())
+    note("queries: %zu words not in the index taken from %s", qs.extra_words.size(),
+         f.embeddings.c_str());
+  return {std::move(index), std::move(qs)};
+}
+
+void run_build(const std::string& emb_path, const std::string& docs, const std::string& stop_path,
+               const std::string& weighting, const std::string& output) {
+  auto t = Clock::now();
+  const Embeddings emb = Embeddings::load(emb_path);
+  note("embeddings %s: %zu words, dim %zu, %s%s (%.2f s)", emb_path.c_str(), emb.size(), emb.dim(),
+       emb.format().c_str(),
+       emb.duplicates() ? (", " + std::to_string(emb.duplicates()) + " duplicate words skipped").c_str()
+                        : "",
+       since(t));
+  StopWords stop;
+  if (!stop_path.empty()) stop = StopWords::load(stop_path);
+  BuildOptions bo;
+  bo.stopwords = stop_path.empty() ? nullptr : &stop;
+  bo.weighting = parse_weighting(weighting);
+  TextReport report;
+  const IndexData data = build_index_data(emb, read_tsv(docs), bo, &report);
+  report_text(report, "documents");
+  Index::save(data, output);
+  note("index %s: %zu documents, %zu words (of %zu), %zu nonzeros (%.2f s)", output.c_str(),
+       data.ids.size(), data.vocab.size(), emb.size(), data.indices.size(), since(t));
+}
+
+}  // namespace
+
+void add_build(CLI::App& app) {
+  auto* c = app.add_subcommand("build", "Build an index from embeddings and documents");
+  struct Flags {
+    std::string embeddings, docs, stopwords, weighting = "tf", output;
+  };
+  auto f = std::make_shared<Flags>();
+  c->add_option("--embeddings", f->embeddings,
+                "word2vec binary, or word2vec/GloVe/fastText text embeddings")
+      ->required();
+  c->add_option("--docs", f->docs, "Documents: TSV id<TAB>label<TAB>text (.gz ok)")->required();
+  c->add_option("--stopwords", f->stopwords, "Stop-word file, one word per line");
+  c->add_option("--weighting", f->weighting, "tf (L1-normalised counts) | tfidf")
+      ->check(CLI::IsMember({"tf", "tfidf"}))
+      ->capture_default_str();
+  c->add_option("--output", f->output, "Index file to write")->required();
+  c->callback([f] { run_build(f->embeddings, f->docs, f->stopwords, f->weighting, f->output); });
+}
+
+void add_search(CLI::App& app) {
+  auto* c = app.add_subcommand("search", "Top-k nearest documents for each query");
+  auto f = std::make_shared<QueryFlags>();
+  auto k = std::make_shared<std::size_t>(10);
+  auto output = std::make_shared<std::string>();
+  auto no_prune = std::make_shared<bool>(false);
+  f->add(c);
+  c->add_option("--k", *k, "Neighbours per query (more than the index holds: all)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  c->add_option("--output", *output, "TSV query_id, rank, doc_id, distance (default: stdout)");
+  c->add_flag("--no-prune", *no_prune, "Compute D2 for every document (same results, slower)");
+  c->callback([f, k, output, no_prune] {
+    Loaded l = load_queries(*f);
+    SearchOptions o = f->options();
+    o.prune = !*no_prune;
+    auto t = Clock::now();
+    SearchStats st;
+    const SearchResults r = search(l.index, l.queries, *k, o, &st);
+    note("search: %zu queries x %zu documents, %s%s, %.3f s (%zu batches, D2 for %zu pairs)",
+         r.n_queries, l.index.n_docs(), f->method.c_str(),
+         f->method == "wcd" ? "" : (f->one_sided ? " one-sided" : " symmetric"), since(t),
+         st.batches, st.refined);
+    std::string out;
+    char buf[64];
+    for (std::size_t q = 0; q < r.n_queries; ++q)
+      for (std::size_t j = 0; j < r.k; ++j) {
+        const std::int64_t doc = r.indices[q * r.k + j];
+        if (doc < 0) continue;
+        std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(r.distances[q * r.k + j]));
+        out += l.queries.ids[q] + '\t' + std::to_string(j + 1) + '\t' +
+               std::string(l.index.doc_id(static_cast<std::size_t>(doc))) + '\t' + buf + '\n';
+      }
+    if (output->empty()) {
+      if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size() || std::fflush(stdout) != 0)
+        throw Error("cannot write results to stdout");
+    } else {
+      AtomicFile file(*output);
+      file.write(out);
+      file.commit();
+    }
+  });
+}
+
+void add_pairwise(CLI::App& app) {
+  auto* c = app.add_subcommand("pairwise", "Full query x document distance matrix as .npy");
+  auto f = std::make_shared<QueryFlags>();
+  auto output = std::make_shared<std::string>();
+  auto row_ids = std::make_shared<std::string>();
+  f->add(c);
+  c->add_option("--output", *output, "float32 .npy file, queries x documents")->required();
+  c->add_option("--row-ids", *row_ids,
+                "Also write the query id of each row, one per line (queries with no known "
+                "word have no row)");
+  c->callback([f, output, row_ids] {
+    Loaded l = load_queries(*f);
+    auto t = Clock::now();
+    NpyWriter npy(*output, l.queries.size(), l.index.n_docs());
+    pairwise(l.index, l.queries, f->options(),
+             [&](std::size_t, std::size_t rows, const float* d) { npy.append_rows(d, rows); });
+    if (!row_ids->empty()) {
+      AtomicFile ids(*row_ids);
+      for (const std::string& id : l.queries.ids) ids.write(id + "\n");
+      ids.commit();
+    }
+    npy.commit();
+    note("pairwise: %zu x %zu matrix written to %s (%.3f s)", l.queries.size(), l.index.n_docs(),
+         output->c_str(), since(t));
+  });
+}
+
+void add_info(CLI::App& app) {
+  auto* c = app.add_subcommand("info", "Sizes and memory of an index");
+  auto path = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  c->add_option("--index", *path, "Index file")->required();
+  c->add_flag("--json", *json, "Machine-readable output");
+  c->callback([path, json] {
+    const Index ix = Index::load(*path, true);
+    const double n = static_cast<double>(ix.n_docs());
+    const std::size_t csr = ix.nnz() * 8 + (ix.n_docs() + 1) * 8;
+    const std::size_t vec = ix.vocab_size() * ix.dim() * 4;
+    if (*json) {
+      std::printf(
+          "{\"path\": \"%s\", \"n_docs\": %zu, \"vocab_size\": %zu, \"dim\": %zu, \"nnz\": %zu, "
+          "\"mean_words_per_doc\": %.3f, \"weighting\": \"%s\", \"file_bytes\": %zu, "
+          "\"csr_bytes\": %zu, \"vector_bytes\": %zu}\n",
+          path->c_str(), ix.n_docs(), ix.vocab_size(), ix.dim(), ix.nnz(),
+          n > 0 ? static_cast<double>(ix.nnz()) / n : 0.0, to_string(ix.weighting()),
+          ix.file_bytes(), csr, vec);
+    } else {
+      std::printf("index        %s (checksum ok)\n", path->c_str());
+      std::printf("documents    %zu\n", ix.n_docs());
+      std::printf("vocabulary   %zu words (compacted)\n", ix.vocab_size());
+      std::printf("dimension    %zu\n", ix.dim());
+      std::printf("nonzeros     %zu (%.1f distinct words per document)\n", ix.nnz(),
+                  n > 0 ? static_cast<double>(ix.nnz()) / n : 0.0);
+      std::printf("weighting    %s\n", to_string(ix.weighting()));
+      std::printf("file         %.1f MiB (histograms %.1f MiB, vectors %.1f MiB)\n",
+                  static_cast<double>(ix.file_bytes()) / (1 << 20),
+                  static_cast<double>(csr) / (1 << 20), static_cast<double>(vec) / (1 << 20));
+    }
+  });
+}
+
+void add_synth(CLI::App& app) {
+  auto* c = app.add_subcommand("synth", "Synthetic index with the paper's shapes (Zipf words)");
+  struct Flags {
+    SynthOptions o;
+    std::string preset, output, queries_output, embeddings_output, docs_output;
+  };
+  auto f = std::make_shared<Flags>();
+  c->add_option("--preset", f->preset, "set1 (1M docs, h=107.5, v=452,058) | set2 (2.8M, 27.5, 292,492)")
+      ->check(CLI::IsMember({"set1", "set2"}));
+  auto* docs = c->add_option("--docs", f->o.docs, "Documents")->check(CLI::PositiveNumber);
+  auto* vocab = c->add_option("--vocab", f->o.vocab, "Vocabulary size before compaction")
+                    ->check(CLI::PositiveNumber);
+  auto* h = c->add_option("--words-per-doc", f->o.words_per_doc, "Mean distinct words per document")
+                ->check(CLI::Range(1.0, 1e6));
+  auto* dim = c->add_option("--dim", f->o.dim, "Vector dimension")->check(CLI::PositiveNumber);
+  c->add_option("--seed", f->o.seed, "Random seed")->capture_default_str();
+  c->add_option("--output", f->output, "Index file to write")->required();
+  c->add_option("--queries", f->o.queries, "Query documents to draw as well");
+  c->add_option("--queries-output", f->queries_output, "TSV file for the queries");
+  c->add_option("--embeddings-output", f->embeddings_output,
+                "Also write the embeddings as word2vec text (small sizes)");
+  c->add_option("--docs-output", f->docs_output, "Also write the documents as TSV (small sizes)");
+  c->callback([=] {
+    SynthOptions o = f->o;
+    if (!f->preset.empty()) {
+      SynthOptions p = synth_preset(f->preset);
+      if (!*docs) o.docs = p.docs;
+      if (!*vocab) o.vocab = p.vocab;
+      if (!*h) o.words_per_doc = p.words_per_doc;
+      if (!*dim) o.dim = p.dim;
+    }
+    if (o.queries > 0 && f->queries_output.empty())
+      throw Error("synth: --queries needs --queries-output");
+    auto t = Clock::now();
+    SynthCorpus s = synthesize(o);
+    note("synth: %zu documents, %zu words (of %zu), %zu nonzeros, generated in %.2f s",
+         s.index.ids.size(), s.index.vocab.size(), o.vocab, s.index.indices.size(), since(t));
+    Index::save(s.index, f->output);
+    if (!f->queries_output.empty()) {
+      AtomicFile q(f->queries_output);
+      for (const RawDocument& d : s.queries) q.write(d.id + "\t\t" + d.text + "\n");
+      q.commit();
+    }
+    if (!f->embeddings_output.empty()) {
+      AtomicFile e(f->embeddings_output);
+      const IndexData& d = s.index;
+      e.write(std::to_string(d.vocab.size()) + " " + std::to_string(d.dim) + "\n");
+      char buf[32];
+      for (std::size_t u = 0; u < d.vocab.size(); ++u) {
+        std::string line = d.vocab[u];
+        for (std::size_t k = 0; k < d.dim; ++k) {
+          std::snprintf(buf, sizeof buf, " %.9g", static_cast<double>(d.vectors[u * d.dim + k]));
+          line += buf;
+        }
+        e.write(line + "\n");
+      }
+      e.commit();
+    }
+    if (!f->docs_output.empty()) {
+      // Counts are recovered from the weights: each document's smallest weight is one count.
+      AtomicFile out(f->docs_output);
+      const IndexData& d = s.index;
+      for (std::size_t i = 0; i < d.ids.size(); ++i) {
+        float least = 1;
+        for (std::uint64_t p = d.indptr[i]; p < d.indptr[i + 1]; ++p) least = std::min(least, d.values[p]);
+        std::string text;
+        for (std::uint64_t p = d.indptr[i]; p < d.indptr[i + 1]; ++p) {
+          const long reps = std::lround(d.values[p] / least);
+          for (long r = 0; r < reps; ++r) text += d.vocab[d.indices[p]] + " ";
+        }
+        out.write(d.ids[i] + "\t\t" + text + "\n");
+      }
+      out.commit();
+    }
+    note("synth: wrote %s (%.2f s)", f->output.c_str(), since(t));
+  });
+}
+
+}  // namespace lcrwmd::app

@@ -1,0 +1,37 @@
+// lcrwmd: document similarity with the Word Mover's Distance and its relaxations.
+#include <cstdio>
+#include <exception>
+
+#include "app/commands.h"
+#include "lcrwmd/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "lcrwmd: nearest documents by Word Mover's Distance relaxations (WCD, RWMD, LC-RWMD)\n"
+      "  lcrwmd build    embeddings + documents -> index file\n"
+      "  lcrwmd search   top-k nearest documents for each query\n"
+      "  lcrwmd pairwise full query x document distance matrix (.npy)\n"
+      "  lcrwmd info     what an index holds\n"
+      "  lcrwmd synth    synthetic index with the paper's shapes"};
+  app.require_subcommand(1);
+  lcrwmd::app::add_build(app);
+  lcrwmd::app::add_search(app);
+  lcrwmd::app::add_pairwise(app);
+  lcrwmd::app::add_info(app);
+  lcrwmd::app::add_synth(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const lcrwmd::Error& e) {
+    std::fprintf(stderr, "lcrwmd: error: %s\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "lcrwmd: error: out of memory (try a smaller --batch or --memory)\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lcrwmd: internal error: %s\n", e.what());
+    return 3;
+  }
+  return 0;
+}

@@ -1,0 +1,111 @@
+#pragma once
+// The resident set: bag-of-words histograms (CSR) over a compacted vocabulary (only the words
+// that occur in the set), the vectors of those words, and document ids and labels. Saved as one
+// versioned, checksummed file that is memory-mapped on load.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lcrwmd/corpus.h"
+#include "lcrwmd/embeddings.h"
+#include "lcrwmd/text.h"
+
+namespace lcrwmd {
+
+enum class Weighting : std::uint32_t { tf = 0, tfidf = 1 };
+const char* to_string(Weighting w);
+Weighting parse_weighting(std::string_view s);  // "tf" | "tfidf"
+
+// Smoothed inverse document frequency, finite for words the set never saw (df = 0).
+double idf(std::size_t n_docs, std::size_t doc_freq);
+
+// Everything an index holds, in owned memory: what a builder produces and the file stores.
+struct IndexData {
+  std::size_t dim = 0;
+  Weighting weighting = Weighting::tf;
+  std::vector<std::uint64_t> indptr{0};  // n_docs + 1
+  std::vector<std::uint32_t> indices;    // compacted word ids, ascending within a document
+  std::vector<float> values;             // L1-normalised weights
+  std::vector<std::string> vocab;        // compacted vocabulary, in embeddings order
+  std::vector<float> vectors;            // vocab.size() x dim
+  std::vector<std::uint32_t> doc_freq;   // documents containing each word
+  std::vector<std::string> ids;
+  std::vector<std::string> labels;
+};
+
+// What a build (or a query set) saw on its way: counts for the report the CLI prints.
+struct TextReport {
+  std::size_t documents_read = 0;
+  std::size_t documents_kept = 0;
+  std::vector<std::string> empty_documents;  // ids of documents left with no word
+  std::size_t tokens = 0;
+  std::size_t stop_tokens = 0;
+  std::size_t unknown_tokens = 0;  // no embedding: dropped
+  std::size_t unknown_distinct = 0;
+};
+
+struct BuildOptions {
+  const StopWords* stopwords = nullptr;
+  Weighting weighting = Weighting::tf;
+};
+
+IndexData build_index_data(const Embeddings& embeddings, const std::vector<RawDocument>& docs,
+                           const BuildOptions& options, TextReport* report = nullptr);
+
+class Index {
+ public:
+  // Memory-maps an index file. verify: check the payload checksum and the CSR structure.
+  static Index load(const std::string& path, bool verify = true);
+  static Index from_data(const IndexData& data);
+  // Writes the index file atomically (temporary file, then rename).
+  static void save(const IndexData& data, const std::string& path);
+
+  Index(Index&&) noexcept;
+  Index& operator=(Index&&) noexcept;
+  ~Index();
+
+  std::size_t n_docs() const { return n_docs_; }
+  std::size_t vocab_size() const { return vocab_size_; }
+  std::size_t dim() const { return dim_; }
+  std::size_t nnz() const { return nnz_; }
+  Weighting weighting() const { return weighting_; }
+  std::size_t file_bytes() const;
+
+  std::span<const std::uint64_t> indptr() const { return {indptr_, n_docs_ + 1}; }
+  std::span<const std::uint32_t> indices() const { return {indices_, nnz_}; }
+  std::span<const float> values() const { return {values_, nnz_}; }
+  const float* vectors() const { return vectors_; }
+  const float* vector(std::size_t word) const { return vectors_ + word * dim_; }
+  const float* sq_norms() const { return sq_norms_; }
+  std::uint32_t doc_freq(std::size_t word) const { return doc_freq_[word]; }
+
+  std::string_view word(std::size_t i) const;
+  std::string_view doc_id(std::size_t i) const;
+  std::string_view label(std::size_t i) const;
+  std::optional<std::uint32_t> find_word(std::string_view word) const;
+
+  // Weighted word-vector centroids of every document (n_docs x dim), computed on first use.
+  const float* centroids() const;
+
+ private:
+  struct Storage;
+  explicit Index(std::unique_ptr<Storage> storage);
+  void bind();
+
+  std::unique_ptr<Storage> storage_;
+  std::size_t n_docs_ = 0, vocab_size_ = 0, dim_ = 0, nnz_ = 0;
+  Weighting weighting_ = Weighting::tf;
+  const std::uint64_t* indptr_ = nullptr;
+  const std::uint32_t* indices_ = nullptr;
+  const float* values_ = nullptr;
+  const float* vectors_ = nullptr;
+  const float* sq_norms_ = nullptr;
+  const std::uint32_t* doc_freq_ = nullptr;
+};
+
+}  // namespace lcrwmd

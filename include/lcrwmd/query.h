@@ -1,0 +1,51 @@
+#pragma once
+// A batch of query documents as histograms over the index vocabulary, extended by the words
+// the index does not hold but the embeddings given at search time do.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "lcrwmd/corpus.h"
+#include "lcrwmd/embeddings.h"
+#include "lcrwmd/index.h"
+#include "lcrwmd/text.h"
+
+namespace lcrwmd {
+
+struct QuerySet {
+  std::vector<std::string> ids, labels;
+  // CSR histograms. Word id u < index.vocab_size() is an index word; u >= vocab_size() is
+  // extra_words[u - vocab_size()] with its vector in extra_vectors.
+  std::vector<std::uint64_t> indptr{0};
+  std::vector<std::uint32_t> words;
+  std::vector<float> weights;
+  std::vector<std::string> extra_words;
+  std::vector<float> extra_vectors;
+
+  std::size_t size() const { return ids.size(); }
+  std::size_t length(std::size_t q) const { return indptr[q + 1] - indptr[q]; }
+};
+
+struct QueryOptions {
+  const StopWords* stopwords = nullptr;
+  // Looked up for words the index does not hold; without it such words are dropped.
+  const Embeddings* embeddings = nullptr;
+};
+
+// Tokenises and weights queries like the index's documents (same weighting and idf). Queries
+// left with no known word are excluded and listed in report->empty_documents.
+QuerySet make_query_set(const Index& index, const std::vector<RawDocument>& docs,
+                        const QueryOptions& options, TextReport* report = nullptr);
+
+// Resident documents as queries (for tests and self-similarity).
+QuerySet query_set_from_index(const Index& index, std::span<const std::size_t> docs);
+
+// The vector of query word u.
+inline const float* query_word_vector(const Index& index, const QuerySet& q, std::uint32_t u) {
+  return u < index.vocab_size() ? index.vector(u)
+                                : q.extra_vectors.data() + (u - index.vocab_size()) * index.dim();
+}
+
+}  // namespace lcrwmd

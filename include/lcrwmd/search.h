@@ -1,0 +1,72 @@
+#pragma once
+// Distances between a batch of queries and every resident document, and top-k search.
+//
+//   Index index = Index::load("corpus.idx");
+//   QuerySet q = make_query_set(index, read_tsv("queries.tsv"), {});
+//   SearchResults r = search(index, q, 10, {});   // symmetric LC-RWMD, top 10
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <vector>
+
+#include "lcrwmd/index.h"
+#include "lcrwmd/query.h"
+
+namespace lcrwmd {
+
+enum class Method {
+  wcd,      // Word Centroid Distance
+  rwmd,     // quadratic RWMD: per pair cost matrix, row and column minima (the reference)
+  lc_rwmd,  // linear-complexity RWMD (Atasu et al. 2017)
+};
+const char* to_string(Method m);
+Method parse_method(std::string_view s);  // "wcd" | "rwmd" | "lc-rwmd"
+
+struct SearchOptions {
+  Method method = Method::lc_rwmd;
+  // RWMD methods: D = max(D1, D2). false: D1 = R(document -> query) only.
+  bool symmetric = true;
+  // Queries that share one phase-1 pass (one GEMM against all their distinct words).
+  std::size_t batch = 64;
+  // Bytes of working memory a batch may use beyond the index; batches shrink to fit.
+  std::size_t memory_budget = std::size_t{2} << 30;
+  // Symmetric top-k: compute D2 only for documents whose D1 still beats the k-th best.
+  bool prune = true;
+  // Phase-1 tile shape (vocabulary rows x query words); 0 picks a cache-friendly size.
+  std::size_t tile_rows = 0;
+  std::size_t tile_words = 0;
+  // Called after each batch with (queries done, queries in all); for progress reports.
+  std::function<void(std::size_t, std::size_t)> progress;
+};
+
+struct SearchStats {
+  std::size_t batches = 0;
+  std::size_t distances = 0;  // query-document pairs bounded or computed
+  std::size_t refined = 0;    // pairs whose second direction (D2) was computed
+};
+
+// Row q holds the k' = min(k, n_docs) nearest documents of query q, best first: ascending
+// distance, ties broken by the smaller document index.
+struct SearchResults {
+  std::size_t n_queries = 0;
+  std::size_t k = 0;
+  std::vector<float> distances;      // n_queries x k
+  std::vector<std::int64_t> indices; // n_queries x k
+};
+
+SearchResults search(const Index& index, const QuerySet& queries, std::size_t k,
+                     const SearchOptions& options, SearchStats* stats = nullptr);
+
+// The full distance matrix, streamed batch by batch: sink(first_query, n_rows, rows) with
+// rows[r * n_docs + i] the distance of query first_query + r to document i.
+using RowSink = std::function<void(std::size_t, std::size_t, const float*)>;
+void pairwise(const Index& index, const QuerySet& queries, const SearchOptions& options,
+              const RowSink& sink, SearchStats* stats = nullptr);
+
+}  // namespace lcrwmd
+
+namespace lcrwmd {
+// Threads for our kernels and for BLAS; n <= 0 keeps the default (all cores).
+void set_threads(int n);
+}  // namespace lcrwmd

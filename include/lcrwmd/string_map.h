@@ -1,0 +1,18 @@
+#pragma once
+// A string-keyed hash map that can be probed with a string_view without building a string.
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace lcrwmd {
+
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+template <typename V>
+using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
+
+}  // namespace lcrwmd

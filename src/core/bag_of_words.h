@@ -1,0 +1,67 @@
+#pragma once
+// Text -> (word id, count) -> normalised weights: the one path both index documents and
+// queries take, so a document and the same text as a query get bit-identical histograms.
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "lcrwmd/index.h"
+#include "lcrwmd/text.h"
+
+namespace lcrwmd {
+
+struct WordCount {
+  std::uint32_t word;
+  std::uint32_t count;
+};
+
+// lookup(token) -> std::optional<uint32_t>. Returns counts sorted by word id.
+template <typename Lookup>
+std::vector<WordCount> count_words(std::string_view text, const StopWords* stopwords,
+                                   Lookup&& lookup, TextReport& report,
+                                   std::unordered_set<std::string>& unknown) {
+  std::vector<std::uint32_t> ids;
+  std::string scratch;
+  for_each_token(text, scratch, [&](std::string_view token) {
+    ++report.tokens;
+    if (stopwords != nullptr && stopwords->contains(token)) {
+      ++report.stop_tokens;
+      return;
+    }
+    std::optional<std::uint32_t> id = lookup(token);
+    if (!id) {
+      ++report.unknown_tokens;
+      if (unknown.emplace(token).second) ++report.unknown_distinct;
+      return;
+    }
+    ids.push_back(*id);
+  });
+  std::sort(ids.begin(), ids.end());
+  std::vector<WordCount> counts;
+  for (std::uint32_t id : ids) {
+    if (!counts.empty() && counts.back().word == id)
+      ++counts.back().count;
+    else
+      counts.push_back({id, 1});
+  }
+  return counts;
+}
+
+// L1-normalised term counts, optionally times idf(word); computed in double.
+template <typename Idf>
+void append_weights(const std::vector<WordCount>& counts, Weighting weighting, Idf&& idf_of,
+                    std::vector<float>& out) {
+  std::vector<double> w(counts.size());
+  double total = 0;
+  for (std::size_t p = 0; p < counts.size(); ++p) {
+    w[p] = counts[p].count * (weighting == Weighting::tfidf ? idf_of(counts[p].word) : 1.0);
+    total += w[p];
+  }
+  for (double x : w) out.push_back(static_cast<float>(x / total));
+}
+
+}  // namespace lcrwmd

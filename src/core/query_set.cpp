@@ -1,0 +1,70 @@
+#include <unordered_set>
+
+#include "core/bag_of_words.h"
+#include "lcrwmd/error.h"
+#include "lcrwmd/query.h"
+
+namespace lcrwmd {
+
+QuerySet make_query_set(const Index& index, const std::vector<RawDocument>& docs,
+                        const QueryOptions& options, TextReport* report_out) {
+  const Embeddings* emb = options.embeddings;
+  if (emb != nullptr && emb->dim() != index.dim())
+    throw Error(emb->source() + ": embeddings have dimension " + std::to_string(emb->dim()) +
+                ", the index has " + std::to_string(index.dim()));
+  QuerySet qs;
+  TextReport report;
+  std::unordered_set<std::string> unknown;
+  StringMap<std::uint32_t> extra;
+  const std::size_t v = index.vocab_size();
+
+  auto lookup = [&](std::string_view t) -> std::optional<std::uint32_t> {
+    if (auto u = index.find_word(t)) return u;
+    if (emb == nullptr) return std::nullopt;
+    if (auto it = extra.find(t); it != extra.end()) return it->second;
+    auto e = emb->find(t);
+    if (!e) return std::nullopt;
+    const auto id = static_cast<std::uint32_t>(v + qs.extra_words.size());
+    extra.emplace(std::string(t), id);
+    qs.extra_words.emplace_back(t);
+    qs.extra_vectors.insert(qs.extra_vectors.end(), emb->vector(*e), emb->vector(*e) + index.dim());
+    return id;
+  };
+  auto idf_of = [&](std::uint32_t u) {
+    return idf(index.n_docs(), u < v ? index.doc_freq(u) : 0);
+  };
+  for (const RawDocument& doc : docs) {
+    ++report.documents_read;
+    std::vector<WordCount> counts = count_words(doc.text, options.stopwords, lookup, report, unknown);
+    if (counts.empty()) {
+      report.empty_documents.push_back(doc.id);
+      continue;
+    }
+    for (const WordCount& wc : counts) qs.words.push_back(wc.word);
+    append_weights(counts, index.weighting(), idf_of, qs.weights);
+    qs.indptr.push_back(qs.words.size());
+    qs.ids.push_back(doc.id);
+    qs.labels.push_back(doc.label);
+  }
+  report.documents_kept = qs.size();
+  if (report_out) *report_out = report;
+  return qs;
+}
+
+QuerySet query_set_from_index(const Index& index, std::span<const std::size_t> docs) {
+  QuerySet qs;
+  const auto indptr = index.indptr();
+  for (std::size_t i : docs) {
+    if (i >= index.n_docs()) throw Error("document " + std::to_string(i) + " not in index");
+    for (std::uint64_t p = indptr[i]; p < indptr[i + 1]; ++p) {
+      qs.words.push_back(index.indices()[p]);
+      qs.weights.push_back(index.values()[p]);
+    }
+    qs.indptr.push_back(qs.words.size());
+    qs.ids.emplace_back(index.doc_id(i));
+    qs.labels.emplace_back(index.label(i));
+  }
+  return qs;
+}
+
+}  // namespace lcrwmd

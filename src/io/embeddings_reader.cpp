@@ -1,0 +1,200 @@
+// Readers for word2vec binary and word2vec / GloVe / fastText text embeddings.
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "io/mapped_file.h"
+#include "lcrwmd/embeddings.h"
+#include "lcrwmd/error.h"
+
+namespace lcrwmd {
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+// Splits on spaces and TABs, dropping empty fields (word2vec text has a trailing space).
+void split_fields(std::string_view line, std::vector<std::string_view>& out) {
+  out.clear();
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && is_space(line[i])) ++i;
+    std::size_t j = i;
+    while (j < line.size() && !is_space(line[j])) ++j;
+    if (j > i) out.push_back(line.substr(i, j - i));
+    i = j;
+  }
+}
+
+bool parse_size(std::string_view s, std::size_t& v) {
+  auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+std::string quoted(std::string_view word) {
+  constexpr std::size_t kMax = 40;
+  std::string w(word.substr(0, kMax));
+  if (word.size() > kMax) w += "...";
+  return "'" + w + "'";
+}
+
+// "count dim" on the first line?
+bool parse_header(std::string_view line, std::size_t& count, std::size_t& dim) {
+  std::vector<std::string_view> f;
+  split_fields(line, f);
+  return f.size() == 2 && parse_size(f[0], count) && parse_size(f[1], dim) && dim > 0;
+}
+
+// Raw float bytes almost surely contain control bytes; text embeddings never do.
+bool looks_binary(std::string_view body) {
+  body = body.substr(0, 4096);
+  for (unsigned char c : body) {
+    if (c == 0 || (c < 0x20 && c != '\n' && c != '\r' && c != '\t')) return true;
+  }
+  return false;
+}
+
+std::string_view next_line(std::string_view text, std::size_t& pos) {
+  std::size_t end = text.find('\n', pos);
+  if (end == std::string_view::npos) end = text.size();
+  std::string_view line = text.substr(pos, end - pos);
+  pos = end + 1;
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line;
+}
+
+}  // namespace
+
+Embeddings::Embeddings(std::vector<std::string> words, std::vector<float> vectors, std::size_t dim)
+    : dim_(dim), format_("memory"), source_("memory") {
+  if (dim == 0) throw Error("embeddings: dimension must be positive");
+  if (vectors.size() != words.size() * dim)
+    throw Error("embeddings: " + std::to_string(vectors.size()) + " values for " +
+                std::to_string(words.size()) + " words of dimension " + std::to_string(dim));
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const float* v = vectors.data() + i * dim;
+    for (std::size_t d = 0; d < dim; ++d)
+      if (!std::isfinite(v[d]))
+        throw Error("embeddings: word " + quoted(words[i]) + " has a NaN or infinite value");
+    add(words[i], v);
+  }
+}
+
+void Embeddings::add(std::string_view word, const float* values) {
+  if (lookup_.find(word) != lookup_.end()) {
+    ++duplicates_;
+    return;
+  }
+  lookup_.emplace(std::string(word), static_cast<std::uint32_t>(words_.size()));
+  words_.emplace_back(word);
+  vectors_.insert(vectors_.end(), values, values + dim_);
+}
+
+std::optional<std::uint32_t> Embeddings::find(std::string_view word) const {
+  auto it = lookup_.find(word);
+  if (it == lookup_.end()) return std::nullopt;
+  return it->second;
+}
+
+Embeddings Embeddings::load(const std::string& path) {
+  MappedFile file(path);
+  std::string_view text = file.view();
+  if (text.empty()) throw Error(path + ": empty embeddings file");
+  Embeddings e;
+  e.source_ = path;
+
+  std::size_t pos = 0;
+  std::size_t count = 0;
+  std::size_t dim = 0;
+  std::string_view first = next_line(text, pos);
+  const bool has_header = parse_header(first, count, dim);
+  std::vector<float> values;
+
+  if (has_header && looks_binary(text.substr(std::min(pos, text.size())))) {
+    e.format_ = "word2vec-binary";
+    e.dim_ = dim;
+    values.resize(dim);
+    const std::size_t bytes = dim * sizeof(float);
+    e.vectors_.reserve(count * dim);
+    for (std::size_t n = 0; n < count; ++n) {
+      while (pos < text.size() && (text[pos] == '\n' || text[pos] == '\r')) ++pos;
+      std::size_t space = text.find(' ', pos);
+      const std::string where = path + ": entry " + std::to_string(n + 1);
+      if (pos >= text.size())
+        throw Error(where + ": truncated file: header announces " + std::to_string(count) +
+                    " words, found " + std::to_string(n));
+      if (space == std::string_view::npos || space - pos > 1000)
+        throw Error(where + ": truncated or malformed entry (no word followed by a space)");
+      std::string_view word = text.substr(pos, space - pos);
+      if (word.empty()) throw Error(where + ": empty word");
+      pos = space + 1;
+      if (text.size() - pos < bytes)
+        throw Error(where + " (word " + quoted(word) + "): truncated file: expected " +
+                    std::to_string(dim) + " float32 values");
+      std::memcpy(values.data(), text.data() + pos, bytes);
+      pos += bytes;
+      for (std::size_t d = 0; d < dim; ++d)
+        if (!std::isfinite(values[d]))
+          throw Error(where + " (word " + quoted(word) + "): NaN or infinite value at component " +
+                      std::to_string(d + 1));
+      e.add(word, values.data());
+    }
+    while (pos < text.size() && (text[pos] == '\n' || text[pos] == '\r')) ++pos;
+    if (pos < text.size())
+      throw Error(path + ": " + std::to_string(text.size() - pos) +
+                  " unexpected bytes after the " + std::to_string(count) +
+                  " entries the header announces");
+    return e;
+  }
+
+  e.format_ = has_header ? "text" : "text-no-header";
+  std::size_t line_no = 1;
+  std::vector<std::string_view> fields;
+  std::size_t entries = 0;
+  if (!has_header) {
+    pos = 0;
+    line_no = 0;
+  }
+  while (pos < text.size()) {
+    std::string_view line = next_line(text, pos);
+    ++line_no;
+    const std::string where = path + ":" + std::to_string(line_no);
+    split_fields(line, fields);
+    if (fields.empty()) continue;
+    if (e.dim_ == 0) {
+      if (has_header) {
+        e.dim_ = dim;
+      } else {
+        if (fields.size() < 2) throw Error(where + ": expected a word followed by its vector");
+        e.dim_ = fields.size() - 1;
+      }
+      values.resize(e.dim_);
+    }
+    if (fields.size() != e.dim_ + 1)
+      throw Error(where + ": wrong dimension: word " + quoted(fields[0]) + " has " +
+                  std::to_string(fields.size() - 1) + " values, expected " +
+                  std::to_string(e.dim_));
+    for (std::size_t d = 0; d < e.dim_; ++d) {
+      std::string_view f = fields[d + 1];
+      auto r = std::from_chars(f.data(), f.data() + f.size(), values[d]);
+      if (r.ec == std::errc::result_out_of_range)
+        throw Error(where + ": value " + quoted(f) + " of word " + quoted(fields[0]) +
+                    " is out of float range");
+      if (r.ec != std::errc() || r.ptr != f.data() + f.size())
+        throw Error(where + ": non-numeric value " + quoted(f) + " for word " +
+                    quoted(fields[0]));
+      if (!std::isfinite(values[d]))
+        throw Error(where + ": NaN or infinite value for word " + quoted(fields[0]));
+    }
+    e.add(fields[0], values.data());
+    ++entries;
+  }
+  if (entries == 0) throw Error(path + ": no embeddings in file");
+  if (has_header && entries != count)
+    throw Error(path + ": header announces " + std::to_string(count) + " words, file has " +
+                std::to_string(entries) + (entries < count ? " (truncated file?)" : ""));
+  return e;
+}
+
+}  // namespace lcrwmd

@@ -1,0 +1,256 @@
+// Writing and memory-mapping the index file (layout in index_format.h).
+#include <xxhash.h>
+
+#include <cstddef>
+#include <cstring>
+#include <mutex>
+#include <variant>
+
+#include "cpu/distance_kernels.h"
+#include "io/atomic_file.h"
+#include "io/index_format.h"
+#include "io/index_storage.h"
+#include "io/mapped_file.h"
+#include "lcrwmd/error.h"
+#include "lcrwmd/index.h"
+
+namespace lcrwmd {
+namespace {
+
+using format::FileHeader;
+using format::Section;
+
+// Byte sinks for serialize(): a file being written atomically, or memory.
+struct Sink {
+  virtual ~Sink() = default;
+  virtual void write(const void* data, std::size_t bytes) = 0;
+  virtual void write_header(const FileHeader& h) = 0;
+};
+
+struct FileSink final : Sink {
+  explicit FileSink(AtomicFile& f) : file(f) {}
+  void write(const void* data, std::size_t bytes) override { file.write(data, bytes); }
+  void write_header(const FileHeader& h) override { file.write_at(0, &h, sizeof h); }
+  AtomicFile& file;
+};
+
+struct MemorySink final : Sink {
+  void write(const void* data, std::size_t bytes) override {
+    const char* p = static_cast<const char*>(data);
+    bytes_.insert(bytes_.end(), p, p + bytes);
+  }
+  void write_header(const FileHeader& h) override { std::memcpy(bytes_.data(), &h, sizeof h); }
+  std::vector<char> bytes_;
+};
+
+class Serializer {
+ public:
+  explicit Serializer(Sink& sink) : sink_(sink), state_(XXH3_createState()) {
+    XXH3_64bits_reset(state_);
+    std::memset(&header_, 0, sizeof header_);
+    sink_.write(&header_, sizeof header_);  // placeholder, patched by finish()
+    pos_ = sizeof header_;
+  }
+  ~Serializer() { XXH3_freeState(state_); }
+  Serializer(const Serializer&) = delete;
+  Serializer& operator=(const Serializer&) = delete;
+
+  template <typename T>
+  void section(Section s, const T* data, std::size_t count) {
+    static const char zeros[format::kAlign] = {};
+    const std::size_t pad = (format::kAlign - pos_ % format::kAlign) % format::kAlign;
+    emit(zeros, pad);
+    header_.sections[s] = {pos_, count * sizeof(T)};
+    emit(data, count * sizeof(T));
+  }
+
+  // Offsets + bytes of a list of strings.
+  void strings(Section offsets_section, Section bytes_section,
+               const std::vector<std::string>& items) {
+    std::vector<std::uint64_t> offsets(items.size() + 1, 0);
+    std::string bytes;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      bytes += items[i];
+      offsets[i + 1] = bytes.size();
+    }
+    section(offsets_section, offsets.data(), offsets.size());
+    section(bytes_section, bytes.data(), bytes.size());
+  }
+
+  FileHeader& header() { return header_; }
+
+  void finish() {
+    std::memcpy(header_.magic, format::kMagic, sizeof header_.magic);
+    header_.version = format::kVersion;
+    header_.header_bytes = sizeof(FileHeader);
+    header_.n_sections = format::kSectionCount;
+    header_.file_bytes = pos_;
+    header_.payload_hash = XXH3_64bits_digest(state_);
+    header_.header_hash = XXH3_64bits(&header_, offsetof(FileHeader, header_hash));
+    sink_.write_header(header_);
+  }
+
+ private:
+  void emit(const void* data, std::size_t bytes) {
+    if (bytes == 0) return;
+    sink_.write(data, bytes);
+    XXH3_64bits_update(state_, data, bytes);
+    pos_ += bytes;
+  }
+
+  Sink& sink_;
+  XXH3_state_t* state_;
+  FileHeader header_;
+  std::uint64_t pos_ = 0;
+};
+
+void check_data(const IndexData& d) {
+  const std::size_t n = d.ids.size();
+  const std::size_t v = d.vocab.size();
+  if (d.dim == 0) throw Error("index: dimension must be positive");
+  if (d.indptr.size() != n + 1 || d.labels.size() != n || d.indptr.front() != 0 ||
+      d.indptr.back() != d.indices.size() || d.values.size() != d.indices.size() ||
+      d.vectors.size() != v * d.dim || d.doc_freq.size() != v)
+    throw Error("index: inconsistent index data");
+}
+
+void serialize(const IndexData& d, Sink& sink) {
+  check_data(d);
+  const std::size_t v = d.vocab.size();
+  std::vector<float> sq_norms(v);
+  for (std::size_t u = 0; u < v; ++u)
+    sq_norms[u] = cpu::sq_norm(d.vectors.data() + u * d.dim, d.dim);
+
+  Serializer s(sink);
+  FileHeader& h = s.header();
+  h.n_docs = d.ids.size();
+  h.vocab_size = v;
+  h.dim = d.dim;
+  h.nnz = d.indices.size();
+  h.weighting = static_cast<std::uint32_t>(d.weighting);
+  s.section(format::kIndptr, d.indptr.data(), d.indptr.size());
+  s.section(format::kIndices, d.indices.data(), d.indices.size());
+  s.section(format::kValues, d.values.data(), d.values.size());
+  s.section(format::kVectors, d.vectors.data(), d.vectors.size());
+  s.section(format::kSqNorms, sq_norms.data(), sq_norms.size());
+  s.section(format::kDocFreq, d.doc_freq.data(), d.doc_freq.size());
+  s.strings(format::kVocabOffsets, format::kVocabBytes, d.vocab);
+  s.strings(format::kIdOffsets, format::kIdBytes, d.ids);
+  s.strings(format::kLabelOffsets, format::kLabelBytes, d.labels);
+  s.finish();
+}
+
+// Validates a mapped or in-memory image; returns its header. Throws Error naming `name`.
+const FileHeader& check_image(const char* base, std::size_t size, const std::string& name,
+                              bool verify) {
+  auto bad = [&](const std::string& why) {
+    return Error(name + ": not a valid lcrwmd index: " + why);
+  };
+  if (size < sizeof(FileHeader)) throw bad("file too small");
+  const auto& h = *reinterpret_cast<const FileHeader*>(base);
+  if (std::memcmp(h.magic, format::kMagic, sizeof h.magic) != 0) throw bad("wrong magic bytes");
+  if (h.version != format::kVersion)
+    throw bad("format version " + std::to_string(h.version) + ", this build reads version " +
+              std::to_string(format::kVersion));
+  if (h.header_hash != XXH3_64bits(&h, offsetof(FileHeader, header_hash)))
+    throw bad("header checksum mismatch (corrupted file)");
+  if (h.file_bytes != size)
+    throw bad("file is " + std::to_string(size) + " bytes, header says " +
+              std::to_string(h.file_bytes) + " (truncated?)");
+  if (h.n_sections != format::kSectionCount || h.weighting > 1 || h.dim == 0)
+    throw bad("unsupported header fields");
+  const std::uint64_t n = h.n_docs, v = h.vocab_size, m = h.dim, nnz = h.nnz;
+  const std::uint64_t expected[format::kSectionCount] = {
+      (n + 1) * 8, nnz * 4, nnz * 4, v * m * 4, v * 4, v * 4, (v + 1) * 8, 0, (n + 1) * 8, 0,
+      (n + 1) * 8, 0};
+  for (std::uint32_t s = 0; s < format::kSectionCount; ++s) {
+    const auto& sec = h.sections[s];
+    const bool is_bytes =
+        s == format::kVocabBytes || s == format::kIdBytes || s == format::kLabelBytes;
+    if (sec.offset % 8 != 0 || sec.offset < sizeof(FileHeader) || sec.offset > size ||
+        sec.bytes > size - sec.offset || (!is_bytes && sec.bytes != expected[s]))
+      throw bad("section " + std::to_string(s) + " out of bounds or of the wrong size");
+  }
+  if (verify) {
+    const std::uint64_t hash = XXH3_64bits(base + sizeof(FileHeader), size - sizeof(FileHeader));
+    if (hash != h.payload_hash) throw bad("payload checksum mismatch (corrupted file)");
+  }
+  auto u64s = [&](Section s) {
+    return reinterpret_cast<const std::uint64_t*>(base + h.sections[s].offset);
+  };
+  const std::uint64_t* indptr = u64s(format::kIndptr);
+  if (indptr[0] != 0 || indptr[n] != nnz) throw bad("CSR row pointers inconsistent");
+  for (std::uint64_t i = 0; i < n; ++i)
+    if (indptr[i + 1] <= indptr[i]) throw bad("document " + std::to_string(i) + " has no word");
+  const std::pair<Section, std::uint64_t> string_tables[] = {
+      {format::kVocabOffsets, v}, {format::kIdOffsets, n}, {format::kLabelOffsets, n}};
+  for (const auto& [s, count] : string_tables) {
+    const std::uint64_t* off = u64s(s);
+    if (off[0] != 0 || off[count] != h.sections[s + 1].bytes) throw bad("string table broken");
+    for (std::uint64_t i = 0; i < count; ++i)
+      if (off[i + 1] < off[i]) throw bad("string table broken");
+  }
+  if (verify) {
+    const auto* idx = reinterpret_cast<const std::uint32_t*>(base + h.sections[format::kIndices].offset);
+    for (std::uint64_t i = 0; i < n; ++i)
+      for (std::uint64_t p = indptr[i]; p < indptr[i + 1]; ++p)
+        if (idx[p] >= v || (p > indptr[i] && idx[p] <= idx[p - 1]))
+          throw bad("word ids of document " + std::to_string(i) + " out of range or unsorted");
+  }
+  return h;
+}
+
+}  // namespace
+
+void Index::save(const IndexData& data, const std::string& path) {
+  AtomicFile file(path);
+  FileSink sink(file);
+  serialize(data, sink);
+  file.commit();
+}
+
+Index Index::from_data(const IndexData& data) {
+  MemorySink sink;
+  serialize(data, sink);
+  auto storage = std::make_unique<Storage>();
+  storage->name = "memory";
+  storage->bytes = std::move(sink.bytes_);
+  storage->base = storage->bytes.data();
+  storage->size = storage->bytes.size();
+  check_image(storage->base, storage->size, storage->name, true);
+  return Index(std::move(storage));
+}
+
+Index Index::load(const std::string& path, bool verify) {
+  auto storage = std::make_unique<Storage>();
+  storage->name = path;
+  storage->file = std::make_unique<MappedFile>(path);
+  storage->base = storage->file->data();
+  storage->size = storage->file->size();
+  check_image(storage->base, storage->size, path, verify);
+  return Index(std::move(storage));
+}
+
+void Index::bind() {
+  const auto& h = *reinterpret_cast<const FileHeader*>(storage_->base);
+  auto at = [&](Section s) { return storage_->base + h.sections[s].offset; };
+  n_docs_ = h.n_docs;
+  vocab_size_ = h.vocab_size;
+  dim_ = h.dim;
+  nnz_ = h.nnz;
+  weighting_ = static_cast<Weighting>(h.weighting);
+  indptr_ = reinterpret_cast<const std::uint64_t*>(at(format::kIndptr));
+  indices_ = reinterpret_cast<const std::uint32_t*>(at(format::kIndices));
+  values_ = reinterpret_cast<const float*>(at(format::kValues));
+  vectors_ = reinterpret_cast<const float*>(at(format::kVectors));
+  sq_norms_ = reinterpret_cast<const float*>(at(format::kSqNorms));
+  doc_freq_ = reinterpret_cast<const std::uint32_t*>(at(format::kDocFreq));
+  auto table = [&](Section off, Section bytes) {
+    return StringTable{reinterpret_cast<const std::uint64_t*>(at(off)), at(bytes)};
+  };
+  storage_->vocab = table(format::kVocabOffsets, format::kVocabBytes);
+  storage_->ids = table(format::kIdOffsets, format::kIdBytes);
+  storage_->labels = table(format::kLabelOffsets, format::kLabelBytes);
+}
+
+}  // namespace lcrwmd

@@ -1,0 +1,49 @@
+#pragma once
+// On-disk layout of an index file (little-endian, version 1):
+//   [FileHeader: 512 bytes][section 0][section 1]...   every section 64-byte aligned.
+// The header carries a hash of itself and an XXH3-64 hash of everything after it.
+#include <cstdint>
+
+namespace lcrwmd::format {
+
+inline constexpr char kMagic[8] = {'L', 'C', 'R', 'W', 'M', 'D', 'I', 'X'};
+inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::uint64_t kAlign = 64;
+
+enum Section : std::uint32_t {
+  kIndptr,        // u64 x (n_docs + 1)
+  kIndices,       // u32 x nnz
+  kValues,        // f32 x nnz
+  kVectors,       // f32 x vocab x dim
+  kSqNorms,       // f32 x vocab
+  kDocFreq,       // u32 x vocab
+  kVocabOffsets,  // u64 x (vocab + 1) into kVocabBytes
+  kVocabBytes,
+  kIdOffsets,  // u64 x (n_docs + 1)
+  kIdBytes,
+  kLabelOffsets,  // u64 x (n_docs + 1)
+  kLabelBytes,
+  kSectionCount
+};
+
+struct SectionRef {
+  std::uint64_t offset;
+  std::uint64_t bytes;
+};
+
+struct FileHeader {
+  char magic[8];
+  std::uint32_t version;
+  std::uint32_t header_bytes;
+  std::uint64_t n_docs, vocab_size, dim, nnz;
+  std::uint32_t weighting;
+  std::uint32_t n_sections;
+  std::uint64_t file_bytes;
+  SectionRef sections[kSectionCount];
+  std::uint64_t payload_hash;
+  std::uint64_t header_hash;  // XXH3-64 of the bytes before this field
+  char reserved[240];
+};
+static_assert(sizeof(FileHeader) == 512);
+
+}  // namespace lcrwmd::format

@@ -1,0 +1,47 @@
+#pragma once
+// One method's distances between a batch of queries and every resident document. Keeping
+// "compute a block of distances" apart from "collect the top-k" lets every method share one
+// search driver, and lets a bounded method (symmetric LC-RWMD: D1 bounds D from below) be
+// refined only where the bound does not already rule a document out.
+#include <cstddef>
+#include <memory>
+
+#include "lcrwmd/index.h"
+#include "lcrwmd/query.h"
+#include "lcrwmd/search.h"
+
+namespace lcrwmd {
+
+struct QueryRange {
+  const QuerySet& set;
+  std::size_t begin, end;
+  std::size_t size() const { return end - begin; }
+};
+
+class BatchDistance {
+ public:
+  virtual ~BatchDistance() = default;
+  // out[q * n_docs + i] for q in [0, batch size): the distance, or a lower bound of it when
+  // exact() is false.
+  virtual void compute(float* out) = 0;
+  virtual bool exact() const { return true; }
+  // The distance of (q, doc) from its lower bound; thread-safe.
+  virtual float refine(std::size_t /*q*/, std::size_t /*doc*/, float lower) const { return lower; }
+};
+
+std::unique_ptr<BatchDistance> make_wcd(const Index& index, QueryRange queries);
+std::unique_ptr<BatchDistance> make_quadratic_rwmd(const Index& index, QueryRange queries,
+                                                   bool symmetric);
+// cache_budget: bytes the symmetric variant may keep for the vocabulary x query-word
+// distances; without room, D2 falls back to direct per-pair distances.
+std::unique_ptr<BatchDistance> make_lc_rwmd(const Index& index, QueryRange queries,
+                                            const SearchOptions& options,
+                                            std::size_t cache_budget);
+
+// Quadratic RWMD of one pair, both directions: d1 = R(doc -> query), d2 = R(query -> doc).
+struct RwmdPair {
+  float d1, d2;
+};
+RwmdPair rwmd_pair(const Index& index, std::size_t doc, const QuerySet& queries, std::size_t q);
+
+}  // namespace lcrwmd

@@ -1,0 +1,229 @@
+// Linear-complexity RWMD (Atasu et al. 2017) on the CPU.
+//
+// Phase 1: squared distances between every vocabulary word and every distinct query word of
+//   the batch, one GEMM per tile (||e||^2 + ||t||^2 - 2 e.t), then for each query the minimum
+//   over its own words: Z[u, j] = min_{w in q_j} c(u, w).
+// Phase 2: D1 = X1 . Z (CSR times dense): D1[i, j] = R(doc_i -> q_j) for every document.
+// D2[i, j] = R(q_j -> doc_i) reuses the phase-1 distances (kept when the memory budget allows)
+//   as a gather-min over the document's words, so no second GEMM is needed; the search driver
+//   asks for it only where D1 does not already rule the document out.
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "cpu/distance_kernels.h"
+#include "methods/batch_distance.h"
+
+namespace lcrwmd {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+// The GEMM expansion loses relative accuracy as the distance shrinks; below this fraction of
+// ||e||^2 + ||t||^2 the squared distance is recomputed directly.
+constexpr float kRecomputeBelow = 1e-2f;
+constexpr std::size_t kDefaultTileRows = 512;
+constexpr std::size_t kDefaultTileWords = 512;
+
+class LcRwmd final : public BatchDistance {
+ public:
+  LcRwmd(const Index& index, QueryRange q, const SearchOptions& opt, std::size_t cache_budget)
+      : index_(index), q_(q), symmetric_(opt.symmetric) {
+    const std::size_t m = index.dim(), v = index.vocab_size();
+    rows_ = opt.tile_rows ? opt.tile_rows : kDefaultTileRows;
+    // Distinct words of the batch: a word shared by several queries is computed once.
+    const auto first = q.set.words.begin() + static_cast<std::ptrdiff_t>(q.set.indptr[q.begin]);
+    const auto last = q.set.words.begin() + static_cast<std::ptrdiff_t>(q.set.indptr[q.end]);
+    words_.assign(first, last);
+    std::sort(words_.begin(), words_.end());
+    words_.erase(std::unique(words_.begin(), words_.end()), words_.end());
+    const std::size_t w = words_.size();
+    block_words_ = opt.tile_words ? opt.tile_words : kDefaultTileWords;
+    block_words_ = std::min(block_words_, std::max<std::size_t>(w, 1));
+    t_.resize(w * m);
+    t_norms_.resize(w);
+    vocab_id_.resize(w);
+    for (std::size_t c = 0; c < w; ++c) {
+      const std::uint32_t u = words_[c];
+      const float* vec = query_word_vector(index, q.set, u);
+      std::copy(vec, vec + m, t_.begin() + static_cast<std::ptrdiff_t>(c * m));
+      t_norms_[c] = u < v ? index.sq_norms()[u] : cpu::sq_norm(vec, m);
+      vocab_id_[c] = u < v ? static_cast<std::int64_t>(u) : -1;
+    }
+    // Each query's words as columns of the batch (ascending, since both lists are sorted).
+    cols_indptr_.push_back(0);
+    for (std::size_t j = q.begin; j < q.end; ++j) {
+      for (std::uint64_t p = q.set.indptr[j]; p < q.set.indptr[j + 1]; ++p)
+        cols_.push_back(static_cast<std::uint32_t>(
+            std::lower_bound(words_.begin(), words_.end(), q.set.words[p]) - words_.begin()));
+      cols_indptr_.push_back(cols_.size());
+    }
+    keep_distances_ = symmetric_ && v * w * sizeof(float) <= cache_budget;
+  }
+
+  bool exact() const override { return !symmetric_; }
+
+  void compute(float* out) override {
+    phase1();
+    phase2(out);
+  }
+
+  float refine(std::size_t j, std::size_t doc, float d1) const override {
+    return std::max(d1, reverse_direction(j, doc));
+  }
+
+ private:
+  std::size_t nq() const { return q_.size(); }
+
+  // Squared distances of vocabulary rows [u0, u0 + rows) to batch words [w0, w0 + wc), into
+  // dst column-major (word-major, row stride `rows`).
+  void tile_distances(std::size_t u0, std::size_t rows, std::size_t w0, std::size_t wc,
+                      float* dst) const {
+    const std::size_t m = index_.dim();
+    const float* e = index_.vector(u0);
+    const float* en = index_.sq_norms() + u0;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(wc),
+                static_cast<int>(rows), static_cast<int>(m), -2.0f, t_.data() + w0 * m,
+                static_cast<int>(m), e, static_cast<int>(m), 0.0f, dst, static_cast<int>(rows));
+    for (std::size_t c = 0; c < wc; ++c) {
+      float* col = dst + c * rows;
+      const float tn = t_norms_[w0 + c];
+      bool small = false;
+      for (std::size_t r = 0; r < rows; ++r) {
+        const float d = std::max(0.0f, col[r] + en[r] + tn);
+        small |= d < kRecomputeBelow * (en[r] + tn);
+        col[r] = d;
+      }
+      if (small)
+        for (std::size_t r = 0; r < rows; ++r)
+          if (col[r] < kRecomputeBelow * (en[r] + tn))
+            col[r] = cpu::sq_dist(e + r * m, t_.data() + (w0 + c) * m, m);
+      // The query word itself: exactly 0, so a document is at distance 0 from itself.
+      const std::int64_t id = vocab_id_[w0 + c];
+      if (id >= static_cast<std::int64_t>(u0) && id < static_cast<std::int64_t>(u0 + rows))
+        col[id - static_cast<std::int64_t>(u0)] = 0.0f;
+    }
+  }
+
+  void phase1() {
+    const std::size_t v = index_.vocab_size(), w = words_.size(), Q = nq();
+    z_.assign(v * Q, 0.0f);
+    if (keep_distances_) dist_.assign(v * w, 0.0f);
+    const std::size_t n_tiles = (v + rows_ - 1) / rows_;
+#pragma omp parallel
+    {
+      std::vector<float> scratch(keep_distances_ ? 0 : block_words_ * rows_);
+      std::vector<float> zmin(Q * rows_);
+      std::vector<std::size_t> cursor(Q);
+#pragma omp for schedule(dynamic)
+      for (std::size_t b = 0; b < n_tiles; ++b) {
+        const std::size_t u0 = b * rows_, rows = std::min(rows_, v - u0);
+        std::fill(zmin.begin(), zmin.end(), kInf);
+        for (std::size_t j = 0; j < Q; ++j) cursor[j] = cols_indptr_[j];
+        for (std::size_t w0 = 0; w0 < w; w0 += block_words_) {
+          const std::size_t wc = std::min(block_words_, w - w0);
+          float* dst = keep_distances_ ? dist_.data() + u0 * w + w0 * rows : scratch.data();
+          tile_distances(u0, rows, w0, wc, dst);
+          for (std::size_t j = 0; j < Q; ++j) {
+            float* zj = zmin.data() + j * rows;
+            std::size_t& p = cursor[j];
+            for (; p < cols_indptr_[j + 1] && cols_[p] < w0 + wc; ++p) {
+              const float* col = dst + (cols_[p] - w0) * rows;
+              for (std::size_t r = 0; r < rows; ++r) zj[r] = std::min(zj[r], col[r]);
+            }
+          }
+        }
+        for (std::size_t r = 0; r < rows; ++r)
+          for (std::size_t j = 0; j < Q; ++j) z_[(u0 + r) * Q + j] = std::sqrt(zmin[j * rows + r]);
+      }
+    }
+  }
+
+  void phase2(float* out) const {
+    const std::size_t n = index_.n_docs(), Q = nq();
+    const std::uint64_t* indptr = index_.indptr().data();
+    const std::uint32_t* idx = index_.indices().data();
+    const float* val = index_.values().data();
+    if (Q == 1) {
+#pragma omp parallel for schedule(static, 1024)
+      for (std::size_t i = 0; i < n; ++i) {
+        float s = 0;
+        for (std::uint64_t p = indptr[i]; p < indptr[i + 1]; ++p) s += val[p] * z_[idx[p]];
+        out[i] = s;
+      }
+      return;
+    }
+    constexpr std::size_t kDocs = 16;  // one cache line of each output row per block
+    const std::size_t n_blocks = (n + kDocs - 1) / kDocs;
+#pragma omp parallel
+    {
+      std::vector<float> acc(kDocs * Q);
+#pragma omp for schedule(static)
+      for (std::size_t blk = 0; blk < n_blocks; ++blk) {
+        const std::size_t i0 = blk * kDocs, nd = std::min(kDocs, n - i0);
+        std::fill(acc.begin(), acc.end(), 0.0f);
+        for (std::size_t r = 0; r < nd; ++r) {
+          float* a = acc.data() + r * Q;
+          for (std::uint64_t p = indptr[i0 + r]; p < indptr[i0 + r + 1]; ++p) {
+            const float x = val[p];
+            const float* zr = z_.data() + std::size_t{idx[p]} * Q;
+            for (std::size_t j = 0; j < Q; ++j) a[j] += x * zr[j];
+          }
+        }
+        for (std::size_t j = 0; j < Q; ++j)
+          for (std::size_t r = 0; r < nd; ++r) out[j * n + i0 + r] = acc[r * Q + j];
+      }
+    }
+  }
+
+  // D2 = R(q_j -> doc) = sum_t F_j[t] * min_{u in doc} c(u, w_t).
+  float reverse_direction(std::size_t j, std::size_t doc) const {
+    const std::size_t m = index_.dim(), v = index_.vocab_size(), w = words_.size();
+    const std::uint64_t c0 = cols_indptr_[j], h = cols_indptr_[j + 1] - c0;
+    const std::uint32_t* cols = cols_.data() + c0;
+    thread_local std::vector<float> best;
+    best.assign(h, kInf);
+    const auto indptr = index_.indptr();
+    for (std::uint64_t p = indptr[doc]; p < indptr[doc + 1]; ++p) {
+      const std::size_t u = index_.indices()[p];
+      if (keep_distances_) {
+        const std::size_t u0 = u - u % rows_, rows = std::min(rows_, v - u0);
+        const float* base = dist_.data() + u0 * w + (u - u0);
+        for (std::size_t t = 0; t < h; ++t) best[t] = std::min(best[t], base[cols[t] * rows]);
+      } else {
+        const float* e = index_.vector(u);
+        for (std::size_t t = 0; t < h; ++t)
+          best[t] = std::min(best[t], cpu::sq_dist(e, t_.data() + cols[t] * m, m));
+      }
+    }
+    const float* f = q_.set.weights.data() + q_.set.indptr[q_.begin + j];
+    float s = 0;
+    for (std::size_t t = 0; t < h; ++t) s += f[t] * std::sqrt(best[t]);
+    return s;
+  }
+
+  const Index& index_;
+  QueryRange q_;
+  bool symmetric_;
+  std::size_t rows_ = 0, block_words_ = 0;
+  std::vector<std::uint32_t> words_;     // distinct query words of the batch, ascending
+  std::vector<float> t_, t_norms_;       // their vectors and squared norms
+  std::vector<std::int64_t> vocab_id_;   // index word id, or -1 for a word the index lacks
+  std::vector<std::uint64_t> cols_indptr_;
+  std::vector<std::uint32_t> cols_;      // per query: its words as batch columns
+  std::vector<float> z_;                 // v x Q: sqrt of the row-wise minimum
+  bool keep_distances_ = false;
+  std::vector<float> dist_;  // per row tile, a column-major block of squared distances
+};
+
+}  // namespace
+
+std::unique_ptr<BatchDistance> make_lc_rwmd(const Index& index, QueryRange queries,
+                                            const SearchOptions& options,
+                                            std::size_t cache_budget) {
+  return std::make_unique<LcRwmd>(index, queries, options, cache_budget);
+}
+
+}  // namespace lcrwmd

@@ -1,0 +1,213 @@
+// The search driver: plans query batches to the memory budget, asks the method for a block
+// of distances, and collects top-k (pruning the refinement of bounded methods) or streams
+// the full matrix.
+#include "lcrwmd/search.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <unordered_set>
+
+#include "lcrwmd/error.h"
+#include "lcrwmd/topk.h"
+#include "methods/batch_distance.h"
+
+namespace lcrwmd {
+
+const char* to_string(Method m) {
+  switch (m) {
+    case Method::wcd: return "wcd";
+    case Method::rwmd: return "rwmd";
+    case Method::lc_rwmd: return "lc-rwmd";
+  }
+  return "?";
+}
+
+Method parse_method(std::string_view s) {
+  if (s == "wcd") return Method::wcd;
+  if (s == "rwmd") return Method::rwmd;
+  if (s == "lc-rwmd") return Method::lc_rwmd;
+  throw Error("unknown method '" + std::string(s) + "' (expected wcd, rwmd or lc-rwmd)");
+}
+
+void set_threads(int n) {
+  if (n <= 0) return;
+  omp_set_num_threads(n);
+  openblas_set_num_threads(n);
+}
+
+namespace {
+
+// Working memory of a batch: its output rows, and for LC-RWMD the phase-1 minima and, when
+// symmetric, the cached word distances.
+struct BatchPlan {
+  std::size_t begin, end;
+  std::size_t cache_budget;
+};
+
+std::vector<BatchPlan> plan_batches(const Index& index, const QuerySet& qs,
+                                    const SearchOptions& opt) {
+  const std::size_t n = index.n_docs(), v = index.vocab_size();
+  const bool lc = opt.method == Method::lc_rwmd;
+  const std::size_t per_query = 4 * (n + (lc ? v : 0));
+  const std::size_t max_batch = std::max<std::size_t>(opt.batch, 1);
+  std::vector<BatchPlan> plans;
+  std::size_t q = 0;
+  while (q < qs.size()) {
+    const std::size_t begin = q;
+    std::unordered_set<std::uint32_t> words;
+    std::size_t bytes = 0;
+    do {
+      std::unordered_set<std::uint32_t> grown = words;
+      grown.insert(qs.words.begin() + static_cast<std::ptrdiff_t>(qs.indptr[q]),
+                   qs.words.begin() + static_cast<std::ptrdiff_t>(qs.indptr[q + 1]));
+      const std::size_t cache = lc && opt.symmetric ? 4 * v * grown.size() : 0;
+      const std::size_t next = per_query * (q - begin + 1) + cache;
+      if (q > begin && next > opt.memory_budget) break;
+      words = std::move(grown);
+      bytes = per_query * (q - begin + 1);
+      ++q;
+    } while (q < qs.size() && q - begin < max_batch);
+    plans.push_back({begin, q, opt.memory_budget > bytes ? opt.memory_budget - bytes : 0});
+  }
+  return plans;
+}
+
+std::unique_ptr<BatchDistance> make_method(const Index& index, QueryRange range,
+                                           const SearchOptions& opt, std::size_t cache_budget) {
+  switch (opt.method) {
+    case Method::wcd: return make_wcd(index, range);
+    case Method::rwmd: return make_quadratic_rwmd(index, range, opt.symmetric);
+    case Method::lc_rwmd: return make_lc_rwmd(index, range, opt, cache_budget);
+  }
+  throw Error("unknown method");
+}
+
+// refine() for every listed document, in parallel unless already inside a parallel region.
+void refine_all(const BatchDistance& dist, std::size_t j, const float* lower,
+                const std::vector<std::int64_t>& docs, std::vector<float>& out) {
+  out.resize(docs.size());
+#pragma omp parallel for schedule(dynamic, 4) if (!omp_in_parallel())
+  for (std::size_t c = 0; c < docs.size(); ++c)
+    out[c] = dist.refine(j, static_cast<std::size_t>(docs[c]), lower[docs[c]]);
+}
+
+// Top-k of a bounded method: D >= D1, so walk documents in ascending (D1, index) order and
+// stop at the first whose bound already loses against the current k-th best.
+std::vector<Neighbor> pruned_topk(const BatchDistance& dist, std::size_t j, const float* lower,
+                                  std::size_t n, std::size_t k, std::size_t& refined) {
+  TopK best(k);
+  if (k == 0) return best.take_sorted();
+  const std::size_t n_cand = std::min(n, std::max(2 * k, k + 64));
+  const std::vector<Neighbor> cand = select_topk({lower, n}, n_cand);
+  std::vector<std::int64_t> docs;
+  std::vector<float> exact;
+  const std::size_t chunk = 32 * static_cast<std::size_t>(omp_get_max_threads());
+  for (std::size_t c0 = 0; c0 < cand.size(); c0 += chunk) {
+    docs.clear();
+    for (std::size_t c = c0; c < std::min(cand.size(), c0 + chunk); ++c) {
+      if (!best.accepts(cand[c]) && best.full()) break;
+      docs.push_back(cand[c].index);
+    }
+    refine_all(dist, j, lower, docs, exact);
+    refined += docs.size();
+    for (std::size_t c = 0; c < docs.size(); ++c) {
+      if (best.full() && !(Neighbor{lower[docs[c]], docs[c]} < best.worst()))
+        return best.take_sorted();
+      best.push({exact[c], docs[c]});
+    }
+    if (docs.size() < std::min(chunk, cand.size() - c0)) return best.take_sorted();
+  }
+  if (cand.size() == n) return best.take_sorted();
+  // Every candidate entered: the rest of the documents may still hold some of the k best.
+  const Neighbor last = cand.back();
+  docs.clear();
+  for (std::size_t i = 0; i < n; ++i) {
+    const Neighbor b{lower[i], static_cast<std::int64_t>(i)};
+    if (last < b && best.accepts(b)) docs.push_back(b.index);
+  }
+  refine_all(dist, j, lower, docs, exact);
+  refined += docs.size();
+  for (std::size_t c = 0; c < docs.size(); ++c) best.push({exact[c], docs[c]});
+  return best.take_sorted();
+}
+
+}  // namespace
+
+SearchResults search(const Index& index, const QuerySet& queries, std::size_t k,
+                     const SearchOptions& opt, SearchStats* stats) {
+  const std::size_t n = index.n_docs();
+  SearchResults res;
+  res.n_queries = queries.size();
+  res.k = std::min(k, n);
+  res.distances.assign(res.n_queries * res.k, 0.0f);
+  res.indices.assign(res.n_queries * res.k, -1);
+  SearchStats st;
+  std::vector<float> block;
+  for (const BatchPlan& plan : plan_batches(index, queries, opt)) {
+    const QueryRange range{queries, plan.begin, plan.end};
+    auto dist = make_method(index, range, opt, plan.cache_budget);
+    block.resize(range.size() * n);
+    dist->compute(block.data());
+    ++st.batches;
+    st.distances += range.size() * n;
+    std::atomic<std::size_t> refined{0};
+    const bool refine = !dist->exact();
+#pragma omp parallel for schedule(dynamic) if (range.size() > 1)
+    for (std::size_t j = 0; j < range.size(); ++j) {
+      float* row = block.data() + j * n;
+      std::vector<Neighbor> top;
+      if (refine && opt.prune) {
+        std::size_t r = 0;
+        top = pruned_topk(*dist, j, row, n, res.k, r);
+        refined += r;
+      } else {
+        if (refine) {
+#pragma omp parallel for schedule(dynamic, 64) if (!omp_in_parallel())
+          for (std::size_t i = 0; i < n; ++i) row[i] = dist->refine(j, i, row[i]);
+          refined += n;
+        }
+        top = select_topk({row, n}, res.k);
+      }
+      const std::size_t q = plan.begin + j;
+      for (std::size_t r = 0; r < top.size(); ++r) {
+        res.distances[q * res.k + r] = top[r].distance;
+        res.indices[q * res.k + r] = top[r].index;
+      }
+    }
+    st.refined += refined;
+    if (opt.progress) opt.progress(plan.end, queries.size());
+  }
+  if (stats) *stats = st;
+  return res;
+}
+
+void pairwise(const Index& index, const QuerySet& queries, const SearchOptions& opt,
+              const RowSink& sink, SearchStats* stats) {
+  const std::size_t n = index.n_docs();
+  SearchStats st;
+  std::vector<float> block;
+  for (const BatchPlan& plan : plan_batches(index, queries, opt)) {
+    const QueryRange range{queries, plan.begin, plan.end};
+    auto dist = make_method(index, range, opt, plan.cache_budget);
+    block.resize(range.size() * n);
+    dist->compute(block.data());
+    if (!dist->exact()) {
+      for (std::size_t j = 0; j < range.size(); ++j) {
+        float* row = block.data() + j * n;
+#pragma omp parallel for schedule(dynamic, 64)
+        for (std::size_t i = 0; i < n; ++i) row[i] = dist->refine(j, i, row[i]);
+      }
+      st.refined += range.size() * n;
+    }
+    ++st.batches;
+    st.distances += range.size() * n;
+    sink(plan.begin, range.size(), block.data());
+    if (opt.progress) opt.progress(plan.end, queries.size());
+  }
+  if (stats) *stats = st;
+}
+
+}  // namespace lcrwmd
