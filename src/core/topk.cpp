@@ -31,6 +31,7 @@ std::vector<Neighbor> TopK::take_sorted() {
 std::vector<Neighbor> select_topk(std::span<const float> distances, std::size_t k) {
   const std::size_t n = distances.size();
   k = std::min(k, n);
+  if (k == 0) return {};
   const int threads = omp_in_parallel() || n < 65536 ? 1 : omp_get_max_threads();
   std::vector<TopK> partial(static_cast<std::size_t>(threads), TopK(k));
 #pragma omp parallel num_threads(threads)

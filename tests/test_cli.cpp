@@ -1,0 +1,192 @@
+// The command line end to end: build -> search -> output format, unknown words, empty
+// documents, bad input (clear error, non-zero exit, no output file), pairwise, info, synth.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "test_util.h"
+
+namespace lcrwmd {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int code;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+CliRun lcrwmd(const std::string& args) {
+  const fs::path out = test::temp_dir() / "cli.out", err = test::temp_dir() / "cli.err";
+  const std::string cmd = std::string(LCRWMD_CLI) + " " + args + " >" + out.string() + " 2>" +
+                          err.string() + " </dev/null";
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+
+std::string tmp(const std::string& name) { return (test::temp_dir() / name).string(); }
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    emb = test::write_file("cli_emb.vec",
+                           "7 3\nsoccer 1 0 0\nfootball 0.9 0.1 0\ngoal 1 1 0\ntennis 0 0 1\n"
+                           "racket 0 0.2 1\nserve 0.1 0 0.9\nball 0.5 0.5 0.5\n");
+    docs = test::write_file("cli_docs.tsv",
+                            "s1\tsport\tSoccer goal! Football goal.\n"
+                            "t1\ttennis\tTennis racket, serve.\n"
+                            "e1\tnone\tthe of and\n"
+                            "b1\tsport\tball\n");
+    stop = test::write_file("cli_stop.txt", "the\nof\nand\n");
+    index = tmp("cli.idx");
+    const CliRun r = lcrwmd("build --embeddings " + emb + " --docs " + docs + " --stopwords " +
+                         stop + " --output " + index);
+    ASSERT_EQ(r.code, 0) << r.err;
+    ASSERT_NE(r.err.find("e1"), std::string::npos) << "empty document not reported: " << r.err;
+  }
+  std::string emb, docs, stop, index;
+};
+
+TEST_F(Cli, BuildSearchOutputFormat) {
+  const auto q = test::write_file("cli_q.tsv",
+                                  "q1\t\tsoccer goal football goal\n"
+                                  "q2\t\ttennis serve zebra\n"
+                                  "q3\t\tthe unknownword\n");
+  const CliRun r = lcrwmd("search --index " + index + " --queries " + q + " --stopwords " + stop +
+                       " --k 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::regex line(R"(([^\t\n]+)\t([0-9]+)\t([^\t\n]+)\t([-+0-9.e]+))");
+  std::istringstream lines(r.out);
+  std::vector<std::smatch> rows;
+  std::vector<std::string> text;
+  for (std::string l; std::getline(lines, l);) text.push_back(l);
+  ASSERT_EQ(text.size(), 4u) << r.out;  // q3 has no known word: excluded
+  for (const auto& l : text) EXPECT_TRUE(std::regex_match(l, line)) << l;
+  EXPECT_EQ(text[0], "q1\t1\ts1\t0");  // the same text as s1: distance exactly 0
+  EXPECT_EQ(text[1].substr(0, 5), "q1\t2\t");
+  EXPECT_EQ(text[2].substr(0, 10), "q2\t1\tt1\t0.");
+  EXPECT_NE(r.err.find("q3"), std::string::npos) << r.err;  // reported by id
+  EXPECT_NE(r.err.find("without embedding"), std::string::npos);
+
+  // --k larger than the index: every document; the unknown word resolved with --embeddings.
+  const auto q2 = test::write_file("cli_q2.tsv", "q\t\ttennis zebra\n");
+  const auto emb2 = test::write_file("cli_emb2.txt", "zebra 5 5 5\ntennis 0 0 1\n");
+  const CliRun all = lcrwmd("search --index " + index + " --queries " + q2 + " --k 100");
+  const CliRun ext = lcrwmd("search --index " + index + " --queries " + q2 + " --k 100 --embeddings " +
+                         emb2 + " --output " + tmp("ext.tsv"));
+  ASSERT_EQ(all.code, 0) << all.err;
+  ASSERT_EQ(ext.code, 0) << ext.err;
+  EXPECT_EQ(std::count(all.out.begin(), all.out.end(), '\n'), 3);
+  EXPECT_TRUE(ext.out.empty());
+  const std::string ext_out = slurp(tmp("ext.tsv"));
+  EXPECT_EQ(std::count(ext_out.begin(), ext_out.end(), '\n'), 3);
+  EXPECT_NE(ext_out, all.out);  // zebra moved the distances
+  EXPECT_NE(ext.err.find("1 words not in the index"), std::string::npos) << ext.err;
+
+  for (const char* method : {"wcd", "rwmd", "lc-rwmd"}) {
+    const CliRun m = lcrwmd("search --index " + index + " --queries " + q + " --method " + method +
+                         " --one-sided --batch 1 --threads 1");
+    ASSERT_EQ(m.code, 0) << m.err;
+    EXPECT_EQ(m.out.substr(0, 10), "q1\t1\ts1\t0\n") << method;
+  }
+}
+
+TEST_F(Cli, BadInputFailsCleanly) {
+  const auto out = tmp("never.idx");
+  const auto bad_docs = test::write_file("cli_bad.tsv", "a\tx\tfine\nbroken line\n");
+  CliRun r = lcrwmd("build --embeddings " + emb + " --docs " + bad_docs + " --output " + out);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find(bad_docs + ":2: malformed"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  const auto bad_emb = test::write_file("cli_bad.vec", "2 3\na 1 2 3\nb 1 2\n");
+  r = lcrwmd("build --embeddings " + bad_emb + " --docs " + docs + " --output " + out);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find(bad_emb + ":3: wrong dimension"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  r = lcrwmd("search --index " + tmp("missing.idx") + " --queries " + docs);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("missing.idx"), std::string::npos);
+  r = lcrwmd("search --index " + index + " --queries " + docs + " --k 0");
+  EXPECT_NE(r.code, 0);
+  r = lcrwmd("search --index " + index + " --queries " + docs + " --method nope");
+  EXPECT_NE(r.code, 0);
+  r = lcrwmd("search --index " + docs + " --queries " + docs);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("not a valid lcrwmd index"), std::string::npos) << r.err;
+  r = lcrwmd("--help");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("search"), std::string::npos);
+}
+
+TEST_F(Cli, PairwiseWritesNpy) {
+  const auto q = test::write_file("cli_pq.tsv", "q1\t\tsoccer\nq2\t\tserve Racket tennis\n");
+  const auto npy = tmp("m.npy"), ids = tmp("m.ids");
+  const CliRun r = lcrwmd("pairwise --index " + index + " --queries " + q + " --output " + npy +
+                       " --row-ids " + ids);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string bytes = slurp(npy);
+  ASSERT_GE(bytes.size(), 128u);
+  EXPECT_EQ(bytes.substr(1, 5), "NUMPY");
+  EXPECT_NE(bytes.find("'shape': (2, 3)"), std::string::npos);
+  const std::size_t header = 10 + static_cast<unsigned char>(bytes[8]) +
+                             256u * static_cast<unsigned char>(bytes[9]);
+  EXPECT_EQ(header % 64, 0u);
+  ASSERT_EQ(bytes.size(), header + 2 * 3 * sizeof(float));
+  float m[6];
+  std::memcpy(m, bytes.data() + header, sizeof m);
+  EXPECT_EQ(m[4], 0.0f);  // q2 has the words of t1
+  EXPECT_GT(m[3], m[4]);
+  EXPECT_EQ(slurp(ids), "q1\nq2\n");
+}
+
+TEST_F(Cli, InfoJson) {
+  const CliRun r = lcrwmd("info --index " + index + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* f : {"\"n_docs\": 3", "\"vocab_size\": 7", "\"dim\": 3", "\"nnz\": 7"})
+    EXPECT_NE(r.out.find(f), std::string::npos) << f << " in " << r.out;
+}
+
+TEST(CliSynth, WritesIndexQueriesAndSourceFiles) {
+  const auto idx = tmp("syn.idx"), q = tmp("syn_q.tsv"), e = tmp("syn.vec"), d = tmp("syn.tsv");
+  CliRun r = lcrwmd("synth --docs 300 --vocab 400 --words-per-doc 12 --dim 8 --seed 5 --output " +
+                 idx + " --queries 4 --queries-output " + q + " --embeddings-output " + e +
+                 " --docs-output " + d);
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = lcrwmd("info --index " + idx + " --json");
+  EXPECT_NE(r.out.find("\"n_docs\": 300"), std::string::npos) << r.out;
+  r = lcrwmd("search --index " + idx + " --queries " + q + " --k 3");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 12);
+  EXPECT_NE(r.err.find("0 without embedding"), std::string::npos) << r.err;
+  // The written embeddings and documents rebuild the same index shape.
+  const auto rebuilt = tmp("syn2.idx");
+  r = lcrwmd("build --embeddings " + e + " --docs " + d + " --output " + rebuilt);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const CliRun a = lcrwmd("info --index " + idx + " --json");
+  const CliRun b = lcrwmd("info --index " + rebuilt + " --json");
+  auto field = [](const std::string& s, const std::string& f) {
+    const auto p = s.find(f);
+    return s.substr(p, s.find(',', p) - p);
+  };
+  for (const char* f : {"\"nnz\"", "\"vocab_size\"", "\"n_docs\""})
+    EXPECT_EQ(field(a.out, f), field(b.out, f));
+  // Same seed, same index.
+  const auto again = tmp("syn3.idx");
+  ASSERT_EQ(lcrwmd("synth --docs 300 --vocab 400 --words-per-doc 12 --dim 8 --seed 5 --output " +
+                   again).code, 0);
+  EXPECT_EQ(slurp(again), slurp(idx));
+}
+
+}  // namespace
+}  // namespace lcrwmd

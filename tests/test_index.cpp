@@ -1,0 +1,142 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "lcrwmd/error.h"
+#include "lcrwmd/index.h"
+#include "lcrwmd/query.h"
+#include "test_util.h"
+
+namespace lcrwmd {
+namespace {
+
+Embeddings tiny_embeddings() {
+  return Embeddings({"the", "cat", "sat", "mat", "dog", "unused"},
+                    {1, 0, 0, 1, 1, 1, 0, 2, 0, 3, 3, 0, 5, 5, 5, 9, 9, 9}, 3);
+}
+
+std::vector<RawDocument> tiny_docs() {
+  return {{"d1", "a", "The cat sat on the mat", 1},
+          {"d2", "b", "zzz qqq", 2},
+          {"d3", "a", "dog dog CAT", 3}};
+}
+
+TEST(IndexBuild, CompactsVocabularyAndWeights) {
+  StopWords stop;
+  stop.add("the");
+  BuildOptions o;
+  o.stopwords = &stop;
+  TextReport r;
+  const IndexData d = build_index_data(tiny_embeddings(), tiny_docs(), o, &r);
+  EXPECT_EQ(d.vocab, (std::vector<std::string>{"cat", "sat", "mat", "dog"}));
+  EXPECT_EQ(d.ids, (std::vector<std::string>{"d1", "d3"}));
+  EXPECT_EQ(r.empty_documents, std::vector<std::string>{"d2"});
+  EXPECT_EQ(r.stop_tokens, 2u);
+  EXPECT_EQ(r.unknown_tokens, 3u);  // on, zzz, qqq
+  EXPECT_EQ(r.unknown_distinct, 3u);
+  ASSERT_EQ(d.indptr, (std::vector<std::uint64_t>{0, 3, 5}));
+  EXPECT_EQ(d.indices, (std::vector<std::uint32_t>{0, 1, 2, 0, 3}));
+  EXPECT_FLOAT_EQ(d.values[3], 1.0f / 3);
+  EXPECT_FLOAT_EQ(d.values[4], 2.0f / 3);
+  EXPECT_EQ(d.doc_freq, (std::vector<std::uint32_t>{2, 1, 1, 1}));
+}
+
+TEST(IndexBuild, TfIdfDownweightsCommonWords) {
+  BuildOptions o;
+  o.weighting = Weighting::tfidf;
+  const IndexData d = build_index_data(tiny_embeddings(), tiny_docs(), o);
+  // d3: cat (df 2) once, dog (df 1) twice.
+  const double wc = idf(2, 2), wd = 2 * idf(2, 1);
+  EXPECT_NEAR(d.values[d.indptr[1]], wc / (wc + wd), 1e-7);
+  double sum = 0;
+  for (std::uint64_t p = d.indptr[1]; p < d.indptr[2]; ++p) sum += d.values[p];
+  EXPECT_NEAR(sum, 1.0, 1e-6);
+}
+
+TEST(IndexBuild, RejectsDuplicateIdsAndEmptyCorpus) {
+  auto docs = tiny_docs();
+  docs[2].id = "d1";
+  EXPECT_THROW(build_index_data(tiny_embeddings(), docs, {}), Error);
+  EXPECT_THROW(build_index_data(tiny_embeddings(), {{"x", "", "nothing known", 1}}, {}), Error);
+}
+
+TEST(IndexFile, RoundTripByMemoryMap) {
+  const IndexData d = test::random_index(50, 40, 7, 9, 1);
+  const std::string path = (test::temp_dir() / "rt.idx").string();
+  Index::save(d, path);
+  const Index ix = Index::load(path);
+  ASSERT_EQ(ix.n_docs(), 50u);
+  EXPECT_EQ(ix.vocab_size(), 40u);
+  EXPECT_EQ(ix.dim(), 7u);
+  EXPECT_EQ(ix.nnz(), d.indices.size());
+  EXPECT_EQ(ix.file_bytes(), std::filesystem::file_size(path));
+  for (std::size_t p = 0; p < d.indices.size(); ++p) {
+    EXPECT_EQ(ix.indices()[p], d.indices[p]);
+    EXPECT_EQ(ix.values()[p], d.values[p]);
+  }
+  EXPECT_EQ(ix.vector(13)[4], d.vectors[13 * 7 + 4]);
+  EXPECT_EQ(ix.doc_id(49), "d49");
+  EXPECT_EQ(ix.label(4), "c1");
+  EXPECT_EQ(ix.word(39), "w39");
+  EXPECT_EQ(*ix.find_word("w17"), 17u);
+  EXPECT_FALSE(ix.find_word("nope"));
+  // No temporary left beside the output.
+  for (const auto& e : std::filesystem::directory_iterator(test::temp_dir()))
+    EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
+}
+
+TEST(IndexFile, DetectsCorruptionAndTruncation) {
+  const IndexData d = test::random_index(20, 30, 5, 6, 2);
+  const std::string path = (test::temp_dir() / "bad.idx").string();
+  Index::save(d, path);
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  auto expect_rejected = [&](const std::string& content, const std::string& fragment) {
+    const std::string p = test::write_file("corrupt.idx", content);
+    try {
+      Index::load(p);
+      FAIL() << fragment;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  std::string flipped = bytes;
+  flipped[bytes.size() - 100] ^= 0x10;
+  expect_rejected(flipped, "payload checksum");
+  std::string header = bytes;
+  header[20] ^= 1;
+  expect_rejected(header, "header checksum");
+  expect_rejected(bytes.substr(0, bytes.size() - 1), "truncated");
+  expect_rejected("not an index at all", "file too small");
+  expect_rejected(std::string(600, 'x'), "magic");
+}
+
+TEST(Queries, UnknownWordsUseExtraEmbeddingsOrAreDropped) {
+  StopWords stop;
+  stop.add("the");
+  BuildOptions o;
+  o.stopwords = &stop;
+  const Embeddings emb = tiny_embeddings();
+  const Index ix = Index::from_data(build_index_data(emb, tiny_docs(), o));
+  const std::vector<RawDocument> q = {{"q1", "", "the cat and the unused", 1},
+                                      {"q2", "", "nothing here", 2}};
+  TextReport r;
+  const QuerySet dropped = make_query_set(ix, q, {&stop, nullptr}, &r);
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_EQ(r.empty_documents, std::vector<std::string>{"q2"});
+  EXPECT_EQ(dropped.words, std::vector<std::uint32_t>{0});
+  const QuerySet extended = make_query_set(ix, q, {&stop, &emb}, &r);
+  ASSERT_EQ(extended.words, (std::vector<std::uint32_t>{0, 4}));
+  EXPECT_EQ(extended.extra_words, std::vector<std::string>{"unused"});
+  EXPECT_EQ(query_word_vector(ix, extended, 4)[0], 9.0f);
+  const Embeddings wrong({"x"}, {1, 2}, 2);
+  EXPECT_THROW(make_query_set(ix, q, {nullptr, &wrong}), Error);
+}
+
+}  // namespace
+}  // namespace lcrwmd

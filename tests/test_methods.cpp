@@ -1,0 +1,296 @@
+// Every fast path against the slow reference: LC-RWMD (one-sided and symmetric, every batch
+// size and tile shape, with and without the distance cache) against RWMD computed pair by
+// pair in double; WCD against centroids computed here; top-k against a full sort.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <tuple>
+
+#include "lcrwmd/corpus.h"
+#include "lcrwmd/embeddings.h"
+#include "lcrwmd/search.h"
+#include "lcrwmd/topk.h"
+#include "test_util.h"
+
+namespace lcrwmd {
+namespace {
+
+// RWMD by definition, in double: both directions from one cost matrix.
+std::pair<double, double> reference_rwmd(const Index& ix, std::size_t doc, const QuerySet& qs,
+                                         std::size_t q) {
+  const auto ip = ix.indptr();
+  const std::size_t dh = ip[doc + 1] - ip[doc], qh = qs.length(q);
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> row(dh, inf), col(qh, inf);
+  for (std::size_t p = 0; p < dh; ++p) {
+    const float* a = ix.vector(ix.indices()[ip[doc] + p]);
+    for (std::size_t t = 0; t < qh; ++t) {
+      const float* b = query_word_vector(ix, qs, qs.words[qs.indptr[q] + t]);
+      double s = 0;
+      for (std::size_t k = 0; k < ix.dim(); ++k) s += (double{a[k]} - b[k]) * (double{a[k]} - b[k]);
+      row[p] = std::min(row[p], std::sqrt(s));
+      col[t] = std::min(col[t], std::sqrt(s));
+    }
+  }
+  double d1 = 0, d2 = 0;
+  for (std::size_t p = 0; p < dh; ++p) d1 += ix.values()[ip[doc] + p] * row[p];
+  for (std::size_t t = 0; t < qh; ++t) d2 += qs.weights[qs.indptr[q] + t] * col[t];
+  return {d1, d2};
+}
+
+std::vector<float> matrix(const Index& ix, const QuerySet& qs, const SearchOptions& o) {
+  std::vector<float> m(qs.size() * ix.n_docs(), -1.0f);
+  pairwise(ix, qs, o, [&](std::size_t first, std::size_t rows, const float* d) {
+    std::copy(d, d + rows * ix.n_docs(), m.begin() + static_cast<std::ptrdiff_t>(first * ix.n_docs()));
+  });
+  return m;
+}
+
+void expect_close(float got, double want, const std::string& what) {
+  ASSERT_TRUE(std::isfinite(got)) << what;
+  ASSERT_NEAR(got, want, 2e-5 * std::max(1.0, std::abs(want))) << what;
+}
+
+// Random queries: some copies of resident documents, some fresh, some with words the index
+// lacks (extra vectors), one of a single word.
+QuerySet mixed_queries(const Index& ix, std::size_t n_fresh, unsigned seed) {
+  std::vector<std::size_t> self = {0, 3, ix.n_docs() - 1};
+  QuerySet qs = query_set_from_index(ix, self);
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal;
+  const std::size_t v = ix.vocab_size(), m = ix.dim();
+  for (std::size_t e = 0; e < 5; ++e) {
+    qs.extra_words.push_back("extra" + std::to_string(e));
+    for (std::size_t k = 0; k < m; ++k)
+      // extra0 duplicates an index vector exactly: its distances to that word must be 0.
+      qs.extra_vectors.push_back(e == 0 ? ix.vector(5)[k] : normal(rng));
+  }
+  for (std::size_t f = 0; f < n_fresh; ++f) {
+    const std::size_t h = f == 0 ? 1 : 1 + rng() % 12;
+    std::vector<std::uint32_t> ws;
+    while (ws.size() < h) {
+      const auto u = static_cast<std::uint32_t>(rng() % (v + 5));
+      if (std::find(ws.begin(), ws.end(), u) == ws.end()) ws.push_back(u);
+    }
+    std::sort(ws.begin(), ws.end());
+    float total = 0;
+    std::vector<float> w(h);
+    for (auto& x : w) total += x = 1.0f + static_cast<float>(rng() % 4);
+    for (std::size_t p = 0; p < h; ++p) {
+      qs.words.push_back(ws[p]);
+      qs.weights.push_back(w[p] / total);
+    }
+    qs.indptr.push_back(qs.words.size());
+    qs.ids.push_back("q" + std::to_string(f));
+    qs.labels.emplace_back();
+  }
+  return qs;
+}
+
+struct LcCase {
+  bool symmetric;
+  std::size_t batch, tile_rows, tile_words, budget;
+};
+
+class LcRwmdVsReference : public ::testing::TestWithParam<LcCase> {};
+
+TEST_P(LcRwmdVsReference, EqualsQuadraticRwmd) {
+  const LcCase c = GetParam();
+  const Index ix = Index::from_data(test::random_index(131, 97, 13, 15, 7));
+  const QuerySet qs = mixed_queries(ix, 9, 11);
+  SearchOptions o;
+  o.method = Method::lc_rwmd;
+  o.symmetric = c.symmetric;
+  o.batch = c.batch;
+  o.tile_rows = c.tile_rows;
+  o.tile_words = c.tile_words;
+  o.memory_budget = c.budget;
+  const std::vector<float> got = matrix(ix, qs, o);
+  o.method = Method::rwmd;
+  const std::vector<float> quad = matrix(ix, qs, o);
+  for (std::size_t q = 0; q < qs.size(); ++q)
+    for (std::size_t i = 0; i < ix.n_docs(); ++i) {
+      const auto [d1, d2] = reference_rwmd(ix, i, qs, q);
+      const double want = c.symmetric ? std::max(d1, d2) : d1;
+      const std::string at = "query " + std::to_string(q) + " doc " + std::to_string(i);
+      expect_close(got[q * ix.n_docs() + i], want, "lc-rwmd " + at);
+      expect_close(quad[q * ix.n_docs() + i], want, "rwmd " + at);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, LcRwmdVsReference,
+    ::testing::Values(LcCase{true, 64, 0, 0, 1u << 30}, LcCase{false, 64, 0, 0, 1u << 30},
+                      LcCase{true, 1, 0, 0, 1u << 30}, LcCase{true, 5, 1, 1, 1u << 30},
+                      LcCase{false, 3, 7, 2, 1u << 30}, LcCase{true, 4, 3, 5, 1u << 30},
+                      // No room for the distance cache: D2 from direct distances.
+                      LcCase{true, 64, 0, 0, 1}, LcCase{true, 2, 5, 3, 1},
+                      // A budget that splits the batch.
+                      LcCase{true, 64, 16, 8, 8000}),
+    [](const ::testing::TestParamInfo<LcCase>& p) {
+      const LcCase& c = p.param;
+      return std::string(c.symmetric ? "sym" : "onesided") + "_batch" + std::to_string(c.batch) +
+             "_tile" + std::to_string(c.tile_rows) + "x" + std::to_string(c.tile_words) +
+             "_budget" + std::to_string(c.budget);
+    });
+
+TEST(Methods, DocumentAgainstItselfIsZero) {
+  const Index ix = Index::from_data(test::random_index(60, 50, 11, 20, 3));
+  std::vector<std::size_t> all(ix.n_docs());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  const QuerySet qs = query_set_from_index(ix, all);
+  for (Method m : {Method::wcd, Method::rwmd, Method::lc_rwmd})
+    for (bool symmetric : {true, false})
+      for (std::size_t tiles : {0u, 3u}) {
+        SearchOptions o;
+        o.method = m;
+        o.symmetric = symmetric;
+        o.batch = 7;
+        o.tile_rows = o.tile_words = tiles;
+        const auto d = matrix(ix, qs, o);
+        for (std::size_t i = 0; i < ix.n_docs(); ++i)
+          ASSERT_EQ(d[i * ix.n_docs() + i], 0.0f) << to_string(m) << " doc " << i;
+        // And search finds each document first.
+        const SearchResults r = search(ix, qs, 1, o);
+        for (std::size_t i = 0; i < ix.n_docs(); ++i) ASSERT_EQ(r.distances[i], 0.0f);
+      }
+}
+
+TEST(Methods, WcdMatchesDirectCentroids) {
+  const Index ix = Index::from_data(test::random_index(40, 30, 9, 8, 5));
+  const QuerySet qs = mixed_queries(ix, 6, 2);
+  SearchOptions o;
+  o.method = Method::wcd;
+  const auto d = matrix(ix, qs, o);
+  const std::size_t m = ix.dim();
+  auto centroid = [&](auto words, auto weights, std::size_t h, auto vec) {
+    std::vector<double> c(m, 0.0);
+    for (std::size_t p = 0; p < h; ++p)
+      for (std::size_t k = 0; k < m; ++k) c[k] += weights[p] * vec(words[p])[k];
+    return c;
+  };
+  for (std::size_t q = 0; q < qs.size(); ++q) {
+    const auto cq = centroid(qs.words.data() + qs.indptr[q], qs.weights.data() + qs.indptr[q],
+                             qs.length(q), [&](std::uint32_t u) { return query_word_vector(ix, qs, u); });
+    for (std::size_t i = 0; i < ix.n_docs(); ++i) {
+      const auto b = ix.indptr()[i];
+      const auto ci = centroid(ix.indices().data() + b, ix.values().data() + b,
+                               ix.indptr()[i + 1] - b, [&](std::uint32_t u) { return ix.vector(u); });
+      double s = 0;
+      for (std::size_t k = 0; k < m; ++k) s += (ci[k] - cq[k]) * (ci[k] - cq[k]);
+      expect_close(d[q * ix.n_docs() + i], std::sqrt(s), "wcd");
+    }
+  }
+}
+
+// Search must return exactly the k best of the full matrix, ties by document index.
+void expect_topk_matches_sort(const Index& ix, const QuerySet& qs, SearchOptions o) {
+  const auto full = matrix(ix, qs, o);
+  for (std::size_t k : {1u, 4u, 10u, 1000u}) {
+    for (bool prune : {true, false}) {
+      o.prune = prune;
+      SearchStats st;
+      const SearchResults r = search(ix, qs, k, o, &st);
+      ASSERT_EQ(r.k, std::min(k, ix.n_docs()));
+      for (std::size_t q = 0; q < qs.size(); ++q) {
+        std::vector<Neighbor> all;
+        for (std::size_t i = 0; i < ix.n_docs(); ++i)
+          all.push_back({full[q * ix.n_docs() + i], static_cast<std::int64_t>(i)});
+        std::sort(all.begin(), all.end());
+        for (std::size_t j = 0; j < r.k; ++j) {
+          ASSERT_EQ(r.indices[q * r.k + j], all[j].index)
+              << to_string(o.method) << " k=" << k << " prune=" << prune << " q=" << q;
+          ASSERT_EQ(r.distances[q * r.k + j], all[j].distance);
+        }
+      }
+      if (o.method == Method::lc_rwmd && o.symmetric && prune && k < 10) {
+        EXPECT_LT(st.refined, qs.size() * ix.n_docs()) << "pruning skipped nothing";
+      }
+    }
+  }
+}
+
+TEST(Search, TopKMatchesFullSort) {
+  IndexData d = test::random_index(257, 80, 10, 12, 9);
+  d.indptr.resize(d.indptr.size() - 2);  // and make the last documents duplicates: ties
+  d.ids.resize(d.ids.size() - 2);
+  d.labels.resize(d.labels.size() - 2);
+  d.indices.resize(d.indptr.back());
+  d.values.resize(d.indptr.back());
+  for (int copy = 0; copy < 2; ++copy) {
+    const std::size_t b = d.indptr[5], e = d.indptr[6];
+    for (std::size_t p = b; p < e; ++p) {
+      d.indices.push_back(d.indices[p]);
+      d.values.push_back(d.values[p]);
+    }
+    d.indptr.push_back(d.indices.size());
+    d.ids.push_back("dup" + std::to_string(copy));
+    d.labels.emplace_back();
+  }
+  const Index ix = Index::from_data(d);
+  const QuerySet qs = mixed_queries(ix, 12, 4);
+  for (Method m : {Method::wcd, Method::rwmd, Method::lc_rwmd})
+    for (bool symmetric : {true, false}) {
+      SearchOptions o;
+      o.method = m;
+      o.symmetric = symmetric;
+      o.batch = 5;
+      expect_topk_matches_sort(ix, qs, o);
+    }
+}
+
+TEST(Search, EmptyQuerySetAndKLargerThanIndex) {
+  const Index ix = Index::from_data(test::random_index(5, 10, 4, 3, 1));
+  const SearchResults none = search(ix, QuerySet{}, 3, {});
+  EXPECT_EQ(none.n_queries, 0u);
+  const std::vector<std::size_t> one = {2};
+  const SearchResults all = search(ix, query_set_from_index(ix, one), 50, {});
+  ASSERT_EQ(all.k, 5u);
+  EXPECT_EQ(all.indices[0], 2);
+  for (std::size_t j = 1; j < all.k; ++j) EXPECT_LE(all.distances[j - 1], all.distances[j]);
+}
+
+// The same checks on a real corpus and real embeddings.
+TEST(RealCorpus, LcRwmdEqualsQuadraticOnBbcsport) {
+  REQUIRE_SHARED_DATA();
+  const std::string data = test::shared_data();
+  const Embeddings emb = Embeddings::load(data + "/embeddings/cbow300.bin");
+  const StopWords stop = StopWords::load(data + "/stop_words.txt");
+  auto train = read_tsv(data + "/corpora/bbcsport/train.tsv");
+  auto test_docs = read_tsv(data + "/corpora/bbcsport/test.tsv");
+  train.resize(80);
+  test_docs.resize(16);
+  BuildOptions bo;
+  bo.stopwords = &stop;
+  const Index ix = Index::from_data(build_index_data(emb, train, bo));
+  const QuerySet qs = make_query_set(ix, test_docs, {&stop, &emb});
+  ASSERT_EQ(qs.size(), 16u);
+  EXPECT_FALSE(qs.extra_words.empty());
+  std::vector<std::pair<double, double>> ref(qs.size() * ix.n_docs());
+#pragma omp parallel for schedule(dynamic)
+  for (std::size_t x = 0; x < ref.size(); ++x)
+    ref[x] = reference_rwmd(ix, x % ix.n_docs(), qs, x / ix.n_docs());
+  for (bool symmetric : {true, false}) {
+    SearchOptions o;
+    o.symmetric = symmetric;
+    o.method = Method::rwmd;
+    const auto quad = matrix(ix, qs, o);
+    for (std::size_t tiles : {0u, 5u}) {
+      o.method = Method::lc_rwmd;
+      o.tile_rows = o.tile_words = tiles;
+      o.batch = tiles ? 7 : 64;
+      const auto lc = matrix(ix, qs, o);
+      for (std::size_t x = 0; x < lc.size(); ++x) {
+        const auto [d1, d2] = ref[x];
+        expect_close(lc[x], symmetric ? std::max(d1, d2) : d1, "lc-rwmd bbcsport");
+        expect_close(quad[x], symmetric ? std::max(d1, d2) : d1, "rwmd bbcsport");
+      }
+      expect_topk_matches_sort(ix, qs, o);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lcrwmd

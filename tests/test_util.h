@@ -1,0 +1,77 @@
+#pragma once
+// Helpers shared by the tests: temporary files, random corpora, the shared data directory.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include "lcrwmd/index.h"
+
+namespace lcrwmd::test {
+
+inline std::filesystem::path temp_dir() {
+  static const std::filesystem::path dir = [] {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "lcrwmd-test-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) std::abort();
+    return std::filesystem::path(tmpl);
+  }();
+  return dir;
+}
+
+inline std::string write_file(const std::string& name, const std::string& content) {
+  const auto path = temp_dir() / name;
+  std::ofstream(path, std::ios::binary) << content;
+  return path.string();
+}
+
+inline std::string shared_data() {
+  const char* env = std::getenv("LCRWMD_SHARED_DATA");
+  return env ? env : std::string(LCRWMD_SOURCE_DIR) + "/../shared/data";
+}
+
+#define REQUIRE_SHARED_DATA()                                                          \
+  if (!std::filesystem::exists(::lcrwmd::test::shared_data() + "/stop_words.txt"))     \
+  GTEST_SKIP() << "shared data not found at " << ::lcrwmd::test::shared_data()
+
+// A random corpus: Gaussian vectors, documents of 1..max_h distinct words with random counts.
+// Some vectors are duplicated so that distinct words can be at distance exactly 0.
+inline IndexData random_index(std::size_t n_docs, std::size_t vocab, std::size_t dim,
+                              std::size_t max_h, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  IndexData d;
+  d.dim = dim;
+  for (std::size_t u = 0; u < vocab; ++u) {
+    d.vocab.push_back("w" + std::to_string(u));
+    for (std::size_t k = 0; k < dim; ++k)
+      d.vectors.push_back(u % 7 == 6 ? d.vectors[(u - 1) * dim + k] : normal(rng));
+  }
+  d.doc_freq.assign(vocab, 0);
+  std::uniform_int_distribution<std::size_t> hdist(1, max_h);
+  for (std::size_t i = 0; i < n_docs; ++i) {
+    const std::size_t h = std::min(hdist(rng), vocab);
+    std::vector<std::uint32_t> ws(vocab);
+    for (std::size_t u = 0; u < vocab; ++u) ws[u] = static_cast<std::uint32_t>(u);
+    std::shuffle(ws.begin(), ws.end(), rng);
+    ws.resize(h);
+    std::sort(ws.begin(), ws.end());
+    std::vector<double> c(h);
+    double total = 0;
+    for (auto& x : c) total += x = 1.0 + static_cast<double>(rng() % 5);
+    for (std::size_t p = 0; p < h; ++p) {
+      d.indices.push_back(ws[p]);
+      d.values.push_back(static_cast<float>(c[p] / total));
+      ++d.doc_freq[ws[p]];
+    }
+    d.indptr.push_back(d.indices.size());
+    d.ids.push_back("d" + std::to_string(i));
+    d.labels.push_back("c" + std::to_string(i % 3));
+  }
+  return d;
+}
+
+}  // namespace lcrwmd::test
