@@ -36,10 +36,11 @@ std::string list_ids(const std::vector<std::string>& ids) {
 }
 
 void report_text(const TextReport& r, const char* what) {
-  note("%s: %zu read, %zu kept; %zu tokens: %zu stop words, %zu without embedding (%zu distinct) "
-       "dropped",
-       what, r.documents_read, r.documents_kept, r.tokens, r.stop_tokens, r.unknown_tokens,
-       r.unknown_distinct);
+  note(
+      "%s: %zu read, %zu kept; %zu tokens: %zu stop words, %zu without embedding (%zu distinct) "
+      "dropped",
+      what, r.documents_read, r.documents_kept, r.tokens, r.stop_tokens, r.unknown_tokens,
+      r.unknown_distinct);
   if (!r.empty_documents.empty())
     note("%s: %zu left with no known word, excluded: %s", what, r.empty_documents.size(),
          list_ids(r.empty_documents).c_str());
@@ -53,8 +54,7 @@ struct QueryFlags {
   int threads = 0;
 
   void add(CLI::App* c) {
-    c->add_option("--index", index, "Index file from 'lcrwmd build' or 'lcrwmd synth'")
-        ->required();
+    c->add_option("--index", index, "Index file from 'lcrwmd build' or 'lcrwmd synth'")->required();
     c->add_option("--queries", queries, "Query documents: TSV id<TAB>label<TAB>text (.gz ok)")
         ->required();
     c->add_option("--embeddings", embeddings,
@@ -120,8 +120,9 @@ void run_build(const std::string& emb_path, const std::string& docs, const std::
   const Embeddings emb = Embeddings::load(emb_path);
   note("embeddings %s: %zu words, dim %zu, %s%s (%.2f s)", emb_path.c_str(), emb.size(), emb.dim(),
        emb.format().c_str(),
-       emb.duplicates() ? (", " + std::to_string(emb.duplicates()) + " duplicate words skipped").c_str()
-                        : "",
+       emb.duplicates()
+           ? (", " + std::to_string(emb.duplicates()) + " duplicate words skipped").c_str()
+           : "",
        since(t));
   StopWords stop;
   if (!stop_path.empty()) stop = StopWords::load(stop_path);
@@ -268,7 +269,8 @@ void add_synth(CLI::App& app) {
     std::string preset, output, queries_output, embeddings_output, docs_output;
   };
   auto f = std::make_shared<Flags>();
-  c->add_option("--preset", f->preset, "set1 (1M docs, h=107.5, v=452,058) | set2 (2.8M, 27.5, 292,492)")
+  c->add_option("--preset", f->preset,
+                "set1 (1M docs, h=107.5, v=452,058) | set2 (2.8M, 27.5, 292,492)")
       ->check(CLI::IsMember({"set1", "set2"}));
   auto* docs = c->add_option("--docs", f->o.docs, "Documents")->check(CLI::PositiveNumber);
   auto* vocab = c->add_option("--vocab", f->o.vocab, "Vocabulary size before compaction")
@@ -325,7 +327,8 @@ void add_synth(CLI::App& app) {
       const IndexData& d = s.index;
       for (std::size_t i = 0; i < d.ids.size(); ++i) {
         float least = 1;
-        for (std::uint64_t p = d.indptr[i]; p < d.indptr[i + 1]; ++p) least = std::min(least, d.values[p]);
+        for (std::uint64_t p = d.indptr[i]; p < d.indptr[i + 1]; ++p)
+          least = std::min(least, d.values[p]);
         std::string text;
         for (std::uint64_t p = d.indptr[i]; p < d.indptr[i + 1]; ++p) {
           const long reps = std::lround(d.values[p] / least);

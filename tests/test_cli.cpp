@@ -51,7 +51,7 @@ class Cli : public ::testing::Test {
     stop = test::write_file("cli_stop.txt", "the\nof\nand\n");
     index = tmp("cli.idx");
     const CliRun r = lcrwmd("build --embeddings " + emb + " --docs " + docs + " --stopwords " +
-                         stop + " --output " + index);
+                            stop + " --output " + index);
     ASSERT_EQ(r.code, 0) << r.err;
     ASSERT_NE(r.err.find("e1"), std::string::npos) << "empty document not reported: " << r.err;
   }
@@ -63,8 +63,8 @@ TEST_F(Cli, BuildSearchOutputFormat) {
                                   "q1\t\tsoccer goal football goal\n"
                                   "q2\t\ttennis serve zebra\n"
                                   "q3\t\tthe unknownword\n");
-  const CliRun r = lcrwmd("search --index " + index + " --queries " + q + " --stopwords " + stop +
-                       " --k 2");
+  const CliRun r =
+      lcrwmd("search --index " + index + " --queries " + q + " --stopwords " + stop + " --k 2");
   ASSERT_EQ(r.code, 0) << r.err;
   const std::regex line(R"(([^\t\n]+)\t([0-9]+)\t([^\t\n]+)\t([-+0-9.e]+))");
   std::istringstream lines(r.out);
@@ -83,8 +83,8 @@ TEST_F(Cli, BuildSearchOutputFormat) {
   const auto q2 = test::write_file("cli_q2.tsv", "q\t\ttennis zebra\n");
   const auto emb2 = test::write_file("cli_emb2.txt", "zebra 5 5 5\ntennis 0 0 1\n");
   const CliRun all = lcrwmd("search --index " + index + " --queries " + q2 + " --k 100");
-  const CliRun ext = lcrwmd("search --index " + index + " --queries " + q2 + " --k 100 --embeddings " +
-                         emb2 + " --output " + tmp("ext.tsv"));
+  const CliRun ext = lcrwmd("search --index " + index + " --queries " + q2 +
+                            " --k 100 --embeddings " + emb2 + " --output " + tmp("ext.tsv"));
   ASSERT_EQ(all.code, 0) << all.err;
   ASSERT_EQ(ext.code, 0) << ext.err;
   EXPECT_EQ(std::count(all.out.begin(), all.out.end(), '\n'), 3);
@@ -96,7 +96,7 @@ TEST_F(Cli, BuildSearchOutputFormat) {
 
   for (const char* method : {"wcd", "rwmd", "lc-rwmd"}) {
     const CliRun m = lcrwmd("search --index " + index + " --queries " + q + " --method " + method +
-                         " --one-sided --batch 1 --threads 1");
+                            " --one-sided --batch 1 --threads 1");
     ASSERT_EQ(m.code, 0) << m.err;
     EXPECT_EQ(m.out.substr(0, 10), "q1\t1\ts1\t0\n") << method;
   }
@@ -133,14 +133,14 @@ TEST_F(Cli, PairwiseWritesNpy) {
   const auto q = test::write_file("cli_pq.tsv", "q1\t\tsoccer\nq2\t\tserve Racket tennis\n");
   const auto npy = tmp("m.npy"), ids = tmp("m.ids");
   const CliRun r = lcrwmd("pairwise --index " + index + " --queries " + q + " --output " + npy +
-                       " --row-ids " + ids);
+                          " --row-ids " + ids);
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string bytes = slurp(npy);
   ASSERT_GE(bytes.size(), 128u);
   EXPECT_EQ(bytes.substr(1, 5), "NUMPY");
   EXPECT_NE(bytes.find("'shape': (2, 3)"), std::string::npos);
-  const std::size_t header = 10 + static_cast<unsigned char>(bytes[8]) +
-                             256u * static_cast<unsigned char>(bytes[9]);
+  const std::size_t header =
+      10 + static_cast<unsigned char>(bytes[8]) + 256u * static_cast<unsigned char>(bytes[9]);
   EXPECT_EQ(header % 64, 0u);
   ASSERT_EQ(bytes.size(), header + 2 * 3 * sizeof(float));
   float m[6];
@@ -160,8 +160,8 @@ TEST_F(Cli, InfoJson) {
 TEST(CliSynth, WritesIndexQueriesAndSourceFiles) {
   const auto idx = tmp("syn.idx"), q = tmp("syn_q.tsv"), e = tmp("syn.vec"), d = tmp("syn.tsv");
   CliRun r = lcrwmd("synth --docs 300 --vocab 400 --words-per-doc 12 --dim 8 --seed 5 --output " +
-                 idx + " --queries 4 --queries-output " + q + " --embeddings-output " + e +
-                 " --docs-output " + d);
+                    idx + " --queries 4 --queries-output " + q + " --embeddings-output " + e +
+                    " --docs-output " + d);
   ASSERT_EQ(r.code, 0) << r.err;
   r = lcrwmd("info --index " + idx + " --json");
   EXPECT_NE(r.out.find("\"n_docs\": 300"), std::string::npos) << r.out;
@@ -183,8 +183,10 @@ TEST(CliSynth, WritesIndexQueriesAndSourceFiles) {
     EXPECT_EQ(field(a.out, f), field(b.out, f));
   // Same seed, same index.
   const auto again = tmp("syn3.idx");
-  ASSERT_EQ(lcrwmd("synth --docs 300 --vocab 400 --words-per-doc 12 --dim 8 --seed 5 --output " +
-                   again).code, 0);
+  ASSERT_EQ(
+      lcrwmd("synth --docs 300 --vocab 400 --words-per-doc 12 --dim 8 --seed 5 --output " + again)
+          .code,
+      0);
   EXPECT_EQ(slurp(again), slurp(idx));
 }
 

@@ -43,7 +43,8 @@ std::pair<double, double> reference_rwmd(const Index& ix, std::size_t doc, const
 std::vector<float> matrix(const Index& ix, const QuerySet& qs, const SearchOptions& o) {
   std::vector<float> m(qs.size() * ix.n_docs(), -1.0f);
   pairwise(ix, qs, o, [&](std::size_t first, std::size_t rows, const float* d) {
-    std::copy(d, d + rows * ix.n_docs(), m.begin() + static_cast<std::ptrdiff_t>(first * ix.n_docs()));
+    std::copy(d, d + rows * ix.n_docs(),
+              m.begin() + static_cast<std::ptrdiff_t>(first * ix.n_docs()));
   });
   return m;
 }
@@ -172,12 +173,14 @@ TEST(Methods, WcdMatchesDirectCentroids) {
     return c;
   };
   for (std::size_t q = 0; q < qs.size(); ++q) {
-    const auto cq = centroid(qs.words.data() + qs.indptr[q], qs.weights.data() + qs.indptr[q],
-                             qs.length(q), [&](std::uint32_t u) { return query_word_vector(ix, qs, u); });
+    const auto cq =
+        centroid(qs.words.data() + qs.indptr[q], qs.weights.data() + qs.indptr[q], qs.length(q),
+                 [&](std::uint32_t u) { return query_word_vector(ix, qs, u); });
     for (std::size_t i = 0; i < ix.n_docs(); ++i) {
       const auto b = ix.indptr()[i];
-      const auto ci = centroid(ix.indices().data() + b, ix.values().data() + b,
-                               ix.indptr()[i + 1] - b, [&](std::uint32_t u) { return ix.vector(u); });
+      const auto ci =
+          centroid(ix.indices().data() + b, ix.values().data() + b, ix.indptr()[i + 1] - b,
+                   [&](std::uint32_t u) { return ix.vector(u); });
       double s = 0;
       for (std::size_t k = 0; k < m; ++k) s += (ci[k] - cq[k]) * (ci[k] - cq[k]);
       expect_close(d[q * ix.n_docs() + i], std::sqrt(s), "wcd");

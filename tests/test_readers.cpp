@@ -36,7 +36,8 @@ void expect_error(const std::string& path, const std::string& fragment) {
 }
 
 TEST(Embeddings, Word2VecBinary) {
-  const auto p = write_file("b.bin", binary_embeddings({{"a", {1, 2, 3}}, {"b", {-1, 0.5f, 7}}}, 3, 2));
+  const auto p =
+      write_file("b.bin", binary_embeddings({{"a", {1, 2, 3}}, {"b", {-1, 0.5f, 7}}}, 3, 2));
   const Embeddings e = Embeddings::load(p);
   EXPECT_EQ(e.format(), "word2vec-binary");
   ASSERT_EQ(e.size(), 2u);
@@ -86,8 +87,8 @@ TEST(Embeddings, RejectsBadInput) {
 
 TEST(Tokenizer, ExactRules) {
   EXPECT_EQ(tokenize("Hello, WORLD! it's 'quoted' ''x'' 25-year-old caf\xc3\xa9 a_b"),
-            (std::vector<std::string>{"hello", "world", "it's", "quoted", "x", "25", "year",
-                                      "old", "caf\xc3\xa9", "a", "b"}));
+            (std::vector<std::string>{"hello", "world", "it's", "quoted", "x", "25", "year", "old",
+                                      "caf\xc3\xa9", "a", "b"}));
   EXPECT_TRUE(tokenize("  '' ... \t").empty());
   EXPECT_EQ(tokenize("O'NEIL's"), (std::vector<std::string>{"o'neil's"}));
 }

@@ -29,8 +29,7 @@ TEST(TopK, MatchesFullSortWithTies) {
   for (std::size_t n : {1u, 2u, 31u, 1021u, 100000u}) {
     std::vector<float> d(n);
     for (auto& x : d) x = static_cast<float>(rng() % 50);  // many ties
-    for (std::size_t k : {1u, 5u, 64u, 2000u})
-      expect_same(select_topk(d, k), by_full_sort(d, k));
+    for (std::size_t k : {1u, 5u, 64u, 2000u}) expect_same(select_topk(d, k), by_full_sort(d, k));
   }
   EXPECT_TRUE(select_topk({}, 3).empty());
   EXPECT_TRUE(select_topk(std::vector<float>{1, 2}, 0).empty());

@@ -33,8 +33,8 @@ inline std::string shared_data() {
   return env ? env : std::string(LCRWMD_SOURCE_DIR) + "/../shared/data";
 }
 
-#define REQUIRE_SHARED_DATA()                                                          \
-  if (!std::filesystem::exists(::lcrwmd::test::shared_data() + "/stop_words.txt"))     \
+#define REQUIRE_SHARED_DATA()                                                      \
+  if (!std::filesystem::exists(::lcrwmd::test::shared_data() + "/stop_words.txt")) \
   GTEST_SKIP() << "shared data not found at " << ::lcrwmd::test::shared_data()
 
 // A random corpus: Gaussian vectors, documents of 1..max_h distinct words with random counts.

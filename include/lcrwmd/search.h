@@ -51,8 +51,8 @@ struct SearchStats {
 struct SearchResults {
   std::size_t n_queries = 0;
   std::size_t k = 0;
-  std::vector<float> distances;      // n_queries x k
-  std::vector<std::int64_t> indices; // n_queries x k
+  std::vector<float> distances;       // n_queries x k
+  std::vector<std::int64_t> indices;  // n_queries x k
 };
 
 SearchResults search(const Index& index, const QuerySet& queries, std::size_t k,

@@ -26,8 +26,8 @@ struct SynthOptions {
 SynthOptions synth_preset(std::string_view name);
 
 struct SynthCorpus {
-  IndexData index;                  // vocabulary compacted to the words that occur
-  std::vector<RawDocument> queries; // words repeated by count, all known to the index
+  IndexData index;                   // vocabulary compacted to the words that occur
+  std::vector<RawDocument> queries;  // words repeated by count, all known to the index
 };
 
 SynthCorpus synthesize(const SynthOptions& options);

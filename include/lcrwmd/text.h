@@ -33,8 +33,8 @@ class StopWords {
 
 // ---- implementation of the template ----
 inline bool is_token_byte(unsigned char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '\'' || c >= 0x80;
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '\'' ||
+         c >= 0x80;
 }
 
 template <typename Emit>

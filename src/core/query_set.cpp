@@ -30,12 +30,11 @@ QuerySet make_query_set(const Index& index, const std::vector<RawDocument>& docs
     qs.extra_vectors.insert(qs.extra_vectors.end(), emb->vector(*e), emb->vector(*e) + index.dim());
     return id;
   };
-  auto idf_of = [&](std::uint32_t u) {
-    return idf(index.n_docs(), u < v ? index.doc_freq(u) : 0);
-  };
+  auto idf_of = [&](std::uint32_t u) { return idf(index.n_docs(), u < v ? index.doc_freq(u) : 0); };
   for (const RawDocument& doc : docs) {
     ++report.documents_read;
-    std::vector<WordCount> counts = count_words(doc.text, options.stopwords, lookup, report, unknown);
+    std::vector<WordCount> counts =
+        count_words(doc.text, options.stopwords, lookup, report, unknown);
     if (counts.empty()) {
       report.empty_documents.push_back(doc.id);
       continue;

@@ -142,9 +142,8 @@ Embeddings Embeddings::load(const std::string& path) {
     }
     while (pos < text.size() && (text[pos] == '\n' || text[pos] == '\r')) ++pos;
     if (pos < text.size())
-      throw Error(path + ": " + std::to_string(text.size() - pos) +
-                  " unexpected bytes after the " + std::to_string(count) +
-                  " entries the header announces");
+      throw Error(path + ": " + std::to_string(text.size() - pos) + " unexpected bytes after the " +
+                  std::to_string(count) + " entries the header announces");
     return e;
   }
 
@@ -182,8 +181,7 @@ Embeddings Embeddings::load(const std::string& path) {
         throw Error(where + ": value " + quoted(f) + " of word " + quoted(fields[0]) +
                     " is out of float range");
       if (r.ec != std::errc() || r.ptr != f.data() + f.size())
-        throw Error(where + ": non-numeric value " + quoted(f) + " for word " +
-                    quoted(fields[0]));
+        throw Error(where + ": non-numeric value " + quoted(f) + " for word " + quoted(fields[0]));
       if (!std::isfinite(values[d]))
         throw Error(where + ": NaN or infinite value for word " + quoted(fields[0]));
     }

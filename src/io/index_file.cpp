@@ -161,8 +161,8 @@ const FileHeader& check_image(const char* base, std::size_t size, const std::str
     throw bad("unsupported header fields");
   const std::uint64_t n = h.n_docs, v = h.vocab_size, m = h.dim, nnz = h.nnz;
   const std::uint64_t expected[format::kSectionCount] = {
-      (n + 1) * 8, nnz * 4, nnz * 4, v * m * 4, v * 4, v * 4, (v + 1) * 8, 0, (n + 1) * 8, 0,
-      (n + 1) * 8, 0};
+      (n + 1) * 8, nnz * 4, nnz * 4,     v * m * 4, v * 4,       v * 4,
+      (v + 1) * 8, 0,       (n + 1) * 8, 0,         (n + 1) * 8, 0};
   for (std::uint32_t s = 0; s < format::kSectionCount; ++s) {
     const auto& sec = h.sections[s];
     const bool is_bytes =
@@ -191,7 +191,8 @@ const FileHeader& check_image(const char* base, std::size_t size, const std::str
       if (off[i + 1] < off[i]) throw bad("string table broken");
   }
   if (verify) {
-    const auto* idx = reinterpret_cast<const std::uint32_t*>(base + h.sections[format::kIndices].offset);
+    const auto* idx =
+        reinterpret_cast<const std::uint32_t*>(base + h.sections[format::kIndices].offset);
     for (std::uint64_t i = 0; i < n; ++i)
       for (std::uint64_t p = indptr[i]; p < indptr[i + 1]; ++p)
         if (idx[p] >= v || (p > indptr[i] && idx[p] <= idx[p - 1]))

@@ -6,8 +6,8 @@ namespace lcrwmd {
 
 NpyWriter::NpyWriter(const std::string& path, std::size_t rows, std::size_t cols)
     : file_(path), rows_(rows), cols_(cols) {
-  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" +
-                     std::to_string(rows) + ", " + std::to_string(cols) + "), }";
+  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(rows) +
+                     ", " + std::to_string(cols) + "), }";
   const std::size_t unpadded = 10 + dict.size() + 1;  // magic, version, length, dict, '\n'
   dict.append((64 - unpadded % 64) % 64, ' ');
   dict += '\n';
@@ -27,7 +27,8 @@ void NpyWriter::append_rows(const float* data, std::size_t n_rows) {
 
 void NpyWriter::commit() {
   if (written_ != rows_)
-    throw Error("npy: wrote " + std::to_string(written_) + " of " + std::to_string(rows_) + " rows");
+    throw Error("npy: wrote " + std::to_string(written_) + " of " + std::to_string(rows_) +
+                " rows");
   file_.commit();
 }
 

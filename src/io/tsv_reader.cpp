@@ -26,7 +26,8 @@ class GzLineReader {
     line.clear();
     for (;;) {
       if (begin_ == end_ && !fill()) return !line.empty();
-      const char* nl = static_cast<const char*>(std::memchr(buf_.get() + begin_, '\n', end_ - begin_));
+      const char* nl =
+          static_cast<const char*>(std::memchr(buf_.get() + begin_, '\n', end_ - begin_));
       std::size_t stop = nl ? static_cast<std::size_t>(nl - buf_.get()) : end_;
       line.append(buf_.get() + begin_, stop - begin_);
       begin_ = nl ? stop + 1 : end_;

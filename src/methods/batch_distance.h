@@ -35,8 +35,7 @@ std::unique_ptr<BatchDistance> make_quadratic_rwmd(const Index& index, QueryRang
 // cache_budget: bytes the symmetric variant may keep for the vocabulary x query-word
 // distances; without room, D2 falls back to direct per-pair distances.
 std::unique_ptr<BatchDistance> make_lc_rwmd(const Index& index, QueryRange queries,
-                                            const SearchOptions& options,
-                                            std::size_t cache_budget);
+                                            const SearchOptions& options, std::size_t cache_budget);
 
 // Quadratic RWMD of one pair, both directions: d1 = R(doc -> query), d2 = R(query -> doc).
 struct RwmdPair {

@@ -208,12 +208,12 @@ class LcRwmd final : public BatchDistance {
   QueryRange q_;
   bool symmetric_;
   std::size_t rows_ = 0, block_words_ = 0;
-  std::vector<std::uint32_t> words_;     // distinct query words of the batch, ascending
-  std::vector<float> t_, t_norms_;       // their vectors and squared norms
-  std::vector<std::int64_t> vocab_id_;   // index word id, or -1 for a word the index lacks
+  std::vector<std::uint32_t> words_;    // distinct query words of the batch, ascending
+  std::vector<float> t_, t_norms_;      // their vectors and squared norms
+  std::vector<std::int64_t> vocab_id_;  // index word id, or -1 for a word the index lacks
   std::vector<std::uint64_t> cols_indptr_;
-  std::vector<std::uint32_t> cols_;      // per query: its words as batch columns
-  std::vector<float> z_;                 // v x Q: sqrt of the row-wise minimum
+  std::vector<std::uint32_t> cols_;  // per query: its words as batch columns
+  std::vector<float> z_;             // v x Q: sqrt of the row-wise minimum
   bool keep_distances_ = false;
   std::vector<float> dist_;  // per row tile, a column-major block of squared distances
 };

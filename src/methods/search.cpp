@@ -18,9 +18,12 @@ namespace lcrwmd {
 
 const char* to_string(Method m) {
   switch (m) {
-    case Method::wcd: return "wcd";
-    case Method::rwmd: return "rwmd";
-    case Method::lc_rwmd: return "lc-rwmd";
+    case Method::wcd:
+      return "wcd";
+    case Method::rwmd:
+      return "rwmd";
+    case Method::lc_rwmd:
+      return "lc-rwmd";
   }
   return "?";
 }
@@ -78,9 +81,12 @@ std::vector<BatchPlan> plan_batches(const Index& index, const QuerySet& qs,
 std::unique_ptr<BatchDistance> make_method(const Index& index, QueryRange range,
                                            const SearchOptions& opt, std::size_t cache_budget) {
   switch (opt.method) {
-    case Method::wcd: return make_wcd(index, range);
-    case Method::rwmd: return make_quadratic_rwmd(index, range, opt.symmetric);
-    case Method::lc_rwmd: return make_lc_rwmd(index, range, opt, cache_budget);
+    case Method::wcd:
+      return make_wcd(index, range);
+    case Method::rwmd:
+      return make_quadratic_rwmd(index, range, opt.symmetric);
+    case Method::lc_rwmd:
+      return make_lc_rwmd(index, range, opt, cache_budget);
   }
   throw Error("unknown method");
 }

@@ -50,7 +50,8 @@ void draw_document(const Zipf& zipf, double mean_h, Rng& rng, std::vector<std::u
                    std::vector<std::uint32_t>& counts, const std::vector<char>* allowed) {
   const double hd = mean_h * (0.5 + rng.uniform());
   const std::size_t vocab = zipf.cdf.size();
-  const std::size_t h = std::clamp<std::size_t>(static_cast<std::size_t>(std::lround(hd)), 1, vocab);
+  const std::size_t h =
+      std::clamp<std::size_t>(static_cast<std::size_t>(std::lround(hd)), 1, vocab);
   words.clear();
   std::size_t attempts = 0;
   while (words.size() < h && attempts++ < 50 * h) {
@@ -94,7 +95,8 @@ SynthOptions synth_preset(std::string_view name) {
 SynthCorpus synthesize(const SynthOptions& o) {
   if (o.docs == 0 || o.vocab == 0 || o.dim == 0 || o.words_per_doc < 1)
     throw Error("synth: docs, vocab, dim and words-per-doc must be positive");
-  if (o.vocab > std::numeric_limits<std::uint32_t>::max()) throw Error("synth: vocabulary too large");
+  if (o.vocab > std::numeric_limits<std::uint32_t>::max())
+    throw Error("synth: vocabulary too large");
   const Zipf zipf(o.vocab, o.zipf_exponent);
   std::vector<std::vector<std::uint32_t>> words(o.docs), counts(o.docs);
 #pragma omp parallel for schedule(dynamic, 1024)

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the dependencies (Debian packages) and builds lcrwmd.
+#   scripts/build.sh              release build in build/
+#   scripts/build.sh --sanitize   ASan + UBSan build in build-asan/
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+if [ "${1:-}" = "--sanitize" ]; then
+  dir=build-asan
+  flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DLCRWMD_SANITIZE=ON -DLCRWMD_BUILD_BENCH=OFF)
+else
+  dir=build
+  flags=(-DCMAKE_BUILD_TYPE=Release)
+fi
+cmake -S . -B "$dir" "${flags[@]}" >/dev/null
+cmake --build "$dir" -j "$(nproc)"
