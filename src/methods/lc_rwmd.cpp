@@ -6,7 +6,12 @@
 // Phase 2: D1 = X1 . Z (CSR times dense): D1[i, j] = R(doc_i -> q_j) for every document.
 // D2[i, j] = R(q_j -> doc_i) reuses the phase-1 distances (kept when the memory budget allows)
 //   as a gather-min over the document's words, so no second GEMM is needed; the search driver
-//   asks for it only where D1 does not already rule the document out.
+//   asks for it only where the lower bound does not already rule the document out.
+// The lower bound handed to the driver is max(D1, B2), with B2 a bound on D2 that costs one
+//   more gather per nonzero: a query word the document lacks is at least as far from every
+//   document word as from its nearest other vocabulary word, nn(t), so
+//   D2 >= B2 = sum_t F_t nn(t) - sum_{t in doc} F_t nn(t). Without it D1 alone prunes poorly
+//   where D2 dominates D1.
 #include <cblas.h>
 
 #include <algorithm>
@@ -16,6 +21,7 @@
 
 #include "cpu/distance_kernels.h"
 #include "methods/batch_distance.h"
+#include "util/large_array.h"
 
 namespace lcrwmd {
 namespace {
@@ -26,6 +32,8 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kRecomputeBelow = 1e-2f;
 constexpr std::size_t kDefaultTileRows = 512;
 constexpr std::size_t kDefaultTileWords = 512;
+constexpr std::size_t kPrefetchAhead = 4;
+constexpr std::size_t kPrefetchBytes = 1024;
 
 class LcRwmd final : public BatchDistance {
  public:
@@ -109,13 +117,15 @@ class LcRwmd final : public BatchDistance {
 
   void phase1() {
     const std::size_t v = index_.vocab_size(), w = words_.size(), Q = nq();
-    z_.assign(v * Q, 0.0f);
-    if (keep_distances_) dist_.assign(v * w, 0.0f);
+    z_.assign(v * z_cols(), 0.0f);
+    if (keep_distances_) dist_.resize(v * w);
+    std::vector<float> nearest(w, kInf);  // squared distance to the nearest other word
     const std::size_t n_tiles = (v + rows_ - 1) / rows_;
 #pragma omp parallel
     {
-      std::vector<float> scratch(keep_distances_ ? 0 : block_words_ * rows_);
+      std::vector<float> scratch(block_words_ * rows_);
       std::vector<float> zmin(Q * rows_);
+      std::vector<float> my_nearest(symmetric_ ? w : 0, kInf);
       std::vector<std::size_t> cursor(Q);
 #pragma omp for schedule(dynamic)
       for (std::size_t b = 0; b < n_tiles; ++b) {
@@ -124,34 +134,86 @@ class LcRwmd final : public BatchDistance {
         for (std::size_t j = 0; j < Q; ++j) cursor[j] = cols_indptr_[j];
         for (std::size_t w0 = 0; w0 < w; w0 += block_words_) {
           const std::size_t wc = std::min(block_words_, w - w0);
-          float* dst = keep_distances_ ? dist_.data() + u0 * w + w0 * rows : scratch.data();
-          tile_distances(u0, rows, w0, wc, dst);
+          float* tile = scratch.data();
+          tile_distances(u0, rows, w0, wc, tile);
           for (std::size_t j = 0; j < Q; ++j) {
             float* zj = zmin.data() + j * rows;
             std::size_t& p = cursor[j];
             for (; p < cols_indptr_[j + 1] && cols_[p] < w0 + wc; ++p) {
-              const float* col = dst + (cols_[p] - w0) * rows;
+              const float* col = tile + (cols_[p] - w0) * rows;
               for (std::size_t r = 0; r < rows; ++r) zj[r] = std::min(zj[r], col[r]);
             }
           }
+          if (!symmetric_) continue;
+          for (std::size_t c = 0; c < wc; ++c) {
+            const float* col = tile + c * rows;
+            const std::int64_t self = vocab_id_[w0 + c] - static_cast<std::int64_t>(u0);
+            float best = my_nearest[w0 + c];
+            for (std::size_t r = 0; r < rows; ++r)
+              if (static_cast<std::int64_t>(r) != self) best = std::min(best, col[r]);
+            my_nearest[w0 + c] = best;
+          }
+          // Kept row-major, so D2 reads a document word's distances from one contiguous row.
+          if (keep_distances_)
+            for (std::size_t r = 0; r < rows; ++r) {
+              float* row = dist_.data() + (u0 + r) * w + w0;
+              for (std::size_t c = 0; c < wc; ++c) row[c] = tile[c * rows + r];
+            }
         }
         for (std::size_t r = 0; r < rows; ++r)
-          for (std::size_t j = 0; j < Q; ++j) z_[(u0 + r) * Q + j] = std::sqrt(zmin[j * rows + r]);
+          for (std::size_t j = 0; j < Q; ++j)
+            z_[(u0 + r) * z_cols() + j] = std::sqrt(zmin[j * rows + r]);
       }
+      if (symmetric_) {
+#pragma omp critical
+        for (std::size_t c = 0; c < w; ++c) nearest[c] = std::min(nearest[c], my_nearest[c]);
+      }
+    }
+    if (!symmetric_) return;
+    // B2 terms: z_[u][Q + j] = F_j(u) nn(u) for the query's own index words, and their sum.
+    nn_sum_.assign(Q, 0.0f);
+    for (std::size_t j = 0; j < Q; ++j) {
+      const float* f = q_.set.weights.data() + q_.set.indptr[q_.begin + j];
+      double total = 0;
+      for (std::uint64_t p = cols_indptr_[j]; p < cols_indptr_[j + 1]; ++p) {
+        const std::uint32_t c = cols_[p];
+        const float term = f[p - cols_indptr_[j]] * std::sqrt(nearest[c]);
+        total += term;
+        if (vocab_id_[c] >= 0) z_[static_cast<std::size_t>(vocab_id_[c]) * z_cols() + Q + j] = term;
+      }
+      nn_sum_[j] = static_cast<float>(total);
     }
   }
 
+  // Columns of z_: the row minima, then (symmetric) the B2 terms.
+  std::size_t z_cols() const { return symmetric_ ? 2 * nq() : nq(); }
+
+  // max(D1, B2), with B2 lowered by 1e-4 of its full sum: the two sums of B2 round
+  // differently, and rounding must never lift the bound above D2 (nor above 0 for itself).
+  static float bound(float d1, float nn_sum, float shared) {
+    return std::max(d1, nn_sum - shared - 1e-4f * nn_sum);
+  }
+
   void phase2(float* out) const {
-    const std::size_t n = index_.n_docs(), Q = nq();
+    const std::size_t n = index_.n_docs(), Q = nq(), zc = z_cols();
     const std::uint64_t* indptr = index_.indptr().data();
     const std::uint32_t* idx = index_.indices().data();
     const float* val = index_.values().data();
+    const float* z = z_.data();
     if (Q == 1) {
 #pragma omp parallel for schedule(static, 1024)
       for (std::size_t i = 0; i < n; ++i) {
-        float s = 0;
-        for (std::uint64_t p = indptr[i]; p < indptr[i + 1]; ++p) s += val[p] * z_[idx[p]];
-        out[i] = s;
+        float d1 = 0, shared = 0;
+        if (symmetric_) {
+          for (std::uint64_t p = indptr[i]; p < indptr[i + 1]; ++p) {
+            d1 += val[p] * z[2 * std::size_t{idx[p]}];
+            shared += z[2 * std::size_t{idx[p]} + 1];
+          }
+          out[i] = bound(d1, nn_sum_[0], shared);
+        } else {
+          for (std::uint64_t p = indptr[i]; p < indptr[i + 1]; ++p) d1 += val[p] * z[idx[p]];
+          out[i] = d1;
+        }
       }
       return;
     }
@@ -159,39 +221,54 @@ class LcRwmd final : public BatchDistance {
     const std::size_t n_blocks = (n + kDocs - 1) / kDocs;
 #pragma omp parallel
     {
-      std::vector<float> acc(kDocs * Q);
+      std::vector<float> acc(kDocs * zc);
 #pragma omp for schedule(static)
       for (std::size_t blk = 0; blk < n_blocks; ++blk) {
         const std::size_t i0 = blk * kDocs, nd = std::min(kDocs, n - i0);
         std::fill(acc.begin(), acc.end(), 0.0f);
         for (std::size_t r = 0; r < nd; ++r) {
-          float* a = acc.data() + r * Q;
+          float* a = acc.data() + r * zc;
           for (std::uint64_t p = indptr[i0 + r]; p < indptr[i0 + r + 1]; ++p) {
             const float x = val[p];
-            const float* zr = z_.data() + std::size_t{idx[p]} * Q;
+            const float* zr = z + std::size_t{idx[p]} * zc;
             for (std::size_t j = 0; j < Q; ++j) a[j] += x * zr[j];
+            for (std::size_t j = Q; j < zc; ++j) a[j] += zr[j];
           }
         }
         for (std::size_t j = 0; j < Q; ++j)
-          for (std::size_t r = 0; r < nd; ++r) out[j * n + i0 + r] = acc[r * Q + j];
+          for (std::size_t r = 0; r < nd; ++r) {
+            const float* a = acc.data() + r * zc;
+            out[j * n + i0 + r] = symmetric_ ? bound(a[j], nn_sum_[j], a[Q + j]) : a[j];
+          }
       }
     }
   }
 
   // D2 = R(q_j -> doc) = sum_t F_j[t] * min_{u in doc} c(u, w_t).
   float reverse_direction(std::size_t j, std::size_t doc) const {
-    const std::size_t m = index_.dim(), v = index_.vocab_size(), w = words_.size();
+    const std::size_t m = index_.dim(), w = words_.size();
     const std::uint64_t c0 = cols_indptr_[j], h = cols_indptr_[j + 1] - c0;
     const std::uint32_t* cols = cols_.data() + c0;
     thread_local std::vector<float> best;
     best.assign(h, kInf);
+    // A single query's words are the columns 0..h-1: a contiguous, vectorisable row segment.
+    const bool contiguous = h > 0 && cols[h - 1] - cols[0] == h - 1;
     const auto indptr = index_.indptr();
     for (std::uint64_t p = indptr[doc]; p < indptr[doc + 1]; ++p) {
       const std::size_t u = index_.indices()[p];
       if (keep_distances_) {
-        const std::size_t u0 = u - u % rows_, rows = std::min(rows_, v - u0);
-        const float* base = dist_.data() + u0 * w + (u - u0);
-        for (std::size_t t = 0; t < h; ++t) best[t] = std::min(best[t], base[cols[t] * rows]);
+        // Rows are scattered over the cache: fetch a few documents words ahead.
+        if (p + kPrefetchAhead < indptr[doc + 1]) {
+          const char* next = reinterpret_cast<const char*>(
+              dist_.data() + std::size_t{index_.indices()[p + kPrefetchAhead]} * w + cols[0]);
+          for (std::size_t b = 0; b < h * sizeof(float) && b < kPrefetchBytes; b += 64)
+            __builtin_prefetch(next + b);
+        }
+        const float* row = dist_.data() + u * w;
+        if (contiguous)
+          for (std::size_t t = 0; t < h; ++t) best[t] = std::min(best[t], row[cols[0] + t]);
+        else
+          for (std::size_t t = 0; t < h; ++t) best[t] = std::min(best[t], row[cols[t]]);
       } else {
         const float* e = index_.vector(u);
         for (std::size_t t = 0; t < h; ++t)
@@ -213,9 +290,10 @@ class LcRwmd final : public BatchDistance {
   std::vector<std::int64_t> vocab_id_;  // index word id, or -1 for a word the index lacks
   std::vector<std::uint64_t> cols_indptr_;
   std::vector<std::uint32_t> cols_;  // per query: its words as batch columns
-  std::vector<float> z_;             // v x Q: sqrt of the row-wise minimum
+  std::vector<float> z_;       // v x z_cols(): sqrt of the row-wise minima, then B2 terms
+  std::vector<float> nn_sum_;  // per query: sum_t F_t nn(t)
   bool keep_distances_ = false;
-  std::vector<float> dist_;  // per row tile, a column-major block of squared distances
+  LargeArray<float> dist_;  // v x w squared distances, row-major
 };
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "lcrwmd/error.h"
 #include "lcrwmd/topk.h"
 #include "methods/batch_distance.h"
+#include "util/large_array.h"
 
 namespace lcrwmd {
 
@@ -151,7 +152,7 @@ SearchResults search(const Index& index, const QuerySet& queries, std::size_t k,
   res.distances.assign(res.n_queries * res.k, 0.0f);
   res.indices.assign(res.n_queries * res.k, -1);
   SearchStats st;
-  std::vector<float> block;
+  LargeArray<float> block;
   for (const BatchPlan& plan : plan_batches(index, queries, opt)) {
     const QueryRange range{queries, plan.begin, plan.end};
     auto dist = make_method(index, range, opt, plan.cache_budget);
@@ -194,7 +195,7 @@ void pairwise(const Index& index, const QuerySet& queries, const SearchOptions& 
               const RowSink& sink, SearchStats* stats) {
   const std::size_t n = index.n_docs();
   SearchStats st;
-  std::vector<float> block;
+  LargeArray<float> block;
   for (const BatchPlan& plan : plan_batches(index, queries, opt)) {
     const QueryRange range{queries, plan.begin, plan.end};
     auto dist = make_method(index, range, opt, plan.cache_budget);
