@@ -1,1 +1,272 @@
-int main() {}
+// lcrwmd_bench: the figures of BENCHMARKS.md, measured side by side in one process.
+//
+//   lcrwmd synth --preset set1 --output set1.idx --queries 300 --queries-output set1_q.tsv
+//   lcrwmd_bench synthetic --index set1.idx --queries set1_q.tsv [--json out.json]
+//   lcrwmd_bench real --embeddings cbow300.bin --stopwords stop_words.txt
+//                     --train 20news/train.tsv.gz --test 20news/test.tsv.gz [--json out.json]
+//
+// Every time is the median over repetitions; ratios compare times taken in the same run.
+#include <cblas.h>
+#include <omp.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "lcrwmd/corpus.h"
+#include "lcrwmd/embeddings.h"
+#include "lcrwmd/error.h"
+#include "lcrwmd/index.h"
+#include "lcrwmd/query.h"
+#include "lcrwmd/search.h"
+
+namespace {
+
+using namespace lcrwmd;
+using Clock = std::chrono::steady_clock;
+
+double seconds_of(const std::function<void()>& f) {
+  const auto t = Clock::now();
+  f();
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+std::size_t status_kib(const char* field) {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(field, 0) == 0) return std::stoul(line.substr(std::string(field).size()));
+  return 0;
+}
+
+// Rows of the report: printed as a table and collected for JSON.
+struct Report {
+  std::vector<std::pair<std::string, double>> rows;
+  void add(const std::string& name, double value, const char* unit) {
+    rows.emplace_back(name, value);
+    std::printf("  %-58s %14.4f %s\n", name.c_str(), value, unit);
+    std::fflush(stdout);
+  }
+  void write_json(const std::string& path, const std::map<std::string, std::string>& meta) const {
+    if (path.empty()) return;
+    std::ofstream out(path);
+    out << "{";
+    for (const auto& [k, v] : meta) out << "\"" << k << "\": \"" << v << "\", ";
+    out << "\"results\": {";
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      out << (i ? ", " : "") << "\"" << rows[i].first << "\": " << rows[i].second;
+    out << "}}\n";
+  }
+};
+
+QuerySet slice(const QuerySet& qs, std::size_t begin, std::size_t count) {
+  QuerySet s;
+  s.extra_words = qs.extra_words;
+  s.extra_vectors = qs.extra_vectors;
+  for (std::size_t q = begin; q < std::min(qs.size(), begin + count); ++q) {
+    s.words.insert(s.words.end(), qs.words.begin() + static_cast<std::ptrdiff_t>(qs.indptr[q]),
+                   qs.words.begin() + static_cast<std::ptrdiff_t>(qs.indptr[q + 1]));
+    s.weights.insert(s.weights.end(), qs.weights.begin() + static_cast<std::ptrdiff_t>(qs.indptr[q]),
+                     qs.weights.begin() + static_cast<std::ptrdiff_t>(qs.indptr[q + 1]));
+    s.indptr.push_back(s.words.size());
+    s.ids.push_back(qs.ids[q]);
+    s.labels.push_back(qs.labels[q]);
+  }
+  return s;
+}
+
+// The bare SGEMM of phase 1 for one query: (vocabulary x dim) times (dim x query words).
+double bare_sgemm(const Index& ix, std::size_t words) {
+  static std::vector<float> t, c;
+  t.assign(words * ix.dim(), 0.5f);
+  c.resize(ix.vocab_size() * words);
+  return seconds_of([&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(ix.vocab_size()),
+                static_cast<int>(words), static_cast<int>(ix.dim()), -2.0f, ix.vectors(),
+                static_cast<int>(ix.dim()), t.data(), static_cast<int>(ix.dim()), 0.0f, c.data(),
+                static_cast<int>(words));
+  });
+}
+
+SearchOptions lc(bool symmetric, std::size_t batch) {
+  SearchOptions o;
+  o.method = Method::lc_rwmd;
+  o.symmetric = symmetric;
+  o.batch = batch;
+  return o;
+}
+
+// Single-query latency of one-sided and symmetric LC-RWMD beside the bare SGEMM, interleaved
+// query by query so that machine noise hits all three alike.
+// single_out: median one-sided and symmetric times.
+void single_query(const Index& ix, const QuerySet& qs, std::size_t reps, Report& rep,
+                  double single_out[2]) {
+  std::vector<double> one, sym, gemm, ratio_gemm, ratio_sym;
+  std::size_t refined = 0;
+  for (std::size_t r = 0; r < reps + 1; ++r) {
+    const QuerySet q = slice(qs, r % qs.size(), 1);
+    const double g = bare_sgemm(ix, q.length(0));
+    const double o = seconds_of([&] { search(ix, q, 10, lc(false, 1)); });
+    SearchStats st;
+    const double s = seconds_of([&] { search(ix, q, 10, lc(true, 1), &st); });
+    if (r == 0) continue;  // warm-up: page cache, huge pages, BLAS buffers
+    gemm.push_back(g);
+    one.push_back(o);
+    sym.push_back(s);
+    ratio_gemm.push_back(o / g);
+    ratio_sym.push_back(s / o);
+    refined += st.refined;
+  }
+  rep.add("single query: bare SGEMM of phase 1 (ms)", 1e3 * median(gemm), "ms");
+  rep.add("single query: one-sided LC-RWMD top-10 (ms)", 1e3 * median(one), "ms");
+  rep.add("single query: symmetric LC-RWMD top-10, pruned (ms)", 1e3 * median(sym), "ms");
+  rep.add("ratio one-sided / bare SGEMM (median of per-query ratios)", median(ratio_gemm), "x");
+  rep.add("ratio symmetric / one-sided (median of per-query ratios)", median(ratio_sym), "x");
+  rep.add("symmetric: documents needing D2 per query (mean)",
+          static_cast<double>(refined) / static_cast<double>(reps), "docs");
+  single_out[0] = median(one);
+  single_out[1] = median(sym);
+}
+
+void batched(const Index& ix, const QuerySet& qs, std::size_t batch, const double single[2],
+             Report& rep, const std::string& tag) {
+  const QuerySet q = slice(qs, 0, batch);
+  for (bool symmetric : {false, true}) {
+    std::vector<double> t;
+    for (int r = 0; r < 2; ++r)
+      t.push_back(seconds_of([&] { search(ix, q, 10, lc(symmetric, batch)); }));
+    const double per_query = std::min(t[0], t[1]) / static_cast<double>(q.size());
+    const std::string name = tag + "batch of " + std::to_string(q.size()) +
+                             (symmetric ? ", symmetric" : ", one-sided");
+    rep.add(name + ": per query (ms)", 1e3 * per_query, "ms");
+    rep.add(name + ": queries/s", 1.0 / per_query, "q/s");
+    rep.add(name + ": per query / single query", per_query / single[symmetric], "x");
+  }
+}
+
+void quadratic_vs_lc(const Index& ix, const QuerySet& qs, double one_sided, Report& rep) {
+  // Quadratic RWMD over a sample of documents: its cost per pair does not depend on n.
+  const std::size_t sample = std::min<std::size_t>(ix.n_docs(), 4000);
+  IndexData part;
+  part.dim = ix.dim();
+  part.weighting = ix.weighting();
+  for (std::size_t u = 0; u < ix.vocab_size(); ++u) part.vocab.emplace_back(ix.word(u));
+  part.vectors.assign(ix.vectors(), ix.vectors() + ix.vocab_size() * ix.dim());
+  for (std::size_t u = 0; u < ix.vocab_size(); ++u) part.doc_freq.push_back(ix.doc_freq(u));
+  for (std::size_t i = 0; i < sample; ++i) {
+    for (auto p = ix.indptr()[i]; p < ix.indptr()[i + 1]; ++p) {
+      part.indices.push_back(ix.indices()[p]);
+      part.values.push_back(ix.values()[p]);
+    }
+    part.indptr.push_back(part.indices.size());
+    part.ids.emplace_back(ix.doc_id(i));
+    part.labels.emplace_back(ix.label(i));
+  }
+  const Index small = Index::from_data(part);
+  const QuerySet q = slice(qs, 0, 1);
+  SearchOptions o;
+  o.method = Method::rwmd;
+  const double quad = seconds_of([&] { search(small, q, 10, o); }) / static_cast<double>(sample);
+  const double lcp = one_sided / static_cast<double>(ix.n_docs());
+  rep.add("quadratic RWMD: time per document pair (us)", 1e6 * quad, "us");
+  rep.add("LC-RWMD one-sided: time per document pair (us)", 1e6 * lcp, "us");
+  rep.add("quadratic / LC-RWMD per pair", quad / lcp, "x");
+}
+
+std::map<std::string, std::string> machine_meta() {
+  std::map<std::string, std::string> m;
+  m["threads"] = std::to_string(omp_get_max_threads());
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) {
+      m["cpu"] = line.substr(line.find(':') + 2);
+      break;
+    }
+  return m;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"lcrwmd benchmarks (tables on stdout, JSON with --json)"};
+  app.require_subcommand(1);
+  std::string json;
+  std::size_t reps = 7;
+  int threads = 0;
+  app.add_option("--json", json, "Also write the results as JSON");
+  app.add_option("--reps", reps, "Repetitions per measurement (median reported)");
+  app.add_option("--threads", threads, "Threads (default: all cores)");
+
+  auto* syn = app.add_subcommand("synthetic", "Set-1/Set-2 shapes from 'lcrwmd synth'");
+  std::string index_path, queries_path;
+  std::vector<std::size_t> batches = {64, 256};
+  syn->add_option("--index", index_path, "Index from lcrwmd synth")->required();
+  syn->add_option("--queries", queries_path, "Queries TSV from lcrwmd synth")->required();
+  syn->add_option("--batches", batches, "Batch sizes for throughput");
+
+  auto* real = app.add_subcommand("real", "A real corpus: test documents against train");
+  std::string emb_path, stop_path, train_path, test_path;
+  std::size_t batch = 256;
+  real->add_option("--embeddings", emb_path)->required();
+  real->add_option("--stopwords", stop_path);
+  real->add_option("--train", train_path)->required();
+  real->add_option("--test", test_path)->required();
+  real->add_option("--batch", batch, "Queries in the batch")->capture_default_str();
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    set_threads(threads);
+    Report rep;
+    auto meta = machine_meta();
+    if (*syn) {
+      const std::size_t rss0 = status_kib("VmRSS:");
+      const Index ix = Index::load(index_path, false);
+      const QuerySet qs = make_query_set(ix, read_tsv(queries_path), {});
+      std::printf("%s: %zu documents, vocabulary %zu, dim %zu, %.1f words/doc, %zu queries\n",
+                  index_path.c_str(), ix.n_docs(), ix.vocab_size(), ix.dim(),
+                  static_cast<double>(ix.nnz()) / static_cast<double>(ix.n_docs()), qs.size());
+      meta["index"] = index_path;
+      meta["n_docs"] = std::to_string(ix.n_docs());
+      meta["vocab_size"] = std::to_string(ix.vocab_size());
+      double single[2] = {0, 0};
+      single_query(ix, qs, reps, rep, single);
+      quadratic_vs_lc(ix, qs, single[0], rep);
+      for (std::size_t b : batches) batched(ix, qs, b, single, rep, "");
+      const double file_mib = static_cast<double>(ix.file_bytes()) / (1 << 20);
+      rep.add("index file (MiB)", file_mib, "MiB");
+      rep.add("peak resident memory of this process (MiB)",
+              static_cast<double>(status_kib("VmHWM:") - rss0) / 1024, "MiB");
+    } else {
+      const Embeddings emb = Embeddings::load(emb_path);
+      StopWords stop;
+      if (!stop_path.empty()) stop = StopWords::load(stop_path);
+      BuildOptions bo;
+      bo.stopwords = stop_path.empty() ? nullptr : &stop;
+      const Index ix = Index::from_data(build_index_data(emb, read_tsv(train_path), bo));
+      const QuerySet qs = make_query_set(ix, read_tsv(test_path), {bo.stopwords, &emb});
+      std::printf("%s: %zu documents, vocabulary %zu; %zu test queries\n", train_path.c_str(),
+                  ix.n_docs(), ix.vocab_size(), qs.size());
+      meta["train"] = train_path;
+      meta["test"] = test_path;
+      double single[2] = {0, 0};
+      single_query(ix, qs, std::max<std::size_t>(reps, 31), rep, single);
+      batched(ix, qs, batch, single, rep, "real ");
+    }
+    rep.write_json(json, meta);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "lcrwmd_bench: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

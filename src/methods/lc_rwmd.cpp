@@ -68,7 +68,13 @@ class LcRwmd final : public BatchDistance {
             std::lower_bound(words_.begin(), words_.end(), q.set.words[p]) - words_.begin()));
       cols_indptr_.push_back(cols_.size());
     }
-    keep_distances_ = symmetric_ && v * w * sizeof(float) <= cache_budget;
+    keep_distances_ = symmetric_ && v * cols_.size() * sizeof(float) <= cache_budget;
+    if (keep_distances_) {
+      by_column_.resize(cols_.size());
+      for (std::size_t p = 0; p < cols_.size(); ++p) by_column_[p] = static_cast<std::uint32_t>(p);
+      std::stable_sort(by_column_.begin(), by_column_.end(),
+                       [&](std::uint32_t a, std::uint32_t b) { return cols_[a] < cols_[b]; });
+    }
   }
 
   bool exact() const override { return !symmetric_; }
@@ -117,8 +123,9 @@ class LcRwmd final : public BatchDistance {
 
   void phase1() {
     const std::size_t v = index_.vocab_size(), w = words_.size(), Q = nq();
-    z_.assign(v * z_cols(), 0.0f);
-    if (keep_distances_) dist_.resize(v * w);
+    z_.resize(v * z_cols());
+    std::fill(z_.data(), z_.data() + z_.size(), 0.0f);
+    if (keep_distances_) dist_.resize(v * cols_.size());
     std::vector<float> nearest(w, kInf);  // squared distance to the nearest other word
     const std::size_t n_tiles = (v + rows_ - 1) / rows_;
 #pragma omp parallel
@@ -153,12 +160,7 @@ class LcRwmd final : public BatchDistance {
               if (static_cast<std::int64_t>(r) != self) best = std::min(best, col[r]);
             my_nearest[w0 + c] = best;
           }
-          // Kept row-major, so D2 reads a document word's distances from one contiguous row.
-          if (keep_distances_)
-            for (std::size_t r = 0; r < rows; ++r) {
-              float* row = dist_.data() + (u0 + r) * w + w0;
-              for (std::size_t c = 0; c < wc; ++c) row[c] = tile[c * rows + r];
-            }
+          if (keep_distances_) keep_for_reverse(u0, rows, w0, wc, tile);
         }
         for (std::size_t r = 0; r < rows; ++r)
           for (std::size_t j = 0; j < Q; ++j)
@@ -182,6 +184,20 @@ class LcRwmd final : public BatchDistance {
         if (vocab_id_[c] >= 0) z_[static_cast<std::size_t>(vocab_id_[c]) * z_cols() + Q + j] = term;
       }
       nn_sum_[j] = static_cast<float>(total);
+    }
+  }
+
+  // Copies a tile into the cache D2 reads: row u holds, query after query, the distances of u
+  // to that query's words, so D2 of a pair reads one contiguous segment per document word.
+  void keep_for_reverse(std::size_t u0, std::size_t rows, std::size_t w0, std::size_t wc,
+                        const float* tile) {
+    auto column_below = [&](std::uint32_t p, std::size_t c) { return cols_[p] < c; };
+    const auto first = std::lower_bound(by_column_.begin(), by_column_.end(), w0, column_below);
+    const auto last = std::lower_bound(first, by_column_.end(), w0 + wc, column_below);
+    const std::size_t stride = cols_.size();
+    for (std::size_t r = 0; r < rows; ++r) {
+      float* row = dist_.data() + (u0 + r) * stride;
+      for (auto it = first; it != last; ++it) row[*it] = tile[(cols_[*it] - w0) * rows + r];
     }
   }
 
@@ -246,29 +262,25 @@ class LcRwmd final : public BatchDistance {
 
   // D2 = R(q_j -> doc) = sum_t F_j[t] * min_{u in doc} c(u, w_t).
   float reverse_direction(std::size_t j, std::size_t doc) const {
-    const std::size_t m = index_.dim(), w = words_.size();
+    const std::size_t m = index_.dim();
     const std::uint64_t c0 = cols_indptr_[j], h = cols_indptr_[j + 1] - c0;
     const std::uint32_t* cols = cols_.data() + c0;
     thread_local std::vector<float> best;
     best.assign(h, kInf);
-    // A single query's words are the columns 0..h-1: a contiguous, vectorisable row segment.
-    const bool contiguous = h > 0 && cols[h - 1] - cols[0] == h - 1;
     const auto indptr = index_.indptr();
+    const std::size_t stride = cols_.size();
     for (std::uint64_t p = indptr[doc]; p < indptr[doc + 1]; ++p) {
       const std::size_t u = index_.indices()[p];
       if (keep_distances_) {
-        // Rows are scattered over the cache: fetch a few documents words ahead.
+        // Rows are scattered over memory: fetch a few document words ahead.
         if (p + kPrefetchAhead < indptr[doc + 1]) {
           const char* next = reinterpret_cast<const char*>(
-              dist_.data() + std::size_t{index_.indices()[p + kPrefetchAhead]} * w + cols[0]);
+              dist_.data() + std::size_t{index_.indices()[p + kPrefetchAhead]} * stride + c0);
           for (std::size_t b = 0; b < h * sizeof(float) && b < kPrefetchBytes; b += 64)
             __builtin_prefetch(next + b);
         }
-        const float* row = dist_.data() + u * w;
-        if (contiguous)
-          for (std::size_t t = 0; t < h; ++t) best[t] = std::min(best[t], row[cols[0] + t]);
-        else
-          for (std::size_t t = 0; t < h; ++t) best[t] = std::min(best[t], row[cols[t]]);
+        const float* row = dist_.data() + u * stride + c0;
+        for (std::size_t t = 0; t < h; ++t) best[t] = std::min(best[t], row[t]);
       } else {
         const float* e = index_.vector(u);
         for (std::size_t t = 0; t < h; ++t)
@@ -290,10 +302,11 @@ class LcRwmd final : public BatchDistance {
   std::vector<std::int64_t> vocab_id_;  // index word id, or -1 for a word the index lacks
   std::vector<std::uint64_t> cols_indptr_;
   std::vector<std::uint32_t> cols_;  // per query: its words as batch columns
-  std::vector<float> z_;       // v x z_cols(): sqrt of the row-wise minima, then B2 terms
+  LargeArray<float> z_;        // v x z_cols(): sqrt of the row-wise minima, then B2 terms
   std::vector<float> nn_sum_;  // per query: sum_t F_t nn(t)
   bool keep_distances_ = false;
-  LargeArray<float> dist_;  // v x w squared distances, row-major
+  LargeArray<float> dist_;  // v x cols_.size(): squared distances, see keep_for_reverse()
+  std::vector<std::uint32_t> by_column_;  // positions in cols_, ordered by column
 };
 
 }  // namespace

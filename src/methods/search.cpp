@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <unordered_set>
 
 #include "lcrwmd/error.h"
 #include "lcrwmd/topk.h"
@@ -61,16 +60,11 @@ std::vector<BatchPlan> plan_batches(const Index& index, const QuerySet& qs,
   std::size_t q = 0;
   while (q < qs.size()) {
     const std::size_t begin = q;
-    std::unordered_set<std::uint32_t> words;
     std::size_t bytes = 0;
     do {
-      std::unordered_set<std::uint32_t> grown = words;
-      grown.insert(qs.words.begin() + static_cast<std::ptrdiff_t>(qs.indptr[q]),
-                   qs.words.begin() + static_cast<std::ptrdiff_t>(qs.indptr[q + 1]));
-      const std::size_t cache = lc && opt.symmetric ? 4 * v * grown.size() : 0;
-      const std::size_t next = per_query * (q - begin + 1) + cache;
-      if (q > begin && next > opt.memory_budget) break;
-      words = std::move(grown);
+      const std::size_t words = qs.indptr[q + 1] - qs.indptr[begin];
+      const std::size_t cache = lc && opt.symmetric ? 4 * v * words : 0;
+      if (q > begin && per_query * (q - begin + 1) + cache > opt.memory_budget) break;
       bytes = per_query * (q - begin + 1);
       ++q;
     } while (q < qs.size() && q - begin < max_batch);
@@ -101,43 +95,45 @@ void refine_all(const BatchDistance& dist, std::size_t j, const float* lower,
     out[c] = dist.refine(j, static_cast<std::size_t>(docs[c]), lower[docs[c]]);
 }
 
-// Top-k of a bounded method: D >= D1, so walk documents in ascending (D1, index) order and
-// stop at the first whose bound already loses against the current k-th best.
+// Top-k of a bounded method: D >= lower, so refine documents in ascending (lower, index) order
+// and stop at the first whose bound already loses against the current k-th best.
 std::vector<Neighbor> pruned_topk(const BatchDistance& dist, std::size_t j, const float* lower,
                                   std::size_t n, std::size_t k, std::size_t& refined) {
   TopK best(k);
   if (k == 0) return best.take_sorted();
-  const std::size_t n_cand = std::min(n, std::max(2 * k, k + 64));
-  const std::vector<Neighbor> cand = select_topk({lower, n}, n_cand);
   std::vector<std::int64_t> docs;
   std::vector<float> exact;
   const std::size_t chunk = 32 * static_cast<std::size_t>(omp_get_max_threads());
-  for (std::size_t c0 = 0; c0 < cand.size(); c0 += chunk) {
-    docs.clear();
-    for (std::size_t c = c0; c < std::min(cand.size(), c0 + chunk); ++c) {
-      if (!best.accepts(cand[c]) && best.full()) break;
-      docs.push_back(cand[c].index);
+  // Refines `sorted` chunk by chunk; false once the rest cannot enter the top-k.
+  auto consume = [&](const std::vector<Neighbor>& sorted) {
+    for (std::size_t c0 = 0; c0 < sorted.size(); c0 += chunk) {
+      docs.clear();
+      for (std::size_t c = c0; c < std::min(sorted.size(), c0 + chunk); ++c) {
+        if (best.full() && !best.accepts(sorted[c])) break;
+        docs.push_back(sorted[c].index);
+      }
+      refine_all(dist, j, lower, docs, exact);
+      refined += docs.size();
+      for (std::size_t c = 0; c < docs.size(); ++c) {
+        if (best.full() && !best.accepts({lower[docs[c]], docs[c]})) return false;
+        best.push({exact[c], docs[c]});
+      }
+      if (docs.size() < std::min(chunk, sorted.size() - c0)) return false;
     }
-    refine_all(dist, j, lower, docs, exact);
-    refined += docs.size();
-    for (std::size_t c = 0; c < docs.size(); ++c) {
-      if (best.full() && !(Neighbor{lower[docs[c]], docs[c]} < best.worst()))
-        return best.take_sorted();
-      best.push({exact[c], docs[c]});
-    }
-    if (docs.size() < std::min(chunk, cand.size() - c0)) return best.take_sorted();
-  }
-  if (cand.size() == n) return best.take_sorted();
-  // Every candidate entered: the rest of the documents may still hold some of the k best.
-  const Neighbor last = cand.back();
-  docs.clear();
+    return true;
+  };
+  // The few best bounds first: they usually settle a good k-th best.
+  const std::vector<Neighbor> first = select_topk({lower, n}, std::min(n, std::max(2 * k, k + 64)));
+  if (!consume(first) || first.size() == n) return best.take_sorted();
+  // Then, in order, every other document whose bound still beats the k-th best.
+  const Neighbor last = first.back();
+  std::vector<Neighbor> rest;
   for (std::size_t i = 0; i < n; ++i) {
     const Neighbor b{lower[i], static_cast<std::int64_t>(i)};
-    if (last < b && best.accepts(b)) docs.push_back(b.index);
+    if (last < b && best.accepts(b)) rest.push_back(b);
   }
-  refine_all(dist, j, lower, docs, exact);
-  refined += docs.size();
-  for (std::size_t c = 0; c < docs.size(); ++c) best.push({exact[c], docs[c]});
+  std::sort(rest.begin(), rest.end());
+  consume(rest);
   return best.take_sorted();
 }
 

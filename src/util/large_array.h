@@ -1,14 +1,19 @@
 #pragma once
-// Uninitialised scratch for arrays of hundreds of MiB, mapped with transparent huge pages where
-// the kernel offers them (madvise mode). On first use, page faults — one per 4 KiB page — cost
-// more than the arithmetic that fills such an array; with 2 MiB pages they almost vanish.
-#include <sys/mman.h>
-
+// Uninitialised scratch for arrays of hundreds of MiB. First touch of fresh memory costs a
+// page fault and the kernel's zeroing per page — more than the arithmetic that fills such an
+// array — so mappings use transparent huge pages where offered, and released mappings are kept
+// in a small process-wide pool for the next batch or query to reuse (as GPU libraries keep
+// temporary memory), up to kPoolBytes.
 #include <cstddef>
-#include <new>
 #include <type_traits>
 
 namespace lcrwmd {
+
+namespace scratch {
+inline constexpr std::size_t kPoolBytes = std::size_t{3} << 30;
+void* acquire(std::size_t bytes, std::size_t& capacity);  // throws std::bad_alloc
+void release(void* p, std::size_t capacity);
+}  // namespace scratch
 
 template <typename T>
 class LargeArray {
@@ -17,20 +22,15 @@ class LargeArray {
  public:
   LargeArray() = default;
   explicit LargeArray(std::size_t n) { resize(n); }
-  ~LargeArray() { release(); }
+  ~LargeArray() { reset(); }
   LargeArray(const LargeArray&) = delete;
   LargeArray& operator=(const LargeArray&) = delete;
 
   // Contents are unspecified after a resize that grows the capacity.
   void resize(std::size_t n) {
-    if (n > capacity_) {
-      release();
-      const std::size_t bytes = n * sizeof(T);
-      void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (p == MAP_FAILED) throw std::bad_alloc();
-      ::madvise(p, bytes, MADV_HUGEPAGE);  // advisory: ignored where unsupported
-      data_ = static_cast<T*>(p);
-      capacity_ = n;
+    if (n * sizeof(T) > capacity_) {
+      reset();
+      data_ = static_cast<T*>(scratch::acquire(n * sizeof(T), capacity_));
     }
     size_ = n;
   }
@@ -42,13 +42,14 @@ class LargeArray {
   const T& operator[](std::size_t i) const { return data_[i]; }
 
  private:
-  void release() {
-    if (data_ != nullptr) ::munmap(data_, capacity_ * sizeof(T));
+  void reset() {
+    if (data_ != nullptr) scratch::release(data_, capacity_);
     data_ = nullptr;
     capacity_ = size_ = 0;
   }
   T* data_ = nullptr;
-  std::size_t size_ = 0, capacity_ = 0;
+  std::size_t size_ = 0;
+  std::size_t capacity_ = 0;  // bytes
 };
 
 }  // namespace lcrwmd
