@@ -77,7 +77,8 @@ QuerySet slice(const QuerySet& qs, std::size_t begin, std::size_t count) {
   for (std::size_t q = begin; q < std::min(qs.size(), begin + count); ++q) {
     s.words.insert(s.words.end(), qs.words.begin() + static_cast<std::ptrdiff_t>(qs.indptr[q]),
                    qs.words.begin() + static_cast<std::ptrdiff_t>(qs.indptr[q + 1]));
-    s.weights.insert(s.weights.end(), qs.weights.begin() + static_cast<std::ptrdiff_t>(qs.indptr[q]),
+    s.weights.insert(s.weights.end(),
+                     qs.weights.begin() + static_cast<std::ptrdiff_t>(qs.indptr[q]),
                      qs.weights.begin() + static_cast<std::ptrdiff_t>(qs.indptr[q + 1]));
     s.indptr.push_back(s.words.size());
     s.ids.push_back(qs.ids[q]);
@@ -147,8 +148,8 @@ void batched(const Index& ix, const QuerySet& qs, std::size_t batch, const doubl
     for (int r = 0; r < 2; ++r)
       t.push_back(seconds_of([&] { search(ix, q, 10, lc(symmetric, batch)); }));
     const double per_query = std::min(t[0], t[1]) / static_cast<double>(q.size());
-    const std::string name = tag + "batch of " + std::to_string(q.size()) +
-                             (symmetric ? ", symmetric" : ", one-sided");
+    const std::string name =
+        tag + "batch of " + std::to_string(q.size()) + (symmetric ? ", symmetric" : ", one-sided");
     rep.add(name + ": per query (ms)", 1e3 * per_query, "ms");
     rep.add(name + ": queries/s", 1.0 / per_query, "q/s");
     rep.add(name + ": per query / single query", per_query / single[symmetric], "x");

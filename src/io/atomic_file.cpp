@@ -1,5 +1,6 @@
 #include "io/atomic_file.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,6 +19,10 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   int fd = ::mkstemp(tmpl.data());
   if (fd < 0) throw Error(path_ + ": cannot create output file: " + std::strerror(errno));
   tmp_ = tmpl.data();
+  // mkstemp creates the file private (0600); give it the mode a plain create would have.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
   file_ = ::fdopen(fd, "wb");
   if (file_ == nullptr) {
     ::close(fd);

@@ -302,8 +302,8 @@ class LcRwmd final : public BatchDistance {
   std::vector<std::int64_t> vocab_id_;  // index word id, or -1 for a word the index lacks
   std::vector<std::uint64_t> cols_indptr_;
   std::vector<std::uint32_t> cols_;  // per query: its words as batch columns
-  LargeArray<float> z_;        // v x z_cols(): sqrt of the row-wise minima, then B2 terms
-  std::vector<float> nn_sum_;  // per query: sum_t F_t nn(t)
+  LargeArray<float> z_;              // v x z_cols(): sqrt of the row-wise minima, then B2 terms
+  std::vector<float> nn_sum_;        // per query: sum_t F_t nn(t)
   bool keep_distances_ = false;
   LargeArray<float> dist_;  // v x cols_.size(): squared distances, see keep_for_reverse()
   std::vector<std::uint32_t> by_column_;  // positions in cols_, ordered by column
