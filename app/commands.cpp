@@ -239,14 +239,20 @@ void add_info(CLI::App& app) {
     const double n = static_cast<double>(ix.n_docs());
     const std::size_t csr = ix.nnz() * 8 + (ix.n_docs() + 1) * 8;
     const std::size_t vec = ix.vocab_size() * ix.dim() * 4;
+    // Working memory of one query beyond the mapped index (LC-RWMD): its distance row and
+    // phase-1 minima; symmetric search also caches vocabulary x query-word distances.
+    const double h = n > 0 ? static_cast<double>(ix.nnz()) / n : 0.0;
+    const double one_sided = 4.0 * static_cast<double>(ix.n_docs() + 2 * ix.vocab_size());
+    const double symmetric = one_sided + 4.0 * h * static_cast<double>(ix.vocab_size());
     if (*json) {
       std::printf(
           "{\"path\": \"%s\", \"n_docs\": %zu, \"vocab_size\": %zu, \"dim\": %zu, \"nnz\": %zu, "
           "\"mean_words_per_doc\": %.3f, \"weighting\": \"%s\", \"file_bytes\": %zu, "
-          "\"csr_bytes\": %zu, \"vector_bytes\": %zu}\n",
+          "\"csr_bytes\": %zu, \"vector_bytes\": %zu, \"query_bytes_one_sided\": %.0f, "
+          "\"query_bytes_symmetric\": %.0f}\n",
           path->c_str(), ix.n_docs(), ix.vocab_size(), ix.dim(), ix.nnz(),
           n > 0 ? static_cast<double>(ix.nnz()) / n : 0.0, to_string(ix.weighting()),
-          ix.file_bytes(), csr, vec);
+          ix.file_bytes(), csr, vec, one_sided, symmetric);
     } else {
       std::printf("index        %s (checksum ok)\n", path->c_str());
       std::printf("documents    %zu\n", ix.n_docs());
@@ -258,6 +264,8 @@ void add_info(CLI::App& app) {
       std::printf("file         %.1f MiB (histograms %.1f MiB, vectors %.1f MiB)\n",
                   static_cast<double>(ix.file_bytes()) / (1 << 20),
                   static_cast<double>(csr) / (1 << 20), static_cast<double>(vec) / (1 << 20));
+      std::printf("per query    %.1f MiB one-sided, %.1f MiB symmetric (LC-RWMD working memory)\n",
+                  one_sided / (1 << 20), symmetric / (1 << 20));
     }
   });
 }

@@ -100,8 +100,12 @@ double bare_sgemm(const Index& ix, std::size_t words) {
   });
 }
 
+std::size_t g_tile_rows = 0, g_tile_words = 0;
+
 SearchOptions lc(bool symmetric, std::size_t batch) {
   SearchOptions o;
+  o.tile_rows = g_tile_rows;
+  o.tile_words = g_tile_words;
   o.method = Method::lc_rwmd;
   o.symmetric = symmetric;
   o.batch = batch;
@@ -208,6 +212,8 @@ int main(int argc, char** argv) {
   app.add_option("--json", json, "Also write the results as JSON");
   app.add_option("--reps", reps, "Repetitions per measurement (median reported)");
   app.add_option("--threads", threads, "Threads (default: all cores)");
+  app.add_option("--tile-rows", g_tile_rows, "Phase-1 tile rows (0: default)");
+  app.add_option("--tile-words", g_tile_words, "Phase-1 tile query words (0: default)");
 
   auto* syn = app.add_subcommand("synthetic", "Set-1/Set-2 shapes from 'lcrwmd synth'");
   std::string index_path, queries_path;

@@ -95,6 +95,11 @@ struct LcCase {
   std::size_t batch, tile_rows, tile_words, budget;
 };
 
+void PrintTo(const LcCase& c, std::ostream* os) {
+  *os << (c.symmetric ? "symmetric" : "one-sided") << " batch " << c.batch << " tile "
+      << c.tile_rows << "x" << c.tile_words << " budget " << c.budget;
+}
+
 class LcRwmdVsReference : public ::testing::TestWithParam<LcCase> {};
 
 TEST_P(LcRwmdVsReference, EqualsQuadraticRwmd) {

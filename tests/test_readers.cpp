@@ -75,6 +75,7 @@ TEST(Embeddings, RejectsBadInput) {
   expect_error(write_file("nan.txt", "a 1 nan\n"), ":1: NaN or infinite");
   expect_error(write_file("inf.txt", "a 1 2\nb inf 2\n"), ":2: NaN or infinite");
   expect_error(write_file("big.txt", "a 1 1e999\n"), "out of float range");
+  expect_error(write_file("huge.txt", "a 1 2\nb 3e38 1\n"), ":2: vector of word 'b' too large");
   expect_error(write_file("count.vec", "3 2\na 1 2\nb 1 2\n"), "truncated");
   std::string bin = binary_embeddings({{"a", {1, 2, 3}}, {"b", {4, 5, 6}}}, 3, 2);
   expect_error(write_file("trunc.bin", bin.substr(0, bin.size() - 6)), "entry 2");

@@ -55,6 +55,13 @@ bool looks_binary(std::string_view body) {
   return false;
 }
 
+// Squared norms must stay finite: the distance kernels square and add the components.
+bool magnitude_ok(const float* v, std::size_t dim) {
+  double s = 0;
+  for (std::size_t d = 0; d < dim; ++d) s += double{v[d]} * v[d];
+  return s < 1e30;
+}
+
 std::string_view next_line(std::string_view text, std::size_t& pos) {
   std::size_t end = text.find('\n', pos);
   if (end == std::string_view::npos) end = text.size();
@@ -77,6 +84,8 @@ Embeddings::Embeddings(std::vector<std::string> words, std::vector<float> vector
     for (std::size_t d = 0; d < dim; ++d)
       if (!std::isfinite(v[d]))
         throw Error("embeddings: word " + quoted(words[i]) + " has a NaN or infinite value");
+    if (!magnitude_ok(v, dim))
+      throw Error("embeddings: vector of word " + quoted(words[i]) + " too large");
     add(words[i], v);
   }
 }
@@ -138,6 +147,9 @@ Embeddings Embeddings::load(const std::string& path) {
         if (!std::isfinite(values[d]))
           throw Error(where + " (word " + quoted(word) + "): NaN or infinite value at component " +
                       std::to_string(d + 1));
+      if (!magnitude_ok(values.data(), dim))
+        throw Error(where + " (word " + quoted(word) +
+                    "): vector too large (squared norm >= 1e30)");
       e.add(word, values.data());
     }
     while (pos < text.size() && (text[pos] == '\n' || text[pos] == '\r')) ++pos;
@@ -185,6 +197,9 @@ Embeddings Embeddings::load(const std::string& path) {
       if (!std::isfinite(values[d]))
         throw Error(where + ": NaN or infinite value for word " + quoted(fields[0]));
     }
+    if (!magnitude_ok(values.data(), e.dim_))
+      throw Error(where + ": vector of word " + quoted(fields[0]) +
+                  " too large (squared norm >= 1e30)");
     e.add(fields[0], values.data());
     ++entries;
   }

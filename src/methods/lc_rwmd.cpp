@@ -104,13 +104,13 @@ class LcRwmd final : public BatchDistance {
     for (std::size_t c = 0; c < wc; ++c) {
       float* col = dst + c * rows;
       const float tn = t_norms_[w0 + c];
-      bool small = false;
+      int small = 0;  // an int, not a bool: keeps the loop vectorisable
       for (std::size_t r = 0; r < rows; ++r) {
         const float d = std::max(0.0f, col[r] + en[r] + tn);
-        small |= d < kRecomputeBelow * (en[r] + tn);
+        small += d < kRecomputeBelow * (en[r] + tn);
         col[r] = d;
       }
-      if (small)
+      if (small > 0)
         for (std::size_t r = 0; r < rows; ++r)
           if (col[r] < kRecomputeBelow * (en[r] + tn))
             col[r] = cpu::sq_dist(e + r * m, t_.data() + (w0 + c) * m, m);
@@ -219,14 +219,15 @@ class LcRwmd final : public BatchDistance {
     if (Q == 1) {
 #pragma omp parallel for schedule(static, 1024)
       for (std::size_t i = 0; i < n; ++i) {
-        float d1 = 0, shared = 0;
         if (symmetric_) {
+          float d1 = 0, shared = 0;
           for (std::uint64_t p = indptr[i]; p < indptr[i + 1]; ++p) {
             d1 += val[p] * z[2 * std::size_t{idx[p]}];
             shared += z[2 * std::size_t{idx[p]} + 1];
           }
           out[i] = bound(d1, nn_sum_[0], shared);
         } else {
+          float d1 = 0;
           for (std::uint64_t p = indptr[i]; p < indptr[i + 1]; ++p) d1 += val[p] * z[idx[p]];
           out[i] = d1;
         }
