@@ -302,3 +302,60 @@ TEST(RealCorpus, LcRwmdEqualsQuadraticOnBbcsport) {
 
 }  // namespace
 }  // namespace lcrwmd
+
+namespace lcrwmd {
+namespace {
+
+// Degenerate shapes: one document, one word, dimension 1; a query word absent from the index.
+TEST(Methods, DegenerateShapes) {
+  for (std::size_t dim : {1u, 2u, 9u}) {
+    const Index ix = Index::from_data(test::random_index(1, 1, dim, 1, 13));
+    QuerySet qs = query_set_from_index(ix, std::vector<std::size_t>{0});
+    qs.extra_words = {"x"};
+    qs.extra_vectors.assign(dim, 0.25f);
+    qs.words.push_back(1);  // a second query: only the extra word
+    qs.weights.push_back(1.0f);
+    qs.indptr.push_back(qs.words.size());
+    qs.ids.push_back("x");
+    qs.labels.emplace_back();
+    for (Method m : {Method::wcd, Method::rwmd, Method::lc_rwmd}) {
+      SearchOptions o;
+      o.method = m;
+      const SearchResults r = search(ix, qs, 3, o);
+      ASSERT_EQ(r.k, 1u);
+      EXPECT_EQ(r.distances[0], 0.0f);
+      double want = 0;
+      for (std::size_t k = 0; k < dim; ++k)
+        want += (double{ix.vector(0)[k]} - 0.25) * (double{ix.vector(0)[k]} - 0.25);
+      expect_close(r.distances[1], std::sqrt(want), to_string(m));
+    }
+  }
+}
+
+// TF-IDF: a query with the text of a resident document gets bit-identical weights (the
+// index's document frequencies), so it is at distance exactly 0 under every method.
+TEST(RealCorpus, TfIdfQueryOfResidentTextIsAtZero) {
+  REQUIRE_SHARED_DATA();
+  const std::string data = test::shared_data();
+  const Embeddings emb = Embeddings::load(data + "/embeddings/small.vec");
+  const StopWords stop = StopWords::load(data + "/stop_words.txt");
+  auto docs = read_tsv(data + "/corpora/twitter/train.tsv");
+  docs.resize(300);
+  BuildOptions bo;
+  bo.stopwords = &stop;
+  bo.weighting = Weighting::tfidf;
+  TextReport report;
+  const Index ix = Index::from_data(build_index_data(emb, docs, bo, &report));
+  EXPECT_FALSE(report.empty_documents.empty());  // small.vec misses many tweets' words
+  const QuerySet qs = make_query_set(ix, docs, {&stop, nullptr});
+  ASSERT_EQ(qs.size(), ix.n_docs());
+  for (Method m : {Method::wcd, Method::rwmd, Method::lc_rwmd}) {
+    SearchOptions o;
+    o.method = m;
+    const SearchResults r = search(ix, qs, 1, o);
+    for (std::size_t q = 0; q < qs.size(); ++q) ASSERT_EQ(r.distances[q], 0.0f) << to_string(m);
+  }
+}
+
+}  // namespace
+}  // namespace lcrwmd
