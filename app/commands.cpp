@@ -180,24 +180,28 @@ void add_search(CLI::App& app) {
          r.n_queries, l.index.n_docs(), f->method.c_str(),
          f->method == "wcd" ? "" : (f->one_sided ? " one-sided" : " symmetric"), since(t),
          st.batches, st.refined);
+    // Written one query at a time: with a large --k the results need not fit in memory twice.
+    std::unique_ptr<AtomicFile> file;
+    if (!output->empty()) file = std::make_unique<AtomicFile>(*output);
     std::string out;
     char buf[64];
-    for (std::size_t q = 0; q < r.n_queries; ++q)
+    for (std::size_t q = 0; q < r.n_queries; ++q) {
+      out.clear();
       for (std::size_t j = 0; j < r.k; ++j) {
         const std::int64_t doc = r.indices[q * r.k + j];
         if (doc < 0) continue;
         std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(r.distances[q * r.k + j]));
-        out += l.queries.ids[q] + '\t' + std::to_string(j + 1) + '\t' +
-               std::string(l.index.doc_id(static_cast<std::size_t>(doc))) + '\t' + buf + '\n';
+        (((((out += l.queries.ids[q]) += '\t') += std::to_string(j + 1)) += '\t') +=
+         l.index.doc_id(static_cast<std::size_t>(doc))) += '\t';
+        (out += buf) += '\n';
       }
-    if (output->empty()) {
-      if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size() || std::fflush(stdout) != 0)
+      if (file)
+        file->write(out);
+      else if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size())
         throw Error("cannot write results to stdout");
-    } else {
-      AtomicFile file(*output);
-      file.write(out);
-      file.commit();
     }
+    if (file) file->commit();
+    if (!file && std::fflush(stdout) != 0) throw Error("cannot write results to stdout");
   });
 }
 
@@ -305,6 +309,7 @@ void add_synth(CLI::App& app) {
     if (o.queries > 0 && f->queries_output.empty())
       throw Error("synth: --queries needs --queries-output");
     auto t = Clock::now();
+    note("synth: generating %zu documents over %zu words, dim %zu", o.docs, o.vocab, o.dim);
     SynthCorpus s = synthesize(o);
     note("synth: %zu documents, %zu words (of %zu), %zu nonzeros, generated in %.2f s",
          s.index.ids.size(), s.index.vocab.size(), o.vocab, s.index.indices.size(), since(t));

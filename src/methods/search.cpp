@@ -137,6 +137,31 @@ std::vector<Neighbor> pruned_topk(const BatchDistance& dist, std::size_t j, cons
   return best.take_sorted();
 }
 
+// The exact distances of one query's row, from their bounds.
+void refine_row(const BatchDistance& dist, std::size_t j, float* row, std::size_t n) {
+#pragma omp parallel for schedule(dynamic, 64) if (!omp_in_parallel())
+  for (std::size_t i = 0; i < n; ++i) row[i] = dist.refine(j, i, row[i]);
+}
+
+// Plans the batches and has the method compute each one's block of distances (or bounds);
+// use(first_query, batch_size, method, block) then takes what its caller needs from it.
+template <typename Use>
+void for_each_batch(const Index& index, const QuerySet& queries, const SearchOptions& opt,
+                    SearchStats& st, Use&& use) {
+  const std::size_t n = index.n_docs();
+  LargeArray<float> block;
+  for (const BatchPlan& plan : plan_batches(index, queries, opt)) {
+    const QueryRange range{queries, plan.begin, plan.end};
+    const auto dist = make_method(index, range, opt, plan.cache_budget);
+    block.resize(range.size() * n);
+    dist->compute(block.data());
+    ++st.batches;
+    st.distances += range.size() * n;
+    use(plan.begin, range.size(), *dist, block.data());
+    if (opt.progress) opt.progress(plan.end, queries.size());
+  }
+}
+
 }  // namespace
 
 SearchResults search(const Index& index, const QuerySet& queries, std::size_t k,
@@ -148,41 +173,32 @@ SearchResults search(const Index& index, const QuerySet& queries, std::size_t k,
   res.distances.assign(res.n_queries * res.k, 0.0f);
   res.indices.assign(res.n_queries * res.k, -1);
   SearchStats st;
-  LargeArray<float> block;
-  for (const BatchPlan& plan : plan_batches(index, queries, opt)) {
-    const QueryRange range{queries, plan.begin, plan.end};
-    auto dist = make_method(index, range, opt, plan.cache_budget);
-    block.resize(range.size() * n);
-    dist->compute(block.data());
-    ++st.batches;
-    st.distances += range.size() * n;
-    std::atomic<std::size_t> refined{0};
-    const bool refine = !dist->exact();
-#pragma omp parallel for schedule(dynamic) if (range.size() > 1)
-    for (std::size_t j = 0; j < range.size(); ++j) {
-      float* row = block.data() + j * n;
-      std::vector<Neighbor> top;
-      if (refine && opt.prune) {
-        std::size_t r = 0;
-        top = pruned_topk(*dist, j, row, n, res.k, r);
-        refined += r;
-      } else {
-        if (refine) {
-#pragma omp parallel for schedule(dynamic, 64) if (!omp_in_parallel())
-          for (std::size_t i = 0; i < n; ++i) row[i] = dist->refine(j, i, row[i]);
-          refined += n;
-        }
-        top = select_topk({row, n}, res.k);
-      }
-      const std::size_t q = plan.begin + j;
-      for (std::size_t r = 0; r < top.size(); ++r) {
-        res.distances[q * res.k + r] = top[r].distance;
-        res.indices[q * res.k + r] = top[r].index;
-      }
-    }
-    st.refined += refined;
-    if (opt.progress) opt.progress(plan.end, queries.size());
-  }
+  for_each_batch(index, queries, opt, st,
+                 [&](std::size_t first, std::size_t size, const BatchDistance& dist, float* block) {
+                   std::atomic<std::size_t> refined{0};
+#pragma omp parallel for schedule(dynamic) if (size > 1)
+                   for (std::size_t j = 0; j < size; ++j) {
+                     float* row = block + j * n;
+                     std::vector<Neighbor> top;
+                     std::size_t r = 0;
+                     if (!dist.exact() && opt.prune) {
+                       top = pruned_topk(dist, j, row, n, res.k, r);
+                     } else {
+                       if (!dist.exact()) {
+                         refine_row(dist, j, row, n);
+                         r = n;
+                       }
+                       top = select_topk({row, n}, res.k);
+                     }
+                     refined += r;
+                     const std::size_t q = first + j;
+                     for (std::size_t t = 0; t < top.size(); ++t) {
+                       res.distances[q * res.k + t] = top[t].distance;
+                       res.indices[q * res.k + t] = top[t].index;
+                     }
+                   }
+                   st.refined += refined;
+                 });
   if (stats) *stats = st;
   return res;
 }
@@ -191,25 +207,14 @@ void pairwise(const Index& index, const QuerySet& queries, const SearchOptions& 
               const RowSink& sink, SearchStats* stats) {
   const std::size_t n = index.n_docs();
   SearchStats st;
-  LargeArray<float> block;
-  for (const BatchPlan& plan : plan_batches(index, queries, opt)) {
-    const QueryRange range{queries, plan.begin, plan.end};
-    auto dist = make_method(index, range, opt, plan.cache_budget);
-    block.resize(range.size() * n);
-    dist->compute(block.data());
-    if (!dist->exact()) {
-      for (std::size_t j = 0; j < range.size(); ++j) {
-        float* row = block.data() + j * n;
-#pragma omp parallel for schedule(dynamic, 64)
-        for (std::size_t i = 0; i < n; ++i) row[i] = dist->refine(j, i, row[i]);
-      }
-      st.refined += range.size() * n;
-    }
-    ++st.batches;
-    st.distances += range.size() * n;
-    sink(plan.begin, range.size(), block.data());
-    if (opt.progress) opt.progress(plan.end, queries.size());
-  }
+  for_each_batch(index, queries, opt, st,
+                 [&](std::size_t first, std::size_t size, const BatchDistance& dist, float* block) {
+                   if (!dist.exact()) {
+                     for (std::size_t j = 0; j < size; ++j) refine_row(dist, j, block + j * n, n);
+                     st.refined += size * n;
+                   }
+                   sink(first, size, block);
+                 });
   if (stats) *stats = st;
 }
 

@@ -24,14 +24,25 @@ Pool& pool() {
   return *p;
 }
 
+// Requests are rounded up to size classes 1/8 of a power of two apart (at most 12.5% slack),
+// so batches of slightly different sizes land on the same pooled mapping.
+std::size_t size_class(std::size_t bytes) {
+  std::size_t pow2 = kHugePage;
+  while (pow2 < bytes) pow2 *= 2;
+  const std::size_t step = std::max(kHugePage, pow2 / 16);
+  return (bytes + step - 1) / step * step;
+}
+
 }  // namespace
 
 void* acquire(std::size_t bytes, std::size_t& capacity) {
-  bytes = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  bytes = size_class(bytes);
+  std::vector<std::pair<void*, std::size_t>> unused;
   {
     Pool& p = pool();
     std::lock_guard lock(p.mutex);
-    // The smallest pooled mapping that fits without wasting more than half of it.
+    // The smallest pooled mapping that fits without wasting more than half of it. (Pooled
+    // mappings were all live once, so reuse never lifts the footprint above its past peak.)
     auto best = p.free.end();
     for (auto it = p.free.begin(); it != p.free.end(); ++it)
       if (it->second >= bytes && it->second <= 2 * bytes &&
@@ -44,7 +55,12 @@ void* acquire(std::size_t bytes, std::size_t& capacity) {
       p.free.erase(best);
       return ptr;
     }
+    // No fit: hand every pooled mapping back before mapping more, so that pooled plus live
+    // memory never exceeds what the live buffers need.
+    unused.swap(p.free);
+    p.bytes = 0;
   }
+  for (auto [q, n] : unused) ::munmap(q, n);
   void* ptr = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (ptr == MAP_FAILED) throw std::bad_alloc();
   ::madvise(ptr, bytes, MADV_HUGEPAGE);  // advisory: ignored where unsupported
@@ -59,8 +75,7 @@ void release(void* ptr, std::size_t capacity) {
     std::lock_guard lock(p.mutex);
     p.free.emplace_back(ptr, capacity);
     p.bytes += capacity;
-    // Over the limit: unmap the oldest mappings first.
-    while (p.bytes > kPoolBytes) {
+    while (p.bytes > kPoolBytes) {  // oldest first
       evicted.push_back(p.free.front());
       p.bytes -= p.free.front().second;
       p.free.erase(p.free.begin());

@@ -3,7 +3,7 @@
 // page fault and the kernel's zeroing per page — more than the arithmetic that fills such an
 // array — so mappings use transparent huge pages where offered, and released mappings are kept
 // in a small process-wide pool for the next batch or query to reuse (as GPU libraries keep
-// temporary memory), up to kPoolBytes.
+// temporary memory), up to kPoolBytes; a request the pool cannot serve empties it first.
 #include <cstddef>
 #include <type_traits>
 
