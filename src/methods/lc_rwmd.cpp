@@ -123,7 +123,7 @@ class LcRwmd final : public BatchDistance {
 
   void phase1() {
     const std::size_t v = index_.vocab_size(), w = words_.size(), Q = nq();
-    z_.resize(v * z_cols());
+    z_.resize(v * Q);
     std::fill(z_.data(), z_.data() + z_.size(), 0.0f);
     if (keep_distances_) dist_.resize(v * cols_.size());
     std::vector<float> nearest(w, kInf);  // squared distance to the nearest other word
@@ -153,18 +153,20 @@ class LcRwmd final : public BatchDistance {
           }
           if (!symmetric_) continue;
           for (std::size_t c = 0; c < wc; ++c) {
-            const float* col = tile + c * rows;
+            // Nearest *other* word: hide the word itself (at 0) for a branch-free minimum.
+            float* col = tile + c * rows;
             const std::int64_t self = vocab_id_[w0 + c] - static_cast<std::int64_t>(u0);
+            const bool here = self >= 0 && self < static_cast<std::int64_t>(rows);
+            if (here) col[self] = kInf;
             float best = my_nearest[w0 + c];
-            for (std::size_t r = 0; r < rows; ++r)
-              if (static_cast<std::int64_t>(r) != self) best = std::min(best, col[r]);
+            for (std::size_t r = 0; r < rows; ++r) best = std::min(best, col[r]);
             my_nearest[w0 + c] = best;
+            if (here) col[self] = 0.0f;
           }
           if (keep_distances_) keep_for_reverse(u0, rows, w0, wc, tile);
         }
         for (std::size_t r = 0; r < rows; ++r)
-          for (std::size_t j = 0; j < Q; ++j)
-            z_[(u0 + r) * z_cols() + j] = std::sqrt(zmin[j * rows + r]);
+          for (std::size_t j = 0; j < Q; ++j) z_[(u0 + r) * Q + j] = std::sqrt(zmin[j * rows + r]);
       }
       if (symmetric_) {
 #pragma omp critical
@@ -172,7 +174,8 @@ class LcRwmd final : public BatchDistance {
       }
     }
     if (!symmetric_) return;
-    // B2 terms: z_[u][Q + j] = F_j(u) nn(u) for the query's own index words, and their sum.
+    // B2 terms F_j(t) nn(t) ride in Z as negative numbers: Z[u, j] is exactly 0 for the
+    // query's own words, so the sign tells them apart and one gather serves D1 and B2.
     nn_sum_.assign(Q, 0.0f);
     for (std::size_t j = 0; j < Q; ++j) {
       const float* f = q_.set.weights.data() + q_.set.indptr[q_.begin + j];
@@ -181,7 +184,7 @@ class LcRwmd final : public BatchDistance {
         const std::uint32_t c = cols_[p];
         const float term = f[p - cols_indptr_[j]] * std::sqrt(nearest[c]);
         total += term;
-        if (vocab_id_[c] >= 0) z_[static_cast<std::size_t>(vocab_id_[c]) * z_cols() + Q + j] = term;
+        if (vocab_id_[c] >= 0) z_[static_cast<std::size_t>(vocab_id_[c]) * Q + j] = -term;
       }
       nn_sum_[j] = static_cast<float>(total);
     }
@@ -195,14 +198,17 @@ class LcRwmd final : public BatchDistance {
     const auto first = std::lower_bound(by_column_.begin(), by_column_.end(), w0, column_below);
     const auto last = std::lower_bound(first, by_column_.end(), w0 + wc, column_below);
     const std::size_t stride = cols_.size();
-    for (std::size_t r = 0; r < rows; ++r) {
-      float* row = dist_.data() + (u0 + r) * stride;
-      for (auto it = first; it != last; ++it) row[*it] = tile[(cols_[*it] - w0) * rows + r];
+    // A transpose in blocks of 16 rows: the destination rows of a block stay in L1.
+    constexpr std::size_t kBlock = 16;
+    for (std::size_t r0 = 0; r0 < rows; r0 += kBlock) {
+      const std::size_t rn = std::min(kBlock, rows - r0);
+      float* dst = dist_.data() + (u0 + r0) * stride;
+      for (auto it = first; it != last; ++it) {
+        const float* src = tile + (cols_[*it] - w0) * rows + r0;
+        for (std::size_t r = 0; r < rn; ++r) dst[r * stride + *it] = src[r];
+      }
     }
   }
-
-  // Columns of z_: the row minima, then (symmetric) the B2 terms.
-  std::size_t z_cols() const { return symmetric_ ? 2 * nq() : nq(); }
 
   // max(D1, B2), with B2 lowered by 1e-4 of its full sum: the two sums of B2 round
   // differently, and rounding must never lift the bound above D2 (nor above 0 for itself).
@@ -211,7 +217,7 @@ class LcRwmd final : public BatchDistance {
   }
 
   void phase2(float* out) const {
-    const std::size_t n = index_.n_docs(), Q = nq(), zc = z_cols();
+    const std::size_t n = index_.n_docs(), Q = nq();
     const std::uint64_t* indptr = index_.indptr().data();
     const std::uint32_t* idx = index_.indices().data();
     const float* val = index_.values().data();
@@ -222,8 +228,9 @@ class LcRwmd final : public BatchDistance {
         if (symmetric_) {
           float d1 = 0, shared = 0;
           for (std::uint64_t p = indptr[i]; p < indptr[i + 1]; ++p) {
-            d1 += val[p] * z[2 * std::size_t{idx[p]}];
-            shared += z[2 * std::size_t{idx[p]} + 1];
+            const float x = z[idx[p]];
+            d1 += val[p] * std::max(x, 0.0f);
+            shared -= std::min(x, 0.0f);
           }
           out[i] = bound(d1, nn_sum_[0], shared);
         } else {
@@ -238,25 +245,32 @@ class LcRwmd final : public BatchDistance {
     const std::size_t n_blocks = (n + kDocs - 1) / kDocs;
 #pragma omp parallel
     {
-      std::vector<float> acc(kDocs * zc);
+      std::vector<float> acc(kDocs * Q), shared(symmetric_ ? kDocs * Q : 0);
 #pragma omp for schedule(static)
       for (std::size_t blk = 0; blk < n_blocks; ++blk) {
         const std::size_t i0 = blk * kDocs, nd = std::min(kDocs, n - i0);
         std::fill(acc.begin(), acc.end(), 0.0f);
+        std::fill(shared.begin(), shared.end(), 0.0f);
         for (std::size_t r = 0; r < nd; ++r) {
-          float* a = acc.data() + r * zc;
+          float* a = acc.data() + r * Q;
           for (std::uint64_t p = indptr[i0 + r]; p < indptr[i0 + r + 1]; ++p) {
             const float x = val[p];
-            const float* zr = z + std::size_t{idx[p]} * zc;
-            for (std::size_t j = 0; j < Q; ++j) a[j] += x * zr[j];
-            for (std::size_t j = Q; j < zc; ++j) a[j] += zr[j];
+            const float* zr = z + std::size_t{idx[p]} * Q;
+            if (symmetric_) {
+              float* b = shared.data() + r * Q;
+              for (std::size_t j = 0; j < Q; ++j) {
+                a[j] += x * std::max(zr[j], 0.0f);
+                b[j] -= std::min(zr[j], 0.0f);
+              }
+            } else {
+              for (std::size_t j = 0; j < Q; ++j) a[j] += x * zr[j];
+            }
           }
         }
         for (std::size_t j = 0; j < Q; ++j)
-          for (std::size_t r = 0; r < nd; ++r) {
-            const float* a = acc.data() + r * zc;
-            out[j * n + i0 + r] = symmetric_ ? bound(a[j], nn_sum_[j], a[Q + j]) : a[j];
-          }
+          for (std::size_t r = 0; r < nd; ++r)
+            out[j * n + i0 + r] =
+                symmetric_ ? bound(acc[r * Q + j], nn_sum_[j], shared[r * Q + j]) : acc[r * Q + j];
       }
     }
   }
@@ -303,8 +317,8 @@ class LcRwmd final : public BatchDistance {
   std::vector<std::int64_t> vocab_id_;  // index word id, or -1 for a word the index lacks
   std::vector<std::uint64_t> cols_indptr_;
   std::vector<std::uint32_t> cols_;  // per query: its words as batch columns
-  LargeArray<float> z_;              // v x z_cols(): sqrt of the row-wise minima, then B2 terms
-  std::vector<float> nn_sum_;        // per query: sum_t F_t nn(t)
+  LargeArray<float> z_;  // v x Q: sqrt of the row-wise minima; symmetric: -B2 terms (see phase1)
+  std::vector<float> nn_sum_;  // per query: sum_t F_t nn(t)
   bool keep_distances_ = false;
   LargeArray<float> dist_;  // v x cols_.size(): squared distances, see keep_for_reverse()
   std::vector<std::uint32_t> by_column_;  // positions in cols_, ordered by column
