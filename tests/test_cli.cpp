@@ -3,11 +3,11 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include "test_util.h"
@@ -66,13 +66,26 @@ TEST_F(Cli, BuildSearchOutputFormat) {
   const CliRun r =
       lcrwmd("search --index " + index + " --queries " + q + " --stopwords " + stop + " --k 2");
   ASSERT_EQ(r.code, 0) << r.err;
-  const std::regex line(R"(([^\t\n]+)\t([0-9]+)\t([^\t\n]+)\t([-+0-9.e]+))");
   std::istringstream lines(r.out);
-  std::vector<std::smatch> rows;
   std::vector<std::string> text;
   for (std::string l; std::getline(lines, l);) text.push_back(l);
   ASSERT_EQ(text.size(), 4u) << r.out;  // q3 has no known word: excluded
-  for (const auto& l : text) EXPECT_TRUE(std::regex_match(l, line)) << l;
+  for (const auto& l : text) {
+    // query_id, rank (from 1), doc_id, distance (a finite number, 9 significant digits)
+    std::vector<std::string> f;
+    std::istringstream fields(l);
+    for (std::string x; std::getline(fields, x, '\t');) f.push_back(x);
+    ASSERT_EQ(f.size(), 4u) << l;
+    EXPECT_FALSE(f[0].empty());
+    EXPECT_TRUE(f[1] == "1" || f[1] == "2") << l;
+    EXPECT_FALSE(f[2].empty());
+    char* end = nullptr;
+    const double d = std::strtod(f[3].c_str(), &end);
+    EXPECT_TRUE(*end == '\0' && std::isfinite(d) && d >= 0) << l;
+    char again[32];
+    std::snprintf(again, sizeof again, "%.9g", d);
+    EXPECT_EQ(f[3], again) << "not printed with 9 significant digits";
+  }
   EXPECT_EQ(text[0], "q1\t1\ts1\t0");  // the same text as s1: distance exactly 0
   EXPECT_EQ(text[1].substr(0, 5), "q1\t2\t");
   EXPECT_EQ(text[2].substr(0, 10), "q2\t1\tt1\t0.");
