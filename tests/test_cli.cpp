@@ -137,6 +137,9 @@ TEST_F(Cli, BadInputFailsCleanly) {
   r = lcrwmd("search --index " + docs + " --queries " + docs);
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.err.find("not a valid lcrwmd index"), std::string::npos) << r.err;
+  r = lcrwmd("search --index " + index + " --queries " + docs + " --output /nonexistent/dir/r.tsv");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("/nonexistent/dir/r.tsv"), std::string::npos) << r.err;
   r = lcrwmd("--help");
   EXPECT_EQ(r.code, 0);
   EXPECT_NE(r.out.find("search"), std::string::npos);
@@ -161,6 +164,14 @@ TEST_F(Cli, PairwiseWritesNpy) {
   EXPECT_EQ(m[4], 0.0f);  // q2 has the words of t1
   EXPECT_GT(m[3], m[4]);
   EXPECT_EQ(slurp(ids), "q1\nq2\n");
+  // The same distances as search reports (t1 is document 1).
+  const CliRun s = lcrwmd("search --index " + index + " --queries " + q + " --k 3");
+  ASSERT_EQ(s.code, 0) << s.err;
+  char expected[64];
+  std::snprintf(expected, sizeof expected, "q2\t1\tt1\t%.9g\n", static_cast<double>(m[4]));
+  EXPECT_NE(s.out.find(expected), std::string::npos) << s.out;
+  std::snprintf(expected, sizeof expected, "\ts1\t%.9g\n", static_cast<double>(m[3]));
+  EXPECT_NE(s.out.find(expected), std::string::npos) << s.out;
 }
 
 TEST_F(Cli, InfoJson) {
