@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cpu/distance_kernels.h"
+#include "cpu/sparse_dot.h"
 #include "methods/batch_distance.h"
 #include "util/large_array.h"
 
@@ -225,18 +226,12 @@ class LcRwmd final : public BatchDistance {
     if (Q == 1) {
 #pragma omp parallel for schedule(static, 1024)
       for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t b = indptr[i], h = indptr[i + 1] - b;
         if (symmetric_) {
-          float d1 = 0, shared = 0;
-          for (std::uint64_t p = indptr[i]; p < indptr[i + 1]; ++p) {
-            const float x = z[idx[p]];
-            d1 += val[p] * std::max(x, 0.0f);
-            shared -= std::min(x, 0.0f);
-          }
-          out[i] = bound(d1, nn_sum_[0], shared);
+          const cpu::SplitDot d = cpu::sparse_dot_split(idx + b, val + b, h, z);
+          out[i] = bound(d.dot, nn_sum_[0], d.negative);
         } else {
-          float d1 = 0;
-          for (std::uint64_t p = indptr[i]; p < indptr[i + 1]; ++p) d1 += val[p] * z[idx[p]];
-          out[i] = d1;
+          out[i] = cpu::sparse_dot(idx + b, val + b, h, z);
         }
       }
       return;
