@@ -24,8 +24,8 @@ inline float sparse_dot_scalar(const std::uint32_t* idx, const float* val, std::
   return s;
 }
 
-inline SplitDot sparse_dot_split_scalar(const std::uint32_t* idx, const float* val,
-                                        std::size_t h, const float* z) {
+inline SplitDot sparse_dot_split_scalar(const std::uint32_t* idx, const float* val, std::size_t h,
+                                        const float* z) {
   SplitDot r{0, 0};
   for (std::size_t p = 0; p < h; ++p) {
     const float x = z[idx[p]];
@@ -43,8 +43,7 @@ inline float hsum(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
-inline float sparse_dot(const std::uint32_t* idx, const float* val, std::size_t h,
-                        const float* z) {
+inline float sparse_dot(const std::uint32_t* idx, const float* val, std::size_t h, const float* z) {
   __m256 acc = _mm256_setzero_ps();
   std::size_t p = 0;
   for (; p + 8 <= h; p += 8) {
@@ -69,8 +68,7 @@ inline SplitDot sparse_dot_split(const std::uint32_t* idx, const float* val, std
   return {hsum(dot) + tail.dot, hsum(neg) + tail.negative};
 }
 #else
-inline float sparse_dot(const std::uint32_t* idx, const float* val, std::size_t h,
-                        const float* z) {
+inline float sparse_dot(const std::uint32_t* idx, const float* val, std::size_t h, const float* z) {
   return sparse_dot_scalar(idx, val, h, z);
 }
 inline SplitDot sparse_dot_split(const std::uint32_t* idx, const float* val, std::size_t h,
