@@ -43,8 +43,9 @@ void set_threads(int n) {
 
 namespace {
 
-// Working memory of a batch: its output rows, and for LC-RWMD the phase-1 minima and, when
-// symmetric, the cached word distances.
+// Queries [begin, end) computed together, sized so that their working memory — output rows,
+// for LC-RWMD the phase-1 minima and, when symmetric, the cached word distances — fits the
+// budget; cache_budget is what the rows and minima leave for that cache.
 struct BatchPlan {
   std::size_t begin, end;
   std::size_t cache_budget;
