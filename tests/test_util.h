@@ -13,13 +13,22 @@
 
 namespace lcrwmd::test {
 
+// A directory of this test process's own, removed when the process exits.
 inline std::filesystem::path temp_dir() {
-  static const std::filesystem::path dir = [] {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "lcrwmd-test-XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) == nullptr) std::abort();
-    return std::filesystem::path(tmpl);
-  }();
-  return dir;
+  struct Dir {
+    std::filesystem::path path;
+    Dir() {
+      std::string tmpl = (std::filesystem::temp_directory_path() / "lcrwmd-test-XXXXXX").string();
+      if (::mkdtemp(tmpl.data()) == nullptr) std::abort();
+      path = tmpl;
+    }
+    ~Dir() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  };
+  static const Dir dir;
+  return dir.path;
 }
 
 inline std::string write_file(const std::string& name, const std::string& content) {
