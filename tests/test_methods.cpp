@@ -133,8 +133,8 @@ INSTANTIATE_TEST_SUITE_P(
                       LcCase{false, 3, 7, 2, 1u << 30}, LcCase{true, 4, 3, 5, 1u << 30},
                       // No room for the distance cache: D2 from direct distances.
                       LcCase{true, 64, 0, 0, 1}, LcCase{true, 2, 5, 3, 1},
-                      // A budget that splits the batch.
-                      LcCase{true, 64, 16, 8, 8000}),
+                      // Budgets that split the batch.
+                      LcCase{true, 64, 16, 8, 8000}, LcCase{false, 64, 16, 8, 8000}),
     [](const ::testing::TestParamInfo<LcCase>& p) {
       const LcCase& c = p.param;
       return std::string(c.symmetric ? "sym" : "onesided") + "_batch" + std::to_string(c.batch) +

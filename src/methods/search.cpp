@@ -51,12 +51,17 @@ struct BatchPlan {
   std::size_t cache_budget;
 };
 
+// Symmetric LC-RWMD caches 4·v·h bytes of word distances per query. Where the budget admits only
+// a few queries per batch, their phase-1 minima (v x batch) outgrow the CPU caches while too few
+// queries share each row the sparse pass gathers, and one query at a time is faster (Set 1,
+// 2 GiB: ~10 queries per batch took 1.26x the single-query time; BENCHMARKS.md).
+constexpr std::size_t kMinSymmetricBatch = 16;
+
 std::vector<BatchPlan> plan_batches(const Index& index, const QuerySet& qs,
-                                    const SearchOptions& opt) {
+                                    const SearchOptions& opt, std::size_t max_batch) {
   const std::size_t n = index.n_docs(), v = index.vocab_size();
   const bool lc = opt.method == Method::lc_rwmd;
   const std::size_t per_query = 4 * (n + (lc ? v : 0));
-  const std::size_t max_batch = std::max<std::size_t>(opt.batch, 1);
   std::vector<BatchPlan> plans;
   std::size_t q = 0;
   while (q < qs.size()) {
@@ -72,6 +77,17 @@ std::vector<BatchPlan> plan_batches(const Index& index, const QuerySet& qs,
     plans.push_back({begin, q, opt.memory_budget > bytes ? opt.memory_budget - bytes : 0});
   }
   return plans;
+}
+
+std::vector<BatchPlan> plan_batches(const Index& index, const QuerySet& qs,
+                                    const SearchOptions& opt) {
+  const std::size_t max_batch = std::max<std::size_t>(opt.batch, 1);
+  std::vector<BatchPlan> plans = plan_batches(index, qs, opt, max_batch);
+  // Cramped: the memory budget, not the requested batch size, keeps batches small.
+  const bool cramped =
+      opt.method == Method::lc_rwmd && opt.symmetric && plans.size() > 1 &&
+      plans.front().end - plans.front().begin < std::min(kMinSymmetricBatch, max_batch);
+  return cramped ? plan_batches(index, qs, opt, 1) : plans;
 }
 
 std::unique_ptr<BatchDistance> make_method(const Index& index, QueryRange range,
