@@ -124,8 +124,7 @@ class LcRwmd final : public BatchDistance {
 
   void phase1() {
     const std::size_t v = index_.vocab_size(), w = words_.size(), Q = nq();
-    z_.resize(v * Q);
-    std::fill(z_.data(), z_.data() + z_.size(), 0.0f);
+    z_.resize(v * Q);  // every entry is written below, tile by tile
     if (keep_distances_) dist_.resize(v * cols_.size());
     std::vector<float> nearest(w, kInf);  // squared distance to the nearest other word
     const std::size_t n_tiles = (v + rows_ - 1) / rows_;
