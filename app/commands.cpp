@@ -191,9 +191,14 @@ void add_search(CLI::App& app) {
         const std::int64_t doc = r.indices[q * r.k + j];
         if (doc < 0) continue;
         std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(r.distances[q * r.k + j]));
-        (((((out += l.queries.ids[q]) += '\t') += std::to_string(j + 1)) += '\t') +=
-         l.index.doc_id(static_cast<std::size_t>(doc))) += '\t';
-        (out += buf) += '\n';
+        out += l.queries.ids[q];
+        out += '\t';
+        out += std::to_string(j + 1);
+        out += '\t';
+        out += l.index.doc_id(static_cast<std::size_t>(doc));
+        out += '\t';
+        out += buf;
+        out += '\n';
       }
       if (file)
         file->write(out);
@@ -254,16 +259,14 @@ void add_info(CLI::App& app) {
           "\"mean_words_per_doc\": %.3f, \"weighting\": \"%s\", \"file_bytes\": %zu, "
           "\"csr_bytes\": %zu, \"vector_bytes\": %zu, \"query_bytes_one_sided\": %.0f, "
           "\"query_bytes_symmetric\": %.0f}\n",
-          path->c_str(), ix.n_docs(), ix.vocab_size(), ix.dim(), ix.nnz(),
-          n > 0 ? static_cast<double>(ix.nnz()) / n : 0.0, to_string(ix.weighting()),
-          ix.file_bytes(), csr, vec, one_sided, symmetric);
+          path->c_str(), ix.n_docs(), ix.vocab_size(), ix.dim(), ix.nnz(), h,
+          to_string(ix.weighting()), ix.file_bytes(), csr, vec, one_sided, symmetric);
     } else {
       std::printf("index        %s (checksum ok)\n", path->c_str());
       std::printf("documents    %zu\n", ix.n_docs());
       std::printf("vocabulary   %zu words (compacted)\n", ix.vocab_size());
       std::printf("dimension    %zu\n", ix.dim());
-      std::printf("nonzeros     %zu (%.1f distinct words per document)\n", ix.nnz(),
-                  n > 0 ? static_cast<double>(ix.nnz()) / n : 0.0);
+      std::printf("nonzeros     %zu (%.1f distinct words per document)\n", ix.nnz(), h);
       std::printf("weighting    %s\n", to_string(ix.weighting()));
       std::printf("file         %.1f MiB (histograms %.1f MiB, vectors %.1f MiB)\n",
                   static_cast<double>(ix.file_bytes()) / (1 << 20),

@@ -300,12 +300,6 @@ TEST(RealCorpus, LcRwmdEqualsQuadraticOnBbcsport) {
   }
 }
 
-}  // namespace
-}  // namespace lcrwmd
-
-namespace lcrwmd {
-namespace {
-
 // Degenerate shapes: one document, one word, dimension 1; a query word absent from the index.
 TEST(Methods, DegenerateShapes) {
   for (std::size_t dim : {1u, 2u, 9u}) {
