@@ -48,10 +48,20 @@ void report_text(const TextReport& r, const char* what) {
 
 // Flags shared by search and pairwise.
 struct QueryFlags {
-  std::string index, queries, embeddings, stopwords, method = "lc-rwmd";
+  std::string index, queries, embeddings, stopwords, method = "lc-rwmd", prune = "bounds";
   bool one_sided = false, no_verify = false;
   std::size_t batch = 64, memory_mib = 2048;
   int threads = 0;
+
+  // Top-k commands only: a full matrix needs every exact distance.
+  void add_prune(CLI::App* c) {
+    c->add_option("--prune", prune,
+                  "Top-k of lc-rwmd (symmetric) and wmd: 'bounds' computes exact distances only "
+                  "where the lower bounds leave a document a chance; 'none' for every document "
+                  "(same results, slower)")
+        ->check(CLI::IsMember({"bounds", "none"}))
+        ->capture_default_str();
+  }
 
   void add(CLI::App* c) {
     c->add_option("--index", index, "Index file from 'lcrwmd build' or 'lcrwmd synth'")->required();
@@ -60,8 +70,8 @@ struct QueryFlags {
     c->add_option("--embeddings", embeddings,
                   "Embeddings to look up query words the index does not hold (else dropped)");
     c->add_option("--stopwords", stopwords, "Stop-word file, one word per line");
-    c->add_option("--method", method, "wcd | rwmd (quadratic) | lc-rwmd")
-        ->check(CLI::IsMember({"wcd", "rwmd", "lc-rwmd"}))
+    c->add_option("--method", method, "wcd | rwmd (quadratic) | lc-rwmd | wmd (exact)")
+        ->check(CLI::IsMember({"wcd", "rwmd", "lc-rwmd", "wmd"}))
         ->capture_default_str();
     c->add_flag("--one-sided", one_sided, "RWMD: D1 = R(document -> query) only, not max(D1, D2)");
     c->add_option("--batch", batch, "Queries that share one phase-1 pass")
@@ -77,7 +87,10 @@ struct QueryFlags {
   SearchOptions options() const {
     SearchOptions o;
     o.method = parse_method(method);
+    if (one_sided && o.method != Method::rwmd && o.method != Method::lc_rwmd)
+      throw Error("--one-sided applies to rwmd and lc-rwmd only, not " + method);
     o.symmetric = !one_sided;
+    o.prune = prune == "bounds";
     o.batch = batch;
     o.memory_budget = memory_mib << 20;
     o.progress = [t = Clock::now()](std::size_t done, std::size_t total) {
@@ -86,6 +99,23 @@ struct QueryFlags {
     return o;
   }
 };
+
+std::string describe(const SearchOptions& o) {
+  std::string s = to_string(o.method);
+  if (o.method == Method::rwmd || o.method == Method::lc_rwmd)
+    s += o.symmetric ? " symmetric" : " one-sided";
+  return s;
+}
+
+// How much work the bounds saved: D2 (symmetric LC-RWMD) or EMD solves (WMD) per pair.
+void report_refinement(const SearchOptions& o, const SearchStats& st) {
+  const double pairs = static_cast<double>(std::max<std::size_t>(st.distances, 1));
+  if (o.method == Method::wmd)
+    note("  EMD solves: %zu of %zu pairs (%.2f%% avoided), RWMD tightenings: %zu", st.refined,
+         st.distances, 100.0 * (1.0 - static_cast<double>(st.refined) / pairs), st.tightened);
+  else if (o.method == Method::lc_rwmd && o.symmetric)
+    note("  D2 computed for %zu of %zu pairs", st.refined, st.distances);
+}
 
 struct Loaded {
   Index index;
@@ -162,24 +192,21 @@ void add_search(CLI::App& app) {
   auto f = std::make_shared<QueryFlags>();
   auto k = std::make_shared<std::size_t>(10);
   auto output = std::make_shared<std::string>();
-  auto no_prune = std::make_shared<bool>(false);
   f->add(c);
+  f->add_prune(c);
   c->add_option("--k", *k, "Neighbours per query (more than the index holds: all)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   c->add_option("--output", *output, "TSV query_id, rank, doc_id, distance (default: stdout)");
-  c->add_flag("--no-prune", *no_prune, "Compute D2 for every document (same results, slower)");
-  c->callback([f, k, output, no_prune] {
+  c->callback([f, k, output] {
     Loaded l = load_queries(*f);
-    SearchOptions o = f->options();
-    o.prune = !*no_prune;
+    const SearchOptions o = f->options();
     auto t = Clock::now();
     SearchStats st;
     const SearchResults r = search(l.index, l.queries, *k, o, &st);
-    note("search: %zu queries x %zu documents, %s%s, %.3f s (%zu batches, D2 for %zu pairs)",
-         r.n_queries, l.index.n_docs(), f->method.c_str(),
-         f->method == "wcd" ? "" : (f->one_sided ? " one-sided" : " symmetric"), since(t),
-         st.batches, st.refined);
+    note("search: %zu queries x %zu documents, %s, %.3f s (%zu batches)", r.n_queries,
+         l.index.n_docs(), describe(o).c_str(), since(t), st.batches);
+    report_refinement(o, st);
     // Written one query at a time: with a large --k the results need not fit in memory twice.
     std::unique_ptr<AtomicFile> file;
     if (!output->empty()) file = std::make_unique<AtomicFile>(*output);

@@ -4,7 +4,7 @@ set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 PKGS=(build-essential cmake pkg-config libopenblas-openmp-dev libcli11-dev zlib1g-dev
-      libxxhash-dev libgtest-dev libgmock-dev clang-format)
+      libxxhash-dev liblemon-dev libgtest-dev libgmock-dev clang-format)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -40,54 +40,9 @@ std::pair<double, double> reference_rwmd(const Index& ix, std::size_t doc, const
   return {d1, d2};
 }
 
-std::vector<float> matrix(const Index& ix, const QuerySet& qs, const SearchOptions& o) {
-  std::vector<float> m(qs.size() * ix.n_docs(), -1.0f);
-  pairwise(ix, qs, o, [&](std::size_t first, std::size_t rows, const float* d) {
-    std::copy(d, d + rows * ix.n_docs(),
-              m.begin() + static_cast<std::ptrdiff_t>(first * ix.n_docs()));
-  });
-  return m;
-}
-
 void expect_close(float got, double want, const std::string& what) {
   ASSERT_TRUE(std::isfinite(got)) << what;
   ASSERT_NEAR(got, want, 2e-5 * std::max(1.0, std::abs(want))) << what;
-}
-
-// Random queries: some copies of resident documents, some fresh, some with words the index
-// lacks (extra vectors), one of a single word.
-QuerySet mixed_queries(const Index& ix, std::size_t n_fresh, unsigned seed) {
-  std::vector<std::size_t> self = {0, 3, ix.n_docs() - 1};
-  QuerySet qs = query_set_from_index(ix, self);
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal;
-  const std::size_t v = ix.vocab_size(), m = ix.dim();
-  for (std::size_t e = 0; e < 5; ++e) {
-    qs.extra_words.push_back("extra" + std::to_string(e));
-    for (std::size_t k = 0; k < m; ++k)
-      // extra0 duplicates an index vector exactly: its distances to that word must be 0.
-      qs.extra_vectors.push_back(e == 0 ? ix.vector(5)[k] : normal(rng));
-  }
-  for (std::size_t f = 0; f < n_fresh; ++f) {
-    const std::size_t h = f == 0 ? 1 : 1 + rng() % 12;
-    std::vector<std::uint32_t> ws;
-    while (ws.size() < h) {
-      const auto u = static_cast<std::uint32_t>(rng() % (v + 5));
-      if (std::find(ws.begin(), ws.end(), u) == ws.end()) ws.push_back(u);
-    }
-    std::sort(ws.begin(), ws.end());
-    float total = 0;
-    std::vector<float> w(h);
-    for (auto& x : w) total += x = 1.0f + static_cast<float>(rng() % 4);
-    for (std::size_t p = 0; p < h; ++p) {
-      qs.words.push_back(ws[p]);
-      qs.weights.push_back(w[p] / total);
-    }
-    qs.indptr.push_back(qs.words.size());
-    qs.ids.push_back("q" + std::to_string(f));
-    qs.labels.emplace_back();
-  }
-  return qs;
 }
 
 struct LcCase {
@@ -105,7 +60,7 @@ class LcRwmdVsReference : public ::testing::TestWithParam<LcCase> {};
 TEST_P(LcRwmdVsReference, EqualsQuadraticRwmd) {
   const LcCase c = GetParam();
   const Index ix = Index::from_data(test::random_index(131, 97, 13, 15, 7));
-  const QuerySet qs = mixed_queries(ix, 9, 11);
+  const QuerySet qs = test::mixed_queries(ix, 9, 11);
   SearchOptions o;
   o.method = Method::lc_rwmd;
   o.symmetric = c.symmetric;
@@ -113,9 +68,9 @@ TEST_P(LcRwmdVsReference, EqualsQuadraticRwmd) {
   o.tile_rows = c.tile_rows;
   o.tile_words = c.tile_words;
   o.memory_budget = c.budget;
-  const std::vector<float> got = matrix(ix, qs, o);
+  const std::vector<float> got = test::matrix(ix, qs, o);
   o.method = Method::rwmd;
-  const std::vector<float> quad = matrix(ix, qs, o);
+  const std::vector<float> quad = test::matrix(ix, qs, o);
   for (std::size_t q = 0; q < qs.size(); ++q)
     for (std::size_t i = 0; i < ix.n_docs(); ++i) {
       const auto [d1, d2] = reference_rwmd(ix, i, qs, q);
@@ -155,7 +110,7 @@ TEST(Methods, DocumentAgainstItselfIsZero) {
         o.symmetric = symmetric;
         o.batch = 7;
         o.tile_rows = o.tile_words = tiles;
-        const auto d = matrix(ix, qs, o);
+        const auto d = test::matrix(ix, qs, o);
         for (std::size_t i = 0; i < ix.n_docs(); ++i)
           ASSERT_EQ(d[i * ix.n_docs() + i], 0.0f) << to_string(m) << " doc " << i;
         // And search finds each document first.
@@ -166,10 +121,10 @@ TEST(Methods, DocumentAgainstItselfIsZero) {
 
 TEST(Methods, WcdMatchesDirectCentroids) {
   const Index ix = Index::from_data(test::random_index(40, 30, 9, 8, 5));
-  const QuerySet qs = mixed_queries(ix, 6, 2);
+  const QuerySet qs = test::mixed_queries(ix, 6, 2);
   SearchOptions o;
   o.method = Method::wcd;
-  const auto d = matrix(ix, qs, o);
+  const auto d = test::matrix(ix, qs, o);
   const std::size_t m = ix.dim();
   auto centroid = [&](auto words, auto weights, std::size_t h, auto vec) {
     std::vector<double> c(m, 0.0);
@@ -195,7 +150,7 @@ TEST(Methods, WcdMatchesDirectCentroids) {
 
 // Search must return exactly the k best of the full matrix, ties by document index.
 void expect_topk_matches_sort(const Index& ix, const QuerySet& qs, SearchOptions o) {
-  const auto full = matrix(ix, qs, o);
+  const auto full = test::matrix(ix, qs, o);
   for (std::size_t k : {1u, 4u, 10u, 1000u}) {
     for (bool prune : {true, false}) {
       o.prune = prune;
@@ -213,7 +168,8 @@ void expect_topk_matches_sort(const Index& ix, const QuerySet& qs, SearchOptions
           ASSERT_EQ(r.distances[q * r.k + j], all[j].distance);
         }
       }
-      if (o.method == Method::lc_rwmd && o.symmetric && prune && k < 10) {
+      if ((o.method == Method::wmd || (o.method == Method::lc_rwmd && o.symmetric)) && prune &&
+          k < 10) {
         EXPECT_LT(st.refined, qs.size() * ix.n_docs()) << "pruning skipped nothing";
       }
     }
@@ -238,9 +194,10 @@ TEST(Search, TopKMatchesFullSort) {
     d.labels.emplace_back();
   }
   const Index ix = Index::from_data(d);
-  const QuerySet qs = mixed_queries(ix, 12, 4);
-  for (Method m : {Method::wcd, Method::rwmd, Method::lc_rwmd})
+  const QuerySet qs = test::mixed_queries(ix, 12, 4);
+  for (Method m : {Method::wcd, Method::rwmd, Method::lc_rwmd, Method::wmd})
     for (bool symmetric : {true, false}) {
+      if (m == Method::wmd && !symmetric) continue;
       SearchOptions o;
       o.method = m;
       o.symmetric = symmetric;
@@ -284,12 +241,12 @@ TEST(RealCorpus, LcRwmdEqualsQuadraticOnBbcsport) {
     SearchOptions o;
     o.symmetric = symmetric;
     o.method = Method::rwmd;
-    const auto quad = matrix(ix, qs, o);
+    const auto quad = test::matrix(ix, qs, o);
     for (std::size_t tiles : {0u, 5u}) {
       o.method = Method::lc_rwmd;
       o.tile_rows = o.tile_words = tiles;
       o.batch = tiles ? 7 : 64;
-      const auto lc = matrix(ix, qs, o);
+      const auto lc = test::matrix(ix, qs, o);
       for (std::size_t x = 0; x < lc.size(); ++x) {
         const auto [d1, d2] = ref[x];
         expect_close(lc[x], symmetric ? std::max(d1, d2) : d1, "lc-rwmd bbcsport");

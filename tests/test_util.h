@@ -3,13 +3,17 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "lcrwmd/index.h"
+#include "lcrwmd/query.h"
+#include "lcrwmd/search.h"
 
 namespace lcrwmd::test {
 
@@ -81,6 +85,52 @@ inline IndexData random_index(std::size_t n_docs, std::size_t vocab, std::size_t
     d.labels.push_back("c" + std::to_string(i % 3));
   }
   return d;
+}
+
+// The full distance matrix of a method, queries x documents.
+inline std::vector<float> matrix(const Index& ix, const QuerySet& qs, const SearchOptions& o) {
+  std::vector<float> m(qs.size() * ix.n_docs(), -1.0f);
+  pairwise(ix, qs, o, [&](std::size_t first, std::size_t rows, const float* d) {
+    std::copy(d, d + rows * ix.n_docs(),
+              m.begin() + static_cast<std::ptrdiff_t>(first * ix.n_docs()));
+  });
+  return m;
+}
+
+// Random queries: some copies of resident documents, some fresh, some with words the index
+// lacks (extra vectors), one of a single word.
+inline QuerySet mixed_queries(const Index& ix, std::size_t n_fresh, unsigned seed) {
+  std::vector<std::size_t> self = {0, 3, ix.n_docs() - 1};
+  QuerySet qs = query_set_from_index(ix, self);
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal;
+  const std::size_t v = ix.vocab_size(), m = ix.dim();
+  for (std::size_t e = 0; e < 5; ++e) {
+    qs.extra_words.push_back("extra" + std::to_string(e));
+    for (std::size_t k = 0; k < m; ++k)
+      // extra0 duplicates an index vector exactly: its distances to that word must be 0.
+      qs.extra_vectors.push_back(e == 0 ? ix.vector(5)[k] : normal(rng));
+  }
+  for (std::size_t f = 0; f < n_fresh; ++f) {
+    const std::size_t h = f == 0 ? 1 : 1 + rng() % 12;
+    std::vector<std::uint32_t> ws;
+    while (ws.size() < h) {
+      const auto u = static_cast<std::uint32_t>(rng() % (v + 5));
+      if (std::find(ws.begin(), ws.end(), u) == ws.end()) ws.push_back(u);
+    }
+    std::sort(ws.begin(), ws.end());
+    float total = 0;
+    std::vector<float> w(h);
+    for (auto& x : w) total += x = 1.0f + static_cast<float>(rng() % 4);
+    for (std::size_t p = 0; p < h; ++p) {
+      qs.words.push_back(ws[p]);
+      qs.weights.push_back(w[p] / total);
+    }
+    qs.indptr.push_back(qs.words.size());
+    qs.ids.push_back("q" + std::to_string(f));
+    qs.labels.emplace_back();
+  }
+  return qs;
 }
 
 }  // namespace lcrwmd::test

@@ -19,19 +19,21 @@ enum class Method {
   wcd,      // Word Centroid Distance
   rwmd,     // quadratic RWMD: per pair cost matrix, row and column minima (the reference)
   lc_rwmd,  // linear-complexity RWMD (Atasu et al. 2017)
+  wmd,      // exact Word Mover's Distance (an EMD per pair; top-k pruned by the RWMD bounds)
 };
 const char* to_string(Method m);
-Method parse_method(std::string_view s);  // "wcd" | "rwmd" | "lc-rwmd"
+Method parse_method(std::string_view s);  // "wcd" | "rwmd" | "lc-rwmd" | "wmd"
 
 struct SearchOptions {
   Method method = Method::lc_rwmd;
-  // RWMD methods: D = max(D1, D2). false: D1 = R(document -> query) only.
+  // RWMD methods: D = max(D1, D2). false: D1 = R(document -> query) only. WMD is symmetric.
   bool symmetric = true;
   // Queries that share one phase-1 pass (one GEMM against all their distinct words).
   std::size_t batch = 64;
   // Bytes of working memory a batch may use beyond the index; batches shrink to fit.
   std::size_t memory_budget = std::size_t{2} << 30;
-  // Symmetric top-k: compute D2 only for documents whose D1 still beats the k-th best.
+  // Top-k of a bounded method (symmetric LC-RWMD, WMD): compute the exact distance only for
+  // documents whose lower bound still beats the k-th best; the results are the same.
   bool prune = true;
   // Phase-1 tile shape (vocabulary rows x query words); 0 picks a cache-friendly size.
   std::size_t tile_rows = 0;
@@ -43,7 +45,9 @@ struct SearchOptions {
 struct SearchStats {
   std::size_t batches = 0;
   std::size_t distances = 0;  // query-document pairs bounded or computed
-  std::size_t refined = 0;    // pairs whose second direction (D2) was computed
+  std::size_t refined = 0;    // pairs whose exact distance was computed from a bound:
+                              // D2 for symmetric LC-RWMD, an EMD solve for WMD
+  std::size_t tightened = 0;  // WMD: pairs whose RWMD was computed as a tighter bound
 };
 
 // Row q holds the k' = min(k, n_docs) nearest documents of query q, best first: ascending

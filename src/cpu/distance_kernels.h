@@ -33,6 +33,23 @@ inline float sq_dist(const float* a, const float* b, std::size_t m) {
   return s;
 }
 
+// ||a - b||^2 with the differences and the sum in double: the ground costs of exact WMD.
+inline double sq_dist_f64(const float* a, const float* b, std::size_t m) {
+  double acc[4] = {};
+  std::size_t d = 0;
+  for (; d + 4 <= m; d += 4)
+    for (int l = 0; l < 4; ++l) {
+      const double t = static_cast<double>(a[d + l]) - static_cast<double>(b[d + l]);
+      acc[l] += t * t;
+    }
+  double s = 0;
+  for (; d < m; ++d) {
+    const double t = static_cast<double>(a[d]) - static_cast<double>(b[d]);
+    s += t * t;
+  }
+  return s + (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+
 // out[0..m) = sum_p weights[p] * vector_of(words[p]), accumulated in double.
 template <typename VectorOf>
 void weighted_centroid(const std::uint32_t* words, const float* weights, std::size_t h,

@@ -27,6 +27,10 @@ class BatchDistance {
   virtual bool exact() const { return true; }
   // The distance of (q, doc) from its lower bound; thread-safe.
   virtual float refine(std::size_t /*q*/, std::size_t /*doc*/, float lower) const { return lower; }
+  // Methods whose refine() is costly may offer a middle step: a lower bound at least as tight
+  // as `lower`, far cheaper than refine(); thread-safe.
+  virtual bool tightens() const { return false; }
+  virtual float tighten(std::size_t /*q*/, std::size_t /*doc*/, float lower) const { return lower; }
 };
 
 std::unique_ptr<BatchDistance> make_wcd(const Index& index, QueryRange queries);
@@ -36,6 +40,15 @@ std::unique_ptr<BatchDistance> make_quadratic_rwmd(const Index& index, QueryRang
 // distances; without room, D2 falls back to direct per-pair distances.
 std::unique_ptr<BatchDistance> make_lc_rwmd(const Index& index, QueryRange queries,
                                             const SearchOptions& options, std::size_t cache_budget);
+
+// Exact WMD: bounded by symmetric LC-RWMD (computed with the same options and cache budget),
+// tightened to the pair's RWMD, refined by an EMD solve.
+std::unique_ptr<BatchDistance> make_wmd(const Index& index, QueryRange queries,
+                                        const SearchOptions& options, std::size_t cache_budget);
+
+// Exact WMD of one pair: EMD between the document's and the query's weights, Euclidean word
+// costs, all in double. Errors name the pair.
+double wmd_pair(const Index& index, std::size_t doc, const QuerySet& queries, std::size_t q);
 
 // Quadratic RWMD of one pair, both directions: d1 = R(doc -> query), d2 = R(query -> doc).
 struct RwmdPair {

@@ -13,6 +13,7 @@
 #include "lcrwmd/topk.h"
 #include "methods/batch_distance.h"
 #include "util/large_array.h"
+#include "util/parallel_errors.h"
 
 namespace lcrwmd {
 
@@ -24,6 +25,8 @@ const char* to_string(Method m) {
       return "rwmd";
     case Method::lc_rwmd:
       return "lc-rwmd";
+    case Method::wmd:
+      return "wmd";
   }
   return "?";
 }
@@ -32,7 +35,8 @@ Method parse_method(std::string_view s) {
   if (s == "wcd") return Method::wcd;
   if (s == "rwmd") return Method::rwmd;
   if (s == "lc-rwmd") return Method::lc_rwmd;
-  throw Error("unknown method '" + std::string(s) + "' (expected wcd, rwmd or lc-rwmd)");
+  if (s == "wmd") return Method::wmd;
+  throw Error("unknown method '" + std::string(s) + "' (expected wcd, rwmd, lc-rwmd or wmd)");
 }
 
 void set_threads(int n) {
@@ -42,6 +46,14 @@ void set_threads(int n) {
 }
 
 namespace {
+
+// WMD's bounds are symmetric LC-RWMD's: same phase 1, same cache.
+bool uses_lc_rwmd(const SearchOptions& opt) {
+  return opt.method == Method::lc_rwmd || opt.method == Method::wmd;
+}
+bool caches_word_distances(const SearchOptions& opt) {
+  return opt.method == Method::wmd || (opt.method == Method::lc_rwmd && opt.symmetric);
+}
 
 // Queries [begin, end) computed together, sized so that their working memory — output rows,
 // for LC-RWMD the phase-1 minima and, when symmetric, the cached word distances — fits the
@@ -60,7 +72,7 @@ constexpr std::size_t kMinSymmetricBatch = 16;
 std::vector<BatchPlan> plan_batches(const Index& index, const QuerySet& qs,
                                     const SearchOptions& opt, std::size_t max_batch) {
   const std::size_t n = index.n_docs(), v = index.vocab_size();
-  const bool lc = opt.method == Method::lc_rwmd;
+  const bool lc = uses_lc_rwmd(opt);
   const std::size_t per_query = 4 * (n + (lc ? v : 0));
   std::vector<BatchPlan> plans;
   std::size_t q = 0;
@@ -69,7 +81,7 @@ std::vector<BatchPlan> plan_batches(const Index& index, const QuerySet& qs,
     std::size_t bytes = 0;
     do {
       const std::size_t words = qs.indptr[q + 1] - qs.indptr[begin];
-      const std::size_t cache = lc && opt.symmetric ? 4 * v * words : 0;
+      const std::size_t cache = caches_word_distances(opt) ? 4 * v * words : 0;
       if (q > begin && per_query * (q - begin + 1) + cache > opt.memory_budget) break;
       bytes = per_query * (q - begin + 1);
       ++q;
@@ -85,7 +97,7 @@ std::vector<BatchPlan> plan_batches(const Index& index, const QuerySet& qs,
   std::vector<BatchPlan> plans = plan_batches(index, qs, opt, max_batch);
   // Cramped: the memory budget, not the requested batch size, keeps batches small.
   const bool cramped =
-      opt.method == Method::lc_rwmd && opt.symmetric && plans.size() > 1 &&
+      caches_word_distances(opt) && plans.size() > 1 &&
       plans.front().end - plans.front().begin < std::min(kMinSymmetricBatch, max_batch);
   return cramped ? plan_batches(index, qs, opt, 1) : plans;
 }
@@ -99,6 +111,8 @@ std::unique_ptr<BatchDistance> make_method(const Index& index, QueryRange range,
       return make_quadratic_rwmd(index, range, opt.symmetric);
     case Method::lc_rwmd:
       return make_lc_rwmd(index, range, opt, cache_budget);
+    case Method::wmd:
+      return make_wmd(index, range, opt, cache_budget);
   }
   throw Error("unknown method");
 }
@@ -107,9 +121,11 @@ std::unique_ptr<BatchDistance> make_method(const Index& index, QueryRange range,
 void refine_all(const BatchDistance& dist, std::size_t j, const float* lower,
                 const std::vector<std::int64_t>& docs, std::vector<float>& out) {
   out.resize(docs.size());
+  ParallelErrors errors;
 #pragma omp parallel for schedule(dynamic, 4) if (!omp_in_parallel())
   for (std::size_t c = 0; c < docs.size(); ++c)
-    out[c] = dist.refine(j, static_cast<std::size_t>(docs[c]), lower[docs[c]]);
+    errors.run([&] { out[c] = dist.refine(j, static_cast<std::size_t>(docs[c]), lower[docs[c]]); });
+  errors.rethrow();
 }
 
 // Top-k of a bounded method: D >= lower, so refine documents in ascending (lower, index) order
@@ -156,8 +172,75 @@ std::vector<Neighbor> pruned_topk(const BatchDistance& dist, std::size_t j, cons
 
 // The exact distances of one query's row, from their bounds.
 void refine_row(const BatchDistance& dist, std::size_t j, float* row, std::size_t n) {
-#pragma omp parallel for schedule(dynamic, 64) if (!omp_in_parallel())
-  for (std::size_t i = 0; i < n; ++i) row[i] = dist.refine(j, i, row[i]);
+  ParallelErrors errors;
+#pragma omp parallel for schedule(dynamic, 16) if (!omp_in_parallel())
+  for (std::size_t i = 0; i < n; ++i) errors.run([&] { row[i] = dist.refine(j, i, row[i]); });
+  errors.rethrow();
+}
+
+// Top-k of a method with two bounds below a costly exact distance (WMD: lower <= RWMD <= WMD).
+// Candidates leave a min-heap in ascending bound order: one still at its first bound comes
+// back with its tighter one, a tightened one gets its exact distance. The first bound that
+// cannot enter the top-k ends the search, so exact distances are computed in ascending order
+// of the tighter bound, only while that bound still beats the k-th best.
+struct Candidate {
+  float bound;
+  std::int64_t doc;
+  bool tight;
+};
+
+std::vector<Neighbor> cascade_topk(const BatchDistance& dist, std::size_t j, const float* lower,
+                                   std::size_t n, std::size_t k, SearchStats& counts) {
+  TopK best(k);
+  std::vector<Candidate> heap(n);
+  for (std::size_t i = 0; i < n; ++i) heap[i] = {lower[i], static_cast<std::int64_t>(i), false};
+  const auto later = [](const Candidate& a, const Candidate& b) {
+    return Neighbor{b.bound, b.doc} < Neighbor{a.bound, a.doc};
+  };
+  std::make_heap(heap.begin(), heap.end(), later);
+  // Exact distances per round: one per thread, so that each round's results tighten the k-th
+  // best before the next; cheap tightenings ride along, many more per round.
+  const std::size_t threads =
+      omp_in_parallel() ? 1 : static_cast<std::size_t>(omp_get_max_threads());
+  std::vector<Candidate> round;
+  std::vector<float> value;
+  for (;;) {
+    round.clear();
+    std::size_t solves = 0;
+    while (!heap.empty() && solves < threads && round.size() < 32 * threads) {
+      const Candidate top = heap.front();
+      if (!best.accepts({top.bound, top.doc})) break;
+      std::pop_heap(heap.begin(), heap.end(), later);
+      heap.pop_back();
+      solves += top.tight;
+      round.push_back(top);
+    }
+    if (round.empty()) break;
+    value.resize(round.size());
+    ParallelErrors errors;
+#pragma omp parallel for schedule(dynamic, 1) if (round.size() > 1 && threads > 1)
+    for (std::size_t c = 0; c < round.size(); ++c)
+      errors.run([&] {
+        const Candidate& r = round[c];
+        const auto doc = static_cast<std::size_t>(r.doc);
+        value[c] = r.tight ? dist.refine(j, doc, r.bound) : dist.tighten(j, doc, r.bound);
+      });
+    errors.rethrow();
+    for (std::size_t c = 0; c < round.size(); ++c) {
+      const Neighbor found{value[c], round[c].doc};
+      if (round[c].tight) {
+        ++counts.refined;
+        best.push(found);
+      } else {
+        ++counts.tightened;
+        if (best.accepts(found)) {
+          heap.push_back({found.distance, found.index, true});
+          std::push_heap(heap.begin(), heap.end(), later);
+        }
+      }
+    }
+  }
+  return best.take_sorted();
 }
 
 // Plans the batches and has the method compute each one's block of distances (or bounds);
@@ -192,29 +275,37 @@ SearchResults search(const Index& index, const QuerySet& queries, std::size_t k,
   SearchStats st;
   for_each_batch(index, queries, opt, st,
                  [&](std::size_t first, std::size_t size, const BatchDistance& dist, float* block) {
-                   std::atomic<std::size_t> refined{0};
+                   std::atomic<std::size_t> refined{0}, tightened{0};
+                   ParallelErrors errors;
 #pragma omp parallel for schedule(dynamic) if (size > 1)
                    for (std::size_t j = 0; j < size; ++j) {
-                     float* row = block + j * n;
-                     std::vector<Neighbor> top;
-                     std::size_t r = 0;
-                     if (!dist.exact() && opt.prune) {
-                       top = pruned_topk(dist, j, row, n, res.k, r);
-                     } else {
-                       if (!dist.exact()) {
-                         refine_row(dist, j, row, n);
-                         r = n;
+                     errors.run([&] {
+                       float* row = block + j * n;
+                       std::vector<Neighbor> top;
+                       SearchStats counts;
+                       if (!dist.exact() && opt.prune && dist.tightens()) {
+                         top = cascade_topk(dist, j, row, n, res.k, counts);
+                       } else if (!dist.exact() && opt.prune) {
+                         top = pruned_topk(dist, j, row, n, res.k, counts.refined);
+                       } else {
+                         if (!dist.exact()) {
+                           refine_row(dist, j, row, n);
+                           counts.refined = n;
+                         }
+                         top = select_topk({row, n}, res.k);
                        }
-                       top = select_topk({row, n}, res.k);
-                     }
-                     refined += r;
-                     const std::size_t q = first + j;
-                     for (std::size_t t = 0; t < top.size(); ++t) {
-                       res.distances[q * res.k + t] = top[t].distance;
-                       res.indices[q * res.k + t] = top[t].index;
-                     }
+                       refined += counts.refined;
+                       tightened += counts.tightened;
+                       const std::size_t q = first + j;
+                       for (std::size_t t = 0; t < top.size(); ++t) {
+                         res.distances[q * res.k + t] = top[t].distance;
+                         res.indices[q * res.k + t] = top[t].index;
+                       }
+                     });
                    }
+                   errors.rethrow();
                    st.refined += refined;
+                   st.tightened += tightened;
                  });
   if (stats) *stats = st;
   return res;

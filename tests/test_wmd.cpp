@@ -1,0 +1,242 @@
+// Exact WMD against independent answers: the 1-D closed form, brute force over assignments,
+// the one-word case, and the unreduced EMD; the bounds below it; pruned top-k against brute
+// force on random and real data.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include "lcrwmd/corpus.h"
+#include "lcrwmd/embeddings.h"
+#include "lcrwmd/emd.h"
+#include "lcrwmd/error.h"
+#include "lcrwmd/search.h"
+#include "methods/batch_distance.h"
+#include "test_util.h"
+
+namespace lcrwmd {
+namespace {
+
+std::vector<double> random_weights(std::mt19937& rng, std::size_t n) {
+  std::uniform_real_distribution<double> u(0.05, 1.0);
+  std::vector<double> w(n);
+  for (double& x : w) x = u(rng);
+  return w;
+}
+
+// On a line with cost |x - y| the EMD is the L1 distance between the two CDFs.
+double emd_on_line(const std::vector<double>& xa, std::vector<double> a,
+                   const std::vector<double>& xb, std::vector<double> b) {
+  const double sa = std::accumulate(a.begin(), a.end(), 0.0);
+  const double sb = std::accumulate(b.begin(), b.end(), 0.0);
+  std::vector<std::pair<double, double>> events;  // (position, signed mass)
+  for (std::size_t i = 0; i < a.size(); ++i) events.push_back({xa[i], a[i] / sa});
+  for (std::size_t j = 0; j < b.size(); ++j) events.push_back({xb[j], -b[j] / sb});
+  std::sort(events.begin(), events.end());
+  double cdf = 0, total = 0;
+  for (std::size_t e = 0; e + 1 < events.size(); ++e) {
+    cdf += events[e].second;
+    total += std::abs(cdf) * (events[e + 1].first - events[e].first);
+  }
+  return total;
+}
+
+TEST(Emd, EqualsTheClosedFormOnALine) {
+  std::mt19937 rng(7);
+  std::normal_distribution<double> normal;
+  for (auto [na, nb] : {std::pair{1, 1}, {1, 7}, {9, 1}, {2, 2}, {5, 13}, {40, 17}, {120, 90}}) {
+    std::vector<double> xa(na), xb(nb);
+    for (double& x : xa) x = normal(rng);
+    for (double& x : xb) x = normal(rng);
+    const auto a = random_weights(rng, na), b = random_weights(rng, nb);
+    std::vector<double> cost(na * nb);
+    for (int i = 0; i < na; ++i)
+      for (int j = 0; j < nb; ++j) cost[i * nb + j] = std::abs(xa[i] - xb[j]);
+    const double want = emd_on_line(xa, a, xb, b);
+    EXPECT_NEAR(emd(a, b, cost), want, 1e-10 * std::max(1.0, want)) << na << "x" << nb;
+  }
+}
+
+TEST(Emd, EqualsTheBestAssignmentForUniformWeights) {
+  // Uniform weights on n x n: the transport polytope's vertices are the permutations.
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> u(0.0, 10.0);
+  for (std::size_t n : {2u, 3u, 5u, 6u}) {
+    std::vector<double> cost(n * n);
+    for (double& c : cost) c = u(rng);
+    std::vector<std::size_t> perm(n);
+    std::iota(perm.begin(), perm.end(), 0);
+    double best = 1e300;
+    do {
+      double s = 0;
+      for (std::size_t i = 0; i < n; ++i) s += cost[i * n + perm[i]];
+      best = std::min(best, s / static_cast<double>(n));
+    } while (std::next_permutation(perm.begin(), perm.end()));
+    const std::vector<double> w(n, 1.0);
+    EXPECT_NEAR(emd(w, w, cost), best, 1e-11 * best) << n;
+  }
+}
+
+TEST(Emd, RejectsBadInput) {
+  const std::vector<double> w = {0.5, 0.5}, c = {0, 1, 1, 0};
+  EXPECT_THROW(emd({}, w, {}), Error);
+  EXPECT_THROW(emd(w, w, std::vector<double>{0, 1, 1}), Error);
+  EXPECT_THROW(emd(std::vector<double>{0.5, -0.1}, w, c), Error);
+  EXPECT_THROW(emd(std::vector<double>{0.0, 0.0}, w, c), Error);
+  EXPECT_THROW(emd(w, w, std::vector<double>{0, NAN, 1, 0}), Error);
+  EXPECT_THROW(emd(w, w, std::vector<double>{0, 1, -1, 0}), Error);
+}
+
+double euclid(const Index& ix, const QuerySet& qs, std::uint32_t u, std::uint32_t w) {
+  const float* a = ix.vector(u);
+  const float* b = query_word_vector(ix, qs, w);
+  double s = 0;
+  for (std::size_t k = 0; k < ix.dim(); ++k) s += (double{a[k]} - b[k]) * (double{a[k]} - b[k]);
+  return std::sqrt(s);
+}
+
+// WMD of a pair straight from the definition: the full cost matrix, no shared-mass removal.
+double reference_wmd(const Index& ix, std::size_t doc, const QuerySet& qs, std::size_t q) {
+  const auto ip = ix.indptr();
+  std::vector<double> a, b, cost;
+  for (std::uint64_t p = ip[doc]; p < ip[doc + 1]; ++p) a.push_back(ix.values()[p]);
+  for (std::uint64_t t = qs.indptr[q]; t < qs.indptr[q + 1]; ++t) b.push_back(qs.weights[t]);
+  for (std::uint64_t p = ip[doc]; p < ip[doc + 1]; ++p)
+    for (std::uint64_t t = qs.indptr[q]; t < qs.indptr[q + 1]; ++t)
+      cost.push_back(euclid(ix, qs, ix.indices()[p], qs.words[t]));
+  return emd(a, b, cost);
+}
+
+TEST(Wmd, EqualsTheUnreducedEmdAndIsSymmetric) {
+  const Index ix = Index::from_data(test::random_index(60, 40, 7, 14, 21));
+  const QuerySet qs = test::mixed_queries(ix, 8, 5);
+  std::vector<std::size_t> all(ix.n_docs());
+  std::iota(all.begin(), all.end(), 0);
+  const QuerySet docs = query_set_from_index(ix, all);
+  for (std::size_t q = 0; q < qs.size(); ++q)
+    for (std::size_t i = 0; i < ix.n_docs(); ++i) {
+      const double want = reference_wmd(ix, i, qs, q);
+      ASSERT_NEAR(wmd_pair(ix, i, qs, q), want, 1e-10 * std::max(1.0, want)) << q << " " << i;
+    }
+  for (std::size_t i = 0; i < 20; ++i)
+    for (std::size_t j = 0; j < 20; ++j)
+      ASSERT_NEAR(wmd_pair(ix, i, docs, j), wmd_pair(ix, j, docs, i), 1e-10) << i << " " << j;
+}
+
+TEST(Wmd, IdenticalAndDuplicateVectorDocumentsAreAtZero) {
+  const Index ix = Index::from_data(test::random_index(40, 30, 5, 9, 2));
+  std::vector<std::size_t> all(ix.n_docs());
+  std::iota(all.begin(), all.end(), 0);
+  const QuerySet docs = query_set_from_index(ix, all);
+  for (std::size_t i = 0; i < ix.n_docs(); ++i) EXPECT_EQ(wmd_pair(ix, i, docs, i), 0.0);
+  // random_index copies word 6's vector from word 5: a one-word document of either word is
+  // at 0 from the other.
+  QuerySet one;
+  one.ids = {"w5"};
+  one.labels = {""};
+  one.words = {5};
+  one.weights = {1.0f};
+  one.indptr = {0, 1};
+  IndexData d = test::random_index(1, 30, 5, 1, 2);
+  d.indices = {6};
+  d.values = {1.0f};
+  d.indptr = {0, 1};
+  const Index six = Index::from_data(d);
+  EXPECT_EQ(wmd_pair(six, 0, one, 0), 0.0);
+}
+
+TEST(Wmd, OneWordDocumentMovesEverythingToThatWord) {
+  const Index ix = Index::from_data(test::random_index(30, 25, 6, 10, 8));
+  QuerySet one;
+  one.ids = {"one"};
+  one.labels = {""};
+  one.words = {3};
+  one.weights = {1.0f};
+  one.indptr = {0, 1};
+  const auto ip = ix.indptr();
+  for (std::size_t i = 0; i < ix.n_docs(); ++i) {
+    double want = 0, total = 0;
+    for (std::uint64_t p = ip[i]; p < ip[i + 1]; ++p) total += ix.values()[p];
+    for (std::uint64_t p = ip[i]; p < ip[i + 1]; ++p)
+      want += ix.values()[p] / total * euclid(ix, one, ix.indices()[p], 3);
+    EXPECT_NEAR(wmd_pair(ix, i, one, 0), want, 1e-12 * std::max(1.0, want)) << i;
+  }
+}
+
+// RWMD <= WMD and WCD <= WMD for every pair (to float rounding of the bounds).
+void expect_bounds_below_wmd(const Index& ix, const QuerySet& qs) {
+  SearchOptions o;
+  o.method = Method::wmd;
+  const auto wmd = test::matrix(ix, qs, o);
+  for (Method m : {Method::lc_rwmd, Method::wcd}) {
+    o.method = m;
+    const auto bound = test::matrix(ix, qs, o);
+    for (std::size_t p = 0; p < wmd.size(); ++p)
+      ASSERT_LE(bound[p], wmd[p] * (1 + 1e-5) + 1e-6) << to_string(m) << " pair " << p;
+  }
+}
+
+TEST(Wmd, BoundsLieBelow) {
+  const Index ix = Index::from_data(test::random_index(80, 50, 9, 16, 4));
+  expect_bounds_below_wmd(ix, test::mixed_queries(ix, 10, 9));
+}
+
+struct RealData {
+  Index index;
+  QuerySet queries;
+};
+
+RealData bbcsport(std::size_t n_queries) {
+  const std::string dir = test::shared_data();
+  const Embeddings emb = Embeddings::load(dir + "/embeddings/cbow300.bin");
+  const StopWords stop = StopWords::load(dir + "/stop_words.txt");
+  BuildOptions bo;
+  bo.stopwords = &stop;
+  Index ix = Index::from_data(
+      build_index_data(emb, read_tsv(dir + "/corpora/bbcsport/train.tsv"), bo, nullptr));
+  std::vector<RawDocument> test_docs = read_tsv(dir + "/corpora/bbcsport/test.tsv");
+  test_docs.resize(n_queries);
+  QuerySet qs = make_query_set(ix, test_docs, {&stop, &emb});
+  return {std::move(ix), std::move(qs)};
+}
+
+TEST(RealCorpus, WmdBoundsAndPrunedTopKOnBbcsport) {
+  REQUIRE_SHARED_DATA();
+  const RealData d = bbcsport(4);
+  expect_bounds_below_wmd(d.index, d.queries);
+  SearchOptions o;
+  o.method = Method::wmd;
+  for (std::size_t k : {1u, 10u}) {
+    o.prune = false;
+    const SearchResults brute = search(d.index, d.queries, k, o);
+    o.prune = true;
+    SearchStats st;
+    const SearchResults pruned = search(d.index, d.queries, k, o, &st);
+    EXPECT_EQ(pruned.indices, brute.indices) << "k=" << k;
+    EXPECT_EQ(pruned.distances, brute.distances) << "k=" << k;
+    EXPECT_LT(st.refined, d.queries.size() * d.index.n_docs()) << "k=" << k;
+  }
+}
+
+TEST(Wmd, PrunedTopKOnOneThreadAndInBatches) {
+  const Index ix = Index::from_data(test::random_index(200, 60, 8, 12, 17));
+  const QuerySet qs = test::mixed_queries(ix, 10, 2);
+  SearchOptions o;
+  o.method = Method::wmd;
+  o.prune = false;
+  const SearchResults brute = search(ix, qs, 7, o);
+  o.prune = true;
+  for (std::size_t batch : {1u, 4u, 64u}) {
+    o.batch = batch;
+    o.tile_rows = batch == 4 ? 5 : 0;
+    o.memory_budget = batch == 1 ? 1 : std::size_t{1} << 30;  // 1 byte: D2 without cache
+    const SearchResults pruned = search(ix, qs, 7, o);
+    EXPECT_EQ(pruned.indices, brute.indices) << batch;
+    EXPECT_EQ(pruned.distances, brute.distances) << batch;
+  }
+}
+
+}  // namespace
+}  // namespace lcrwmd
