@@ -1,5 +1,7 @@
 #include "app/commands.h"
 
+#include "app/query_input.h"
+
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -17,132 +19,6 @@
 
 namespace lcrwmd::app {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-void note(const char* fmt, auto... args) {
-  std::fprintf(stderr, fmt, args...);
-  std::fputc('\n', stderr);
-}
-
-std::string list_ids(const std::vector<std::string>& ids) {
-  std::string s;
-  for (std::size_t i = 0; i < ids.size() && i < 20; ++i) s += (i ? ", " : "") + ids[i];
-  if (ids.size() > 20) s += ", ... (" + std::to_string(ids.size() - 20) + " more)";
-  return s;
-}
-
-void report_text(const TextReport& r, const char* what) {
-  note(
-      "%s: %zu read, %zu kept; %zu tokens: %zu stop words, %zu without embedding (%zu distinct) "
-      "dropped",
-      what, r.documents_read, r.documents_kept, r.tokens, r.stop_tokens, r.unknown_tokens,
-      r.unknown_distinct);
-  if (!r.empty_documents.empty())
-    note("%s: %zu left with no known word, excluded: %s", what, r.empty_documents.size(),
-         list_ids(r.empty_documents).c_str());
-}
-
-// Flags shared by search and pairwise.
-struct QueryFlags {
-  std::string index, queries, embeddings, stopwords, method = "lc-rwmd", prune = "bounds";
-  bool one_sided = false, no_verify = false;
-  std::size_t batch = 64, memory_mib = 2048;
-  int threads = 0;
-
-  // Top-k commands only: a full matrix needs every exact distance.
-  void add_prune(CLI::App* c) {
-    c->add_option("--prune", prune,
-                  "Top-k of lc-rwmd (symmetric) and wmd: 'bounds' computes exact distances only "
-                  "where the lower bounds leave a document a chance; 'none' for every document "
-                  "(same results, slower)")
-        ->check(CLI::IsMember({"bounds", "none"}))
-        ->capture_default_str();
-  }
-
-  void add(CLI::App* c) {
-    c->add_option("--index", index, "Index file from 'lcrwmd build' or 'lcrwmd synth'")->required();
-    c->add_option("--queries", queries, "Query documents: TSV id<TAB>label<TAB>text (.gz ok)")
-        ->required();
-    c->add_option("--embeddings", embeddings,
-                  "Embeddings to look up query words the index does not hold (else dropped)");
-    c->add_option("--stopwords", stopwords, "Stop-word file, one word per line");
-    c->add_option("--method", method, "wcd | rwmd (quadratic) | lc-rwmd | wmd (exact)")
-        ->check(CLI::IsMember({"wcd", "rwmd", "lc-rwmd", "wmd"}))
-        ->capture_default_str();
-    c->add_flag("--one-sided", one_sided, "RWMD: D1 = R(document -> query) only, not max(D1, D2)");
-    c->add_option("--batch", batch, "Queries that share one phase-1 pass")
-        ->check(CLI::PositiveNumber)
-        ->capture_default_str();
-    c->add_option("--memory", memory_mib, "Working-memory budget in MiB beyond the index")
-        ->check(CLI::PositiveNumber)
-        ->capture_default_str();
-    c->add_option("--threads", threads, "Threads (default: all cores)");
-    c->add_flag("--no-verify", no_verify, "Skip the index checksum on load");
-  }
-
-  SearchOptions options() const {
-    SearchOptions o;
-    o.method = parse_method(method);
-    if (one_sided && o.method != Method::rwmd && o.method != Method::lc_rwmd)
-      throw Error("--one-sided applies to rwmd and lc-rwmd only, not " + method);
-    o.symmetric = !one_sided;
-    o.prune = prune == "bounds";
-    o.batch = batch;
-    o.memory_budget = memory_mib << 20;
-    o.progress = [t = Clock::now()](std::size_t done, std::size_t total) {
-      note("  %zu/%zu queries (%.2f s)", done, total, since(t));
-    };
-    return o;
-  }
-};
-
-std::string describe(const SearchOptions& o) {
-  std::string s = to_string(o.method);
-  if (o.method == Method::rwmd || o.method == Method::lc_rwmd)
-    s += o.symmetric ? " symmetric" : " one-sided";
-  return s;
-}
-
-// How much work the bounds saved: D2 (symmetric LC-RWMD) or EMD solves (WMD) per pair.
-void report_refinement(const SearchOptions& o, const SearchStats& st) {
-  const double pairs = static_cast<double>(std::max<std::size_t>(st.distances, 1));
-  if (o.method == Method::wmd)
-    note("  EMD solves: %zu of %zu pairs (%.2f%% avoided), RWMD tightenings: %zu", st.refined,
-         st.distances, 100.0 * (1.0 - static_cast<double>(st.refined) / pairs), st.tightened);
-  else if (o.method == Method::lc_rwmd && o.symmetric)
-    note("  D2 computed for %zu of %zu pairs", st.refined, st.distances);
-}
-
-struct Loaded {
-  Index index;
-  QuerySet queries;
-};
-
-Loaded load_queries(const QueryFlags& f) {
-  set_threads(f.threads);
-  auto t = Clock::now();
-  Index index = Index::load(f.index, !f.no_verify);
-  note("index %s: %zu documents, %zu words, dim %zu (%.2f s)", f.index.c_str(), index.n_docs(),
-       index.vocab_size(), index.dim(), since(t));
-  StopWords stop;
-  if (!f.stopwords.empty()) stop = StopWords::load(f.stopwords);
-  std::unique_ptr<Embeddings> emb;
-  if (!f.embeddings.empty()) emb = std::make_unique<Embeddings>(Embeddings::load(f.embeddings));
-  QueryOptions qo;
-  qo.stopwords = f.stopwords.empty() ? nullptr : &stop;
-  qo.embeddings = emb.get();
-  TextReport report;
-  QuerySet qs = make_query_set(index, read_tsv(f.queries), qo, &report);
-  report_text(report, "queries");
-  if (!qs.extra_words.empty())
-    note("queries: %zu words not in the index taken from %s", qs.extra_words.size(),
-         f.embeddings.c_str());
-  return {std::move(index), std::move(qs)};
-}
 
 void run_build(const std::string& emb_path, const std::string& docs, const std::string& stop_path,
                const std::string& weighting, const std::string& output) {

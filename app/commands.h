@@ -9,5 +9,6 @@ void add_search(CLI::App& app);
 void add_pairwise(CLI::App& app);
 void add_info(CLI::App& app);
 void add_synth(CLI::App& app);
+void add_eval(CLI::App& app);
 
 }  // namespace lcrwmd::app

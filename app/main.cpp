@@ -7,16 +7,19 @@
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "lcrwmd: nearest documents by Word Mover's Distance relaxations (WCD, RWMD, LC-RWMD)\n"
+      "lcrwmd: nearest documents by Word Mover's Distance (WMD) and its relaxations (WCD, RWMD,\n"
+      "LC-RWMD)\n"
       "  lcrwmd build    embeddings + documents -> index file\n"
       "  lcrwmd search   top-k nearest documents for each query\n"
       "  lcrwmd pairwise full query x document distance matrix (.npy)\n"
+      "  lcrwmd eval     kNN error, overlap with a reference, precision at top-k\n"
       "  lcrwmd info     what an index holds\n"
       "  lcrwmd synth    synthetic index with the paper's shapes"};
   app.require_subcommand(1);
   lcrwmd::app::add_build(app);
   lcrwmd::app::add_search(app);
   lcrwmd::app::add_pairwise(app);
+  lcrwmd::app::add_eval(app);
   lcrwmd::app::add_info(app);
   lcrwmd::app::add_synth(app);
   try {

@@ -1,0 +1,195 @@
+// lcrwmd eval knn | overlap | precision: a method's neighbours judged by labels or against a
+// reference method, as tables on stdout (or JSON with --json).
+#include <algorithm>
+#include <memory>
+#include <sstream>
+
+#include "app/commands.h"
+#include "app/query_input.h"
+#include "lcrwmd/error.h"
+#include "lcrwmd/eval.h"
+
+namespace lcrwmd::app {
+namespace {
+
+struct EvalFlags : QueryFlags {
+  std::vector<std::size_t> ks;
+  bool json = false;
+
+  void add(CLI::App* c, std::vector<std::size_t> default_ks, const char* k_help) {
+    QueryFlags::add(c);
+    ks = std::move(default_ks);
+    c->add_option("--k", ks, k_help)->delimiter(',')->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    c->add_flag("--json", json, "Print JSON instead of a table");
+  }
+  std::size_t max_k() const { return *std::max_element(ks.begin(), ks.end()); }
+};
+
+// A method's top-k with its timing and work counts.
+struct Run {
+  SearchResults results;
+  SearchStats stats;
+  double seconds = 0;
+};
+
+Run run_search(const Loaded& l, const SearchOptions& o, std::size_t k) {
+  if (l.queries.size() == 0) throw Error("evaluation: no queries (all excluded or none given)");
+  Run r;
+  const auto t = Clock::now();
+  r.results = search(l.index, l.queries, k, o, &r.stats);
+  r.seconds = since(t);
+  note("%s: %zu queries x %zu documents, top %zu, %.3f s", describe(o).c_str(), l.queries.size(),
+       l.index.n_docs(), k, r.seconds);
+  report_refinement(o, r.stats);
+  return r;
+}
+
+std::string json_head(const char* eval, const SearchOptions& o, const Loaded& l, const Run& r) {
+  std::ostringstream s;
+  s << "{\"eval\": \"" << eval << "\", \"method\": \"" << to_string(o.method)
+    << "\", \"symmetric\": " << (o.symmetric ? "true" : "false")
+    << ", \"n_queries\": " << l.queries.size() << ", \"excluded_queries\": " << l.excluded
+    << ", \"n_docs\": " << l.index.n_docs() << ", \"seconds\": " << r.seconds
+    << ", \"exact_refinements\": " << r.stats.refined << ", \"pairs\": " << r.stats.distances;
+  return s.str();
+}
+
+void add_knn(CLI::App* parent) {
+  auto* c = parent->add_subcommand("knn", "kNN classification error of the test queries");
+  auto f = std::make_shared<EvalFlags>();
+  std::vector<std::size_t> ks(19);
+  for (std::size_t k = 0; k < ks.size(); ++k) ks[k] = k + 1;
+  f->add(c, ks, "Neighbour counts to vote with (comma-separated)");
+  f->add_prune(c);
+  c->callback([f] {
+    const Loaded l = load_queries(*f);
+    const SearchOptions o = f->options();
+    const Run r = run_search(l, o, f->max_k());
+    const KnnReport rep = knn_error(r.results, l.index, l.queries, f->ks);
+    if (f->json) {
+      std::printf("%s, \"errors\": {", json_head("knn", o, l, r).c_str());
+      for (std::size_t i = 0; i < rep.ks.size(); ++i)
+        std::printf("%s\"%zu\": %.6f", i ? ", " : "", rep.ks[i], rep.errors[i]);
+      std::printf("}, \"best_k\": %zu, \"best_error\": %.6f}\n", rep.best_k, rep.best_error);
+      return;
+    }
+    std::printf("kNN test error, %s, %zu queries, %zu documents (%.2f s)\n", describe(o).c_str(),
+                l.queries.size(), l.index.n_docs(), r.seconds);
+    std::printf("%6s %10s\n", "k", "error %");
+    for (std::size_t i = 0; i < rep.ks.size(); ++i)
+      std::printf("%6zu %10.2f%s\n", rep.ks[i], 100 * rep.errors[i],
+                  rep.ks[i] == rep.best_k ? "  best" : "");
+  });
+}
+
+void add_overlap(CLI::App* parent) {
+  auto* c = parent->add_subcommand(
+      "overlap", "Share of a method's top-k within a reference method's top x% (paper figs. 5, 6)");
+  auto f = std::make_shared<EvalFlags>();
+  auto reference = std::make_shared<std::string>("wmd");
+  auto percents = std::make_shared<std::vector<double>>(std::vector<double>{1, 2, 5, 10});
+  f->add(c, {1, 2, 4, 8, 16, 32}, "Top-k sizes of the method (comma-separated)");
+  c->add_option("--reference", *reference, "The method to compare with")
+      ->check(CLI::IsMember({"wcd", "rwmd", "lc-rwmd", "wmd"}))
+      ->capture_default_str();
+  c->add_option("--percent", *percents, "Reference top x% of the documents (comma-separated)")
+      ->delimiter(',')
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+  c->callback([f, reference, percents] {
+    const Loaded l = load_queries(*f);
+    const SearchOptions o = f->options();
+    SearchOptions ro = o;
+    ro.method = parse_method(*reference);
+    ro.symmetric = true;
+    const std::size_t ref_k =
+        top_percent_count(l.index.n_docs(), *std::max_element(percents->begin(), percents->end()));
+    const Run r = run_search(l, o, f->max_k());
+    const Run ref = run_search(l, ro, ref_k);
+    const OverlapReport rep = top_k_overlap(r.results, ref.results, l.index.n_docs(), f->ks,
+                                            *percents);
+    const std::size_t np = rep.percents.size();
+    if (f->json) {
+      std::printf("%s, \"reference\": \"%s\", \"reference_seconds\": %.6f, \"percents\": [",
+                  json_head("overlap", o, l, r).c_str(), reference->c_str(), ref.seconds);
+      for (std::size_t p = 0; p < np; ++p) std::printf("%s%g", p ? ", " : "", rep.percents[p]);
+      std::printf("], \"shares\": {");
+      for (std::size_t k = 0; k < rep.ks.size(); ++k) {
+        std::printf("%s\"%zu\": [", k ? ", " : "", rep.ks[k]);
+        for (std::size_t p = 0; p < np; ++p)
+          std::printf("%s%.6f", p ? ", " : "", rep.shares[k * np + p]);
+        std::printf("]");
+      }
+      std::printf("}}\n");
+      return;
+    }
+    std::printf("share of %s top-k within %s top x%% (%zu queries, %zu documents)\n",
+                describe(o).c_str(), reference->c_str(), l.queries.size(), l.index.n_docs());
+    std::printf("%6s", "k");
+    for (double x : rep.percents) std::printf(" %9g%%", x);
+    std::printf("\n");
+    for (std::size_t k = 0; k < rep.ks.size(); ++k) {
+      std::printf("%6zu", rep.ks[k]);
+      for (std::size_t p = 0; p < np; ++p) std::printf(" %10.3f", rep.shares[k * np + p]);
+      std::printf("\n");
+    }
+  });
+}
+
+void add_precision(CLI::App* parent) {
+  auto* c = parent->add_subcommand(
+      "precision", "Precision at top-k per label, geometric mean over label-size groups (fig. 9)");
+  auto f = std::make_shared<EvalFlags>();
+  f->add(c, {1, 2, 4, 8, 16, 32, 64}, "Top-k sizes (comma-separated)");
+  f->add_prune(c);
+  c->callback([f] {
+    const Loaded l = load_queries(*f);
+    const SearchOptions o = f->options();
+    const Run r = run_search(l, o, f->max_k());
+    const PrecisionReport rep = precision_at_k(r.results, l.index, l.queries, f->ks);
+    if (f->json) {
+      std::printf("%s, \"precision\": {", json_head("precision", o, l, r).c_str());
+      for (std::size_t k = 0; k < rep.ks.size(); ++k)
+        std::printf("%s\"%zu\": %.6f", k ? ", " : "", rep.ks[k], rep.precision[k]);
+      std::printf("}, \"groups\": [");
+      for (std::size_t g = 0; g < rep.groups.size(); ++g) {
+        const PrecisionGroup& grp = rep.groups[g];
+        std::printf("%s{\"min_size\": %zu, \"max_size\": %zu, \"labels\": %zu, \"precision\": [",
+                    g ? ", " : "", grp.min_size, grp.max_size, grp.labels);
+        for (std::size_t k = 0; k < grp.precision.size(); ++k)
+          std::printf("%s%.6f", k ? ", " : "", grp.precision[k]);
+        std::printf("]}");
+      }
+      std::printf("]}\n");
+      return;
+    }
+    std::printf("precision at top-k, %s, %zu queries, %zu documents (%.2f s)\n",
+                describe(o).c_str(), l.queries.size(), l.index.n_docs(), r.seconds);
+    std::printf("%-22s", "labels (docs/label)");
+    for (std::size_t k : rep.ks) std::printf(" %7s", ("P@" + std::to_string(k)).c_str());
+    std::printf("\n");
+    for (const PrecisionGroup& grp : rep.groups) {
+      std::printf("%-22s", (std::to_string(grp.labels) + " (" + std::to_string(grp.min_size) +
+                            "-" + std::to_string(grp.max_size) + ")")
+                               .c_str());
+      for (double p : grp.precision) std::printf(" %7.3f", p);
+      std::printf("\n");
+    }
+    std::printf("%-22s", "geometric mean");
+    for (double p : rep.precision) std::printf(" %7.3f", p);
+    std::printf("\n");
+  });
+}
+
+}  // namespace
+
+void add_eval(CLI::App& app) {
+  auto* c = app.add_subcommand("eval", "Quality of a method's neighbours on labelled data");
+  c->require_subcommand(1);
+  add_knn(c);
+  add_overlap(c);
+  add_precision(c);
+}
+
+}  // namespace lcrwmd::app

@@ -1,0 +1,52 @@
+#pragma once
+// What the query-taking subcommands (search, pairwise, eval) share: their flags, loading the
+// index and the queries, and progress notes on stderr.
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "lcrwmd/index.h"
+#include "lcrwmd/query.h"
+#include "lcrwmd/search.h"
+
+namespace lcrwmd::app {
+
+using Clock = std::chrono::steady_clock;
+inline double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+inline void note(const char* fmt, auto... args) {
+  std::fprintf(stderr, fmt, args...);
+  std::fputc('\n', stderr);
+}
+
+// What reading documents kept and dropped, and why.
+void report_text(const TextReport& r, const char* what);
+
+struct QueryFlags {
+  std::string index, queries, embeddings, stopwords, method = "lc-rwmd", prune = "bounds";
+  bool one_sided = false, no_verify = false;
+  std::size_t batch = 64, memory_mib = 2048;
+  int threads = 0;
+
+  void add(CLI::App* c);
+  // Top-k commands only: a full matrix needs every exact distance.
+  void add_prune(CLI::App* c);
+  SearchOptions options() const;
+};
+
+// "lc-rwmd symmetric", "wmd", ...
+std::string describe(const SearchOptions& o);
+// How much work the bounds saved: D2 (symmetric LC-RWMD) or EMD solves (WMD) per pair.
+void report_refinement(const SearchOptions& o, const SearchStats& st);
+
+struct Loaded {
+  Index index;
+  QuerySet queries;
+  std::size_t excluded = 0;  // queries left with no known word
+};
+Loaded load_queries(const QueryFlags& f);
+
+}  // namespace lcrwmd::app
