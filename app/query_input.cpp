@@ -51,7 +51,6 @@ void QueryFlags::add(CLI::App* c) {
   c->add_flag("--no-verify", no_verify, "Skip the index checksum on load");
 }
 
-
 void QueryFlags::add_prune(CLI::App* c) {
   c->add_option("--prune", prune,
                 "Top-k of lc-rwmd (symmetric) and wmd: 'bounds' computes exact distances only "
@@ -61,12 +60,11 @@ void QueryFlags::add_prune(CLI::App* c) {
       ->capture_default_str();
 }
 
-
 SearchOptions QueryFlags::options() const {
   SearchOptions o;
   o.method = parse_method(method);
-  if (one_sided && o.method != Method::rwmd && o.method != Method::lc_rwmd)
-    throw Error("--one-sided applies to rwmd and lc-rwmd only, not " + method);
+  if (one_sided && o.method == Method::wmd)
+    throw Error("--one-sided does not apply to wmd: the EMD is symmetric");
   o.symmetric = !one_sided;
   o.prune = prune == "bounds";
   o.batch = batch;
@@ -88,7 +86,7 @@ std::string describe(const SearchOptions& o) {
 void report_refinement(const SearchOptions& o, const SearchStats& st) {
   const double pairs = static_cast<double>(std::max<std::size_t>(st.distances, 1));
   if (o.method == Method::wmd)
-    note("  EMD solves: %zu of %zu pairs (%.2f%% avoided), RWMD tightenings: %zu", st.refined,
+    note("  EMD solves: %zu of %zu pairs (%.2f%% avoided); tighter bounds: %zu", st.refined,
          st.distances, 100.0 * (1.0 - static_cast<double>(st.refined) / pairs), st.tightened);
   else if (o.method == Method::lc_rwmd && o.symmetric)
     note("  D2 computed for %zu of %zu pairs", st.refined, st.distances);

@@ -145,6 +145,59 @@ TEST_F(Cli, BadInputFailsCleanly) {
   EXPECT_NE(r.out.find("search"), std::string::npos);
 }
 
+TEST_F(Cli, WmdSearchAndEval) {
+  const auto q = test::write_file("cli_eq.tsv",
+                                  "q1\tsport\tsoccer goal football\n"
+                                  "q2\ttennis\ttennis serve racket\n"
+                                  "q3\tsport\tball goal\n");
+  // Pruned and brute-force WMD give the same lines.
+  const std::string base = "search --index " + index + " --queries " + q + " --method wmd --k 3";
+  const CliRun pruned = lcrwmd(base);
+  const CliRun brute = lcrwmd(base + " --prune none");
+  ASSERT_EQ(pruned.code, 0) << pruned.err;
+  ASSERT_EQ(brute.code, 0) << brute.err;
+  EXPECT_EQ(pruned.out, brute.out);
+  EXPECT_NE(pruned.err.find("EMD solves"), std::string::npos) << pruned.err;
+
+  const CliRun knn =
+      lcrwmd("eval knn --index " + index + " --queries " + q + " --method wmd --k 1,2,3 --json");
+  ASSERT_EQ(knn.code, 0) << knn.err;
+  for (const char* field : {"\"method\": \"wmd\"", "\"n_queries\": 3", "\"errors\": {\"1\": ",
+                            "\"best_k\": ", "\"best_error\": ", "\"seconds\": "})
+    EXPECT_NE(knn.out.find(field), std::string::npos) << field << " in " << knn.out;
+  const CliRun table = lcrwmd("eval knn --index " + index + " --queries " + q + " --k 1");
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("best"), std::string::npos) << table.out;
+  const CliRun overlap = lcrwmd("eval overlap --index " + index + " --queries " + q +
+                                " --method lc-rwmd --reference wmd --k 1,2 --percent 50,100");
+  ASSERT_EQ(overlap.code, 0) << overlap.err;
+  EXPECT_NE(overlap.out.find("1.000"), std::string::npos) << overlap.out;  // k=1 within 100%
+  const CliRun prec = lcrwmd("eval precision --index " + index + " --queries " + q + " --json");
+  ASSERT_EQ(prec.code, 0) << prec.err;
+  EXPECT_NE(prec.out.find("\"groups\": ["), std::string::npos) << prec.out;
+
+  // Bad input: an unknown method, an empty test set, embeddings of another dimension,
+  // unlabelled queries.
+  CliRun r = lcrwmd("eval knn --index " + index + " --queries " + q + " --method emd");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("emd"), std::string::npos) << r.err;
+  const auto empty = test::write_file("cli_empty.tsv", "");
+  r = lcrwmd("eval knn --index " + index + " --queries " + empty);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("no queries"), std::string::npos) << r.err;
+  const auto emb4 = test::write_file("cli_emb4.txt", "zebra 1 2 3 4\n");
+  r = lcrwmd("eval knn --index " + index + " --queries " + q + " --embeddings " + emb4);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("dimension 4"), std::string::npos) << r.err;
+  const auto unlabelled = test::write_file("cli_nolabel.tsv", "u1\t\tsoccer\n");
+  r = lcrwmd("eval knn --index " + index + " --queries " + unlabelled);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("'u1' has no label"), std::string::npos) << r.err;
+  r = lcrwmd(base + " --one-sided");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("--one-sided"), std::string::npos) << r.err;
+}
+
 TEST_F(Cli, PairwiseWritesNpy) {
   const auto q = test::write_file("cli_pq.tsv", "q1\t\tsoccer\nq2\t\tserve Racket tennis\n");
   const auto npy = tmp("m.npy"), ids = tmp("m.ids");

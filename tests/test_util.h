@@ -50,6 +50,13 @@ inline std::string shared_data() {
   if (!std::filesystem::exists(::lcrwmd::test::shared_data() + "/stop_words.txt")) \
   GTEST_SKIP() << "shared data not found at " << ::lcrwmd::test::shared_data()
 
+// "w17": appended, since GCC 12 warns falsely (-Wrestrict) on "w" + std::to_string(17) here.
+inline std::string numbered(char prefix, std::size_t n) {
+  std::string s(1, prefix);
+  s += std::to_string(n);
+  return s;
+}
+
 // A random corpus: Gaussian vectors, documents of 1..max_h distinct words with random counts.
 // Some vectors are duplicated so that distinct words can be at distance exactly 0.
 inline IndexData random_index(std::size_t n_docs, std::size_t vocab, std::size_t dim,
@@ -59,7 +66,7 @@ inline IndexData random_index(std::size_t n_docs, std::size_t vocab, std::size_t
   IndexData d;
   d.dim = dim;
   for (std::size_t u = 0; u < vocab; ++u) {
-    d.vocab.push_back("w" + std::to_string(u));
+    d.vocab.push_back(numbered('w', u));
     for (std::size_t k = 0; k < dim; ++k)
       d.vectors.push_back(u % 7 == 6 ? d.vectors[(u - 1) * dim + k] : normal(rng));
   }
@@ -81,8 +88,8 @@ inline IndexData random_index(std::size_t n_docs, std::size_t vocab, std::size_t
       ++d.doc_freq[ws[p]];
     }
     d.indptr.push_back(d.indices.size());
-    d.ids.push_back("d" + std::to_string(i));
-    d.labels.push_back("c" + std::to_string(i % 3));
+    d.ids.push_back(numbered('d', i));
+    d.labels.push_back(numbered('c', i % 3));
   }
   return d;
 }

@@ -14,6 +14,7 @@
 #include "lcrwmd/error.h"
 #include "lcrwmd/search.h"
 #include "methods/batch_distance.h"
+#include "ot/dual_bound.h"
 #include "test_util.h"
 
 namespace lcrwmd {
@@ -79,6 +80,33 @@ TEST(Emd, EqualsTheBestAssignmentForUniformWeights) {
   }
 }
 
+TEST(Emd, DualBoundLiesBelowAndClose) {
+  std::mt19937 rng(11);
+  std::normal_distribution<double> normal;
+  for (auto [na, nb] : {std::pair{2, 2}, {3, 9}, {30, 30}, {100, 70}}) {
+    for (int rep = 0; rep < 5; ++rep) {
+      const std::size_t dim = rep % 2 ? 1 : 20;  // the line, and well spread points
+      std::vector<double> xa(na * dim), xb(nb * dim);
+      for (double& x : xa) x = normal(rng);
+      for (double& x : xb) x = normal(rng) + 0.3;
+      std::vector<double> cost(na * nb);
+      for (int i = 0; i < na; ++i)
+        for (int j = 0; j < nb; ++j) {
+          double s = 0;
+          for (std::size_t d = 0; d < dim; ++d)
+            s += (xa[i * dim + d] - xb[j * dim + d]) * (xa[i * dim + d] - xb[j * dim + d]);
+          cost[i * nb + j] = std::sqrt(s);
+        }
+      const auto a = random_weights(rng, na), b = random_weights(rng, nb);
+      const double exact = emd(a, b, cost), bound = ot::emd_dual_bound(a, b, cost);
+      EXPECT_LE(bound, exact) << na << "x" << nb << " dim " << dim;
+      // Close for spread-out points like word vectors; on a crowded line a dozen Sinkhorn
+      // iterations are far from converged (still a bound, just a loose one).
+      if (dim > 1) EXPECT_GE(bound, 0.8 * exact) << na << "x" << nb;
+    }
+  }
+}
+
 TEST(Emd, RejectsBadInput) {
   const std::vector<double> w = {0.5, 0.5}, c = {0, 1, 1, 0};
   EXPECT_THROW(emd({}, w, {}), Error);
@@ -119,6 +147,7 @@ TEST(Wmd, EqualsTheUnreducedEmdAndIsSymmetric) {
     for (std::size_t i = 0; i < ix.n_docs(); ++i) {
       const double want = reference_wmd(ix, i, qs, q);
       ASSERT_NEAR(wmd_pair(ix, i, qs, q), want, 1e-10 * std::max(1.0, want)) << q << " " << i;
+      ASSERT_LE(wmd_dual_bound(ix, i, qs, q), want) << q << " " << i;
     }
   for (std::size_t i = 0; i < 20; ++i)
     for (std::size_t j = 0; j < 20; ++j)

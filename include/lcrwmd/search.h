@@ -47,7 +47,7 @@ struct SearchStats {
   std::size_t distances = 0;  // query-document pairs bounded or computed
   std::size_t refined = 0;    // pairs whose exact distance was computed from a bound:
                               // D2 for symmetric LC-RWMD, an EMD solve for WMD
-  std::size_t tightened = 0;  // WMD: pairs whose RWMD was computed as a tighter bound
+  std::size_t tightened = 0;  // WMD: tighter bounds computed (a pair's RWMD, its dual bound)
 };
 
 // Row q holds the k' = min(k, n_docs) nearest documents of query q, best first: ascending

@@ -27,10 +27,19 @@ class BatchDistance {
   virtual bool exact() const { return true; }
   // The distance of (q, doc) from its lower bound; thread-safe.
   virtual float refine(std::size_t /*q*/, std::size_t /*doc*/, float lower) const { return lower; }
-  // Methods whose refine() is costly may offer a middle step: a lower bound at least as tight
-  // as `lower`, far cheaper than refine(); thread-safe.
-  virtual bool tightens() const { return false; }
-  virtual float tighten(std::size_t /*q*/, std::size_t /*doc*/, float lower) const { return lower; }
+  // Methods whose refine() is costly may offer steps between: tighten(q, doc, lower, level)
+  // for level < tighten_levels() returns a lower bound at least as tight as `lower` (that of
+  // the level before), each level costlier and tighter than the last; thread-safe.
+  virtual std::size_t tighten_levels() const { return 0; }
+  // The squared word distances of a pair, document words x query words (row-major), where the
+  // method keeps them (symmetric LC-RWMD's cache, in float); false where it does not.
+  virtual bool pair_sq_distances(std::size_t /*q*/, std::size_t /*doc*/, float* /*out*/) const {
+    return false;
+  }
+  virtual float tighten(std::size_t /*q*/, std::size_t /*doc*/, float lower,
+                        std::size_t /*level*/) const {
+    return lower;
+  }
 };
 
 std::unique_ptr<BatchDistance> make_wcd(const Index& index, QueryRange queries);
@@ -42,13 +51,18 @@ std::unique_ptr<BatchDistance> make_lc_rwmd(const Index& index, QueryRange queri
                                             const SearchOptions& options, std::size_t cache_budget);
 
 // Exact WMD: bounded by symmetric LC-RWMD (computed with the same options and cache budget),
-// tightened to the pair's RWMD, refined by an EMD solve.
+// tightened to the pair's RWMD, then to a dual bound of its EMD, refined by an EMD solve.
 std::unique_ptr<BatchDistance> make_wmd(const Index& index, QueryRange queries,
                                         const SearchOptions& options, std::size_t cache_budget);
 
 // Exact WMD of one pair: EMD between the document's and the query's weights, Euclidean word
 // costs, all in double. Errors name the pair.
 double wmd_pair(const Index& index, std::size_t doc, const QuerySet& queries, std::size_t q);
+
+// A lower bound on wmd_pair from approximate dual potentials (ot/dual_bound.h). With
+// sq_distances (as from pair_sq_distances) the costs come from there instead of the vectors.
+double wmd_dual_bound(const Index& index, std::size_t doc, const QuerySet& queries, std::size_t q,
+                      const float* sq_distances = nullptr);
 
 // Quadratic RWMD of one pair, both directions: d1 = R(doc -> query), d2 = R(query -> doc).
 struct RwmdPair {

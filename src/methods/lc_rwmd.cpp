@@ -89,6 +89,17 @@ class LcRwmd final : public BatchDistance {
     return std::max(d1, reverse_direction(j, doc));
   }
 
+  bool pair_sq_distances(std::size_t j, std::size_t doc, float* out) const override {
+    if (!keep_distances_) return false;
+    const std::uint64_t c0 = cols_indptr_[j], h = cols_indptr_[j + 1] - c0;
+    const auto indptr = index_.indptr();
+    for (std::uint64_t p = indptr[doc]; p < indptr[doc + 1]; ++p, out += h) {
+      const float* row = dist_.data() + std::size_t{index_.indices()[p]} * cols_.size() + c0;
+      std::copy(row, row + h, out);
+    }
+    return true;
+  }
+
  private:
   std::size_t nq() const { return q_.size(); }
 

@@ -178,41 +178,42 @@ void refine_row(const BatchDistance& dist, std::size_t j, float* row, std::size_
   errors.rethrow();
 }
 
-// Top-k of a method with two bounds below a costly exact distance (WMD: lower <= RWMD <= WMD).
-// Candidates leave a min-heap in ascending bound order: one still at its first bound comes
-// back with its tighter one, a tightened one gets its exact distance. The first bound that
-// cannot enter the top-k ends the search, so exact distances are computed in ascending order
-// of the tighter bound, only while that bound still beats the k-th best.
+// Top-k of a method with a chain of bounds below a costly exact distance (WMD: LC-RWMD bound
+// <= RWMD <= dual bound <= WMD). Candidates leave a min-heap in ascending bound order and come
+// back one level tighter, or, at the last level, with their exact distance. The first bound
+// that cannot enter the top-k ends the search: each step is taken only while the bound before
+// it still beats the k-th best.
 struct Candidate {
   float bound;
   std::int64_t doc;
-  bool tight;
+  std::size_t level;  // tighten() steps taken
 };
 
 std::vector<Neighbor> cascade_topk(const BatchDistance& dist, std::size_t j, const float* lower,
                                    std::size_t n, std::size_t k, SearchStats& counts) {
   TopK best(k);
+  const std::size_t levels = dist.tighten_levels();
   std::vector<Candidate> heap(n);
-  for (std::size_t i = 0; i < n; ++i) heap[i] = {lower[i], static_cast<std::int64_t>(i), false};
+  for (std::size_t i = 0; i < n; ++i) heap[i] = {lower[i], static_cast<std::int64_t>(i), 0};
   const auto later = [](const Candidate& a, const Candidate& b) {
     return Neighbor{b.bound, b.doc} < Neighbor{a.bound, a.doc};
   };
   std::make_heap(heap.begin(), heap.end(), later);
-  // Exact distances per round: one per thread, so that each round's results tighten the k-th
-  // best before the next; cheap tightenings ride along, many more per round.
+  // Costly steps (past the first level) per round: one per thread, so that each round's
+  // results tighten the k-th best before the next; cheap first steps ride along, many more.
   const std::size_t threads =
       omp_in_parallel() ? 1 : static_cast<std::size_t>(omp_get_max_threads());
   std::vector<Candidate> round;
   std::vector<float> value;
   for (;;) {
     round.clear();
-    std::size_t solves = 0;
-    while (!heap.empty() && solves < threads && round.size() < 32 * threads) {
+    std::size_t costly = 0;
+    while (!heap.empty() && costly < threads && round.size() < 32 * threads) {
       const Candidate top = heap.front();
       if (!best.accepts({top.bound, top.doc})) break;
       std::pop_heap(heap.begin(), heap.end(), later);
       heap.pop_back();
-      solves += top.tight;
+      costly += top.level > 0;
       round.push_back(top);
     }
     if (round.empty()) break;
@@ -223,18 +224,19 @@ std::vector<Neighbor> cascade_topk(const BatchDistance& dist, std::size_t j, con
       errors.run([&] {
         const Candidate& r = round[c];
         const auto doc = static_cast<std::size_t>(r.doc);
-        value[c] = r.tight ? dist.refine(j, doc, r.bound) : dist.tighten(j, doc, r.bound);
+        value[c] = r.level == levels ? dist.refine(j, doc, r.bound)
+                                     : dist.tighten(j, doc, r.bound, r.level);
       });
     errors.rethrow();
     for (std::size_t c = 0; c < round.size(); ++c) {
       const Neighbor found{value[c], round[c].doc};
-      if (round[c].tight) {
+      if (round[c].level == levels) {
         ++counts.refined;
         best.push(found);
       } else {
         ++counts.tightened;
         if (best.accepts(found)) {
-          heap.push_back({found.distance, found.index, true});
+          heap.push_back({found.distance, found.index, round[c].level + 1});
           std::push_heap(heap.begin(), heap.end(), later);
         }
       }
@@ -283,7 +285,7 @@ SearchResults search(const Index& index, const QuerySet& queries, std::size_t k,
                        float* row = block + j * n;
                        std::vector<Neighbor> top;
                        SearchStats counts;
-                       if (!dist.exact() && opt.prune && dist.tightens()) {
+                       if (!dist.exact() && opt.prune && dist.tighten_levels() > 0) {
                          top = cascade_topk(dist, j, row, n, res.k, counts);
                        } else if (!dist.exact() && opt.prune) {
                          top = pruned_topk(dist, j, row, n, res.k, counts.refined);
