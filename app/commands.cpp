@@ -1,12 +1,11 @@
 #include "app/commands.h"
 
-#include "app/query_input.h"
-
 #include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
 
+#include "app/query_input.h"
 #include "io/atomic_file.h"
 #include "io/npy_writer.h"
 #include "lcrwmd/corpus.h"

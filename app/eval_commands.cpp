@@ -19,7 +19,9 @@ struct EvalFlags : QueryFlags {
   void add(CLI::App* c, std::vector<std::size_t> default_ks, const char* k_help) {
     QueryFlags::add(c);
     ks = std::move(default_ks);
-    c->add_option("--k", ks, k_help)->delimiter(',')->check(CLI::PositiveNumber)
+    c->add_option("--k", ks, k_help)
+        ->delimiter(',')
+        ->check(CLI::PositiveNumber)
         ->capture_default_str();
     c->add_flag("--json", json, "Print JSON instead of a table");
   }
@@ -107,8 +109,8 @@ void add_overlap(CLI::App* parent) {
         top_percent_count(l.index.n_docs(), *std::max_element(percents->begin(), percents->end()));
     const Run r = run_search(l, o, f->max_k());
     const Run ref = run_search(l, ro, ref_k);
-    const OverlapReport rep = top_k_overlap(r.results, ref.results, l.index.n_docs(), f->ks,
-                                            *percents);
+    const OverlapReport rep =
+        top_k_overlap(r.results, ref.results, l.index.n_docs(), f->ks, *percents);
     const std::size_t np = rep.percents.size();
     if (f->json) {
       std::printf("%s, \"reference\": \"%s\", \"reference_seconds\": %.6f, \"percents\": [",
@@ -170,8 +172,8 @@ void add_precision(CLI::App* parent) {
     for (std::size_t k : rep.ks) std::printf(" %7s", ("P@" + std::to_string(k)).c_str());
     std::printf("\n");
     for (const PrecisionGroup& grp : rep.groups) {
-      std::printf("%-22s", (std::to_string(grp.labels) + " (" + std::to_string(grp.min_size) +
-                            "-" + std::to_string(grp.max_size) + ")")
+      std::printf("%-22s", (std::to_string(grp.labels) + " (" + std::to_string(grp.min_size) + "-" +
+                            std::to_string(grp.max_size) + ")")
                                .c_str());
       for (double p : grp.precision) std::printf(" %7.3f", p);
       std::printf("\n");

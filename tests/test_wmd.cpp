@@ -102,7 +102,9 @@ TEST(Emd, DualBoundLiesBelowAndClose) {
       EXPECT_LE(bound, exact) << na << "x" << nb << " dim " << dim;
       // Close for spread-out points like word vectors; on a crowded line a dozen Sinkhorn
       // iterations are far from converged (still a bound, just a loose one).
-      if (dim > 1) EXPECT_GE(bound, 0.8 * exact) << na << "x" << nb;
+      if (dim > 1) {
+        EXPECT_GE(bound, 0.8 * exact) << na << "x" << nb;
+      }
     }
   }
 }

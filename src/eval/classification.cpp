@@ -64,16 +64,15 @@ KnnReport knn_error(const SearchResults& r, const Index& index, const QuerySet& 
   for (double& e : rep.errors) e /= static_cast<double>(queries.size());
   std::size_t best = 0;
   for (std::size_t c = 1; c < ks.size(); ++c)
-    if (rep.errors[c] < rep.errors[best] ||
-        (rep.errors[c] == rep.errors[best] && ks[c] < ks[best]))
+    if (rep.errors[c] < rep.errors[best] || (rep.errors[c] == rep.errors[best] && ks[c] < ks[best]))
       best = c;
   rep.best_k = ks[best];
   rep.best_error = rep.errors[best];
   return rep;
 }
 
-PrecisionReport precision_at_k(const SearchResults& r, const Index& index,
-                               const QuerySet& queries, std::span<const std::size_t> ks) {
+PrecisionReport precision_at_k(const SearchResults& r, const Index& index, const QuerySet& queries,
+                               std::span<const std::size_t> ks) {
   require_labels(index, queries);
   if (ks.empty()) throw Error("evaluation: no k given");
   std::map<std::string_view, std::size_t> label_size;

@@ -37,7 +37,8 @@ OverlapReport top_k_overlap(const SearchResults& method, const SearchResults& re
         const std::size_t k = std::min(ks[c], method.k);
         std::size_t inside = 0;
         for (std::size_t j = 0; j < k; ++j) inside += top.count(method.indices[q * method.k + j]);
-        rep.shares[c * percents.size() + p] += k ? static_cast<double>(inside) / static_cast<double>(k) : 0.0;
+        rep.shares[c * percents.size() + p] +=
+            k ? static_cast<double>(inside) / static_cast<double>(k) : 0.0;
       }
     }
   for (double& s : rep.shares) s /= static_cast<double>(method.n_queries);
