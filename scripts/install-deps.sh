@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # Installs everything lcrwmd needs to build and test, from Debian packages only.
+#   scripts/install-deps.sh            build and test
+#   scripts/install-deps.sh --results  also plotting and the peers of bench/ (matplotlib, POT,
+#                                      gensim): not needed by the build, the tests or CI
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 PKGS=(build-essential cmake pkg-config libopenblas-openmp-dev libcli11-dev zlib1g-dev
       libxxhash-dev liblemon-dev libgtest-dev libgmock-dev clang-format)
+if [ "${1:-}" = "--results" ]; then
+  PKGS+=(python3-matplotlib python3-numpy python3-scipy python3-pot python3-gensim)
+fi
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

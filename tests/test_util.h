@@ -113,7 +113,7 @@ inline QuerySet mixed_queries(const Index& ix, std::size_t n_fresh, unsigned see
   std::normal_distribution<float> normal;
   const std::size_t v = ix.vocab_size(), m = ix.dim();
   for (std::size_t e = 0; e < 5; ++e) {
-    qs.extra_words.push_back("extra" + std::to_string(e));
+    qs.extra_words.push_back(std::string("extra").append(std::to_string(e)));
     for (std::size_t k = 0; k < m; ++k)
       // extra0 duplicates an index vector exactly: its distances to that word must be 0.
       qs.extra_vectors.push_back(e == 0 ? ix.vector(5)[k] : normal(rng));
@@ -134,7 +134,7 @@ inline QuerySet mixed_queries(const Index& ix, std::size_t n_fresh, unsigned see
       qs.weights.push_back(w[p] / total);
     }
     qs.indptr.push_back(qs.words.size());
-    qs.ids.push_back("q" + std::to_string(f));
+    qs.ids.push_back(numbered('q', f));
     qs.labels.emplace_back();
   }
   return qs;

@@ -19,7 +19,7 @@ struct QuerySet {
   // CSR histograms. Word id u < index.vocab_size() is an index word; u >= vocab_size() is
   // extra_words[u - vocab_size()] with its vector in extra_vectors.
   std::vector<std::uint64_t> indptr{0};
-  std::vector<std::uint32_t> words;
+  std::vector<std::uint32_t> words;  // ascending within each query
   std::vector<float> weights;
   std::vector<std::string> extra_words;
   std::vector<float> extra_vectors;

@@ -78,25 +78,33 @@ const PairProblem& pair_problem(const Index& index, std::size_t doc, const Query
     for (double v : *w) total += v;
     for (double& v : *w) v /= total;
   }
-  for (std::size_t p = 0; p < dh; ++p)
-    for (std::size_t t = 0; t < qh; ++t) {
-      double& c = cost[p * qh + t];
-      if (dw[p] == qw[t]) {
-        c = 0;
-        const double shared = std::min(a[p], b[t]);
-        a[p] -= shared;
-        b[t] -= shared;
-        continue;
+  if (sq_distances) {
+    for (std::size_t e = 0; e < dh * qh; ++e) cost[e] = std::sqrt(double{sq_distances[e]});
+  } else {
+    for (std::size_t p = 0; p < dh; ++p)
+      for (std::size_t t = 0; t < qh; ++t) {
+        double& c = cost[p * qh + t];
+        c += xn[p] + yn[t];
+        if (c < kRecomputeBelow * (xn[p] + yn[t]))
+          c = cpu::sq_dist_f64(index.vector(dw[p]), query_word_vector(index, qs, qw[t]), m);
+        c = std::sqrt(std::max(c, 0.0));
       }
-      if (sq_distances) {
-        c = std::sqrt(double{sq_distances[p * qh + t]});
-        continue;
-      }
-      c += xn[p] + yn[t];
-      if (c < kRecomputeBelow * (xn[p] + yn[t]))
-        c = cpu::sq_dist_f64(index.vector(dw[p]), query_word_vector(index, qs, qw[t]), m);
-      c = std::sqrt(std::max(c, 0.0));
+  }
+  // A word in both documents (both word lists ascending): cost exactly 0, shared mass removed.
+  // Only a saving: a pair this walk missed would still cost 0 and be moved by the solver.
+  for (std::size_t p = 0, t = 0; p < dh && t < qh;) {
+    if (dw[p] < qw[t]) {
+      ++p;
+    } else if (qw[t] < dw[p]) {
+      ++t;
+    } else {
+      cost[p * qh + t] = 0;
+      const double shared = std::min(a[p], b[t]);
+      a[p] -= shared;
+      b[t] -= shared;
+      ++p, ++t;
     }
+  }
   rows.clear();
   cols.clear();
   out.a.clear();

@@ -1,17 +1,45 @@
 #include "ot/dual_bound.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
 namespace lcrwmd::ot {
 namespace {
 
-// Measured on bbcsport and 20news pairs: at 3% of the mean cost, 12 iterations bring the
-// bound to ~98% of the EMD; more iterations or a lower temperature gain little per cost.
+// Measured on bbcsport top-10 (20 queries): the bound reaches ~98% of the EMD; 8 iterations at
+// 3% of the mean cost took the least time (EMD solves 250; 4 iterations: 340, 16: 238, each
+// costlier), and 2%, 5% or 8% pruned less.
 constexpr double kTemperature = 0.03;
-constexpr int kIterations = 12;
+constexpr int kIterations = 8;
+
+// exp(x) for x <= 0 to ~1e-10 relative, as plain arithmetic the compiler vectorises (libm's exp
+// is a call per element). Accuracy is not what keeps the result a bound (the c-transforms do),
+// only what keeps it tight. Below -700 it returns 0.
+inline double exp_nonpositive(double x) {
+  constexpr double kRound = 0x1.8p52;  // adding it rounds to an integer, kept in the low bits
+  x = std::max(x, -700.0);
+  const double shifted = x * 1.4426950408889634 + kRound;  // log2(e) x, rounded
+  const double n = shifted - kRound;
+  const double f = x - n * 0.6931471805599453;  // in [-ln 2 / 2, ln 2 / 2]
+  // Taylor to degree 10: error < 1e-11 on that interval.
+  double p = 1.0 / 3628800;
+  p = p * f + 1.0 / 362880;
+  p = p * f + 1.0 / 40320;
+  p = p * f + 1.0 / 5040;
+  p = p * f + 1.0 / 720;
+  p = p * f + 1.0 / 120;
+  p = p * f + 1.0 / 24;
+  p = p * f + 1.0 / 6;
+  p = p * f + 0.5;
+  p = p * f + 1.0;
+  p = p * f + 1.0;
+  const std::int64_t e = std::bit_cast<std::int64_t>(shifted) - std::bit_cast<std::int64_t>(kRound);
+  return p * std::bit_cast<double>(static_cast<std::uint64_t>(e + 1023) << 52);
+}
 
 }  // namespace
 
@@ -27,9 +55,11 @@ double emd_dual_bound(std::span<const double> a_in, std::span<const double> b_in
   for (double& x : a) x /= sa;
   for (double& x : b) x /= sb;
   double max_cost = 0;
-  for (double c : cost) {
-    mean += c;
-    max_cost = std::max(max_cost, c);
+  const double* cp = cost.data();
+#pragma omp simd reduction(+ : mean) reduction(max : max_cost)
+  for (std::size_t e = 0; e < cost.size(); ++e) {
+    mean += cp[e];
+    max_cost = std::max(max_cost, cp[e]);
   }
   mean /= static_cast<double>(cost.size());
   if (!(mean > 0)) return 0;
@@ -39,7 +69,7 @@ double emd_dual_bound(std::span<const double> a_in, std::span<const double> b_in
   const double* c = cost.data();
   double* kern = kernel.data();
 #pragma omp simd
-  for (std::size_t e = 0; e < na * nb; ++e) kern[e] = std::exp(-c[e] * inv_eps);
+  for (std::size_t e = 0; e < na * nb; ++e) kern[e] = exp_nonpositive(-c[e] * inv_eps);
   u.assign(na, 1.0);
   v.assign(nb, 1.0);
   std::vector<double>& kt_u = g;  // scratch for K^T u

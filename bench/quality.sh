@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Reproduces RESULTS.md: kNN test error of WCD, LC-RWMD (symmetric = RWMD, and one-sided) and
+# exact WMD on the shared corpora, the overlap and precision figures, and their plots.
+#   bench/quality.sh [WORK_DIR] [SHARED_DATA_DIR] [CORPUS ...]
+# Indexes go to WORK_DIR, JSON to bench/results/quality/, PNG to docs/figures/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+WORK=${1:-/tmp/lcrwmd-quality}
+DATA=${2:-../shared/data}
+shift 2 || true
+CORPORA=("$@")
+[ ${#CORPORA[@]} -gt 0 ] || CORPORA=(bbcsport twitter r8 20news imdb)
+BIN=build/lcrwmd
+OUT=bench/results/quality
+mkdir -p "$WORK" "$OUT"
+scripts/build.sh >/dev/null
+
+file() {  # the corpus file, plain or gzipped
+  if [ -f "$DATA/corpora/$1/$2.tsv" ]; then echo "$DATA/corpora/$1/$2.tsv"; else echo "$DATA/corpora/$1/$2.tsv.gz"; fi
+}
+
+for c in "${CORPORA[@]}"; do
+  idx="$WORK/$c.idx"
+  test_file=$(file "$c" test)
+  [ -f "$idx" ] || $BIN build --embeddings "$DATA/embeddings/cbow300.bin" \
+    --stopwords "$DATA/stop_words.txt" --docs "$(file "$c" train)" --output "$idx"
+  # imdb: 25,000 test reviews; every 10th keeps the run in minutes.
+  if [ "$c" = imdb ]; then
+    zcat -f "$test_file" | awk 'NR % 10 == 1' >"$WORK/imdb_test_sample.tsv"
+    test_file="$WORK/imdb_test_sample.tsv"
+  fi
+  common=(--index "$idx" --queries "$test_file" --stopwords "$DATA/stop_words.txt"
+          --embeddings "$DATA/embeddings/cbow300.bin" --json)
+  echo "== $c"
+  $BIN eval knn "${common[@]}" --method wcd >"$OUT/${c}_knn_wcd.json"
+  $BIN eval knn "${common[@]}" --method lc-rwmd >"$OUT/${c}_knn_rwmd.json"
+  $BIN eval knn "${common[@]}" --method lc-rwmd --one-sided >"$OUT/${c}_knn_lc-rwmd-one-sided.json"
+  case $c in
+    bbcsport | twitter | r8)
+      $BIN eval knn "${common[@]}" --method wmd >"$OUT/${c}_knn_wmd.json"
+      for m in wcd lc-rwmd; do
+        $BIN eval precision "${common[@]}" --method $m >"$OUT/${c}_precision_$m.json"
+      done
+      $BIN eval precision "${common[@]}" --method wmd >"$OUT/${c}_precision_wmd.json"
+      ;;
+  esac
+  case $c in
+    bbcsport | twitter)
+      for m in wcd lc-rwmd; do
+        $BIN eval overlap "${common[@]}" --method $m --reference wmd \
+          >"$OUT/${c}_overlap_$m.json"
+      done
+      $BIN eval overlap "${common[@]}" --method lc-rwmd --one-sided --reference wmd \
+        >"$OUT/${c}_overlap_lc-rwmd-one-sided.json"
+      ;;
+  esac
+done
+/usr/bin/python3 scripts/plot_results.py "$OUT" docs/figures
