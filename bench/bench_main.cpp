@@ -4,6 +4,7 @@
 //   lcrwmd_bench synthetic --index set1.idx --queries set1_q.tsv [--json out.json]
 //   lcrwmd_bench real --embeddings cbow300.bin --stopwords stop_words.txt
 //                     --train 20news/train.tsv.gz --test 20news/test.tsv.gz [--json out.json]
+//   lcrwmd_bench emd --problems problems.bin    (written by bench/peers.py: POT's own problems)
 //
 // Every time is the median over repetitions; ratios compare times taken in the same run.
 #include <cblas.h>
@@ -12,6 +13,8 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -22,6 +25,7 @@
 
 #include "lcrwmd/corpus.h"
 #include "lcrwmd/embeddings.h"
+#include "lcrwmd/emd.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
@@ -203,6 +207,45 @@ std::map<std::string, std::string> machine_meta() {
 
 }  // namespace
 
+// Exact EMD on transport problems from a file: per problem int32 n, m; n + m weights, n x m
+// costs and the reference answer (POT's ot.emd2), all float64. One untimed pass, then timed.
+void emd_problems(const std::string& path, Report& rep) {
+  struct Problem {
+    std::vector<double> a, b, cost;
+    double reference;
+  };
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open");
+  std::vector<Problem> problems;
+  std::int32_t dims[2];
+  while (in.read(reinterpret_cast<char*>(dims), sizeof dims)) {
+    Problem p;
+    p.a.resize(static_cast<std::size_t>(dims[0]));
+    p.b.resize(static_cast<std::size_t>(dims[1]));
+    p.cost.resize(p.a.size() * p.b.size());
+    for (auto* v : {&p.a, &p.b, &p.cost})
+      in.read(reinterpret_cast<char*>(v->data()), static_cast<std::streamsize>(v->size() * 8));
+    in.read(reinterpret_cast<char*>(&p.reference), 8);
+    if (!in) throw Error(path + ": truncated problem " + std::to_string(problems.size()));
+    problems.push_back(std::move(p));
+  }
+  double worst = 0, words = 0;
+  for (const Problem& p : problems) {
+    const double d = emd(p.a, p.b, p.cost);
+    worst = std::max(worst, std::abs(d - p.reference) / std::max(p.reference, 1e-300));
+    words += 0.5 * static_cast<double>(p.a.size() + p.b.size());
+  }
+  double sink = 0;
+  const double t = seconds_of([&] {
+    for (const Problem& p : problems) sink += emd(p.a, p.b, p.cost);
+  });
+  const double n = static_cast<double>(problems.size());
+  std::printf("%zu problems, %.1f bins per side on average (checksum %.6g)\n", problems.size(),
+              words / n, sink);
+  rep.add("emd per problem, one thread (us)", 1e6 * t / n, "us");
+  rep.add("max relative difference to the reference (x 1e-9)", 1e9 * worst, "");
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"lcrwmd benchmarks (tables on stdout, JSON with --json)"};
   app.require_subcommand(1);
@@ -231,12 +274,18 @@ int main(int argc, char** argv) {
   real->add_option("--test", test_path)->required();
   real->add_option("--batch", batch, "Queries in the batch")->capture_default_str();
 
+  auto* emd_cmd = app.add_subcommand("emd", "Exact EMD on problems from bench/peers.py");
+  std::string problems_path;
+  emd_cmd->add_option("--problems", problems_path, "Binary problem file")->required();
+
   CLI11_PARSE(app, argc, argv);
   try {
     set_threads(threads);
     Report rep;
     auto meta = machine_meta();
-    if (*syn) {
+    if (*emd_cmd) {
+      emd_problems(problems_path, rep);
+    } else if (*syn) {
       const std::size_t rss0 = status_kib("VmRSS:");
       const Index ix = Index::load(index_path, false);
       const QuerySet qs = make_query_set(ix, read_tsv(queries_path), {});

@@ -7,8 +7,8 @@ The documents are tokenised here exactly as lcrwmd does (runs of ASCII letters, 
 apostrophes and bytes >= 0x80, ASCII-lowercased, apostrophes stripped at the ends; Kusner's
 stop words; words without an embedding dropped; weights = counts / total), and lcrwmd is given
 the same embeddings for query words its index lacks, so both sides solve the same problems.
-Reports: distances (POT to 1e-6 relative, gensim), top-10 neighbours, and times. Needs
-python3-pot, python3-gensim (scripts/install-deps.sh --results). Not part of CI.
+Reports: distances (POT to 1e-6 relative, gensim's wmdistance), top-10 neighbours, and times.
+Needs python3-pot, python3-gensim, python3-pyemd (scripts/install-deps.sh --results). Not CI.
 """
 import argparse
 import gzip
@@ -36,18 +36,18 @@ def read_tsv(path):
 
 
 def bag(text, stop, kv):
-    counts = {}
+    """(distinct words, their weights, the kept tokens in order)."""
+    tokens = []
     for tok in TOKEN.findall(text):
         w = tok.lower().strip(b"'")
         if not w:
             continue
         w = w.decode("utf-8", "surrogateescape")
-        if w in stop or w not in kv.key_to_index:
-            continue
-        counts[w] = counts.get(w, 0) + 1
-    words = sorted(counts)
-    c = np.array([counts[w] for w in words], dtype=np.float64)
-    return words, c / c.sum() if len(c) else c
+        if w not in stop and w in kv.key_to_index:
+            tokens.append(w)
+    words, counts = np.unique(np.array(tokens, dtype=object), return_counts=True)
+    c = counts.astype(np.float64)
+    return list(words), c / c.sum() if len(c) else c, tokens
 
 
 def cost_matrix(kv, a_words, b_words):
@@ -82,11 +82,11 @@ def main():
     kv = KeyedVectors.load_word2vec_format(emb, binary=True)
     stop = set(open(stop_path).read().split())
     train = [(i, bag(t, stop, kv)) for i, _, t in read_tsv(train_path)]
-    train = [(i, b) for i, b in train if len(b[0])]
+    train = [(i, b) for i, b in train if b[0]]
     test = [(i, bag(t, stop, kv)) for i, _, t in read_tsv(test_path)]
-    test = [(i, b) for i, b in test if len(b[0])]
+    test = [(i, b) for i, b in test if b[0]]
     n, nq = len(train), len(test)
-    h = np.mean([len(b[0]) for _, b in train + test])
+    h = float(np.mean([len(b[0]) for _, b in train + test]))
     print(f"{a.corpus}: {nq} test x {n} train documents, {h:.1f} distinct words per document")
 
     tmp = tempfile.mkdtemp(prefix="lcrwmd-peers-")
@@ -110,14 +110,24 @@ def main():
     ours = np.load(npy)
     pot = np.zeros_like(ours, dtype=np.float64)
     t_cost = t_emd = 0.0
-    for q, (_, (qw, qa)) in enumerate(test[: a.pair_queries]):
-        for i, (_, (dw, da)) in enumerate(train):
+    problems = open(os.path.join(tmp, "problems.bin"), "wb")
+    for q, (_, (qw, qa, _)) in enumerate(test[: a.pair_queries]):
+        for i, (_, (dw, da, _)) in enumerate(train):
             t0 = time.perf_counter()
             c = cost_matrix(kv, dw, qw)
             t1 = time.perf_counter()
             pot[q, i] = ot.emd2(da, qa, c)
             t_emd += time.perf_counter() - t1
             t_cost += t1 - t0
+            problems.write(np.array(c.shape, dtype=np.int32).tobytes() + da.tobytes() +
+                           qa.tobytes() + c.tobytes() + np.float64(pot[q, i]).tobytes())
+    problems.close()
+    # The same cost matrices through lcrwmd's solver alone (lcrwmd_bench emd, one thread).
+    _, bench_out, _ = run([os.path.join(os.path.dirname(a.lcrwmd), "lcrwmd_bench"), "--threads",
+                           "1", "emd", "--problems", os.path.join(tmp, "problems.bin")])
+    emd_us = float(re.search(r"emd per problem, one thread \(us\)\s+([0-9.]+)", bench_out).group(1))
+    emd_diff = 1e-9 * float(re.search(r"max relative difference to the reference \(x 1e-9\)"
+                                      r"\s+([0-9.e+-]+)", bench_out).group(1))
     pairs = ours.size
     rel = np.abs(ours - pot) / np.maximum(pot, 1e-12)
     res["pairs"] = {
@@ -125,11 +135,13 @@ def main():
         "lcrwmd_us_per_pair_1thread": 1e6 * t_ours / pairs,
         "pot_emd2_us_per_pair": 1e6 * t_emd / pairs,
         "pot_cost_matrix_us_per_pair": 1e6 * t_cost / pairs,
+        "lcrwmd_emd_us_on_pot_cost_matrices": emd_us,
+        "max_rel_diff_lcrwmd_emd_vs_pot_same_matrices": emd_diff,
     }
     g = []
-    for q, (_, (qw, qa)) in enumerate(test[: a.gensim_queries]):
-        for i, (_, (dw, da)) in enumerate(train[:100]):
-            g.append((ours[q, i], kv.wmdistance(list(dw), list(qw))))
+    for q, (_, (_, _, qt)) in enumerate(test[: a.gensim_queries]):
+        for i, (_, (_, _, dt)) in enumerate(train[:100]):
+            g.append((ours[q, i], kv.wmdistance(dt, qt, norm=False)))
     g = np.array(g)
     res["pairs"]["max_rel_diff_gensim"] = float(
         (np.abs(g[:, 0] - g[:, 1]) / np.maximum(g[:, 1], 1e-12)).max())
@@ -146,27 +158,28 @@ def main():
     t0 = time.perf_counter()
     same = 0
     brute_top = {}
-    for qid, (qw, qa) in test:
-        dist = np.array([ot.emd2(da, qa, cost_matrix(kv, dw, qw)) for _, (dw, da) in train])
+    for qid, (qw, qa, _) in test:
+        dist = np.array([ot.emd2(da, qa, cost_matrix(kv, dw, qw)) for _, (dw, da, _) in train])
         order = np.lexsort((np.arange(n), dist.astype(np.float32)))[:10]
         brute_top[qid] = [train[i][0] for i in order]
         same += brute_top[qid] == ours_top.get(qid)
     t_brute = time.perf_counter() - t0
-    from gensim.similarities import WmdSimilarity
+    # gensim's WmdSimilarity is this loop over wmdistance, but with unit-normalised vectors
+    # (its default norm=True), another distance; the loop with norm=False is the same search.
     t0 = time.perf_counter()
-    index = WmdSimilarity([list(w) for _, (w, _) in train], kv, num_best=10)
     gensim_same = 0
-    for qid, (qw, _) in test[: a.gensim_queries]:
-        sims = index[list(qw)]
-        gensim_same += [train[i][0] for i, _ in sims] == ours_top.get(qid)
+    for qid, (_, _, qt) in test[: a.gensim_queries]:
+        dist = np.array([kv.wmdistance(dt, qt, norm=False) for _, (_, _, dt) in train])
+        order = np.lexsort((np.arange(n), dist.astype(np.float32)))[:10]
+        gensim_same += [train[i][0] for i in order] == ours_top.get(qid)
     t_gensim = (time.perf_counter() - t0) / a.gensim_queries
     solves = re.search(r"EMD solves: (\d+)", err)
     res["topk"] = {
         "k": 10, "queries_identical_to_pot": same, "queries": nq,
-        "queries_identical_to_gensim": gensim_same, "gensim_queries": a.gensim_queries,
+        "queries_identical_to_gensim_brute_force": gensim_same, "gensim_queries": a.gensim_queries,
         "lcrwmd_seconds": t_search, "pot_brute_force_seconds": t_brute,
         "speedup_vs_pot": t_brute / t_search,
-        "gensim_seconds_per_query": t_gensim,
+        "gensim_wmdistance_seconds_per_query": t_gensim,
         "speedup_vs_gensim": t_gensim * nq / t_search,
         "lcrwmd_emd_solves": int(solves.group(1)) if solves else None,
         "pairs": nq * n,

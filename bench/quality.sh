@@ -33,9 +33,20 @@ for c in "${CORPORA[@]}"; do
           --embeddings "$DATA/embeddings/cbow300.bin" --json)
   echo "== $c"
   $BIN eval knn "${common[@]}" --method wcd >"$OUT/${c}_knn_wcd.json"
-  $BIN eval knn "${common[@]}" --method lc-rwmd >"$OUT/${c}_knn_rwmd.json"
+  $BIN eval knn "${common[@]}" --method lc-rwmd >"$OUT/${c}_knn_lc-rwmd.json"
   $BIN eval knn "${common[@]}" --method lc-rwmd --one-sided >"$OUT/${c}_knn_lc-rwmd-one-sided.json"
   case $c in
+    20news)
+      # Exact WMD on every 10th test document (753), next to the bounds on the same sample.
+      zcat -f "$test_file" | awk 'NR % 10 == 1' >"$WORK/20news_test_sample.tsv"
+      sample=(--index "$idx" --queries "$WORK/20news_test_sample.tsv"
+              --stopwords "$DATA/stop_words.txt" --embeddings "$DATA/embeddings/cbow300.bin" --json)
+      for m in wcd lc-rwmd wmd; do
+        $BIN eval knn "${sample[@]}" --method $m >"$OUT/20news-sample_knn_$m.json"
+      done
+      $BIN eval knn "${sample[@]}" --method lc-rwmd --one-sided \
+        >"$OUT/20news-sample_knn_lc-rwmd-one-sided.json"
+      ;;
     bbcsport | twitter | r8)
       $BIN eval knn "${common[@]}" --method wmd >"$OUT/${c}_knn_wmd.json"
       for m in wcd lc-rwmd; do

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set-up and demo in one: installs, builds, indexes the bundled BBC Sport slice and prints the
-# three nearest training documents of each demo query by symmetric LC-RWMD.
+# three nearest training documents of each demo query by symmetric LC-RWMD, then how well each
+# method (WCD, LC-RWMD, exact WMD) classifies the queries by their nearest neighbours.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
@@ -21,3 +22,11 @@ awk -F'\t' -v OFS='\t' '
     if ($2 == 1) printf "\n%s [%s] %s...\n", $1, qlabel[$1], qtitle[$1]
     printf "  %d. %-9s %-16s [%-9s] %s...\n", $2, $4, $3, label[$3], title[$3]
   }' $demo/train.tsv $demo/queries.tsv "$out/results.tsv"
+
+echo
+echo "kNN classification of the demo queries by their nearest training documents:"
+for m in wcd lc-rwmd wmd; do
+  ./build/lcrwmd eval knn --index "$out/demo.idx" --queries $demo/queries.tsv \
+    --stopwords $demo/stop_words.txt --embeddings $demo/embeddings.bin --method $m --k 1,3,5 \
+    2>/dev/null | sed 's/^/  /'
+done

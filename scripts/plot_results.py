@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Plots the JSON of `lcrwmd eval` (as written by bench/quality.sh) as PNG figures.
+"""Plots the JSON of `lcrwmd eval` (as written by bench/quality.sh) as PNG figures, and prints
+the kNN summary as a Markdown table (the one in RESULTS.md).
 
     scripts/plot_results.py bench/results/quality docs/figures
 
@@ -15,8 +16,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-LABELS = {"wcd": "WCD", "rwmd": "RWMD (LC-RWMD, symmetric)",
-          "lc-rwmd-one-sided": "LC-RWMD one-sided", "wmd": "WMD", "lc-rwmd": "RWMD (LC-RWMD, symmetric)"}
+LABELS = {"wcd": "WCD", "lc-rwmd": "RWMD (LC-RWMD, symmetric)",
+          "lc-rwmd-one-sided": "LC-RWMD one-sided", "wmd": "WMD"}
 
 
 def load(pattern):
@@ -53,19 +54,27 @@ def overlap(src, dst):
     runs = load(os.path.join(src, "*_overlap_*.json"))
     if not runs:
         return
-    fig, axes = plt.subplots(1, len(runs), figsize=(4 * len(runs), 3.4), squeeze=False)
-    for ax, (name, r) in zip(axes[0], runs.items()):
-        corpus, method = name.split("_overlap_")
-        ks = sorted(int(k) for k in r["shares"])
-        for p, pct in enumerate(r["percents"]):
-            ax.plot(ks, [100 * r["shares"][str(k)][p] for k in ks], marker=".",
-                    label=f"in WMD top {pct:g}%")
-        ax.set_xscale("log", base=2)
-        ax.set_title(f"{corpus}: {LABELS.get(method, method)}", fontsize=9)
-        ax.set_xlabel("top-k of the method")
-        ax.set_ylabel("share (%)")
-        ax.set_ylim(0, 102)
-        ax.grid(alpha=0.3)
+    corpora = sorted({n.split("_overlap_")[0] for n in runs})
+    methods = sorted({n.split("_overlap_")[1] for n in runs})
+    fig, axes = plt.subplots(len(corpora), len(methods),
+                             figsize=(3.6 * len(methods), 3.0 * len(corpora)), squeeze=False)
+    for row, corpus in enumerate(corpora):
+        for col, method in enumerate(methods):
+            ax = axes[row][col]
+            r = runs.get(f"{corpus}_overlap_{method}")
+            if r is None:
+                ax.axis("off")
+                continue
+            ks = sorted(int(k) for k in r["shares"])
+            for p, pct in enumerate(r["percents"]):
+                ax.plot(ks, [100 * r["shares"][str(k)][p] for k in ks], marker=".",
+                        label=f"in WMD top {pct:g}%")
+            ax.set_xscale("log", base=2)
+            ax.set_title(f"{corpus}: {LABELS.get(method, method)}", fontsize=9)
+            ax.set_xlabel("top-k of the method")
+            ax.set_ylabel("share of the top-k (%)")
+            ax.set_ylim(0, 102)
+            ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(os.path.join(dst, "overlap.png"), dpi=110)
@@ -95,9 +104,29 @@ def precision(src, dst):
     fig.savefig(os.path.join(dst, "precision.png"), dpi=110)
 
 
+def knn_table(src):
+    runs = load(os.path.join(src, "*_knn_*.json"))
+    order = ["wcd", "lc-rwmd-one-sided", "lc-rwmd", "wmd"]
+    print("| corpus | queries x docs | method | best k | error | error at k=1..19 (min-max) "
+          "| seconds | EMD solves |")
+    print("|---|---|---|---|---|---|---|---|")
+    for corpus in sorted({n.split("_knn_")[0] for n in runs}):
+        for method in order:
+            r = runs.get(f"{corpus}_knn_{method}")
+            if r is None:
+                continue
+            errs = [100 * e for e in r["errors"].values()]
+            solves = (f"{r['exact_refinements']:,} of {r['pairs']:,}"
+                      if method == "wmd" else "")
+            print(f"| {corpus} | {r['n_queries']} x {r['n_docs']} | {LABELS[method]} "
+                  f"| {r['best_k']} | {100 * r['best_error']:.1f}% "
+                  f"| {min(errs):.1f}-{max(errs):.1f}% | {r['seconds']:.2f} | {solves} |")
+
+
 def main():
     src, dst = sys.argv[1], sys.argv[2]
     os.makedirs(dst, exist_ok=True)
+    knn_table(src)
     knn(src, dst)
     overlap(src, dst)
     precision(src, dst)
