@@ -57,6 +57,14 @@ std::string json_head(const char* eval, const SearchOptions& o, const Loaded& l,
   return s.str();
 }
 
+// {"k": value, ...}: one value per k.
+void print_per_k(const std::vector<std::size_t>& ks, const std::vector<double>& values) {
+  std::printf("{");
+  for (std::size_t i = 0; i < ks.size(); ++i)
+    std::printf("%s\"%zu\": %.6f", i ? ", " : "", ks[i], values[i]);
+  std::printf("}");
+}
+
 void add_knn(CLI::App* parent) {
   auto* c = parent->add_subcommand("knn", "kNN classification error of the test queries");
   auto f = std::make_shared<EvalFlags>();
@@ -70,10 +78,9 @@ void add_knn(CLI::App* parent) {
     const Run r = run_search(l, o, f->max_k());
     const KnnReport rep = knn_error(r.results, l.index, l.queries, f->ks);
     if (f->json) {
-      std::printf("%s, \"errors\": {", json_head("knn", o, l, r).c_str());
-      for (std::size_t i = 0; i < rep.ks.size(); ++i)
-        std::printf("%s\"%zu\": %.6f", i ? ", " : "", rep.ks[i], rep.errors[i]);
-      std::printf("}, \"best_k\": %zu, \"best_error\": %.6f}\n", rep.best_k, rep.best_error);
+      std::printf("%s, \"errors\": ", json_head("knn", o, l, r).c_str());
+      print_per_k(rep.ks, rep.errors);
+      std::printf(", \"best_k\": %zu, \"best_error\": %.6f}\n", rep.best_k, rep.best_error);
       return;
     }
     std::printf("kNN test error, %s, %zu queries, %zu documents (%.2f s)\n", describe(o).c_str(),
@@ -151,10 +158,9 @@ void add_precision(CLI::App* parent) {
     const Run r = run_search(l, o, f->max_k());
     const PrecisionReport rep = precision_at_k(r.results, l.index, l.queries, f->ks);
     if (f->json) {
-      std::printf("%s, \"precision\": {", json_head("precision", o, l, r).c_str());
-      for (std::size_t k = 0; k < rep.ks.size(); ++k)
-        std::printf("%s\"%zu\": %.6f", k ? ", " : "", rep.ks[k], rep.precision[k]);
-      std::printf("}, \"groups\": [");
+      std::printf("%s, \"precision\": ", json_head("precision", o, l, r).c_str());
+      print_per_k(rep.ks, rep.precision);
+      std::printf(", \"groups\": [");
       for (std::size_t g = 0; g < rep.groups.size(); ++g) {
         const PrecisionGroup& grp = rep.groups[g];
         std::printf("%s{\"min_size\": %zu, \"max_size\": %zu, \"labels\": %zu, \"precision\": [",

@@ -70,7 +70,7 @@ def main():
     p.add_argument("--corpus", default="bbcsport")
     p.add_argument("--pair-queries", type=int, default=20,
                    help="queries whose distances to every document are compared pair by pair")
-    p.add_argument("--gensim-queries", type=int, default=5,
+    p.add_argument("--gensim-queries", type=int, default=2,
                    help="queries for gensim's WmdSimilarity (slow: one EMD per document)")
     p.add_argument("--json")
     a = p.parse_args()

@@ -29,24 +29,35 @@ def load(pattern):
     return out
 
 
+COLORS = {"wcd": "tab:green", "lc-rwmd": "tab:orange", "lc-rwmd-one-sided": "tab:blue",
+          "wmd": "tab:red"}
+
+
 def knn(src, dst):
     runs = load(os.path.join(src, "*_knn_*.json"))
     corpora = sorted({n.split("_knn_")[0] for n in runs})
-    fig, axes = plt.subplots(1, len(corpora), figsize=(4 * len(corpora), 3.4), squeeze=False)
-    for ax, corpus in zip(axes[0], corpora):
-        for name, r in runs.items():
-            if not name.startswith(corpus + "_knn_"):
+    cols = 3
+    rows = (len(corpora) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False)
+    for ax in axes.flat[len(corpora):]:
+        ax.axis("off")
+    for ax, corpus in zip(axes.flat, corpora):
+        for method in COLORS:
+            r = runs.get(f"{corpus}_knn_{method}")
+            if r is None:
                 continue
-            method = name.split("_knn_")[1]
             ks = sorted(int(k) for k in r["errors"])
             ax.plot(ks, [100 * r["errors"][str(k)] for k in ks], marker=".",
-                    label=LABELS.get(method, method))
-        ax.set_title(corpus)
+                    color=COLORS[method], label=LABELS[method])
+        any_run = runs[f"{corpus}_knn_wcd"]
+        ax.set_title(f"{corpus} ({any_run['n_queries']} test x {any_run['n_docs']} train)",
+                     fontsize=9)
         ax.set_xlabel("k")
         ax.set_ylabel("kNN test error (%)")
         ax.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=7)
-    fig.tight_layout()
+    handles = [plt.Line2D([], [], color=c, marker=".", label=LABELS[m]) for m, c in COLORS.items()]
+    fig.legend(handles=handles, loc="upper center", ncol=4, fontsize=8)
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
     fig.savefig(os.path.join(dst, "knn_error.png"), dpi=110)
 
 

@@ -176,26 +176,21 @@ TEST_F(Cli, WmdSearchAndEval) {
   ASSERT_EQ(prec.code, 0) << prec.err;
   EXPECT_NE(prec.out.find("\"groups\": ["), std::string::npos) << prec.out;
 
-  // Bad input: an unknown method, an empty test set, embeddings of another dimension,
-  // unlabelled queries.
-  CliRun r = lcrwmd("eval knn --index " + index + " --queries " + q + " --method emd");
-  EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.err.find("emd"), std::string::npos) << r.err;
-  const auto empty = test::write_file("cli_empty.tsv", "");
-  r = lcrwmd("eval knn --index " + index + " --queries " + empty);
-  EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.err.find("no queries"), std::string::npos) << r.err;
-  const auto emb4 = test::write_file("cli_emb4.txt", "zebra 1 2 3 4\n");
-  r = lcrwmd("eval knn --index " + index + " --queries " + q + " --embeddings " + emb4);
-  EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.err.find("dimension 4"), std::string::npos) << r.err;
-  const auto unlabelled = test::write_file("cli_nolabel.tsv", "u1\t\tsoccer\n");
-  r = lcrwmd("eval knn --index " + index + " --queries " + unlabelled);
-  EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.err.find("'u1' has no label"), std::string::npos) << r.err;
-  r = lcrwmd(base + " --one-sided");
-  EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.err.find("--one-sided"), std::string::npos) << r.err;
+  // Bad input, each with the words its error must say: an unknown method, an empty test set,
+  // embeddings of another dimension, unlabelled queries, a one-sided WMD.
+  const std::string eval = "eval knn --index " + index + " --queries ";
+  const std::pair<std::string, std::string> bad[] = {
+      {eval + q + " --method emd", "emd"},
+      {eval + test::write_file("cli_empty.tsv", ""), "no queries"},
+      {eval + q + " --embeddings " + test::write_file("cli_emb4.txt", "zebra 1 2 3 4\n"),
+       "dimension 4"},
+      {eval + test::write_file("cli_nolabel.tsv", "u1\t\tsoccer\n"), "'u1' has no label"},
+      {base + " --one-sided", "--one-sided"}};
+  for (const auto& [args, says] : bad) {
+    const CliRun r = lcrwmd(args);
+    EXPECT_NE(r.code, 0) << args;
+    EXPECT_NE(r.err.find(says), std::string::npos) << args << ": " << r.err;
+  }
 }
 
 TEST_F(Cli, PairwiseWritesNpy) {

@@ -156,6 +156,16 @@ TEST(Wmd, EqualsTheUnreducedEmdAndIsSymmetric) {
       ASSERT_NEAR(wmd_pair(ix, i, docs, j), wmd_pair(ix, j, docs, i), 1e-10) << i << " " << j;
 }
 
+QuerySet one_word_query(std::uint32_t word) {
+  QuerySet q;
+  q.ids = {"one"};
+  q.labels = {""};
+  q.words = {word};
+  q.weights = {1.0f};
+  q.indptr = {0, 1};
+  return q;
+}
+
 TEST(Wmd, IdenticalAndDuplicateVectorDocumentsAreAtZero) {
   const Index ix = Index::from_data(test::random_index(40, 30, 5, 9, 2));
   std::vector<std::size_t> all(ix.n_docs());
@@ -164,12 +174,7 @@ TEST(Wmd, IdenticalAndDuplicateVectorDocumentsAreAtZero) {
   for (std::size_t i = 0; i < ix.n_docs(); ++i) EXPECT_EQ(wmd_pair(ix, i, docs, i), 0.0);
   // random_index copies word 6's vector from word 5: a one-word document of either word is
   // at 0 from the other.
-  QuerySet one;
-  one.ids = {"w5"};
-  one.labels = {""};
-  one.words = {5};
-  one.weights = {1.0f};
-  one.indptr = {0, 1};
+  const QuerySet one = one_word_query(5);
   IndexData d = test::random_index(1, 30, 5, 1, 2);
   d.indices = {6};
   d.values = {1.0f};
@@ -180,12 +185,7 @@ TEST(Wmd, IdenticalAndDuplicateVectorDocumentsAreAtZero) {
 
 TEST(Wmd, OneWordDocumentMovesEverythingToThatWord) {
   const Index ix = Index::from_data(test::random_index(30, 25, 6, 10, 8));
-  QuerySet one;
-  one.ids = {"one"};
-  one.labels = {""};
-  one.words = {3};
-  one.weights = {1.0f};
-  one.indptr = {0, 1};
+  const QuerySet one = one_word_query(3);
   const auto ip = ix.indptr();
   for (std::size_t i = 0; i < ix.n_docs(); ++i) {
     double want = 0, total = 0;

@@ -2,7 +2,7 @@
 // with Euclidean word costs. For top-k search it comes with three lower bounds, each cheaper
 // than the next step: symmetric LC-RWMD's bound for every document at once, the pair's RWMD
 // (the other direction from the cached word distances), a dual bound of the pair's EMD (~98%
-// of it, at a fifth of a solve), then the EMD itself.
+// of it, for a few passes over the cost matrix), then the EMD itself.
 #include <cblas.h>
 
 #include <algorithm>

@@ -83,8 +83,9 @@ double emd(std::span<const double> a, std::span<const double> b, std::span<const
   for (std::size_t j = 0; j < nb; ++j) supply[g.node(static_cast<int>(na + j))] = -qb[j];
   Graph::ArcMap<std::int64_t> icost(g);
   const double cost_scale = std::ldexp(1.0, kCostBits) / max_cost;
+  // Costs are >= 0 (checked above): rounding by truncation of x + 0.5, which vectorises.
   for (std::size_t e = 0; e < na * nb; ++e)
-    icost[g.arc(static_cast<int>(e))] = std::llround(cost[e] * cost_scale);
+    icost[g.arc(static_cast<int>(e))] = static_cast<std::int64_t>(cost[e] * cost_scale + 0.5);
 
   Solver solver(g);
   solver.supplyMap(supply).costMap(icost);
