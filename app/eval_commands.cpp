@@ -47,6 +47,20 @@ Run run_search(const Loaded& l, const SearchOptions& o, std::size_t k) {
   return r;
 }
 
+// The index and queries of an eval subcommand, and its method's top max(k).
+struct Evaluated {
+  Loaded loaded;
+  SearchOptions options;
+  Run run;
+};
+
+Evaluated evaluate(const EvalFlags& f) {
+  Loaded l = load_queries(f);
+  const SearchOptions o = f.options();
+  Run r = run_search(l, o, f.max_k());
+  return {std::move(l), o, std::move(r)};
+}
+
 std::string json_head(const char* eval, const SearchOptions& o, const Loaded& l, const Run& r) {
   std::ostringstream s;
   s << "{\"eval\": \"" << eval << "\", \"method\": \"" << to_string(o.method)
@@ -73,9 +87,7 @@ void add_knn(CLI::App* parent) {
   f->add(c, ks, "Neighbour counts to vote with (comma-separated)");
   f->add_prune(c);
   c->callback([f] {
-    const Loaded l = load_queries(*f);
-    const SearchOptions o = f->options();
-    const Run r = run_search(l, o, f->max_k());
+    const auto [l, o, r] = evaluate(*f);
     const KnnReport rep = knn_error(r.results, l.index, l.queries, f->ks);
     if (f->json) {
       std::printf("%s, \"errors\": ", json_head("knn", o, l, r).c_str());
@@ -107,14 +119,12 @@ void add_overlap(CLI::App* parent) {
       ->check(CLI::Range(0.0, 100.0))
       ->capture_default_str();
   c->callback([f, reference, percents] {
-    const Loaded l = load_queries(*f);
-    const SearchOptions o = f->options();
+    const auto [l, o, r] = evaluate(*f);
     SearchOptions ro = o;
     ro.method = parse_method(*reference);
     ro.symmetric = true;
     const std::size_t ref_k =
         top_percent_count(l.index.n_docs(), *std::max_element(percents->begin(), percents->end()));
-    const Run r = run_search(l, o, f->max_k());
     const Run ref = run_search(l, ro, ref_k);
     const OverlapReport rep =
         top_k_overlap(r.results, ref.results, l.index.n_docs(), f->ks, *percents);
@@ -153,9 +163,7 @@ void add_precision(CLI::App* parent) {
   f->add(c, {1, 2, 4, 8, 16, 32, 64}, "Top-k sizes (comma-separated)");
   f->add_prune(c);
   c->callback([f] {
-    const Loaded l = load_queries(*f);
-    const SearchOptions o = f->options();
-    const Run r = run_search(l, o, f->max_k());
+    const auto [l, o, r] = evaluate(*f);
     const PrecisionReport rep = precision_at_k(r.results, l.index, l.queries, f->ks);
     if (f->json) {
       std::printf("%s, \"precision\": ", json_head("precision", o, l, r).c_str());
