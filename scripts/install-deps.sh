@@ -2,7 +2,7 @@
 # Installs everything lcrwmd needs to build and test, from Debian packages only.
 #   scripts/install-deps.sh            build and test
 #   scripts/install-deps.sh --results  also plotting and the peers of bench/ (matplotlib, POT,
-#                                      gensim): not needed by the build, the tests or CI
+#                                      gensim with pyemd): not needed by the build, the tests or CI
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi

@@ -94,8 +94,9 @@ PrecisionReport precision_at_k(const SearchResults& r, const Index& index, const
   }
   std::map<int, PrecisionGroup> groups;  // by floor(log2(label size))
   for (const auto& [label, entry] : per_label) {
-    const std::size_t size = label_size.count(label) ? label_size[label] : 0;
-    const int g = size == 0 ? -1 : static_cast<int>(std::bit_width(size)) - 1;
+    const auto found = label_size.find(label);
+    const std::size_t size = found == label_size.end() ? 0 : found->second;
+    const int g = static_cast<int>(std::bit_width(size)) - 1;  // -1: no document has the label
     PrecisionGroup& grp = groups[g];
     grp.min_size = g < 0 ? 0 : std::size_t{1} << g;
     grp.max_size = g < 0 ? 0 : (std::size_t{2} << g) - 1;
