@@ -11,6 +11,7 @@
 #include "lcrwmd/corpus.h"
 #include "lcrwmd/embeddings.h"
 #include "lcrwmd/error.h"
+#include "lcrwmd/gpu.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
@@ -79,8 +80,9 @@ void add_search(CLI::App& app) {
     auto t = Clock::now();
     SearchStats st;
     const SearchResults r = search(l.index, l.queries, *k, o, &st);
-    note("search: %zu queries x %zu documents, %s, %.3f s (%zu batches)", r.n_queries,
-         l.index.n_docs(), describe(o).c_str(), since(t), st.batches);
+    note("search: %zu queries x %zu documents, %s, %.3f s (%zu batches, %s)", r.n_queries,
+         l.index.n_docs(), describe(o).c_str(), since(t), st.batches,
+         describe_backend(o, st).c_str());
     report_refinement(o, st);
     // Written one query at a time: with a large --k the results need not fit in memory twice.
     std::unique_ptr<AtomicFile> file;
@@ -126,16 +128,19 @@ void add_pairwise(CLI::App& app) {
     Loaded l = load_queries(*f);
     auto t = Clock::now();
     NpyWriter npy(*output, l.queries.size(), l.index.n_docs());
-    pairwise(l.index, l.queries, f->options(),
-             [&](std::size_t, std::size_t rows, const float* d) { npy.append_rows(d, rows); });
+    const SearchOptions o = f->options();
+    SearchStats st;
+    pairwise(
+        l.index, l.queries, o,
+        [&](std::size_t, std::size_t rows, const float* d) { npy.append_rows(d, rows); }, &st);
     if (!row_ids->empty()) {
       AtomicFile ids(*row_ids);
       for (const std::string& id : l.queries.ids) ids.write(id + "\n");
       ids.commit();
     }
     npy.commit();
-    note("pairwise: %zu x %zu matrix written to %s (%.3f s)", l.queries.size(), l.index.n_docs(),
-         output->c_str(), since(t));
+    note("pairwise: %zu x %zu matrix written to %s (%.3f s, %s)", l.queries.size(),
+         l.index.n_docs(), output->c_str(), since(t), describe_backend(o, st).c_str());
   });
 }
 
@@ -176,6 +181,22 @@ void add_info(CLI::App& app) {
       std::printf("per query    %.1f MiB one-sided, %.1f MiB symmetric (LC-RWMD working memory)\n",
                   one_sided / (1 << 20), symmetric / (1 << 20));
     }
+  });
+}
+
+void add_devices(CLI::App& app) {
+  auto* c = app.add_subcommand("devices", "The CUDA GPUs this build can use");
+  c->callback([] {
+    if (!built_with_cuda()) {
+      std::printf("built without CUDA: the cpu backend only\n");
+      return;
+    }
+    const std::vector<GpuDevice> devices = gpu_devices();
+    if (devices.empty())
+      std::printf("no CUDA device found (no GPU or no driver): --backend auto runs on the cpu\n");
+    for (const GpuDevice& d : devices)
+      std::printf("%d\t%s\tcompute %d.%d\t%zu MiB (%zu MiB free)\n", d.id, d.name.c_str(),
+                  d.compute_major, d.compute_minor, d.total_bytes >> 20, d.free_bytes >> 20);
   });
 }
 

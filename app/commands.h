@@ -10,5 +10,6 @@ void add_pairwise(CLI::App& app);
 void add_info(CLI::App& app);
 void add_synth(CLI::App& app);
 void add_eval(CLI::App& app);
+void add_devices(CLI::App& app);
 
 }  // namespace lcrwmd::app

@@ -41,8 +41,8 @@ Run run_search(const Loaded& l, const SearchOptions& o, std::size_t k) {
   const auto t = Clock::now();
   r.results = search(l.index, l.queries, k, o, &r.stats);
   r.seconds = since(t);
-  note("%s: %zu queries x %zu documents, top %zu, %.3f s", describe(o).c_str(), l.queries.size(),
-       l.index.n_docs(), k, r.seconds);
+  note("%s: %zu queries x %zu documents, top %zu, %.3f s (%s)", describe(o).c_str(),
+       l.queries.size(), l.index.n_docs(), k, r.seconds, describe_backend(o, r.stats).c_str());
   report_refinement(o, r.stats);
   return r;
 }

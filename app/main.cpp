@@ -14,7 +14,8 @@ int main(int argc, char** argv) {
       "  lcrwmd pairwise full query x document distance matrix (.npy)\n"
       "  lcrwmd eval     kNN error, overlap with a reference, precision at top-k\n"
       "  lcrwmd info     what an index holds\n"
-      "  lcrwmd synth    synthetic index with the paper's shapes"};
+      "  lcrwmd synth    synthetic index with the paper's shapes\n"
+      "  lcrwmd devices  the CUDA GPUs this build can use"};
   app.require_subcommand(1);
   lcrwmd::app::add_build(app);
   lcrwmd::app::add_search(app);
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   lcrwmd::app::add_eval(app);
   lcrwmd::app::add_info(app);
   lcrwmd::app::add_synth(app);
+  lcrwmd::app::add_devices(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -6,6 +6,7 @@
 #include "lcrwmd/corpus.h"
 #include "lcrwmd/embeddings.h"
 #include "lcrwmd/error.h"
+#include "lcrwmd/gpu.h"
 
 namespace lcrwmd::app {
 namespace {
@@ -49,6 +50,18 @@ void QueryFlags::add(CLI::App* c) {
       ->capture_default_str();
   c->add_option("--threads", threads, "Threads (default: all cores)");
   c->add_flag("--no-verify", no_verify, "Skip the index checksum on load");
+  c->add_option("--backend", backend,
+                "cpu | cuda | auto (the GPU where one is present and the method runs there)")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
+      ->capture_default_str();
+  c->add_option("--device", device, "CUDA device number")->capture_default_str();
+  c->add_option("--device-memory", device_memory_mib,
+                "CUDA: working-memory budget in MiB beyond the resident set (default: most of "
+                "what is free)");
+  c->add_option("--device-chunk", device_chunk,
+                "CUDA: documents per resident chunk (default: as many as fit)");
+  c->add_flag("--tf32", tf32,
+              "CUDA: phase-1 GEMM on TF32 tensor cores (faster; ~1e-3 relative error)");
 }
 
 void QueryFlags::add_prune(CLI::App* c) {
@@ -69,6 +82,11 @@ SearchOptions QueryFlags::options() const {
   o.prune = prune == "bounds";
   o.batch = batch;
   o.memory_budget = memory_mib << 20;
+  o.backend = parse_backend(backend);
+  o.device = device;
+  o.device_memory_budget = device_memory_mib << 20;
+  o.device_chunk_docs = device_chunk;
+  o.allow_tf32 = tf32;
   o.progress = [t = Clock::now()](std::size_t done, std::size_t total) {
     note("  %zu/%zu queries (%.2f s)", done, total, since(t));
   };
@@ -79,6 +97,16 @@ std::string describe(const SearchOptions& o) {
   std::string s = to_string(o.method);
   if (o.method == Method::rwmd || o.method == Method::lc_rwmd)
     s += o.symmetric ? " symmetric" : " one-sided";
+  return s;
+}
+
+std::string describe_backend(const SearchOptions& o, const SearchStats& st) {
+  if (st.backend != Backend::cuda) return "cpu";
+  const std::vector<GpuDevice> devices = gpu_devices();
+  std::string s = "cuda";
+  for (const GpuDevice& d : devices)
+    if (d.id == o.device) s += " (" + d.name + ")";
+  if (st.device_chunks > 1) s += ", " + std::to_string(st.device_chunks) + " resident chunks";
   return s;
 }
 

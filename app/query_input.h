@@ -27,9 +27,10 @@ void report_text(const TextReport& r, const char* what);
 
 struct QueryFlags {
   std::string index, queries, embeddings, stopwords, method = "lc-rwmd", prune = "bounds";
-  bool one_sided = false, no_verify = false;
-  std::size_t batch = 64, memory_mib = 2048;
-  int threads = 0;
+  std::string backend = "auto";
+  bool one_sided = false, no_verify = false, tf32 = false;
+  std::size_t batch = 64, memory_mib = 2048, device_memory_mib = 0, device_chunk = 0;
+  int threads = 0, device = 0;
 
   void add(CLI::App* c);
   // Top-k commands only: a full matrix needs every exact distance.
@@ -39,6 +40,8 @@ struct QueryFlags {
 
 // "lc-rwmd symmetric", "wmd", ...
 std::string describe(const SearchOptions& o);
+// "cpu" or "cuda (NVIDIA H100 ...)": where a search ran, from its stats.
+std::string describe_backend(const SearchOptions& o, const SearchStats& st);
 // How much work the bounds saved: D2 (symmetric LC-RWMD) or EMD solves (WMD) per pair.
 void report_refinement(const SearchOptions& o, const SearchStats& st);
 

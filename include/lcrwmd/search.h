@@ -24,6 +24,14 @@ enum class Method {
 const char* to_string(Method m);
 Method parse_method(std::string_view s);  // "wcd" | "rwmd" | "lc-rwmd" | "wmd"
 
+enum class Backend {
+  cpu,        // BLAS + threads
+  cuda,       // one NVIDIA GPU (lcrwmd/gpu.h); an error where there is none
+  automatic,  // the GPU where one is present and the method runs there (all but wmd)
+};
+const char* to_string(Backend b);
+Backend parse_backend(std::string_view s);  // "cpu" | "cuda" | "auto"
+
 struct SearchOptions {
   Method method = Method::lc_rwmd;
   // RWMD methods: D = max(D1, D2). false: D1 = R(document -> query) only. WMD is symmetric.
@@ -38,16 +46,31 @@ struct SearchOptions {
   // Phase-1 tile shape (vocabulary rows x query words); 0 picks a cache-friendly size.
   std::size_t tile_rows = 0;
   std::size_t tile_words = 0;
+  // Where the distances are computed: the CPU unless asked (the command line asks for auto).
+  // The GPU keeps the resident set in device memory for the call (lcrwmd::GpuIndex keeps it
+  // across calls).
+  Backend backend = Backend::cpu;
+  // CUDA backend: the device; bytes of device memory the batches may use beyond the resident
+  // set (0: most of what is free); documents per resident chunk (0: as many as fit; a set too
+  // large for the device is processed in chunks, uploaded in turn); and whether the phase-1
+  // GEMM may run on TF32 tensor cores (faster; distances to ~1e-3 relative, see BENCHMARKS.md).
+  // tile_words also caps the query words per phase-1 GEMM there.
+  int device = 0;
+  std::size_t device_memory_budget = 0;
+  std::size_t device_chunk_docs = 0;
+  bool allow_tf32 = false;
   // Called after each batch with (queries done, queries in all); for progress reports.
   std::function<void(std::size_t, std::size_t)> progress;
 };
 
 struct SearchStats {
   std::size_t batches = 0;
-  std::size_t distances = 0;  // query-document pairs bounded or computed
-  std::size_t refined = 0;    // pairs whose exact distance was computed from a bound:
-                              // D2 for symmetric LC-RWMD, an EMD solve for WMD
-  std::size_t tightened = 0;  // WMD: tighter bounds computed (a pair's RWMD, its dual bound)
+  std::size_t distances = 0;       // query-document pairs bounded or computed
+  std::size_t refined = 0;         // pairs whose exact distance was computed from a bound:
+                                   // D2 for symmetric LC-RWMD, an EMD solve for WMD
+  std::size_t tightened = 0;       // WMD: tighter bounds computed (a pair's RWMD, its dual bound)
+  Backend backend = Backend::cpu;  // where the distances were computed
+  std::size_t device_chunks = 0;   // CUDA: resident chunks the documents were split into
 };
 
 // Row q holds the k' = min(k, n_docs) nearest documents of query q, best first: ascending

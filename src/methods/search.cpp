@@ -10,6 +10,7 @@
 #include <atomic>
 
 #include "lcrwmd/error.h"
+#include "lcrwmd/gpu.h"
 #include "lcrwmd/topk.h"
 #include "methods/batch_distance.h"
 #include "util/large_array.h"
@@ -37,6 +38,32 @@ Method parse_method(std::string_view s) {
   if (s == "lc-rwmd") return Method::lc_rwmd;
   if (s == "wmd") return Method::wmd;
   throw Error("unknown method '" + std::string(s) + "' (expected wcd, rwmd, lc-rwmd or wmd)");
+}
+
+const char* to_string(Backend b) {
+  switch (b) {
+    case Backend::cpu:
+      return "cpu";
+    case Backend::cuda:
+      return "cuda";
+    case Backend::automatic:
+      return "auto";
+  }
+  return "?";
+}
+
+Backend parse_backend(std::string_view s) {
+  if (s == "cpu") return Backend::cpu;
+  if (s == "cuda") return Backend::cuda;
+  if (s == "auto") return Backend::automatic;
+  throw Error("unknown backend '" + std::string(s) + "' (expected cpu, cuda or auto)");
+}
+
+Backend resolve_backend(Backend b, Method method) {
+  if (b == Backend::cuda && method == Method::wmd)
+    throw Error("wmd runs on the CPU backend only (--backend cpu or auto)");
+  if (b != Backend::automatic) return b;
+  return method != Method::wmd && !gpu_devices().empty() ? Backend::cuda : Backend::cpu;
 }
 
 void set_threads(int n) {
@@ -268,6 +295,8 @@ void for_each_batch(const Index& index, const QuerySet& queries, const SearchOpt
 
 SearchResults search(const Index& index, const QuerySet& queries, std::size_t k,
                      const SearchOptions& opt, SearchStats* stats) {
+  if (resolve_backend(opt.backend, opt.method) == Backend::cuda)
+    return GpuIndex(index, opt).search(queries, k, opt, stats);
   const std::size_t n = index.n_docs();
   SearchResults res;
   res.n_queries = queries.size();
@@ -315,6 +344,8 @@ SearchResults search(const Index& index, const QuerySet& queries, std::size_t k,
 
 void pairwise(const Index& index, const QuerySet& queries, const SearchOptions& opt,
               const RowSink& sink, SearchStats* stats) {
+  if (resolve_backend(opt.backend, opt.method) == Backend::cuda)
+    return GpuIndex(index, opt).pairwise(queries, opt, sink, stats);
   const std::size_t n = index.n_docs();
   SearchStats st;
   for_each_batch(index, queries, opt, st,

@@ -1,0 +1,34 @@
+// A build without the CUDA toolkit: no devices, and a GpuIndex explains why it cannot exist.
+#include "lcrwmd/error.h"
+#include "lcrwmd/gpu.h"
+
+namespace lcrwmd {
+
+bool built_with_cuda() { return false; }
+std::vector<GpuDevice> gpu_devices() { return {}; }
+
+struct GpuIndex::Impl {};
+
+GpuIndex::GpuIndex(const Index&, const SearchOptions&) {
+  throw Error(
+      "this lcrwmd was built without CUDA (LCRWMD_WITH_CUDA=OFF or no CUDA toolkit); "
+      "use --backend cpu");
+}
+GpuIndex::GpuIndex(GpuIndex&&) noexcept = default;
+GpuIndex& GpuIndex::operator=(GpuIndex&&) noexcept = default;
+GpuIndex::~GpuIndex() = default;
+
+SearchResults GpuIndex::search(const QuerySet&, std::size_t, const SearchOptions&,
+                               SearchStats*) const {
+  return {};
+}
+void GpuIndex::pairwise(const QuerySet&, const SearchOptions&, const RowSink&, SearchStats*) const {
+}
+const GpuDevice& GpuIndex::device() const {
+  static const GpuDevice none;
+  return none;
+}
+std::size_t GpuIndex::chunks() const { return 0; }
+std::size_t GpuIndex::resident_bytes() const { return 0; }
+
+}  // namespace lcrwmd

@@ -1,0 +1,365 @@
+// The CUDA backend. Its planning and result order are plain C++ and tested everywhere; its
+// results are compared with the CPU backend's wherever a GPU is present, and those tests say
+// "SKIPPED" (with the reason) where none is.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <set>
+
+#include "cuda/plan.h"
+#include "cuda/sort_key.h"
+#include "lcrwmd/error.h"
+#include "lcrwmd/gpu.h"
+#include "lcrwmd/topk.h"
+#include "test_util.h"
+
+namespace lcrwmd {
+namespace {
+
+#define REQUIRE_GPU()                                                                     \
+  if (gpu_devices().empty())                                                              \
+  GTEST_SKIP() << "no CUDA device ("                                                      \
+               << (built_with_cuda() ? "no GPU or no driver here" : "built without CUDA") \
+               << "): GPU results not checked"
+
+// ---- result order ----------------------------------------------------------------------
+
+TEST(GpuSortKey, OrdersLikeNeighbors) {
+  std::vector<float> values = {0.0f,   -0.0f,   1e-40f,
+                               1e-30f, 0.5f,    0.5f,
+                               1.0f,   3.0e38f, std::numeric_limits<float>::infinity(),
+                               -1.0f,  -2.5f};
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(0.0f, 4.0f);
+  for (int i = 0; i < 40; ++i) values.push_back(u(rng));
+  std::vector<Neighbor> ns;
+  for (std::size_t i = 0; i < values.size(); ++i)
+    for (std::int64_t doc :
+         {std::int64_t{0}, std::int64_t{1}, std::int64_t{7}, std::int64_t{4000000000}})
+      ns.push_back({values[i], doc});
+  for (const Neighbor& a : ns) {
+    const std::uint64_t ka = cuda::sort_key(a.distance, static_cast<std::uint32_t>(a.index));
+    EXPECT_EQ(cuda::key_doc(ka), static_cast<std::uint32_t>(a.index));
+    EXPECT_EQ(cuda::key_distance(ka), a.distance);  // -0 comes back as 0, which compares equal
+    for (const Neighbor& b : ns) {
+      const std::uint64_t kb = cuda::sort_key(b.distance, static_cast<std::uint32_t>(b.index));
+      ASSERT_EQ(ka < kb, a < b) << a.distance << "/" << a.index << " vs " << b.distance << "/"
+                                << b.index;
+    }
+  }
+}
+
+TEST(GpuSortKey, CandidateCapacity) {
+  EXPECT_EQ(cuda::select_capacity(100, 10), 100u);  // small rows: all of it
+  EXPECT_GE(cuda::select_capacity(1000000, 10), 16u * 10 * 1000000 / 2048);
+  EXPECT_LE(cuda::select_capacity(1000000, 10), 1000000u);
+}
+
+// ---- planning --------------------------------------------------------------------------
+
+std::vector<std::uint64_t> random_indptr(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<std::uint64_t> indptr{0};
+  for (std::size_t i = 0; i < n; ++i) indptr.push_back(indptr.back() + 1 + rng() % 40);
+  return indptr;
+}
+
+TEST(GpuPlan, DocChunksCoverTheSetWithinTheBudget) {
+  const auto indptr = random_indptr(1021, 5);
+  for (std::size_t budget : {std::size_t{800}, std::size_t{5000}, std::size_t{1} << 30})
+    for (std::size_t max_docs : {std::size_t{0}, std::size_t{1}, std::size_t{7}}) {
+      const auto chunks = cuda::plan_doc_chunks(indptr, budget, max_docs);
+      ASSERT_FALSE(chunks.empty());
+      std::size_t next = 0;
+      for (const cuda::DocRange& c : chunks) {
+        EXPECT_EQ(c.begin, next);
+        EXPECT_GT(c.end, c.begin);
+        EXPECT_LE(cuda::csr_bytes(indptr, c.begin, c.end), budget);
+        if (max_docs) {
+          EXPECT_LE(c.size(), max_docs);
+        }
+        // As large as allowed: one more document would break a cap.
+        if (c.end < 1021 && (!max_docs || c.size() < max_docs)) {
+          EXPECT_GT(cuda::csr_bytes(indptr, c.begin, c.end + 1), budget);
+        }
+        next = c.end;
+      }
+      EXPECT_EQ(next, 1021u);
+      if (budget == (std::size_t{1} << 30) && max_docs == 0) {
+        EXPECT_EQ(chunks.size(), 1u);
+      }
+    }
+  try {
+    cuda::plan_doc_chunks(indptr, 20, 0);
+    FAIL() << "a document larger than the budget must be an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("document 0"), std::string::npos) << e.what();
+  }
+}
+
+TEST(GpuPlan, BatchesFitTheBudget) {
+  std::vector<std::uint64_t> qptr{0};
+  std::mt19937 rng(9);
+  for (int q = 0; q < 300; ++q) qptr.push_back(qptr.back() + 1 + rng() % 120);
+  for (Method method : {Method::wcd, Method::rwmd, Method::lc_rwmd})
+    for (bool symmetric : {false, true})
+      for (bool full : {false, true}) {
+        cuda::WorkShape s;
+        s.method = method;
+        s.symmetric = symmetric;
+        s.full_matrix = full;
+        s.vocab = 452058;
+        s.dim = 300;
+        s.docs = 1000000;
+        s.k = 10;
+        const std::size_t budget = std::size_t{4} << 30;
+        for (std::size_t max_tile : {std::size_t{0}, std::size_t{3}}) {
+          const auto batches = cuda::plan_gpu_batches(s, qptr, budget, 64, max_tile);
+          std::size_t next = 0;
+          for (const cuda::GpuBatch& b : batches) {
+            EXPECT_EQ(b.begin, next);
+            EXPECT_GT(b.end, b.begin);
+            EXPECT_LE(b.end - b.begin, method == Method::rwmd ? 1u : 64u);
+            EXPECT_GE(b.tile_words, 1u);
+            if (max_tile) {
+              EXPECT_LE(b.tile_words, max_tile);
+            }
+            const std::size_t words = qptr[b.end] - qptr[b.begin];
+            const std::size_t fixed = cuda::batch_bytes(s, b.end - b.begin, words);
+            if (b.end - b.begin > 1) {
+              EXPECT_LE(fixed, budget / 2);
+            }
+            if (method == Method::lc_rwmd) {
+              EXPECT_LE(fixed + s.vocab * sizeof(float) * b.tile_words, budget);
+            }
+            next = b.end;
+          }
+          EXPECT_EQ(next, 300u);
+        }
+      }
+}
+
+TEST(GpuPlan, TooSmallABudgetIsAClearError) {
+  cuda::WorkShape s;
+  s.vocab = 1000;
+  s.dim = 300;
+  s.docs = 1000000;
+  const std::vector<std::uint64_t> qptr{0, 50};
+  try {
+    cuda::plan_gpu_batches(s, qptr, std::size_t{1} << 20, 64, 0);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("device memory budget"), std::string::npos) << e.what();
+  }
+}
+
+TEST(GpuPlan, GatherChunksOfTheQuadraticRwmd) {
+  const auto indptr = random_indptr(200, 11);
+  const cuda::DocRange all{13, 200};
+  for (std::size_t bytes : {std::size_t{20000}, std::size_t{200000}}) {
+    const auto parts = cuda::plan_gather_chunks(indptr, all, 8, 5, bytes);
+    std::size_t next = all.begin;
+    for (const cuda::DocRange& p : parts) {
+      EXPECT_EQ(p.begin, next);
+      EXPECT_LE((indptr[p.end] - indptr[p.begin]) * (8 + 4 + 5) * sizeof(float), bytes);
+      next = p.end;
+    }
+    EXPECT_EQ(next, all.end);
+  }
+  EXPECT_THROW(cuda::plan_gather_chunks(indptr, all, 8, 5, 100), Error);
+}
+
+// ---- choosing the backend --------------------------------------------------------------
+
+TEST(Backend, ParseAndResolve) {
+  for (Backend b : {Backend::cpu, Backend::cuda, Backend::automatic})
+    EXPECT_EQ(parse_backend(to_string(b)), b);
+  EXPECT_THROW(parse_backend("gpu"), Error);
+  EXPECT_THROW(resolve_backend(Backend::cuda, Method::wmd), Error);
+  EXPECT_EQ(resolve_backend(Backend::automatic, Method::wmd), Backend::cpu);
+  EXPECT_EQ(resolve_backend(Backend::cpu, Method::lc_rwmd), Backend::cpu);
+  EXPECT_EQ(resolve_backend(Backend::automatic, Method::lc_rwmd),
+            gpu_devices().empty() ? Backend::cpu : Backend::cuda);
+}
+
+TEST(Backend, CudaWithoutADeviceIsAClearError) {
+  if (!gpu_devices().empty()) GTEST_SKIP() << "a GPU is present";
+  const Index ix = Index::from_data(test::random_index(10, 20, 4, 3, 1));
+  const std::vector<std::size_t> docs{0};
+  const QuerySet qs = query_set_from_index(ix, docs);
+  SearchOptions o;
+  o.backend = Backend::cuda;
+  try {
+    search(ix, qs, 3, o);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_TRUE(what.find("no CUDA device") != std::string::npos ||
+                what.find("built without CUDA") != std::string::npos)
+        << what;
+  }
+  o.backend = Backend::automatic;  // falls back to the CPU
+  EXPECT_EQ(search(ix, qs, 3, o).indices.front(), 0);
+}
+
+// ---- GPU results against the CPU backend ------------------------------------------------
+
+struct GpuCase {
+  Method method;
+  bool symmetric;
+  std::size_t n_docs, batch, tile_words, chunk_docs;
+  bool prune;
+};
+
+std::string describe(const GpuCase& c) {
+  std::string s = to_string(c.method);
+  std::replace(s.begin(), s.end(), '-', '_');
+  s += c.symmetric ? "_sym" : "_one";
+  s += "_n" + std::to_string(c.n_docs) + "_b" + std::to_string(c.batch) + "_t" +
+       std::to_string(c.tile_words) + "_c" + std::to_string(c.chunk_docs);
+  s += c.prune ? "_prune" : "_full";
+  return s;
+}
+std::string case_name(const testing::TestParamInfo<GpuCase>& info) { return describe(info.param); }
+void PrintTo(const GpuCase& c, std::ostream* os) { *os << describe(c); }
+
+class GpuVsCpu : public testing::TestWithParam<GpuCase> {};
+
+// Copies of resident documents (exactly 0 to themselves), fresh random queries, words the index
+// lacks, a one-word query.
+QuerySet queries_for(const Index& ix) {
+  if (ix.n_docs() >= 4) return test::mixed_queries(ix, 9, 17);
+  const std::vector<std::size_t> docs{0};
+  return query_set_from_index(ix, docs);
+}
+
+bool close(float a, float b) { return std::fabs(a - b) <= 2e-4f * std::max(1.0f, std::fabs(a)); }
+
+TEST_P(GpuVsCpu, SameDistancesAndTopK) {
+  REQUIRE_GPU();
+  const GpuCase& c = GetParam();
+  const Index ix = Index::from_data(test::random_index(c.n_docs, 97, 13, 15, 7));
+  const QuerySet qs = queries_for(ix);
+  SearchOptions cpu;
+  cpu.backend = Backend::cpu;
+  cpu.method = c.method;
+  cpu.symmetric = c.symmetric;
+  SearchOptions gpu = cpu;
+  gpu.backend = Backend::cuda;
+  gpu.batch = c.batch;
+  gpu.tile_words = c.tile_words;
+  gpu.device_chunk_docs = c.chunk_docs;
+  gpu.prune = c.prune;
+  const std::size_t n = ix.n_docs();
+
+  const std::vector<float> want = test::matrix(ix, qs, cpu);
+  const std::vector<float> got = test::matrix(ix, qs, gpu);
+  for (std::size_t i = 0; i < want.size(); ++i)
+    ASSERT_TRUE(close(want[i], got[i]))
+        << "query " << i / n << " doc " << i % n << ": cpu " << want[i] << " gpu " << got[i];
+  // Resident documents as queries: exactly 0 to themselves.
+  const std::size_t self[] = {0, 3, n - 1};
+  for (std::size_t j = 0; j < (n >= 4 ? 3u : 1u); ++j)
+    EXPECT_EQ(got[j * n + self[j]], 0.0f) << "query " << j;
+
+  for (std::size_t k : {std::size_t{1}, std::size_t{5}, n + 3}) {
+    SearchStats st;
+    const SearchResults r = search(ix, qs, k, gpu, &st);
+    EXPECT_EQ(st.backend, Backend::cuda);
+    const SearchResults ref = search(ix, qs, k, cpu);
+    ASSERT_EQ(r.k, ref.k);
+    for (std::size_t q = 0; q < qs.size(); ++q) {
+      std::set<std::int64_t> seen;
+      for (std::size_t t = 0; t < r.k; ++t) {
+        const std::int64_t doc = r.indices[q * r.k + t];
+        ASSERT_GE(doc, 0);
+        ASSERT_LT(static_cast<std::size_t>(doc), n);
+        EXPECT_TRUE(seen.insert(doc).second) << "document listed twice";
+        const float d = r.distances[q * r.k + t];
+        // Up to ties: the same distances rank by rank, each the document's own distance.
+        EXPECT_TRUE(close(ref.distances[q * r.k + t], d))
+            << "query " << q << " rank " << t << ": cpu " << ref.distances[q * r.k + t] << " gpu "
+            << d;
+        EXPECT_TRUE(close(want[q * n + static_cast<std::size_t>(doc)], d));
+        if (t > 0) {
+          EXPECT_LE(r.distances[q * r.k + t - 1], d);
+        }
+      }
+    }
+  }
+}
+
+std::vector<GpuCase> gpu_cases() {
+  std::vector<GpuCase> cases;
+  for (std::size_t n : {std::size_t{1}, std::size_t{31}, std::size_t{1021}}) {
+    cases.push_back({Method::lc_rwmd, false, n, 64, 0, 0, true});
+    cases.push_back({Method::lc_rwmd, true, n, 64, 0, 0, true});
+    cases.push_back({Method::lc_rwmd, true, n, 4, 0, 0, false});
+    cases.push_back({Method::wcd, false, n, 64, 0, 0, true});
+    cases.push_back({Method::rwmd, true, n, 1, 0, 0, true});
+    cases.push_back({Method::rwmd, false, n, 1, 0, 0, true});
+  }
+  // Forced tiny tiles (several GEMMs per batch) and chunks (several resident chunks).
+  cases.push_back({Method::lc_rwmd, true, 1021, 1, 3, 0, true});
+  cases.push_back({Method::lc_rwmd, true, 1021, 5, 1, 100, true});
+  cases.push_back({Method::lc_rwmd, false, 1021, 3, 2, 7, true});
+  cases.push_back({Method::lc_rwmd, true, 31, 64, 5, 7, false});
+  cases.push_back({Method::rwmd, true, 1021, 1, 2, 300, true});
+  cases.push_back({Method::wcd, false, 1021, 2, 0, 64, true});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, GpuVsCpu, testing::ValuesIn(gpu_cases()), case_name);
+
+TEST(Gpu, ResidentIndexAcrossSearchesAndEmptyQueries) {
+  REQUIRE_GPU();
+  const Index ix = Index::from_data(test::random_index(257, 80, 10, 12, 9));
+  SearchOptions o;
+  o.backend = Backend::cuda;
+  const GpuIndex gpu(ix, o);
+  EXPECT_EQ(gpu.chunks(), 1u);
+  EXPECT_GT(gpu.resident_bytes(), 0u);
+  const QuerySet none;
+  EXPECT_EQ(gpu.search(none, 5, o).n_queries, 0u);
+  const QuerySet qs = test::mixed_queries(ix, 6, 2);
+  const SearchResults a = gpu.search(qs, 7, o), b = gpu.search(qs, 7, o);
+  EXPECT_EQ(a.indices, b.indices);
+  EXPECT_EQ(a.distances, b.distances);
+  o.symmetric = false;
+  const SearchResults one = gpu.search(qs, 7, o);
+  SearchOptions cpu = o;
+  cpu.backend = Backend::cpu;
+  const SearchResults ref = search(ix, qs, 7, cpu);
+  for (std::size_t i = 0; i < ref.distances.size(); ++i)
+    EXPECT_TRUE(close(ref.distances[i], one.distances[i]));
+}
+
+TEST(Gpu, Tf32StaysClose) {
+  REQUIRE_GPU();
+  const Index ix = Index::from_data(test::random_index(300, 80, 64, 12, 4));
+  const QuerySet qs = test::mixed_queries(ix, 6, 3);
+  SearchOptions o;
+  o.backend = Backend::cuda;
+  o.allow_tf32 = true;
+  SearchOptions cpu = o;
+  cpu.backend = Backend::cpu;
+  const std::vector<float> got = test::matrix(ix, qs, o), want = test::matrix(ix, qs, cpu);
+  for (std::size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], 2e-2f * std::max(1.0f, want[i]));
+}
+
+TEST(Gpu, WmdIsCpuOnly) {
+  const Index ix = Index::from_data(test::random_index(10, 20, 4, 3, 1));
+  const std::vector<std::size_t> docs{0};
+  const QuerySet qs = query_set_from_index(ix, docs);
+  SearchOptions o;
+  o.method = Method::wmd;
+  o.backend = Backend::cuda;
+  EXPECT_THROW(search(ix, qs, 3, o), Error);
+}
+
+}  // namespace
+}  // namespace lcrwmd
