@@ -5,6 +5,7 @@
 //   lcrwmd_bench real --embeddings cbow300.bin --stopwords stop_words.txt
 //                     --train 20news/train.tsv.gz --test 20news/test.tsv.gz [--json out.json]
 //   lcrwmd_bench emd --problems problems.bin    (written by bench/peers.py: POT's own problems)
+//   lcrwmd_bench gpu --index set1.idx --queries set1_q.tsv [--json out.json]   (CUDA backend)
 //
 // Every time is the median over repetitions; ratios compare times taken in the same run.
 #include <cblas.h>
@@ -23,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "bench_gpu.h"
+#include "bench_util.h"
 #include "lcrwmd/corpus.h"
 #include "lcrwmd/embeddings.h"
 #include "lcrwmd/emd.h"
@@ -34,62 +37,7 @@
 namespace {
 
 using namespace lcrwmd;
-using Clock = std::chrono::steady_clock;
-
-double seconds_of(const std::function<void()>& f) {
-  const auto t = Clock::now();
-  f();
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
-std::size_t status_kib(const char* field) {
-  std::ifstream in("/proc/self/status");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind(field, 0) == 0) return std::stoul(line.substr(std::string(field).size()));
-  return 0;
-}
-
-// Rows of the report: printed as a table and collected for JSON.
-struct Report {
-  std::vector<std::pair<std::string, double>> rows;
-  void add(const std::string& name, double value, const char* unit) {
-    rows.emplace_back(name, value);
-    std::printf("  %-58s %14.4f %s\n", name.c_str(), value, unit);
-    std::fflush(stdout);
-  }
-  void write_json(const std::string& path, const std::map<std::string, std::string>& meta) const {
-    if (path.empty()) return;
-    std::ofstream out(path);
-    out << "{";
-    for (const auto& [k, v] : meta) out << "\"" << k << "\": \"" << v << "\", ";
-    out << "\"results\": {";
-    for (std::size_t i = 0; i < rows.size(); ++i)
-      out << (i ? ", " : "") << "\"" << rows[i].first << "\": " << rows[i].second;
-    out << "}}\n";
-  }
-};
-
-QuerySet slice(const QuerySet& qs, std::size_t begin, std::size_t count) {
-  QuerySet s;
-  s.extra_words = qs.extra_words;
-  s.extra_vectors = qs.extra_vectors;
-  for (std::size_t q = begin; q < std::min(qs.size(), begin + count); ++q) {
-    s.words.insert(s.words.end(), qs.words.begin() + static_cast<std::ptrdiff_t>(qs.indptr[q]),
-                   qs.words.begin() + static_cast<std::ptrdiff_t>(qs.indptr[q + 1]));
-    s.weights.insert(s.weights.end(),
-                     qs.weights.begin() + static_cast<std::ptrdiff_t>(qs.indptr[q]),
-                     qs.weights.begin() + static_cast<std::ptrdiff_t>(qs.indptr[q + 1]));
-    s.indptr.push_back(s.words.size());
-    s.ids.push_back(qs.ids[q]);
-    s.labels.push_back(qs.labels[q]);
-  }
-  return s;
-}
+using namespace lcrwmd::bench;
 
 // The bare SGEMM of phase 1 for one query: (vocabulary x dim) times (dim x query words).
 double bare_sgemm(const Index& ix, std::size_t words) {
@@ -105,11 +53,13 @@ double bare_sgemm(const Index& ix, std::size_t words) {
 }
 
 std::size_t g_tile_rows = 0, g_tile_words = 0;
+Backend g_backend = Backend::cpu;
 
 SearchOptions lc(bool symmetric, std::size_t batch) {
   SearchOptions o;
   o.tile_rows = g_tile_rows;
   o.tile_words = g_tile_words;
+  o.backend = g_backend;
   o.method = Method::lc_rwmd;
   o.symmetric = symmetric;
   o.batch = batch;
@@ -257,6 +207,10 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "Threads (default: all cores)");
   app.add_option("--tile-rows", g_tile_rows, "Phase-1 tile rows (0: default)");
   app.add_option("--tile-words", g_tile_words, "Phase-1 tile query words (0: default)");
+  std::string backend = "cpu";
+  app.add_option("--backend", backend,
+                 "synthetic/real: cpu | cuda | auto (each search uploads the index; 'gpu' keeps "
+                 "it resident)");
 
   auto* syn = app.add_subcommand("synthetic", "Set-1/Set-2 shapes from 'lcrwmd synth'");
   std::string index_path, queries_path;
@@ -274,6 +228,14 @@ int main(int argc, char** argv) {
   real->add_option("--test", test_path)->required();
   real->add_option("--batch", batch, "Queries in the batch")->capture_default_str();
 
+  auto* gpu_cmd = app.add_subcommand("gpu", "The CUDA backend on Set-1/Set-2 shapes");
+  std::vector<std::size_t> gpu_batches = {256, 1024, 4096};
+  int device = 0;
+  gpu_cmd->add_option("--index", index_path, "Index from lcrwmd synth")->required();
+  gpu_cmd->add_option("--queries", queries_path, "Queries TSV from lcrwmd synth")->required();
+  gpu_cmd->add_option("--batches", gpu_batches, "Batch sizes for throughput");
+  gpu_cmd->add_option("--device", device, "CUDA device");
+
   auto* emd_cmd = app.add_subcommand("emd", "Exact EMD on problems from bench/peers.py");
   std::string problems_path;
   emd_cmd->add_option("--problems", problems_path, "Binary problem file")->required();
@@ -281,10 +243,17 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     set_threads(threads);
+    g_backend = parse_backend(backend);
     Report rep;
     auto meta = machine_meta();
     if (*emd_cmd) {
       emd_problems(problems_path, rep);
+    } else if (*gpu_cmd) {
+      const Index ix = Index::load(index_path, false);
+      const QuerySet qs = make_query_set(ix, read_tsv(queries_path), {});
+      meta["index"] = index_path;
+      meta["n_docs"] = std::to_string(ix.n_docs());
+      gpu_benchmarks(ix, qs, device, reps, gpu_batches, rep, meta);
     } else if (*syn) {
       const std::size_t rss0 = status_kib("VmRSS:");
       const Index ix = Index::load(index_path, false);

@@ -33,7 +33,7 @@ printf "%-44s %10s %10s\n" "command" "peak MiB" "index MiB"
 index_mib=$(( $(stat -c %s "$WORK/set1.idx") / 1048576 ))
 for args in "--queries $WORK/q1.tsv --one-sided" "--queries $WORK/q1.tsv" \
             "--queries $WORK/q64.tsv --one-sided --batch 64" "--queries $WORK/q64.tsv --batch 64"; do
-  /usr/bin/time -o "$WORK/time.txt" -f "%M" $BIN/lcrwmd search --index "$WORK/set1.idx" $args \
+  /usr/bin/time -o "$WORK/time.txt" -f "%M" $BIN/lcrwmd search --backend cpu --index "$WORK/set1.idx" $args \
     >/dev/null 2>&1
   kib=$(tail -1 "$WORK/time.txt")
   printf "%-44s %10d %10d\n" "$(echo "$args" | sed "s|$WORK/||g")" $((kib / 1024)) "$index_mib"

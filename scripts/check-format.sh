@@ -2,4 +2,4 @@
 # Fails when a C++ source differs from clang-format's layout (.clang-format).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-git ls-files '*.cpp' '*.h' | xargs clang-format --dry-run --Werror
+git ls-files '*.cpp' '*.h' '*.cu' | xargs clang-format --dry-run --Werror

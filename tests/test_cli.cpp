@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "lcrwmd/gpu.h"
 #include "test_util.h"
 
 namespace lcrwmd {
@@ -191,6 +192,41 @@ TEST_F(Cli, WmdSearchAndEval) {
     EXPECT_NE(r.code, 0) << args;
     EXPECT_NE(r.err.find(says), std::string::npos) << args << ": " << r.err;
   }
+}
+
+// Backends: auto runs wherever it is; cuda without a GPU is a clear error with no output file;
+// wmd is CPU-only; both backends give the same neighbours where a GPU is present.
+TEST_F(Cli, Backends) {
+  const auto out = tmp("backend.tsv");
+  const std::string base = "search --index " + index + " --queries " + docs + " --k 2";
+  CliRun r = lcrwmd(base + " --backend auto --output " + out);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string auto_results = slurp(out);
+  r = lcrwmd(base + " --backend cpu --output " + out);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("cpu"), std::string::npos) << r.err;
+  const std::string cpu_results = slurp(out);
+  EXPECT_FALSE(cpu_results.empty());
+  r = lcrwmd("devices");
+  EXPECT_EQ(r.code, 0) << r.err;
+  fs::remove(out);
+  r = lcrwmd(base + " --backend cuda --output " + out);
+  if (gpu_devices().empty()) {
+    EXPECT_NE(r.code, 0);
+    EXPECT_TRUE(r.err.find("no CUDA device") != std::string::npos ||
+                r.err.find("built without CUDA") != std::string::npos)
+        << r.err;
+    EXPECT_FALSE(fs::exists(out));
+    EXPECT_EQ(auto_results, cpu_results);  // auto fell back to the CPU
+  } else {
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.err.find("cuda"), std::string::npos) << r.err;
+  }
+  r = lcrwmd(base + " --method wmd --backend cuda");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("CPU backend only"), std::string::npos) << r.err;
+  r = lcrwmd(base + " --backend tpu");
+  EXPECT_NE(r.code, 0);
 }
 
 TEST_F(Cli, PairwiseWritesNpy) {

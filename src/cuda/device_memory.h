@@ -89,7 +89,15 @@ class Stream {
 
 class Event {
  public:
-  Event() { LCRWMD_CUDA_CHECK(cudaEventCreateWithFlags(&e_, cudaEventDisableTiming)); }
+  explicit Event(bool timing = false) {
+    LCRWMD_CUDA_CHECK(
+        cudaEventCreateWithFlags(&e_, timing ? cudaEventDefault : cudaEventDisableTiming));
+  }
+  static double seconds_between(const Event& a, const Event& b) {
+    float ms = 0;
+    LCRWMD_CUDA_CHECK(cudaEventElapsedTime(&ms, a.e_, b.e_));
+    return 1e-3 * ms;
+  }
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
   ~Event() { cudaEventDestroy(e_); }

@@ -19,11 +19,13 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <random>
 #include <string>
 
 #include "cpu/distance_kernels.h"
 #include "cuda/check.h"
 #include "cuda/device_memory.h"
+#include "cuda/gemm_timer.h"
 #include "cuda/kernels.h"
 #include "cuda/plan.h"
 #include "cuda/select_k.h"
@@ -715,6 +717,35 @@ struct GpuIndex::Impl {
     if (stats) *stats = st;
   }
 };
+
+double cuda::time_phase1_gemm(int device, std::size_t rows, std::size_t cols, std::size_t dim,
+                              bool tf32, std::size_t reps) {
+  LCRWMD_CUDA_CHECK(cudaSetDevice(device));
+  const cuda::Stream stream;
+  const cuda::Cublas blas(stream.get());
+  LCRWMD_CUBLAS_CHECK(
+      cublasSetMathMode(blas.get(), tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+  std::vector<float> host(std::max(rows, cols) * dim);
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal;
+  for (float& x : host) x = normal(rng);
+  DeviceArray<float> a, b, c;
+  a.upload(host.data(), rows * dim, stream.get());
+  b.upload(host.data(), cols * dim, stream.get());
+  c.reserve(rows * cols);
+  cuda::Event start(true), stop(true);
+  std::vector<double> times;
+  for (std::size_t r = 0; r <= reps; ++r) {
+    start.record(stream.get());
+    gemm_neg2(blas.get(), a.data(), rows, b.data(), static_cast<int>(cols), static_cast<int>(dim),
+              c.data());
+    stop.record(stream.get());
+    stop.sync();
+    if (r > 0) times.push_back(cuda::Event::seconds_between(start, stop));  // r = 0: warm-up
+  }
+  std::sort(times.begin(), times.end());
+  return times.empty() ? 0.0 : times[times.size() / 2];
+}
 
 GpuIndex::GpuIndex(const Index& index, const SearchOptions& options)
     : impl_(std::make_unique<Impl>(index, options)) {

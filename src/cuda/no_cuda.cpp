@@ -1,4 +1,5 @@
 // A build without the CUDA toolkit: no devices, and a GpuIndex explains why it cannot exist.
+#include "cuda/gemm_timer.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/gpu.h"
 
@@ -32,3 +33,11 @@ std::size_t GpuIndex::chunks() const { return 0; }
 std::size_t GpuIndex::resident_bytes() const { return 0; }
 
 }  // namespace lcrwmd
+
+namespace lcrwmd::cuda {
+
+double time_phase1_gemm(int, std::size_t, std::size_t, std::size_t, bool, std::size_t) {
+  throw Error("this lcrwmd was built without CUDA");
+}
+
+}  // namespace lcrwmd::cuda

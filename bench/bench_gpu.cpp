@@ -1,0 +1,137 @@
+// The CUDA backend side by side with the bare cuBLAS SGEMM of its phase 1: single-query
+// latency (one-sided, symmetric), batched throughput, TF32's speed and accuracy, the GPU
+// quadratic RWMD per pair, and the all-pairs time extrapolated from the throughput.
+#include "bench_gpu.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include "cuda/gemm_timer.h"
+#include "lcrwmd/error.h"
+#include "lcrwmd/gpu.h"
+#include "lcrwmd/search.h"
+
+namespace lcrwmd::bench {
+namespace {
+
+SearchOptions gpu_options(Method method, bool symmetric, std::size_t batch, int device) {
+  SearchOptions o;
+  o.backend = Backend::cuda;
+  o.device = device;
+  o.method = method;
+  o.symmetric = symmetric;
+  o.batch = batch;
+  return o;
+}
+
+}  // namespace
+
+void gpu_benchmarks(const Index& ix, const QuerySet& qs, int device, std::size_t reps,
+                    const std::vector<std::size_t>& batches, Report& rep,
+                    std::map<std::string, std::string>& meta) {
+  const std::vector<GpuDevice> devices = gpu_devices();
+  if (device < 0 || static_cast<std::size_t>(device) >= devices.size())
+    throw Error("lcrwmd_bench gpu: no CUDA device " + std::to_string(device));
+  const GpuDevice& dev = devices[static_cast<std::size_t>(device)];
+  meta["device"] = dev.name;
+  const double n = static_cast<double>(ix.n_docs());
+  std::printf("%s: %zu documents, vocabulary %zu, dim %zu, %.1f words/doc, %zu queries\n",
+              dev.name.c_str(), ix.n_docs(), ix.vocab_size(), ix.dim(),
+              static_cast<double>(ix.nnz()) / n, qs.size());
+
+  SearchOptions one = gpu_options(Method::lc_rwmd, false, 1, device);
+  SearchOptions sym = gpu_options(Method::lc_rwmd, true, 1, device);
+  GpuIndex* gpu_ptr = nullptr;
+  const double upload = seconds_of([&] { gpu_ptr = new GpuIndex(ix, one); });
+  const std::unique_ptr<GpuIndex> gpu(gpu_ptr);
+  rep.add("upload of the resident set (s)", upload, "s");
+  rep.add("resident set on the device (MiB)",
+          static_cast<double>(gpu->resident_bytes()) / (1 << 20), "MiB");
+  rep.add("resident chunks", static_cast<double>(gpu->chunks()), "");
+
+  // Single queries, interleaved with the bare GEMM of the same shape.
+  std::vector<double> gemm, t_one, t_sym, t_tf32, r_gemm, r_sym;
+  std::size_t refined = 0;
+  SearchOptions tf32 = one;
+  tf32.allow_tf32 = true;
+  for (std::size_t r = 0; r < reps + 1; ++r) {
+    const QuerySet q = slice(qs, r % qs.size(), 1);
+    const double g =
+        cuda::time_phase1_gemm(device, ix.vocab_size(), q.length(0), ix.dim(), false, 3);
+    const double o = seconds_of([&] { gpu->search(q, 10, one); });
+    SearchStats st;
+    const double s = seconds_of([&] { gpu->search(q, 10, sym, &st); });
+    const double t = seconds_of([&] { gpu->search(q, 10, tf32); });
+    if (r == 0) continue;  // warm-up: cuBLAS heuristics, scratch allocations
+    gemm.push_back(g);
+    t_one.push_back(o);
+    t_sym.push_back(s);
+    t_tf32.push_back(t);
+    r_gemm.push_back(o / g);
+    r_sym.push_back(s / o);
+    refined += st.refined;
+  }
+  rep.add("single query: cuBLAS SGEMM of phase 1 (ms)", 1e3 * median(gemm), "ms");
+  rep.add("single query: one-sided LC-RWMD top-10 (ms)", 1e3 * median(t_one), "ms");
+  rep.add("single query: symmetric LC-RWMD top-10, pruned (ms)", 1e3 * median(t_sym), "ms");
+  rep.add("single query: one-sided LC-RWMD top-10, TF32 GEMM (ms)", 1e3 * median(t_tf32), "ms");
+  rep.add("ratio one-sided / SGEMM (median of per-query ratios)", median(r_gemm), "x");
+  rep.add("ratio symmetric / one-sided (median of per-query ratios)", median(r_sym), "x");
+  rep.add("symmetric: documents needing D2 per query (mean)",
+          static_cast<double>(refined) / static_cast<double>(std::max<std::size_t>(reps, 1)),
+          "docs");
+
+  // Batched throughput.
+  double best_qps = 0;
+  for (std::size_t b : batches) {
+    const QuerySet q = slice(qs, 0, b);
+    for (bool symmetric : {false, true}) {
+      const SearchOptions o = gpu_options(Method::lc_rwmd, symmetric, b, device);
+      double t = 1e30;
+      for (int r = 0; r < 2; ++r) t = std::min(t, seconds_of([&] { gpu->search(q, 10, o); }));
+      const double qps = static_cast<double>(q.size()) / t;
+      const std::string name =
+          "batch of " + std::to_string(q.size()) + (symmetric ? ", symmetric" : ", one-sided");
+      rep.add(name + ": queries/s", qps, "q/s");
+      rep.add(name + ": document distances/s", qps * n, "1/s");
+      if (!symmetric) best_qps = std::max(best_qps, qps);
+    }
+  }
+  rep.add("all pairs n x n one-sided, extrapolated from the best batch (s)", n / best_qps, "s");
+
+  // TF32 against FP32 on one batch: rank-wise distance error and shared neighbours.
+  {
+    const QuerySet q = slice(qs, 0, std::min<std::size_t>(qs.size(), 64));
+    SearchOptions o = gpu_options(Method::lc_rwmd, false, 64, device);
+    const SearchResults exact = gpu->search(q, 10, o);
+    o.allow_tf32 = true;
+    const SearchResults fast = gpu->search(q, 10, o);
+    double worst = 0, shared = 0;
+    for (std::size_t i = 0; i < exact.distances.size(); ++i) {
+      worst = std::max(worst, std::fabs(double{fast.distances[i]} - exact.distances[i]) /
+                                  std::max(1e-12, double{exact.distances[i]}));
+      const std::size_t row = i / exact.k;
+      const auto* first = exact.indices.data() + row * exact.k;
+      shared += std::find(first, first + exact.k, fast.indices[i]) != first + exact.k;
+    }
+    rep.add("TF32: largest relative error of a top-10 distance", worst, "");
+    rep.add("TF32: share of the FP32 top-10 found",
+            shared / static_cast<double>(exact.distances.size()), "");
+  }
+
+  // The paper's GPU baseline: quadratic RWMD, per pair, beside LC-RWMD's per pair.
+  {
+    const QuerySet q = slice(qs, 0, 1);
+    const SearchOptions o = gpu_options(Method::rwmd, true, 1, device);
+    double t = 1e30;
+    for (int r = 0; r < 2; ++r) t = std::min(t, seconds_of([&] { gpu->search(q, 10, o); }));
+    const double lc_pair = median(t_sym) / n;
+    rep.add("GPU quadratic RWMD, symmetric: per pair (us)", 1e6 * t / n, "us");
+    rep.add("GPU symmetric LC-RWMD, single query: per pair (us)", 1e6 * lc_pair, "us");
+    rep.add("quadratic / LC-RWMD per pair", t / n / lc_pair, "x");
+  }
+}
+
+}  // namespace lcrwmd::bench

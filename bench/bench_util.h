@@ -1,0 +1,74 @@
+#pragma once
+// What the benchmark programs share: timing, medians, the report (table + JSON), query slices.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lcrwmd/query.h"
+
+namespace lcrwmd::bench {
+
+using Clock = std::chrono::steady_clock;
+
+inline double seconds_of(const std::function<void()>& f) {
+  const auto t = Clock::now();
+  f();
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+inline std::size_t status_kib(const char* field) {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(field, 0) == 0) return std::stoul(line.substr(std::string(field).size()));
+  return 0;
+}
+
+// Rows of the report: printed as a table and collected for JSON.
+struct Report {
+  std::vector<std::pair<std::string, double>> rows;
+  void add(const std::string& name, double value, const char* unit) {
+    rows.emplace_back(name, value);
+    std::printf("  %-58s %14.4f %s\n", name.c_str(), value, unit);
+    std::fflush(stdout);
+  }
+  void write_json(const std::string& path, const std::map<std::string, std::string>& meta) const {
+    if (path.empty()) return;
+    std::ofstream out(path);
+    out << "{";
+    for (const auto& [k, v] : meta) out << "\"" << k << "\": \"" << v << "\", ";
+    out << "\"results\": {";
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      out << (i ? ", " : "") << "\"" << rows[i].first << "\": " << rows[i].second;
+    out << "}}\n";
+  }
+};
+
+inline QuerySet slice(const QuerySet& qs, std::size_t begin, std::size_t count) {
+  QuerySet s;
+  s.extra_words = qs.extra_words;
+  s.extra_vectors = qs.extra_vectors;
+  for (std::size_t q = begin; q < std::min(qs.size(), begin + count); ++q) {
+    s.words.insert(s.words.end(), qs.words.begin() + static_cast<std::ptrdiff_t>(qs.indptr[q]),
+                   qs.words.begin() + static_cast<std::ptrdiff_t>(qs.indptr[q + 1]));
+    s.weights.insert(s.weights.end(),
+                     qs.weights.begin() + static_cast<std::ptrdiff_t>(qs.indptr[q]),
+                     qs.weights.begin() + static_cast<std::ptrdiff_t>(qs.indptr[q + 1]));
+    s.indptr.push_back(s.words.size());
+    s.ids.push_back(qs.ids[q]);
+    s.labels.push_back(qs.labels[q]);
+  }
+  return s;
+}
+
+}  // namespace lcrwmd::bench
