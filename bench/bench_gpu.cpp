@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "cuda/gemm_timer.h"
+#include "cuda/bench_timers.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/gpu.h"
 #include "lcrwmd/search.h"
@@ -119,6 +119,15 @@ void gpu_benchmarks(const Index& ix, const QuerySet& qs, int device, std::size_t
     rep.add("TF32: largest relative error of a top-10 distance", worst, "");
     rep.add("TF32: share of the FP32 top-10 found",
             shared / static_cast<double>(exact.distances.size()), "");
+  }
+
+  // Phase 2 alone: our kernel against cuSPARSE's SpMM on the same CSR and a random Z.
+  for (std::size_t nq : {std::size_t{1}, std::size_t{64}}) {
+    const cuda::Phase2Times p2 = cuda::time_phase2(device, ix, nq, reps);
+    const std::string tag = "phase 2, " + std::to_string(nq) + (nq == 1 ? " query" : " queries");
+    rep.add(tag + ": our kernel (ms)", 1e3 * p2.own, "ms");
+    rep.add(tag + ": cuSPARSE SpMM (ms)", 1e3 * p2.cusparse, "ms");
+    rep.add(tag + ": largest relative difference", p2.max_rel_diff, "");
   }
 
   // The paper's GPU baseline: quadratic RWMD, per pair, beside LC-RWMD's per pair.

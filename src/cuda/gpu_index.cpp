@@ -19,13 +19,12 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
-#include <random>
 #include <string>
 
 #include "cpu/distance_kernels.h"
 #include "cuda/check.h"
 #include "cuda/device_memory.h"
-#include "cuda/gemm_timer.h"
+#include "cuda/gemm.h"
 #include "cuda/kernels.h"
 #include "cuda/plan.h"
 #include "cuda/select_k.h"
@@ -52,6 +51,22 @@ void throw_cublas_error(cublasStatus_t s, const char* call, const char* file, in
                     " at " + file + ":" + std::to_string(line) + ")";
   if (s == CUBLAS_STATUS_ALLOC_FAILED) msg += "; out of GPU memory";
   throw Error(msg);
+}
+
+int to_int(std::size_t x, const char* what) {
+  if (x > static_cast<std::size_t>(INT_MAX))
+    throw Error(std::string("too many ") + what + " for one GPU call: " + std::to_string(x));
+  return static_cast<int>(x);
+}
+
+// tile (rows x cols, row-major) = -2 * row_vectors . col_vectors^T. In cuBLAS's column-major
+// view that is C (cols x rows, ld cols) = A^T B with A the column vectors (dim x cols) and B
+// the row vectors (dim x rows).
+void gemm_neg2(cublasHandle_t h, const float* row_vectors, std::size_t rows,
+               const float* col_vectors, int cols, int dim, float* tile) {
+  const float alpha = -2.0f, beta = 0.0f;
+  LCRWMD_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, cols, to_int(rows, "rows"), dim,
+                                  &alpha, col_vectors, dim, row_vectors, dim, &beta, tile, cols));
 }
 
 }  // namespace cuda
@@ -95,21 +110,7 @@ constexpr std::size_t kMiB = std::size_t{1} << 20;
 // Device memory left to the CUDA context, cuBLAS's workspace and allocation granularity.
 constexpr std::size_t kMargin = 512 * kMiB;
 
-int to_int(std::size_t x, const char* what) {
-  if (x > static_cast<std::size_t>(INT_MAX))
-    throw Error(std::string("too many ") + what + " for one GPU call: " + std::to_string(x));
-  return static_cast<int>(x);
-}
-
-// tile (rows x cols, row-major) = -2 * row_vectors . col_vectors^T. In cuBLAS's column-major
-// view that is C (cols x rows, ld cols) = A^T B with A the column vectors (dim x cols) and B
-// the row vectors (dim x rows).
-void gemm_neg2(cublasHandle_t h, const float* row_vectors, std::size_t rows,
-               const float* col_vectors, int cols, int dim, float* tile) {
-  const float alpha = -2.0f, beta = 0.0f;
-  LCRWMD_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, cols, to_int(rows, "rows"), dim,
-                                  &alpha, col_vectors, dim, row_vectors, dim, &beta, tile, cols));
-}
+using cuda::to_int;
 
 // One resident chunk of documents on the device (offsets rebased to 0).
 struct Chunk {
@@ -344,8 +345,8 @@ struct GpuIndex::Impl {
     const std::size_t v = index.vocab_size(), m = index.dim();
     const int cols_n = c1 - c0, dim = static_cast<int>(m);
     tile.reserve(v * static_cast<std::size_t>(cols_n));
-    gemm_neg2(blas.get(), vectors.data(), v, t_vectors.data() + static_cast<std::size_t>(c0) * m,
-              cols_n, dim, tile.data());
+    cuda::gemm_neg2(blas.get(), vectors.data(), v,
+                    t_vectors.data() + static_cast<std::size_t>(c0) * m, cols_n, dim, tile.data());
     cuda::Phase1Args a;
     a.tile = tile.data();
     a.rows = v;
@@ -477,9 +478,9 @@ struct GpuIndex::Impl {
       for (std::size_t t = 0; t < b.tiles.size(); ++t) {
         const auto [c0, c1] = b.tiles[t];
         tile.reserve(rows * static_cast<std::size_t>(c1 - c0));
-        gemm_neg2(blas.get(), g_vectors.data(), rows,
-                  t_vectors.data() + static_cast<std::size_t>(c0) * m, c1 - c0, static_cast<int>(m),
-                  tile.data());
+        cuda::gemm_neg2(blas.get(), g_vectors.data(), rows,
+                        t_vectors.data() + static_cast<std::size_t>(c0) * m, c1 - c0,
+                        static_cast<int>(m), tile.data());
         cuda::Phase1Args a;
         a.tile = tile.data();
         a.rows = rows;
@@ -717,35 +718,6 @@ struct GpuIndex::Impl {
     if (stats) *stats = st;
   }
 };
-
-double cuda::time_phase1_gemm(int device, std::size_t rows, std::size_t cols, std::size_t dim,
-                              bool tf32, std::size_t reps) {
-  LCRWMD_CUDA_CHECK(cudaSetDevice(device));
-  const cuda::Stream stream;
-  const cuda::Cublas blas(stream.get());
-  LCRWMD_CUBLAS_CHECK(
-      cublasSetMathMode(blas.get(), tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
-  std::vector<float> host(std::max(rows, cols) * dim);
-  std::mt19937 rng(1);
-  std::normal_distribution<float> normal;
-  for (float& x : host) x = normal(rng);
-  DeviceArray<float> a, b, c;
-  a.upload(host.data(), rows * dim, stream.get());
-  b.upload(host.data(), cols * dim, stream.get());
-  c.reserve(rows * cols);
-  cuda::Event start(true), stop(true);
-  std::vector<double> times;
-  for (std::size_t r = 0; r <= reps; ++r) {
-    start.record(stream.get());
-    gemm_neg2(blas.get(), a.data(), rows, b.data(), static_cast<int>(cols), static_cast<int>(dim),
-              c.data());
-    stop.record(stream.get());
-    stop.sync();
-    if (r > 0) times.push_back(cuda::Event::seconds_between(start, stop));  // r = 0: warm-up
-  }
-  std::sort(times.begin(), times.end());
-  return times.empty() ? 0.0 : times[times.size() / 2];
-}
 
 GpuIndex::GpuIndex(const Index& index, const SearchOptions& options)
     : impl_(std::make_unique<Impl>(index, options)) {

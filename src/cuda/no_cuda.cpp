@@ -1,5 +1,5 @@
 // A build without the CUDA toolkit: no devices, and a GpuIndex explains why it cannot exist.
-#include "cuda/gemm_timer.h"
+#include "cuda/bench_timers.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/gpu.h"
 
@@ -37,6 +37,9 @@ std::size_t GpuIndex::resident_bytes() const { return 0; }
 namespace lcrwmd::cuda {
 
 double time_phase1_gemm(int, std::size_t, std::size_t, std::size_t, bool, std::size_t) {
+  throw Error("this lcrwmd was built without CUDA");
+}
+Phase2Times time_phase2(int, const Index&, std::size_t, std::size_t) {
   throw Error("this lcrwmd was built without CUDA");
 }
 
