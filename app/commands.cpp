@@ -5,6 +5,8 @@
 #include <memory>
 #include <string>
 
+#include "app/cluster.h"
+#include "app/distributed.h"
 #include "app/query_input.h"
 #include "io/atomic_file.h"
 #include "io/npy_writer.h"
@@ -63,6 +65,37 @@ void add_build(CLI::App& app) {
   c->callback([f] { run_build(f->embeddings, f->docs, f->stopwords, f->weighting, f->output); });
 }
 
+// Top-k as TSV query_id, rank, doc_id, distance; to stdout or atomically to `path`.
+void write_results(const SearchResults& r, const Loaded& l, const std::string& path) {
+  // Written one query at a time: with a large --k the results need not fit in memory twice.
+  std::unique_ptr<AtomicFile> file;
+  if (!path.empty()) file = std::make_unique<AtomicFile>(path);
+  std::string out;
+  char buf[64];
+  for (std::size_t q = 0; q < r.n_queries; ++q) {
+    out.clear();
+    for (std::size_t j = 0; j < r.k; ++j) {
+      const std::int64_t doc = r.indices[q * r.k + j];
+      if (doc < 0) continue;
+      std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(r.distances[q * r.k + j]));
+      out += l.queries.ids[q];
+      out += '\t';
+      out += std::to_string(j + 1);
+      out += '\t';
+      out += l.index.doc_id(static_cast<std::size_t>(doc));
+      out += '\t';
+      out += buf;
+      out += '\n';
+    }
+    if (file)
+      file->write(out);
+    else if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size())
+      throw Error("cannot write results to stdout");
+  }
+  if (file) file->commit();
+  if (!file && std::fflush(stdout) != 0) throw Error("cannot write results to stdout");
+}
+
 void add_search(CLI::App& app) {
   auto* c = app.add_subcommand("search", "Top-k nearest documents for each query");
   auto f = std::make_shared<QueryFlags>();
@@ -74,43 +107,26 @@ void add_search(CLI::App& app) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   c->add_option("--output", *output, "TSV query_id, rank, doc_id, distance (default: stdout)");
+  f->add_distribute(c, "docs");
   c->callback([f, k, output] {
+    Cluster& cluster = Cluster::current();
     Loaded l = load_queries(*f);
     const SearchOptions o = f->options();
     auto t = Clock::now();
     SearchStats st;
-    const SearchResults r = search(l.index, l.queries, *k, o, &st);
+    ExchangeTimes times;
+    const SearchResults r = distributed_search(cluster, l.index, l.queries, *k, o,
+                                               parse_layout(f->distribute), &st, &times);
     note("search: %zu queries x %zu documents, %s, %.3f s (%zu batches, %s)", r.n_queries,
          l.index.n_docs(), describe(o).c_str(), since(t), st.batches,
          describe_backend(o, st).c_str());
+    if (cluster.size() > 1)
+      note("  %d ranks: own part %.4f s, waiting for the others %.4f s, gather + merge %.4f s",
+           cluster.size(), times.local, times.waiting, times.exchange);
     report_refinement(o, st);
-    // Written one query at a time: with a large --k the results need not fit in memory twice.
-    std::unique_ptr<AtomicFile> file;
-    if (!output->empty()) file = std::make_unique<AtomicFile>(*output);
-    std::string out;
-    char buf[64];
-    for (std::size_t q = 0; q < r.n_queries; ++q) {
-      out.clear();
-      for (std::size_t j = 0; j < r.k; ++j) {
-        const std::int64_t doc = r.indices[q * r.k + j];
-        if (doc < 0) continue;
-        std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(r.distances[q * r.k + j]));
-        out += l.queries.ids[q];
-        out += '\t';
-        out += std::to_string(j + 1);
-        out += '\t';
-        out += l.index.doc_id(static_cast<std::size_t>(doc));
-        out += '\t';
-        out += buf;
-        out += '\n';
-      }
-      if (file)
-        file->write(out);
-      else if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size())
-        throw Error("cannot write results to stdout");
-    }
-    if (file) file->commit();
-    if (!file && std::fflush(stdout) != 0) throw Error("cannot write results to stdout");
+    cluster.step([&] {
+      if (cluster.root()) write_results(r, l, *output);
+    });
   });
 }
 
@@ -124,23 +140,49 @@ void add_pairwise(CLI::App& app) {
   c->add_option("--row-ids", *row_ids,
                 "Also write the query id of each row, one per line (queries with no known "
                 "word have no row)");
+  // Under mpirun each rank computes a contiguous part of the queries and writes its rows into
+  // rank 0's temporary output file (which must be on a file system every rank sees).
   c->callback([f, output, row_ids] {
+    Cluster& cluster = Cluster::current();
     Loaded l = load_queries(*f);
     auto t = Clock::now();
-    NpyWriter npy(*output, l.queries.size(), l.index.n_docs());
-    const SearchOptions o = f->options();
+    const std::size_t n = l.index.n_docs();
+    const SearchOptions o = for_rank(cluster, f->options());
+    std::unique_ptr<NpyWriter> npy;
+    std::string temp;
+    cluster.step([&] {
+      if (!cluster.root()) return;
+      npy = std::make_unique<NpyWriter>(*output, l.queries.size(), n);
+      temp = std::to_string(npy->data_offset()) + '\n' + npy->temp_path();
+    });
+    cluster.broadcast(temp);
+    const std::size_t offset = std::stoul(temp.substr(0, temp.find('\n')));
+    temp.erase(0, temp.find('\n') + 1);
+    const Part mine = part_of(l.queries.size(), cluster.rank(), cluster.size());
     SearchStats st;
-    pairwise(
-        l.index, l.queries, o,
-        [&](std::size_t, std::size_t rows, const float* d) { npy.append_rows(d, rows); }, &st);
-    if (!row_ids->empty()) {
-      AtomicFile ids(*row_ids);
-      for (const std::string& id : l.queries.ids) ids.write(id + "\n");
-      ids.commit();
-    }
-    npy.commit();
-    note("pairwise: %zu x %zu matrix written to %s (%.3f s, %s)", l.queries.size(),
-         l.index.n_docs(), output->c_str(), since(t), describe_backend(o, st).c_str());
+    cluster.step([&] {
+      pairwise(
+          l.index, subset(l.queries, mine.begin, mine.end), o,
+          [&](std::size_t first, std::size_t rows, const float* d) {
+            if (cluster.root())  // rank 0's rows come first: appended in order
+              npy->append_rows(d, rows);
+            else
+              write_npy_rows(temp, offset, n, mine.begin + first, d, rows);
+          },
+          &st);
+    });
+    cluster.step([&] {
+      if (!cluster.root()) return;
+      npy->rows_written_elsewhere(l.queries.size() - mine.size());
+      if (!row_ids->empty()) {
+        AtomicFile ids(*row_ids);
+        for (const std::string& id : l.queries.ids) ids.write(id + "\n");
+        ids.commit();
+      }
+      npy->commit();
+    });
+    note("pairwise: %zu x %zu matrix written to %s (%.3f s, %s)", l.queries.size(), n,
+         output->c_str(), since(t), describe_backend(o, st).c_str());
   });
 }
 

@@ -4,7 +4,9 @@
 #include <memory>
 #include <sstream>
 
+#include "app/cluster.h"
 #include "app/commands.h"
+#include "app/distributed.h"
 #include "app/query_input.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/eval.h"
@@ -18,6 +20,7 @@ struct EvalFlags : QueryFlags {
 
   void add(CLI::App* c, std::vector<std::size_t> default_ks, const char* k_help) {
     QueryFlags::add(c);
+    add_distribute(c, "queries");
     ks = std::move(default_ks);
     c->add_option("--k", ks, k_help)
         ->delimiter(',')
@@ -35,11 +38,12 @@ struct Run {
   double seconds = 0;
 };
 
-Run run_search(const Loaded& l, const SearchOptions& o, std::size_t k) {
+// Under mpirun every rank takes part; the results are rank 0's.
+Run run_search(const Loaded& l, const SearchOptions& o, std::size_t k, Layout layout) {
   if (l.queries.size() == 0) throw Error("evaluation: no queries (all excluded or none given)");
   Run r;
   const auto t = Clock::now();
-  r.results = search(l.index, l.queries, k, o, &r.stats);
+  r.results = distributed_search(Cluster::current(), l.index, l.queries, k, o, layout, &r.stats);
   r.seconds = since(t);
   note("%s: %zu queries x %zu documents, top %zu, %.3f s (%s)", describe(o).c_str(),
        l.queries.size(), l.index.n_docs(), k, r.seconds, describe_backend(o, r.stats).c_str());
@@ -57,7 +61,7 @@ struct Evaluated {
 Evaluated evaluate(const EvalFlags& f) {
   Loaded l = load_queries(f);
   const SearchOptions o = f.options();
-  Run r = run_search(l, o, f.max_k());
+  Run r = run_search(l, o, f.max_k(), parse_layout(f.distribute));
   return {std::move(l), o, std::move(r)};
 }
 
@@ -88,6 +92,7 @@ void add_knn(CLI::App* parent) {
   f->add_prune(c);
   c->callback([f] {
     const auto [l, o, r] = evaluate(*f);
+    if (!Cluster::current().root()) return;
     const KnnReport rep = knn_error(r.results, l.index, l.queries, f->ks);
     if (f->json) {
       std::printf("%s, \"errors\": ", json_head("knn", o, l, r).c_str());
@@ -125,7 +130,8 @@ void add_overlap(CLI::App* parent) {
     ro.symmetric = true;
     const std::size_t ref_k =
         top_percent_count(l.index.n_docs(), *std::max_element(percents->begin(), percents->end()));
-    const Run ref = run_search(l, ro, ref_k);
+    const Run ref = run_search(l, ro, ref_k, parse_layout(f->distribute));
+    if (!Cluster::current().root()) return;
     const OverlapReport rep =
         top_k_overlap(r.results, ref.results, l.index.n_docs(), f->ks, *percents);
     const std::size_t np = rep.percents.size();
@@ -164,6 +170,7 @@ void add_precision(CLI::App* parent) {
   f->add_prune(c);
   c->callback([f] {
     const auto [l, o, r] = evaluate(*f);
+    if (!Cluster::current().root()) return;
     const PrecisionReport rep = precision_at_k(r.results, l.index, l.queries, f->ks);
     if (f->json) {
       std::printf("%s, \"precision\": ", json_head("precision", o, l, r).c_str());

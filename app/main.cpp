@@ -2,10 +2,15 @@
 #include <cstdio>
 #include <exception>
 
+#include "app/cluster.h"
 #include "app/commands.h"
 #include "lcrwmd/error.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+// The command line; `orderly` is cleared where a failure left the other ranks of an mpirun
+// job unaware (outside Cluster::step), so that main ends them.
+int run(int argc, char** argv, bool& orderly) {
   CLI::App app{
       "lcrwmd: nearest documents by Word Mover's Distance (WMD) and its relaxations (WCD, RWMD,\n"
       "LC-RWMD)\n"
@@ -24,10 +29,15 @@ int main(int argc, char** argv) {
   lcrwmd::app::add_info(app);
   lcrwmd::app::add_synth(app);
   lcrwmd::app::add_devices(app);
+  orderly = false;
   try {
     app.parse(argc, argv);
+    orderly = true;
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const lcrwmd::app::ClusterFailure&) {
+    orderly = true;  // every rank stops here; rank 0 said why
+    return 1;
   } catch (const lcrwmd::Error& e) {
     std::fprintf(stderr, "lcrwmd: error: %s\n", e.what());
     return 1;
@@ -39,4 +49,19 @@ int main(int argc, char** argv) {
     return 3;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    lcrwmd::app::Cluster cluster(argc, argv);
+    bool orderly = true;
+    const int code = run(argc, argv, orderly);
+    if (code != 0 && !orderly) cluster.abort(code);
+    return code;
+  } catch (const lcrwmd::Error& e) {  // joining the cluster failed
+    std::fprintf(stderr, "lcrwmd: error: %s\n", e.what());
+    return 1;
+  }
 }

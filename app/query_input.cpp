@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
+#include "app/wire.h"
 #include "lcrwmd/corpus.h"
 #include "lcrwmd/embeddings.h"
 #include "lcrwmd/error.h"
@@ -73,6 +75,16 @@ void QueryFlags::add_prune(CLI::App* c) {
       ->capture_default_str();
 }
 
+void QueryFlags::add_distribute(CLI::App* c, const char* default_layout) {
+  distribute = default_layout;
+  c->add_option("--distribute", distribute,
+                "Under mpirun: 'docs' gives each rank a contiguous part of the documents (the "
+                "resident set spread), 'queries' a part of the queries (each rank maps the whole "
+                "index)")
+      ->check(CLI::IsMember({"docs", "queries"}))
+      ->capture_default_str();
+}
+
 SearchOptions QueryFlags::options() const {
   SearchOptions o;
   o.method = parse_method(method);
@@ -122,24 +134,40 @@ void report_refinement(const SearchOptions& o, const SearchStats& st) {
 
 Loaded load_queries(const QueryFlags& f) {
   set_threads(f.threads);
-  auto t = Clock::now();
-  Index index = Index::load(f.index, !f.no_verify);
-  note("index %s: %zu documents, %zu words, dim %zu (%.2f s)", f.index.c_str(), index.n_docs(),
-       index.vocab_size(), index.dim(), since(t));
-  StopWords stop;
-  if (!f.stopwords.empty()) stop = StopWords::load(f.stopwords);
-  std::unique_ptr<Embeddings> emb;
-  if (!f.embeddings.empty()) emb = std::make_unique<Embeddings>(Embeddings::load(f.embeddings));
-  QueryOptions qo;
-  qo.stopwords = f.stopwords.empty() ? nullptr : &stop;
-  qo.embeddings = emb.get();
-  TextReport report;
-  QuerySet qs = make_query_set(index, read_tsv(f.queries), qo, &report);
-  report_text(report, "queries");
-  if (!qs.extra_words.empty())
-    note("queries: %zu words not in the index taken from %s", qs.extra_words.size(),
-         f.embeddings.c_str());
-  return {std::move(index), std::move(qs), report.empty_documents.size()};
+  Cluster& cluster = Cluster::current();
+  std::optional<Index> index;
+  QuerySet qs;
+  std::size_t excluded = 0;
+  cluster.step([&] {
+    auto t = Clock::now();
+    index = Index::load(f.index, !f.no_verify);
+    note("index %s: %zu documents, %zu words, dim %zu (%.2f s)", f.index.c_str(), index->n_docs(),
+         index->vocab_size(), index->dim(), since(t));
+    if (!cluster.root()) return;
+    StopWords stop;
+    if (!f.stopwords.empty()) stop = StopWords::load(f.stopwords);
+    std::unique_ptr<Embeddings> emb;
+    if (!f.embeddings.empty()) emb = std::make_unique<Embeddings>(Embeddings::load(f.embeddings));
+    QueryOptions qo;
+    qo.stopwords = f.stopwords.empty() ? nullptr : &stop;
+    qo.embeddings = emb.get();
+    TextReport report;
+    qs = make_query_set(*index, read_tsv(f.queries), qo, &report);
+    report_text(report, "queries");
+    if (!qs.extra_words.empty())
+      note("queries: %zu words not in the index taken from %s", qs.extra_words.size(),
+           f.embeddings.c_str());
+    excluded = report.empty_documents.size();
+  });
+  if (cluster.size() > 1) {
+    std::string bytes = cluster.root() ? std::to_string(excluded) + '\n' + pack(qs) : "";
+    cluster.broadcast(bytes);
+    const std::size_t eol = bytes.find('\n');
+    excluded = std::stoul(bytes.substr(0, eol));
+    qs = unpack_queries(bytes.substr(eol + 1));
+    note("mpirun: %d ranks", cluster.size());
+  }
+  return {std::move(*index), std::move(qs), excluded};
 }
 
 }  // namespace lcrwmd::app

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "app/cluster.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
@@ -17,7 +18,9 @@ inline double since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
+// Progress and reports on stderr; under mpirun, rank 0's only.
 inline void note(const char* fmt, auto... args) {
+  if (!Cluster::speaks()) return;
   std::fprintf(stderr, fmt, args...);
   std::fputc('\n', stderr);
 }
@@ -28,6 +31,7 @@ void report_text(const TextReport& r, const char* what);
 struct QueryFlags {
   std::string index, queries, embeddings, stopwords, method = "lc-rwmd", prune = "bounds";
   std::string backend = "auto";
+  std::string distribute = "docs";
   bool one_sided = false, no_verify = false, tf32 = false;
   std::size_t batch = 64, memory_mib = 2048, device_memory_mib = 0, device_chunk = 0;
   int threads = 0, device = 0;
@@ -35,6 +39,9 @@ struct QueryFlags {
   void add(CLI::App* c);
   // Top-k commands only: a full matrix needs every exact distance.
   void add_prune(CLI::App* c);
+  // Top-k commands only: how mpirun's ranks share the work (default_layout: "docs" or
+  // "queries").
+  void add_distribute(CLI::App* c, const char* default_layout);
   SearchOptions options() const;
 };
 
@@ -50,6 +57,7 @@ struct Loaded {
   QuerySet queries;
   std::size_t excluded = 0;  // queries left with no known word
 };
+// Every rank of the cluster maps the index; rank 0 reads the queries and sends them to all.
 Loaded load_queries(const QueryFlags& f);
 
 }  // namespace lcrwmd::app

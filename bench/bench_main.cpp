@@ -33,6 +33,7 @@
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
+#include "lcrwmd/topk.h"
 
 namespace {
 
@@ -196,6 +197,32 @@ void emd_problems(const std::string& path, Report& rep) {
   rep.add("max relative difference to the reference (x 1e-9)", 1e9 * worst, "");
 }
 
+// merge_topk on random per-shard lists (each shard's k best, ascending): what rank 0 spends
+// merging the ranks' results, per query.
+void merge_cost(std::size_t reps, Report& rep) {
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<float> u(0.0f, 10.0f);
+  const std::size_t queries = 1000;
+  for (std::size_t shards : {2, 4, 16, 64})
+    for (std::size_t k : {10, 100}) {
+      std::vector<std::vector<std::vector<Neighbor>>> parts(shards);
+      for (std::size_t s = 0; s < shards; ++s) {
+        parts[s].resize(queries);
+        for (auto& row : parts[s]) {
+          for (std::size_t t = 0; t < k; ++t)
+            row.push_back({u(rng), static_cast<std::int64_t>(s * 1000000 + t)});
+          std::sort(row.begin(), row.end());
+        }
+      }
+      std::vector<double> t;
+      for (std::size_t r = 0; r < reps; ++r)
+        t.push_back(seconds_of([&] { merge_topk(parts, queries, k); }));
+      rep.add("merge_topk, " + std::to_string(shards) + " shards, k = " + std::to_string(k) +
+                  ": per query (us)",
+              1e6 * median(t) / queries, "us");
+    }
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"lcrwmd benchmarks (tables on stdout, JSON with --json)"};
   app.require_subcommand(1);
@@ -236,6 +263,8 @@ int main(int argc, char** argv) {
   gpu_cmd->add_option("--batches", gpu_batches, "Batch sizes for throughput");
   gpu_cmd->add_option("--device", device, "CUDA device");
 
+  auto* merge_cmd = app.add_subcommand("merge", "The top-k merge of a distributed search");
+
   auto* emd_cmd = app.add_subcommand("emd", "Exact EMD on problems from bench/peers.py");
   std::string problems_path;
   emd_cmd->add_option("--problems", problems_path, "Binary problem file")->required();
@@ -248,6 +277,8 @@ int main(int argc, char** argv) {
     auto meta = machine_meta();
     if (*emd_cmd) {
       emd_problems(problems_path, rep);
+    } else if (*merge_cmd) {
+      merge_cost(reps, rep);
     } else if (*gpu_cmd) {
       const Index ix = Index::load(index_path, false);
       const QuerySet qs = make_query_set(ix, read_tsv(queries_path), {});

@@ -54,21 +54,9 @@ struct Report {
   }
 };
 
+// count queries from begin (fewer at the end of the set).
 inline QuerySet slice(const QuerySet& qs, std::size_t begin, std::size_t count) {
-  QuerySet s;
-  s.extra_words = qs.extra_words;
-  s.extra_vectors = qs.extra_vectors;
-  for (std::size_t q = begin; q < std::min(qs.size(), begin + count); ++q) {
-    s.words.insert(s.words.end(), qs.words.begin() + static_cast<std::ptrdiff_t>(qs.indptr[q]),
-                   qs.words.begin() + static_cast<std::ptrdiff_t>(qs.indptr[q + 1]));
-    s.weights.insert(s.weights.end(),
-                     qs.weights.begin() + static_cast<std::ptrdiff_t>(qs.indptr[q]),
-                     qs.weights.begin() + static_cast<std::ptrdiff_t>(qs.indptr[q + 1]));
-    s.indptr.push_back(s.words.size());
-    s.ids.push_back(qs.ids[q]);
-    s.labels.push_back(qs.labels[q]);
-  }
-  return s;
+  return subset(qs, begin, begin + count);
 }
 
 }  // namespace lcrwmd::bench

@@ -7,7 +7,7 @@ set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 PKGS=(build-essential cmake pkg-config libopenblas-openmp-dev libcli11-dev zlib1g-dev
-      libxxhash-dev liblemon-dev libgtest-dev libgmock-dev clang-format)
+      libxxhash-dev liblemon-dev libgtest-dev libgmock-dev clang-format libopenmpi-dev openmpi-bin)
 if [ "${1:-}" = "--results" ]; then
   PKGS+=(python3-matplotlib python3-numpy python3-scipy python3-pot python3-gensim python3-pyemd)
 fi

@@ -28,13 +28,15 @@ std::string slurp(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
-CliRun lcrwmd(const std::string& args) {
+// Runs a shell command line, capturing its exit code, stdout and stderr.
+CliRun lcrwmd_via(const std::string& command) {
   const fs::path out = test::temp_dir() / "cli.out", err = test::temp_dir() / "cli.err";
-  const std::string cmd = std::string(LCRWMD_CLI) + " " + args + " >" + out.string() + " 2>" +
-                          err.string() + " </dev/null";
+  const std::string cmd = command + " >" + out.string() + " 2>" + err.string() + " </dev/null";
   const int status = std::system(cmd.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
 }
+
+CliRun lcrwmd(const std::string& args) { return lcrwmd_via(std::string(LCRWMD_CLI) + " " + args); }
 
 std::string tmp(const std::string& name) { return (test::temp_dir() / name).string(); }
 
@@ -297,6 +299,85 @@ TEST(CliSynth, WritesIndexQueriesAndSourceFiles) {
       0);
   EXPECT_EQ(slurp(again), slurp(idx));
 }
+
+// ---- mpirun: the same bytes as one process, and a failing rank stops the job -----------
+
+#ifdef LCRWMD_MPIRUN
+// mpirun on this machine; root may run it (CI containers do), ranks may outnumber cores.
+CliRun mpirun(const std::string& ranks_and_args) {
+  return lcrwmd_via("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 " +
+                    std::string(LCRWMD_MPIRUN) + " --oversubscribe " + ranks_and_args);
+}
+
+class Mpi : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string demo = std::string(LCRWMD_SOURCE_DIR) + "/data/demo";
+    index = tmp("mpi_demo.idx");
+    common = " --index " + index + " --queries " + demo + "/queries.tsv --stopwords " + demo +
+             "/stop_words.txt";
+    const CliRun r = lcrwmd("build --embeddings " + demo + "/embeddings.bin --docs " + demo +
+                            "/train.tsv --stopwords " + demo + "/stop_words.txt --output " + index);
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+  std::string index, common;
+};
+
+TEST_F(Mpi, OneTwoThreeRanksGiveTheSameBytes) {
+  for (const std::string method : {"lc-rwmd", "lc-rwmd --one-sided", "wmd", "wcd"}) {
+    const std::string args = "search" + common + " --k 7 --method " + method;
+    const CliRun one = lcrwmd(args);
+    ASSERT_EQ(one.code, 0) << one.err;
+    ASSERT_FALSE(one.out.empty());
+    for (int np : {1, 2, 3})
+      for (const char* layout : {"docs", "queries"}) {
+        const CliRun r = mpirun("-np " + std::to_string(np) + " " + LCRWMD_CLI + " " + args +
+                                " --distribute " + layout);
+        ASSERT_EQ(r.code, 0) << r.err;
+        EXPECT_EQ(r.out, one.out) << method << ", " << np << " ranks, " << layout;
+      }
+  }
+  // pairwise: every rank writes its queries' rows into rank 0's file.
+  ASSERT_EQ(lcrwmd("pairwise" + common + " --output " + tmp("p1.npy")).code, 0);
+  for (int np : {2, 3}) {
+    const std::string out = tmp(test::numbered('p', static_cast<std::size_t>(np)) + ".npy");
+    const CliRun r = mpirun("-np " + std::to_string(np) + " " + LCRWMD_CLI + " pairwise" + common +
+                            " --output " + out);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(slurp(out), slurp(tmp("p1.npy"))) << np << " ranks";
+  }
+  // eval: the same table (but for the time it took).
+  auto untimed = [](std::string s) {
+    const auto open = s.find(" ("), close = s.find(" s)");
+    if (open != std::string::npos && close != std::string::npos) s.erase(open, close + 3 - open);
+    return s;
+  };
+  const CliRun one = lcrwmd("eval knn" + common + " --k 1,3,5");
+  ASSERT_EQ(one.code, 0) << one.err;
+  const CliRun three =
+      mpirun(std::string("-np 3 ") + LCRWMD_CLI + " eval knn" + common + " --k 1,3,5");
+  ASSERT_EQ(three.code, 0) << three.err;
+  EXPECT_EQ(untimed(three.out), untimed(one.out));
+}
+
+TEST_F(Mpi, AFailingRankStopsTheJobWithAClearMessage) {
+  // Rank 1 is given an index that does not exist (mpirun's MPMD syntax): it fails loading its
+  // shard while rank 0 succeeds. The job must end, not hang, with rank 0 saying why.
+  const auto out = tmp("mpi_fail.tsv");
+  const std::string tail =
+      " --queries " + std::string(LCRWMD_SOURCE_DIR) + "/data/demo/queries.tsv --output " + out;
+  const CliRun r =
+      mpirun("-np 1 " + std::string(LCRWMD_CLI) + " search --index " + index + tail + " : -np 1 " +
+             LCRWMD_CLI + " search --index " + tmp("missing.idx") + tail);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.code, 124) << "the job hung until timeout";
+  EXPECT_NE(r.err.find("rank 1 of 2"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("missing.idx"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+#else
+TEST(Mpi, Skipped) { GTEST_SKIP() << "built without MPI: distributed commands not tested"; }
+#endif
 
 }  // namespace
 }  // namespace lcrwmd

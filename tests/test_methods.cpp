@@ -10,6 +10,7 @@
 
 #include "lcrwmd/corpus.h"
 #include "lcrwmd/embeddings.h"
+#include "lcrwmd/error.h"
 #include "lcrwmd/search.h"
 #include "lcrwmd/topk.h"
 #include "test_util.h"
@@ -306,6 +307,39 @@ TEST(RealCorpus, TfIdfQueryOfResidentTextIsAtZero) {
     const SearchResults r = search(ix, qs, 1, o);
     for (std::size_t q = 0; q < qs.size(); ++q) ASSERT_EQ(r.distances[q], 0.0f) << to_string(m);
   }
+}
+
+}  // namespace
+}  // namespace lcrwmd
+
+namespace lcrwmd {
+namespace {
+
+// A shard computes exactly what the whole index computes for its documents: the distributed
+// search's results are byte for byte the single process's.
+TEST(Shard, SameDistancesAsTheWholeIndex) {
+  const Index ix = Index::from_data(test::random_index(97, 60, 9, 12, 21));
+  const QuerySet qs = test::mixed_queries(ix, 7, 5);
+  for (Method method : {Method::wcd, Method::rwmd, Method::lc_rwmd, Method::wmd})
+    for (bool symmetric : {false, true}) {
+      if (method == Method::wmd && !symmetric) continue;
+      SearchOptions o;
+      o.method = method;
+      o.symmetric = symmetric;
+      const std::vector<float> whole = test::matrix(ix, qs, o);
+      for (auto [begin, end] : {std::pair<std::size_t, std::size_t>{0, 40}, {40, 41}, {41, 97}}) {
+        const Index part = ix.shard(begin, end);
+        ASSERT_EQ(part.n_docs(), end - begin);
+        EXPECT_EQ(part.doc_id(0), ix.doc_id(begin));
+        EXPECT_EQ(part.label(end - begin - 1), ix.label(end - 1));
+        const std::vector<float> got = test::matrix(part, qs, o);
+        for (std::size_t q = 0; q < qs.size(); ++q)
+          for (std::size_t i = begin; i < end; ++i)
+            ASSERT_EQ(got[q * part.n_docs() + i - begin], whole[q * ix.n_docs() + i])
+                << to_string(method) << " query " << q << " doc " << i;
+      }
+    }
+  EXPECT_THROW(ix.shard(10, 98), Error);
 }
 
 }  // namespace

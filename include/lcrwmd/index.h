@@ -92,6 +92,12 @@ class Index {
   // Weighted word-vector centroids of every document (n_docs x dim), computed on first use.
   const float* centroids() const;
 
+  // Documents [begin, end) as an index of their own (document i of the shard is begin + i
+  // here), sharing this index's memory, which must outlive the shard: the same vocabulary,
+  // vectors and document frequencies, so queries are weighted and distances computed exactly
+  // as against the whole (what each rank of a distributed search holds).
+  Index shard(std::size_t begin, std::size_t end) const;
+
  private:
   struct Storage;
   explicit Index(std::unique_ptr<Storage> storage);

@@ -39,6 +39,9 @@ struct QueryOptions {
 QuerySet make_query_set(const Index& index, const std::vector<RawDocument>& docs,
                         const QueryOptions& options, TextReport* report = nullptr);
 
+// Queries [begin, end) of a set, with its extra words.
+QuerySet subset(const QuerySet& q, std::size_t begin, std::size_t end);
+
 // Resident documents as queries (for tests and self-similarity).
 QuerySet query_set_from_index(const Index& index, std::span<const std::size_t> docs);
 

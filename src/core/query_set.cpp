@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <unordered_set>
 
 #include "core/bag_of_words.h"
@@ -48,6 +49,24 @@ QuerySet make_query_set(const Index& index, const std::vector<RawDocument>& docs
   report.documents_kept = qs.size();
   if (report_out) *report_out = report;
   return qs;
+}
+
+QuerySet subset(const QuerySet& q, std::size_t begin, std::size_t end) {
+  end = std::min(end, q.size());
+  begin = std::min(begin, end);
+  QuerySet s;
+  s.extra_words = q.extra_words;
+  s.extra_vectors = q.extra_vectors;
+  s.ids.assign(q.ids.begin() + static_cast<std::ptrdiff_t>(begin),
+               q.ids.begin() + static_cast<std::ptrdiff_t>(end));
+  s.labels.assign(q.labels.begin() + static_cast<std::ptrdiff_t>(begin),
+                  q.labels.begin() + static_cast<std::ptrdiff_t>(end));
+  const auto first = static_cast<std::ptrdiff_t>(q.indptr[begin]);
+  const auto last = static_cast<std::ptrdiff_t>(q.indptr[end]);
+  s.words.assign(q.words.begin() + first, q.words.begin() + last);
+  s.weights.assign(q.weights.begin() + first, q.weights.begin() + last);
+  for (std::size_t j = begin; j < end; ++j) s.indptr.push_back(q.indptr[j + 1] - q.indptr[begin]);
+  return s;
 }
 
 QuerySet query_set_from_index(const Index& index, std::span<const std::size_t> docs) {

@@ -232,6 +232,29 @@ Index Index::load(const std::string& path, bool verify) {
   return Index(std::move(storage));
 }
 
+Index Index::shard(std::size_t begin, std::size_t end) const {
+  if (begin > end || end > n_docs_)
+    throw Error("shard [" + std::to_string(begin) + ", " + std::to_string(end) +
+                ") of an index of " + std::to_string(n_docs_) + " documents");
+  auto storage = std::make_unique<Storage>();
+  storage->name = storage_->name + " [" + std::to_string(begin) + ", " + std::to_string(end) + ")";
+  storage->base = storage_->base;
+  storage->size = storage_->size;
+  storage->shard_indptr.resize(end - begin + 1);
+  for (std::size_t i = 0; i <= end - begin; ++i)
+    storage->shard_indptr[i] = indptr_[begin + i] - indptr_[begin];
+  Index ix(std::move(storage));  // binds the whole image; narrowed to the shard below
+  Storage& s = *ix.storage_;
+  ix.n_docs_ = end - begin;
+  ix.nnz_ = s.shard_indptr.back();
+  ix.indptr_ = s.shard_indptr.data();
+  ix.indices_ += indptr_[begin];
+  ix.values_ += indptr_[begin];
+  s.ids.offsets += begin;
+  s.labels.offsets += begin;
+  return ix;
+}
+
 void Index::bind() {
   const auto& h = *reinterpret_cast<const FileHeader*>(storage_->base);
   auto at = [&](Section s) { return storage_->base + h.sections[s].offset; };

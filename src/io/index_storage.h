@@ -34,6 +34,8 @@ struct Index::Storage {
   StringMap<std::uint32_t> word_map;
   std::once_flag centroids_once;
   std::vector<float> centroids;
+  // A shard's document offsets, rebased to its first document (Index::shard).
+  std::vector<std::uint64_t> shard_indptr;
 };
 
 }  // namespace lcrwmd

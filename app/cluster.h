@@ -1,0 +1,63 @@
+#pragma once
+// The processes of one command: several under mpirun, or just this one. The distributed
+// commands run the same steps on every rank; after each step every rank learns whether any
+// rank failed, rank 0 prints why, and all stop with a non-zero exit, so a failure never leaves
+// a rank waiting in a collective.
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace lcrwmd::app {
+
+// Thrown on every rank when a step failed on some rank; rank 0 has printed the reasons.
+struct ClusterFailure {};
+
+class Cluster {
+ public:
+  // Joins MPI where mpirun started this process (its environment says so); otherwise a
+  // cluster of one, with no MPI involved.
+  Cluster(int& argc, char**& argv);
+  ~Cluster();
+  Cluster(const Cluster&) = delete;
+  Cluster& operator=(const Cluster&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  bool root() const { return rank_ == 0; }
+  int local_rank() const { return local_rank_; }  // among the ranks on this machine
+
+  // Runs f here; with several ranks, throws ClusterFailure on all of them if it threw on any.
+  // A cluster of one lets f's exception through unchanged.
+  void step(const std::function<void()>& f);
+  // From rank 0 to all.
+  void broadcast(std::string& bytes);
+  void barrier();
+  // Every rank's bytes, in rank order, on rank 0 (empty elsewhere).
+  std::vector<std::string> gather(const std::string& bytes);
+
+  // Ends every rank at once (MPI_Abort): for a failure outside step(), which the other ranks
+  // cannot learn of. A cluster of one just returns.
+  void abort(int code);
+
+  // The cluster of this process (set by the constructor).
+  static Cluster& current();
+  // Whether this process speaks for the job (rank 0, or no cluster at all).
+  static bool speaks();
+
+ private:
+  int rank_ = 0, size_ = 1, local_rank_ = 0;
+  bool mpi_ = false;
+};
+
+// Documents or queries [begin, end) of rank r when n are split into near-equal contiguous parts.
+struct Part {
+  std::size_t begin, end;
+  std::size_t size() const { return end - begin; }
+};
+inline Part part_of(std::size_t n, int rank, int size) {
+  const auto r = static_cast<std::size_t>(rank), p = static_cast<std::size_t>(size);
+  return {n * r / p, n * (r + 1) / p};
+}
+
+}  // namespace lcrwmd::app
