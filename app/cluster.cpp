@@ -114,6 +114,8 @@ void Cluster::broadcast(std::string& bytes) {
     mpi_check(MPI_Bcast(bytes.data() + at, static_cast<int>(std::min<std::size_t>(kPiece, n - at)),
                         MPI_BYTE, 0, MPI_COMM_WORLD),
               "MPI_Bcast");
+#else
+  (void)bytes;
 #endif
 }
 

@@ -13,6 +13,10 @@ struct RawDocument {
   std::string label;  // may be empty
   std::string text;
   std::size_t line = 0;  // 1-based line in its file, for error messages
+  // A document given as tokens (the Python module's token lists): they are taken as they are,
+  // stop words aside, instead of tokenizing `text`.
+  bool pretokenized = false;
+  std::vector<std::string> tokens{};
 };
 
 // Streams the documents of a TSV file (gzip detected from content) to visit. Blank lines are

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "lcrwmd/corpus.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/text.h"
 
@@ -21,12 +22,11 @@ struct WordCount {
 
 // lookup(token) -> std::optional<uint32_t>. Returns counts sorted by word id.
 template <typename Lookup>
-std::vector<WordCount> count_words(std::string_view text, const StopWords* stopwords,
+std::vector<WordCount> count_words(const RawDocument& doc, const StopWords* stopwords,
                                    Lookup&& lookup, TextReport& report,
                                    std::unordered_set<std::string>& unknown) {
   std::vector<std::uint32_t> ids;
-  std::string scratch;
-  for_each_token(text, scratch, [&](std::string_view token) {
+  auto visit = [&](std::string_view token) {
     ++report.tokens;
     if (stopwords != nullptr && stopwords->contains(token)) {
       ++report.stop_tokens;
@@ -39,7 +39,13 @@ std::vector<WordCount> count_words(std::string_view text, const StopWords* stopw
       return;
     }
     ids.push_back(*id);
-  });
+  };
+  if (doc.pretokenized) {
+    for (const std::string& token : doc.tokens) visit(token);
+  } else {
+    std::string scratch;
+    for_each_token(doc.text, scratch, visit);
+  }
   std::sort(ids.begin(), ids.end());
   std::vector<WordCount> counts;
   for (std::uint32_t id : ids) {

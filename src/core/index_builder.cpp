@@ -25,8 +25,7 @@ IndexData build_index_data(const Embeddings& embeddings, const std::vector<RawDo
     if (!fresh)
       throw Error("document id '" + doc.id + "' on line " + std::to_string(doc.line) +
                   " repeats the id of line " + std::to_string(it->second));
-    std::vector<WordCount> counts =
-        count_words(doc.text, options.stopwords, lookup, report, unknown);
+    std::vector<WordCount> counts = count_words(doc, options.stopwords, lookup, report, unknown);
     if (counts.empty()) {
       report.empty_documents.push_back(doc.id);
       continue;

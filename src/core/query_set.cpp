@@ -34,8 +34,7 @@ QuerySet make_query_set(const Index& index, const std::vector<RawDocument>& docs
   auto idf_of = [&](std::uint32_t u) { return idf(index.n_docs(), u < v ? index.doc_freq(u) : 0); };
   for (const RawDocument& doc : docs) {
     ++report.documents_read;
-    std::vector<WordCount> counts =
-        count_words(doc.text, options.stopwords, lookup, report, unknown);
+    std::vector<WordCount> counts = count_words(doc, options.stopwords, lookup, report, unknown);
     if (counts.empty()) {
       report.empty_documents.push_back(doc.id);
       continue;
