@@ -7,11 +7,11 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 if [ "${1:-}" = "--sanitize" ]; then
   dir=build-asan
-  # The sanitizers watch our code: CUDA's runtime does not run under ASan, and OpenMPI's
-  # allocations at exit read as leaks, so this build leaves both out (the release build has
-  # them and tests them).
+  # The sanitizers watch our code: CUDA's runtime does not run under ASan, OpenMPI's
+  # allocations at exit read as leaks, and Python would need the ASan runtime preloaded, so
+  # this build leaves all three out (the release build has them and tests them).
   flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DLCRWMD_SANITIZE=ON -DLCRWMD_BUILD_BENCH=OFF
-         -DLCRWMD_WITH_CUDA=OFF -DLCRWMD_WITH_MPI=OFF)
+         -DLCRWMD_WITH_CUDA=OFF -DLCRWMD_WITH_MPI=OFF -DLCRWMD_BUILD_PYTHON=OFF)
 else
   dir=build
   flags=(-DCMAKE_BUILD_TYPE=Release)

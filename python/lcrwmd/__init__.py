@@ -1,0 +1,167 @@
+"""lcrwmd: nearest documents by the Word Mover's Distance and its relaxations, in C++.
+
+    import lcrwmd
+    emb = lcrwmd.Embeddings.load("cbow300.bin")
+    index = lcrwmd.Index.build(emb, train_texts, labels=train_labels, stopwords="stop_words.txt")
+    distances, indices = index.search(test_texts, k=10)          # symmetric LC-RWMD
+
+Documents are strings (tokenized like the command line: lowercased runs of letters, digits and
+apostrophes) or lists of tokens (taken as they are). Methods: "wcd", "rwmd" (quadratic),
+"lc-rwmd" (the default) and "wmd" (exact, pruned top-k). Errors raise lcrwmd.Error (a
+ValueError) with the engine's message.
+"""
+import os
+import warnings
+
+import numpy as np
+
+from ._lcrwmd import Embeddings, Error, cuda_devices, set_threads, tokenize
+from ._lcrwmd import Index as _NativeIndex
+
+__all__ = ["Embeddings", "Index", "Error", "wmd", "rwmd", "wcd", "eval_knn", "tokenize",
+           "set_threads", "cuda_devices"]
+
+
+def _from_gensim(keyed_vectors):
+    """Embeddings from a gensim KeyedVectors (its words and vectors, as float32)."""
+    return Embeddings(list(keyed_vectors.index_to_key),
+                      np.ascontiguousarray(keyed_vectors.vectors, dtype=np.float32))
+
+
+Embeddings.from_gensim = staticmethod(_from_gensim)
+
+
+def _documents(docs):
+    if isinstance(docs, str):
+        return [docs]
+    # Token sequences become lists; anything else goes through for the engine to refuse.
+    return [list(d) if not isinstance(d, str) and hasattr(d, "__iter__") else d for d in docs]
+
+
+def _strings(values):
+    return None if values is None else [str(v) for v in values]
+
+
+def _stopwords(stopwords):
+    """None, a path to a file with one word per line, or an iterable of words."""
+    if stopwords is None:
+        return None
+    if isinstance(stopwords, (str, os.PathLike)):
+        with open(stopwords, encoding="utf-8") as f:
+            return [line.strip() for line in f if line.strip()]
+    return [str(w) for w in stopwords]
+
+
+class Index:
+    """A resident set of documents: bag-of-words histograms over the words of the embeddings
+    that occur in it, with the embeddings kept to read queries."""
+
+    def __init__(self, native):
+        self._native = native
+
+    @classmethod
+    def build(cls, embeddings, docs, ids=None, labels=None, stopwords=None, weighting="tf"):
+        """Index documents (str or token lists). Documents left with no known word are
+        excluded; their ids are in `excluded`."""
+        return cls(_NativeIndex.build(embeddings, _documents(docs), _strings(ids),
+                                      _strings(labels), _stopwords(stopwords), weighting))
+
+    @classmethod
+    def from_csr(cls, embeddings, matrix, ids=None, labels=None):
+        """Index a scipy.sparse matrix of weights, one row per document, one column per word
+        of `embeddings` (rows are L1-normalised)."""
+        import scipy.sparse
+        m = scipy.sparse.csr_matrix(matrix)
+        m.sum_duplicates()
+        return cls(_NativeIndex.from_csr(embeddings, m.indptr.astype(np.int64),
+                                         m.indices.astype(np.int64), m.data.astype(np.float32),
+                                         m.shape[1], _strings(ids), _strings(labels)))
+
+    @classmethod
+    def load(cls, path, embeddings=None, stopwords=None):
+        """An index file from `lcrwmd build` or save(); queries are read with `embeddings` (for
+        words the index lacks) and `stopwords`, as the command line's flags."""
+        return cls(_NativeIndex.load(os.fspath(path), embeddings, _stopwords(stopwords)))
+
+    def save(self, path):
+        self._native.save(os.fspath(path))
+
+    def search(self, queries, k=10, method="lc-rwmd", symmetric=True, backend="auto", batch=64,
+               prune=True, return_ids=False):
+        """The k nearest documents of each query: (distances, indices), both (n_queries, k),
+        ascending distance, ties by the smaller index; -1 (and inf) where fewer than k
+        documents exist or a query has no known word. return_ids=True adds the documents'
+        ids, row by row."""
+        d, i, excluded = self._native.search(_documents(queries), k, method, symmetric, backend,
+                                             batch, prune)
+        if excluded:
+            warnings.warn(f"{len(excluded)} queries have no word known to the index or its "
+                          f"embeddings (query numbers {', '.join(excluded[:10])}): rows of -1")
+        if not return_ids:
+            return d, i
+        ids = self.ids
+        return d, i, [[ids[j] for j in row if j >= 0] for row in i]
+
+    def pairwise(self, queries, method="lc-rwmd", symmetric=True, backend="auto", batch=64):
+        """The (n_queries, n_docs) matrix of distances, float32."""
+        return self._native.pairwise(_documents(queries), method, symmetric, backend, batch)
+
+    @property
+    def n_docs(self):
+        return self._native.n_docs
+
+    def __len__(self):
+        return self._native.n_docs
+
+    @property
+    def vocab_size(self):
+        return self._native.vocab_size
+
+    @property
+    def dim(self):
+        return self._native.dim
+
+    @property
+    def ids(self):
+        return self._native.ids
+
+    @property
+    def labels(self):
+        return self._native.labels
+
+    @property
+    def excluded(self):
+        return self._native.excluded
+
+    def __repr__(self):
+        return f"lcrwmd.Index({self.n_docs} documents, {self.vocab_size} words, dim {self.dim})"
+
+
+def _pair(method, symmetric, doc_a, doc_b, embeddings, stopwords):
+    index = Index.build(embeddings, [doc_b], stopwords=stopwords)
+    if index.n_docs == 0:
+        raise Error("doc_b has no word known to the embeddings")
+    return float(index.pairwise([doc_a], method=method, symmetric=symmetric, backend="cpu")[0, 0])
+
+
+def wmd(doc_a, doc_b, embeddings, stopwords=None):
+    """Exact Word Mover's Distance between two documents (EMD, Euclidean word costs)."""
+    return _pair("wmd", True, doc_a, doc_b, embeddings, stopwords)
+
+
+def rwmd(doc_a, doc_b, embeddings, stopwords=None, symmetric=True):
+    """Relaxed WMD: max of both one-sided relaxations (symmetric), or doc_b -> doc_a alone."""
+    return _pair("rwmd", symmetric, doc_a, doc_b, embeddings, stopwords)
+
+
+def wcd(doc_a, doc_b, embeddings, stopwords=None):
+    """Word Centroid Distance: between the weighted mean vectors."""
+    return _pair("wcd", False, doc_a, doc_b, embeddings, stopwords)
+
+
+def eval_knn(index, queries, labels, ks=range(1, 20), method="lc-rwmd", symmetric=True,
+             backend="auto"):
+    """kNN classification error of labelled queries against the index's labels: a dict with
+    "errors" {k: rate}, "best_k", "best_error", "n_queries" and "excluded_queries"."""
+    return index._native.eval_knn(_documents(queries), _strings(labels), [int(k) for k in ks],
+                                  method, symmetric, backend)

@@ -1,0 +1,406 @@
+// _lcrwmd: the Python binding (pybind11), kept thin: conversions at the edge, the engine's own
+// objects inside, the GIL released while it computes. python/lcrwmd/__init__.py adds the
+// Pythonic conveniences (gensim, scipy) on top.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lcrwmd/corpus.h"
+#include "lcrwmd/embeddings.h"
+#include "lcrwmd/error.h"
+#include "lcrwmd/eval.h"
+#include "lcrwmd/gpu.h"
+#include "lcrwmd/index.h"
+#include "lcrwmd/query.h"
+#include "lcrwmd/search.h"
+#include "lcrwmd/text.h"
+
+namespace py = pybind11;
+using namespace lcrwmd;
+
+namespace {
+
+using FloatArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
+
+// Documents from Python: str (tokenized like the command line) or a sequence of str tokens
+// (taken as they are).
+std::vector<RawDocument> to_documents(const py::sequence& docs, const std::vector<std::string>& ids,
+                                      const std::vector<std::string>& labels) {
+  std::vector<RawDocument> out(docs.size());
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const py::handle d = docs[i];
+    RawDocument& r = out[i];
+    if (py::isinstance<py::str>(d)) {
+      r.text = d.cast<std::string>();
+    } else if (py::isinstance<py::sequence>(d)) {
+      r.pretokenized = true;
+      r.tokens = d.cast<std::vector<std::string>>();
+    } else {
+      throw py::type_error("document " + std::to_string(i) +
+                           ": expected a str or a list of str tokens, got " +
+                           std::string(py::str(d.get_type())));
+    }
+    r.id = ids.empty() ? std::to_string(i) : ids[i];
+    r.label = labels.empty() ? std::string() : labels[i];
+    r.line = i + 1;
+  }
+  return out;
+}
+
+template <typename T>
+std::vector<T> optional_list(const std::optional<std::vector<T>>& v, std::size_t n,
+                             const char* what) {
+  if (!v) return {};
+  if (v->size() != n)
+    throw py::value_error(std::string(what) + ": " + std::to_string(v->size()) + " given for " +
+                          std::to_string(n) + " documents");
+  return *v;
+}
+
+StopWords to_stopwords(const std::optional<std::vector<std::string>>& words) {
+  StopWords s;
+  if (words)
+    for (const std::string& w : *words) s.add(w);
+  return s;
+}
+
+// An index and what its queries are read with: the embeddings it was built from (for query
+// words it lacks, as the command line's --embeddings) and its stop words.
+struct PyIndex {
+  std::shared_ptr<const Index> index;
+  std::shared_ptr<const Embeddings> embeddings;  // may be null (a loaded index)
+  StopWords stopwords;
+  std::vector<std::string> excluded;  // documents left with no known word at build
+};
+
+IndexData to_data(const Index& ix) {
+  IndexData d;
+  d.dim = ix.dim();
+  d.weighting = ix.weighting();
+  d.indptr.assign(ix.indptr().begin(), ix.indptr().end());
+  d.indices.assign(ix.indices().begin(), ix.indices().end());
+  d.values.assign(ix.values().begin(), ix.values().end());
+  d.vectors.assign(ix.vectors(), ix.vectors() + ix.vocab_size() * ix.dim());
+  for (std::size_t u = 0; u < ix.vocab_size(); ++u) {
+    d.vocab.emplace_back(ix.word(u));
+    d.doc_freq.push_back(ix.doc_freq(u));
+  }
+  for (std::size_t i = 0; i < ix.n_docs(); ++i) {
+    d.ids.emplace_back(ix.doc_id(i));
+    d.labels.emplace_back(ix.label(i));
+  }
+  return d;
+}
+
+// Query documents as a QuerySet; rows[j] is the QuerySet row of input query j, or -1 where it
+// was left with no known word.
+struct Queries {
+  QuerySet set;
+  std::vector<std::int64_t> rows;
+  std::vector<std::string> excluded;
+};
+
+Queries to_queries(const PyIndex& p, const py::sequence& docs,
+                   const std::optional<std::vector<std::string>>& labels) {
+  const std::vector<RawDocument> raw =
+      to_documents(docs, {}, optional_list(labels, docs.size(), "labels"));
+  Queries q;
+  QueryOptions opt;
+  opt.stopwords = &p.stopwords;
+  opt.embeddings = p.embeddings.get();
+  TextReport report;
+  {
+    py::gil_scoped_release release;
+    q.set = make_query_set(*p.index, raw, opt, &report);
+  }
+  q.excluded = report.empty_documents;
+  q.rows.assign(raw.size(), -1);
+  for (std::size_t r = 0; r < q.set.size(); ++r)
+    q.rows[std::stoul(q.set.ids[r])] = static_cast<std::int64_t>(r);
+  return q;
+}
+
+SearchOptions make_options(const std::string& method, bool symmetric, const std::string& backend,
+                           std::size_t batch, bool prune) {
+  SearchOptions o;
+  o.method = parse_method(method);
+  o.symmetric = o.method == Method::wmd ? true : symmetric;
+  o.backend = parse_backend(backend);
+  o.batch = batch;
+  o.prune = prune;
+  return o;
+}
+
+py::tuple search_index(const PyIndex& p, const py::sequence& queries, std::size_t k,
+                       const std::string& method, bool symmetric, const std::string& backend,
+                       std::size_t batch, bool prune) {
+  if (k == 0) throw py::value_error("k must be at least 1");
+  const SearchOptions o = make_options(method, symmetric, backend, batch, prune);
+  const Queries q = to_queries(p, queries, std::nullopt);
+  SearchResults r;
+  {
+    py::gil_scoped_release release;
+    r = lcrwmd::search(*p.index, q.set, k, o);
+  }
+  const auto nq = static_cast<py::ssize_t>(q.rows.size()), kk = static_cast<py::ssize_t>(k);
+  py::array_t<float> distances({nq, kk});
+  py::array_t<std::int64_t> indices({nq, kk});
+  auto d = distances.mutable_unchecked<2>();
+  auto ix = indices.mutable_unchecked<2>();
+  for (py::ssize_t j = 0; j < nq; ++j) {
+    const std::int64_t row = q.rows[static_cast<std::size_t>(j)];
+    for (py::ssize_t t = 0; t < kk; ++t) {
+      const bool have = row >= 0 && static_cast<std::size_t>(t) < r.k;
+      const std::size_t at =
+          have ? static_cast<std::size_t>(row) * r.k + static_cast<std::size_t>(t) : 0;
+      d(j, t) = have ? r.distances[at] : std::numeric_limits<float>::infinity();
+      ix(j, t) = have ? r.indices[at] : -1;
+    }
+  }
+  return py::make_tuple(distances, indices, q.excluded);
+}
+
+py::array_t<float> pairwise_index(const PyIndex& p, const py::sequence& queries,
+                                  const std::string& method, bool symmetric,
+                                  const std::string& backend, std::size_t batch) {
+  const SearchOptions o = make_options(method, symmetric, backend, batch, true);
+  const Queries q = to_queries(p, queries, std::nullopt);
+  if (!q.excluded.empty())
+    throw py::value_error("query " + q.excluded.front() +
+                          " has no word known to the index or its embeddings");
+  const std::size_t n = p.index->n_docs();
+  py::array_t<float> out({static_cast<py::ssize_t>(q.set.size()), static_cast<py::ssize_t>(n)});
+  float* dst = out.mutable_data();
+  {
+    py::gil_scoped_release release;
+    lcrwmd::pairwise(*p.index, q.set, o, [&](std::size_t first, std::size_t rows, const float* d) {
+      std::copy(d, d + rows * n, dst + first * n);
+    });
+  }
+  return out;
+}
+
+// Weights as CSR over the embeddings' words (scipy's arrays): only the words used are kept,
+// each row is L1-normalised in double.
+PyIndex from_csr(std::shared_ptr<const Embeddings> emb,
+                 py::array_t<std::int64_t, py::array::c_style | py::array::forcecast> indptr,
+                 py::array_t<std::int64_t, py::array::c_style | py::array::forcecast> indices,
+                 FloatArray data, std::size_t n_cols, std::optional<std::vector<std::string>> ids,
+                 std::optional<std::vector<std::string>> labels) {
+  if (n_cols != emb->size())
+    throw py::value_error("the matrix has " + std::to_string(n_cols) + " columns, the embeddings " +
+                          std::to_string(emb->size()) + " words");
+  const auto ip = indptr.unchecked<1>();
+  const auto ix = indices.unchecked<1>();
+  const auto vx = data.unchecked<1>();
+  const std::size_t n = static_cast<std::size_t>(indptr.size()) - 1;
+  IndexData d;
+  d.dim = emb->dim();
+  d.ids = optional_list(ids, n, "ids");
+  d.labels = optional_list(labels, n, "labels");
+  if (d.ids.empty())
+    for (std::size_t i = 0; i < n; ++i) d.ids.push_back(std::to_string(i));
+  if (d.labels.empty()) d.labels.assign(n, "");
+  std::vector<std::int64_t> compact(emb->size(), -1);
+  for (py::ssize_t p = 0; p < ix.shape(0); ++p) {
+    const std::int64_t c = ix(p);
+    if (c < 0 || static_cast<std::size_t>(c) >= emb->size())
+      throw py::value_error("column " + std::to_string(c) + " out of range");
+    if (compact[static_cast<std::size_t>(c)] < 0) compact[static_cast<std::size_t>(c)] = 0;
+  }
+  for (std::size_t c = 0; c < emb->size(); ++c)
+    if (compact[c] >= 0) {
+      compact[c] = static_cast<std::int64_t>(d.vocab.size());
+      d.vocab.push_back(emb->word(c));
+      d.vectors.insert(d.vectors.end(), emb->vector(c), emb->vector(c) + emb->dim());
+    }
+  d.doc_freq.assign(d.vocab.size(), 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<std::pair<std::uint32_t, double>> row;
+    double total = 0;
+    for (std::int64_t p = ip(i); p < ip(i + 1); ++p) {
+      const double w = vx(p);
+      if (!(w >= 0) || !std::isfinite(w))
+        throw py::value_error("document " + std::to_string(i) + ": negative or non-finite weight");
+      if (w == 0) continue;
+      row.emplace_back(static_cast<std::uint32_t>(compact[static_cast<std::size_t>(ix(p))]), w);
+      total += w;
+    }
+    if (row.empty()) throw py::value_error("document " + std::to_string(i) + " has no weight");
+    std::sort(row.begin(), row.end());
+    for (std::size_t t = 0; t < row.size(); ++t) {
+      if (t > 0 && row[t].first == row[t - 1].first)
+        throw py::value_error("document " + std::to_string(i) + ": column listed twice");
+      d.indices.push_back(row[t].first);
+      d.values.push_back(static_cast<float>(row[t].second / total));
+      ++d.doc_freq[row[t].first];
+    }
+    d.indptr.push_back(d.indices.size());
+  }
+  PyIndex out;
+  out.index = std::make_shared<const Index>(Index::from_data(d));
+  out.embeddings = std::move(emb);
+  return out;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_lcrwmd, m) {
+  m.doc() = "lcrwmd: nearest documents by the Word Mover's Distance and its relaxations";
+  py::register_exception<Error>(m, "Error", PyExc_ValueError);
+
+  py::class_<Embeddings, std::shared_ptr<Embeddings>>(m, "Embeddings")
+      .def(py::init([](std::vector<std::string> words, FloatArray vectors) {
+             if (vectors.ndim() != 2 || static_cast<std::size_t>(vectors.shape(0)) != words.size())
+               throw py::value_error("vectors must be a (len(words), dim) array");
+             const std::size_t dim = static_cast<std::size_t>(vectors.shape(1));
+             std::vector<float> v(vectors.data(), vectors.data() + words.size() * dim);
+             py::gil_scoped_release release;
+             return std::make_shared<Embeddings>(std::move(words), std::move(v), dim);
+           }),
+           py::arg("words"), py::arg("vectors"))
+      .def_static(
+          "load",
+          [](const std::string& path) {
+            py::gil_scoped_release release;
+            return std::make_shared<Embeddings>(Embeddings::load(path));
+          },
+          py::arg("path"), "word2vec binary or text, GloVe, fastText .vec (detected)")
+      .def_property_readonly("dim", &Embeddings::dim)
+      .def("__len__", &Embeddings::size)
+      .def("__contains__",
+           [](const Embeddings& e, const std::string& w) { return e.find(w).has_value(); })
+      .def("__getitem__",
+           [](const Embeddings& e, const std::string& w) {
+             const auto i = e.find(w);
+             if (!i) throw py::key_error(w);
+             return py::array_t<float>(static_cast<py::ssize_t>(e.dim()), e.vector(*i));
+           })
+      .def_property_readonly("words", [](const Embeddings& e) {
+        std::vector<std::string> w(e.size());
+        for (std::size_t i = 0; i < e.size(); ++i) w[i] = e.word(i);
+        return w;
+      });
+
+  py::class_<PyIndex>(m, "Index")
+      .def_static(
+          "build",
+          [](std::shared_ptr<const Embeddings> emb, const py::sequence& docs,
+             std::optional<std::vector<std::string>> ids,
+             std::optional<std::vector<std::string>> labels,
+             std::optional<std::vector<std::string>> stopwords, const std::string& weighting) {
+            const std::vector<RawDocument> raw =
+                to_documents(docs, optional_list(ids, docs.size(), "ids"),
+                             optional_list(labels, docs.size(), "labels"));
+            PyIndex p;
+            p.stopwords = to_stopwords(stopwords);
+            BuildOptions bo;
+            bo.stopwords = &p.stopwords;
+            bo.weighting = parse_weighting(weighting);
+            TextReport report;
+            {
+              py::gil_scoped_release release;
+              p.index = std::make_shared<const Index>(
+                  Index::from_data(build_index_data(*emb, raw, bo, &report)));
+            }
+            p.excluded = report.empty_documents;
+            p.embeddings = std::move(emb);
+            return p;
+          },
+          py::arg("embeddings"), py::arg("docs"), py::arg("ids") = py::none(),
+          py::arg("labels") = py::none(), py::arg("stopwords") = py::none(),
+          py::arg("weighting") = "tf")
+      .def_static("from_csr", &from_csr, py::arg("embeddings"), py::arg("indptr"),
+                  py::arg("indices"), py::arg("data"), py::arg("n_cols"),
+                  py::arg("ids") = py::none(), py::arg("labels") = py::none())
+      .def_static(
+          "load",
+          [](const std::string& path, std::shared_ptr<const Embeddings> emb,
+             std::optional<std::vector<std::string>> stopwords) {
+            PyIndex p;
+            {
+              py::gil_scoped_release release;
+              p.index = std::make_shared<const Index>(Index::load(path));
+            }
+            p.embeddings = std::move(emb);
+            p.stopwords = to_stopwords(stopwords);
+            return p;
+          },
+          py::arg("path"), py::arg("embeddings") = py::none(), py::arg("stopwords") = py::none())
+      .def(
+          "save",
+          [](const PyIndex& p, const std::string& path) {
+            py::gil_scoped_release release;
+            Index::save(to_data(*p.index), path);
+          },
+          py::arg("path"))
+      .def("search", &search_index, py::arg("queries"), py::arg("k") = 10,
+           py::arg("method") = "lc-rwmd", py::arg("symmetric") = true, py::arg("backend") = "auto",
+           py::arg("batch") = 64, py::arg("prune") = true)
+      .def("pairwise", &pairwise_index, py::arg("queries"), py::arg("method") = "lc-rwmd",
+           py::arg("symmetric") = true, py::arg("backend") = "auto", py::arg("batch") = 64)
+      .def(
+          "eval_knn",
+          [](const PyIndex& p, const py::sequence& queries, std::vector<std::string> labels,
+             std::vector<std::size_t> ks, const std::string& method, bool symmetric,
+             const std::string& backend) {
+            if (ks.empty()) throw py::value_error("ks: give at least one k");
+            const SearchOptions o = make_options(method, symmetric, backend, 64, true);
+            const Queries q = to_queries(p, queries, labels);
+            KnnReport rep;
+            {
+              py::gil_scoped_release release;
+              const SearchResults r =
+                  lcrwmd::search(*p.index, q.set, *std::max_element(ks.begin(), ks.end()), o);
+              rep = knn_error(r, *p.index, q.set, ks);
+            }
+            py::dict errors;
+            for (std::size_t i = 0; i < rep.ks.size(); ++i)
+              errors[py::int_(rep.ks[i])] = rep.errors[i];
+            py::dict out;
+            out["errors"] = errors;
+            out["best_k"] = rep.best_k;
+            out["best_error"] = rep.best_error;
+            out["n_queries"] = q.set.size();
+            out["excluded_queries"] = q.excluded;
+            return out;
+          },
+          py::arg("queries"), py::arg("labels"), py::arg("ks"), py::arg("method") = "lc-rwmd",
+          py::arg("symmetric") = true, py::arg("backend") = "auto")
+      .def("__len__", [](const PyIndex& p) { return p.index->n_docs(); })
+      .def_property_readonly("n_docs", [](const PyIndex& p) { return p.index->n_docs(); })
+      .def_property_readonly("vocab_size", [](const PyIndex& p) { return p.index->vocab_size(); })
+      .def_property_readonly("dim", [](const PyIndex& p) { return p.index->dim(); })
+      .def_property_readonly("excluded", [](const PyIndex& p) { return p.excluded; })
+      .def_property_readonly("ids",
+                             [](const PyIndex& p) {
+                               std::vector<std::string> v;
+                               for (std::size_t i = 0; i < p.index->n_docs(); ++i)
+                                 v.emplace_back(p.index->doc_id(i));
+                               return v;
+                             })
+      .def_property_readonly("labels", [](const PyIndex& p) {
+        std::vector<std::string> v;
+        for (std::size_t i = 0; i < p.index->n_docs(); ++i) v.emplace_back(p.index->label(i));
+        return v;
+      });
+
+  m.def(
+      "tokenize", [](const std::string& text) { return tokenize(text); }, py::arg("text"),
+      "The tokenizer every index and query uses (lowercased runs of letters, digits, "
+      "apostrophes and non-ASCII bytes)");
+  m.def("set_threads", &set_threads, py::arg("n"));
+  m.def("cuda_devices", [] {
+    std::vector<std::string> names;
+    for (const GpuDevice& d : gpu_devices()) names.push_back(d.name);
+    return names;
+  });
+}

@@ -1,0 +1,204 @@
+"""The Python module against the command line, gensim and POT, on the bundled demo corpus
+(a BBC Sport slice with its 300-d embeddings)."""
+import csv
+import json
+import os
+import subprocess
+import warnings
+
+import numpy as np
+import pytest
+
+import lcrwmd
+
+SOURCE = os.environ.get("LCRWMD_SOURCE_DIR",
+                        os.path.join(os.path.dirname(__file__), "..", ".."))
+CLI = os.environ.get("LCRWMD_CLI", os.path.join(SOURCE, "build", "lcrwmd"))
+DEMO = os.path.join(SOURCE, "data", "demo")
+EMB = os.path.join(DEMO, "embeddings.bin")
+STOP = os.path.join(DEMO, "stop_words.txt")
+
+
+def read_tsv(path):
+    with open(path, encoding="utf-8") as f:
+        return [row for row in csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)]
+
+
+@pytest.fixture(scope="module")
+def emb():
+    return lcrwmd.Embeddings.load(EMB)
+
+
+@pytest.fixture(scope="module")
+def train():
+    return read_tsv(os.path.join(DEMO, "train.tsv"))
+
+
+@pytest.fixture(scope="module")
+def queries():
+    return read_tsv(os.path.join(DEMO, "queries.tsv"))
+
+
+@pytest.fixture(scope="module")
+def index(emb, train):
+    return lcrwmd.Index.build(emb, [r[2] for r in train], ids=[r[0] for r in train],
+                              labels=[r[1] for r in train], stopwords=STOP)
+
+
+def cli(*args):
+    return subprocess.run([CLI, *args], check=True, capture_output=True, text=True).stdout
+
+
+@pytest.mark.parametrize("method", ["lc-rwmd", "wmd", "wcd", "rwmd"])
+def test_search_equals_the_command_line(tmp_path, index, queries, method):
+    idx = str(tmp_path / "demo.idx")
+    cli("build", "--embeddings", EMB, "--docs", os.path.join(DEMO, "train.tsv"), "--stopwords",
+        STOP, "--output", idx)
+    # --embeddings: query words the index lacks are looked up, as the module does.
+    out = cli("search", "--index", idx, "--queries", os.path.join(DEMO, "queries.tsv"),
+              "--stopwords", STOP, "--embeddings", EMB, "--k", "5", "--method", method,
+              "--backend", "cpu")
+    rows = [line.split("\t") for line in out.splitlines()]
+    d, i, ids = index.search([q[2] for q in queries], k=5, method=method, backend="cpu",
+                             return_ids=True)
+    assert d.shape == (len(queries), 5) and i.dtype == np.int64
+    assert len(rows) == 5 * len(queries)
+    for qi, q in enumerate(queries):
+        for r in range(5):
+            qid, rank, doc, dist = rows[qi * 5 + r]
+            assert (qid, int(rank)) == (q[0], r + 1)
+            assert doc == ids[qi][r] == index.ids[i[qi, r]]
+            assert np.float32(float(dist)) == d[qi, r]
+
+
+def test_token_lists_equal_text(emb, train, queries):
+    texts = [r[2] for r in train[:40]]
+    by_text = lcrwmd.Index.build(emb, texts, stopwords=STOP)
+    by_tokens = lcrwmd.Index.build(emb, [lcrwmd.tokenize(t) for t in texts], stopwords=STOP)
+    q = [x[2] for x in queries]
+    np.testing.assert_array_equal(by_text.pairwise(q), by_tokens.pairwise(q))
+    # Tokens are taken as they are: an upper-case token is another word (not in the vectors).
+    only = lcrwmd.Index.build(emb, [["Football", "goal"]])
+    assert only.vocab_size == 1
+
+
+def test_gensim_keyed_vectors(emb, train):
+    gensim_models = pytest.importorskip("gensim.models")
+    words = emb.words[:3000]
+    vectors = np.stack([emb[w] for w in words])
+    kv = gensim_models.KeyedVectors(vector_size=emb.dim)
+    kv.add_vectors(words, vectors)
+    from_kv = lcrwmd.Embeddings.from_gensim(kv)
+    assert len(from_kv) == len(words) and from_kv.dim == emb.dim
+    np.testing.assert_array_equal(from_kv[words[7]], kv[words[7]])
+    texts = [r[2] for r in train[:30]]
+    a = lcrwmd.Index.build(from_kv, texts, stopwords=STOP)
+    b = lcrwmd.Index.build(lcrwmd.Embeddings(words, vectors), texts, stopwords=STOP)
+    np.testing.assert_array_equal(a.pairwise(texts[:5], method="wmd"),
+                                  b.pairwise(texts[:5], method="wmd"))
+
+
+def histogram(text, emb, stop):
+    words = [t for t in lcrwmd.tokenize(text) if t not in stop and t in emb]
+    vocab = sorted(set(words))
+    counts = np.array([words.count(w) for w in vocab], dtype=np.float64)
+    return vocab, counts / counts.sum()
+
+
+def test_wmd_equals_pot(emb, train):
+    ot = pytest.importorskip("ot")
+    stop = set(line.strip() for line in open(STOP, encoding="utf-8"))
+    for a, b in [(0, 1), (2, 50), (10, 90), (33, 34), (5, 119)]:
+        ta, tb = train[a][2], train[b][2]
+        va, wa = histogram(ta, emb, stop)
+        vb, wb = histogram(tb, emb, stop)
+        xa = np.stack([emb[w] for w in va]).astype(np.float64)
+        xb = np.stack([emb[w] for w in vb]).astype(np.float64)
+        cost = np.sqrt(np.maximum(((xa[:, None, :] - xb[None, :, :]) ** 2).sum(-1), 0))
+        want = ot.emd2(wa, wb, cost)
+        got = lcrwmd.wmd(ta, tb, emb, stopwords=STOP)
+        assert got == pytest.approx(want, rel=1e-6), (a, b)
+        # The relaxations bound it from below.
+        assert lcrwmd.rwmd(ta, tb, emb, stopwords=STOP) <= got * (1 + 1e-6)
+        assert lcrwmd.wcd(ta, tb, emb, stopwords=STOP) <= got * (1 + 1e-6)
+    assert lcrwmd.wmd(train[3][2], train[3][2], emb, stopwords=STOP) == 0.0
+
+
+def test_csr_weights_equal_build(emb, train):
+    scipy_sparse = pytest.importorskip("scipy.sparse")
+    stop = set(line.strip() for line in open(STOP, encoding="utf-8"))
+    texts = [r[2] for r in train[:25]]
+    row, col, val = [], [], []
+    column = {w: c for c, w in enumerate(emb.words)}
+    for i, t in enumerate(texts):
+        vocab, weights = histogram(t, emb, stop)
+        counts = [lcrwmd.tokenize(t).count(w) for w in vocab]
+        row += [i] * len(vocab)
+        col += [column[w] for w in vocab]
+        val += counts
+    m = scipy_sparse.csr_matrix((val, (row, col)), shape=(len(texts), len(emb)), dtype=np.float32)
+    a = lcrwmd.Index.from_csr(emb, m)
+    b = lcrwmd.Index.build(emb, texts, stopwords=STOP)
+    assert (a.n_docs, a.vocab_size) == (b.n_docs, b.vocab_size)
+    np.testing.assert_array_equal(a.pairwise(texts[:4]), b.pairwise(texts[:4]))
+
+
+def test_save_and_load(tmp_path, emb, index, queries):
+    path = tmp_path / "saved.idx"
+    index.save(path)
+    again = lcrwmd.Index.load(path, embeddings=emb, stopwords=STOP)
+    assert again.ids == index.ids and again.labels == index.labels
+    q = [x[2] for x in queries]
+    for a, b in zip(index.search(q, k=3), again.search(q, k=3)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_padding_and_queries_without_known_words(emb, train):
+    small = lcrwmd.Index.build(emb, [r[2] for r in train[:3]], stopwords=STOP)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        d, i = small.search([train[0][2], "zzzqqq xxyyzz"], k=5)
+    assert any("no word known" in str(w.message) for w in caught)
+    assert list(i[0, :3]) != [-1, -1, -1] and d[0, 0] == 0.0 and i[0, 0] == 0
+    assert list(i[0, 3:]) == [-1, -1] and np.isinf(d[0, 3:]).all()
+    assert (i[1] == -1).all()
+
+
+def test_eval_knn_equals_the_command_line(tmp_path, index, queries):
+    idx = str(tmp_path / "demo.idx")
+    cli("build", "--embeddings", EMB, "--docs", os.path.join(DEMO, "train.tsv"), "--stopwords",
+        STOP, "--output", idx)
+    want = json.loads(cli("eval", "knn", "--index", idx, "--queries",
+                          os.path.join(DEMO, "queries.tsv"), "--stopwords", STOP, "--embeddings",
+                          EMB, "--k", "1,3,5", "--json", "--backend", "cpu"))
+    got = lcrwmd.eval_knn(index, [q[2] for q in queries], [q[1] for q in queries], ks=[1, 3, 5],
+                          backend="cpu")
+    assert got["best_k"] == want["best_k"] and got["n_queries"] == want["n_queries"]
+    for k in (1, 3, 5):
+        assert got["errors"][k] == pytest.approx(want["errors"][str(k)], abs=1e-6)
+
+
+def test_bad_arguments_raise_clear_errors(emb, index):
+    with pytest.raises(lcrwmd.Error, match="unknown method 'emd'"):
+        index.search(["football"], method="emd")
+    with pytest.raises(lcrwmd.Error, match="unknown backend"):
+        index.search(["football"], backend="gpu")
+    with pytest.raises(ValueError, match="k must be"):
+        index.search(["football"], k=0)
+    with pytest.raises(lcrwmd.Error, match="nonexistent.bin"):
+        lcrwmd.Embeddings.load("/nonexistent.bin")
+    with pytest.raises(lcrwmd.Error, match="nonexistent.idx"):
+        lcrwmd.Index.load("/nonexistent.idx")
+    with pytest.raises(ValueError, match="vectors must be"):
+        lcrwmd.Embeddings(["a", "b"], np.zeros((3, 4), dtype=np.float32))
+    with pytest.raises(TypeError, match="document 1"):
+        lcrwmd.Index.build(emb, ["football", 7])
+    with pytest.raises(ValueError, match="ids: 1 given for 2"):
+        lcrwmd.Index.build(emb, ["football", "tennis"], ids=["x"])
+    with pytest.raises(ValueError, match="no word known"):
+        index.pairwise(["zzzqqq"])
+    with pytest.raises(ValueError, match="columns"):
+        import scipy.sparse
+        lcrwmd.Index.from_csr(emb, scipy.sparse.csr_matrix(np.ones((2, 3), dtype=np.float32)))
+    with pytest.raises(lcrwmd.Error, match="CPU backend only"):
+        index.search(["football"], method="wmd", backend="cuda")
