@@ -201,6 +201,8 @@ PyIndex from_csr(std::shared_ptr<const Embeddings> emb,
   const auto ip = indptr.unchecked<1>();
   const auto ix = indices.unchecked<1>();
   const auto vx = data.unchecked<1>();
+  if (indptr.size() < 1 || ip(0) != 0 || ip(indptr.size() - 1) != ix.shape(0))
+    throw py::value_error("not a CSR matrix: indptr must run from 0 to len(indices)");
   const std::size_t n = static_cast<std::size_t>(indptr.size()) - 1;
   IndexData d;
   d.dim = emb->dim();
