@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Packs what a GPU machine without Debian's packages (e.g. the project's lent H100/H200, which
+# cannot install anything) needs to run the CUDA tests and benchmarks: the release binaries and
+# the shared libraries they load, except glibc's and CUDA's own (the GPU machine brings those),
+# into gpu-bundle/ (git-ignored; ~45 MiB). There:
+#   bench/gpu.sh /tmp/lcrwmd-gpu gpu-bundle
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/build.sh >/dev/null
+rm -rf gpu-bundle
+mkdir -p gpu-bundle/lib
+cp build/lcrwmd build/lcrwmd_bench build/tests/lcrwmd_tests gpu-bundle/
+for bin in gpu-bundle/lcrwmd gpu-bundle/lcrwmd_bench gpu-bundle/lcrwmd_tests; do
+  ldd "$bin" | awk '$3 ~ /^\// {print $3}'
+done | sort -u | grep -Ev '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*)\.so|/libcu|/libnvJitLink' |
+  xargs -I{} cp -L {} gpu-bundle/lib/
+du -sh gpu-bundle
