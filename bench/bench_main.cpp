@@ -118,22 +118,7 @@ void batched(const Index& ix, const QuerySet& qs, std::size_t batch, const doubl
 void quadratic_vs_lc(const Index& ix, const QuerySet& qs, double one_sided, Report& rep) {
   // Quadratic RWMD over a sample of documents: its cost per pair does not depend on n.
   const std::size_t sample = std::min<std::size_t>(ix.n_docs(), 4000);
-  IndexData part;
-  part.dim = ix.dim();
-  part.weighting = ix.weighting();
-  for (std::size_t u = 0; u < ix.vocab_size(); ++u) part.vocab.emplace_back(ix.word(u));
-  part.vectors.assign(ix.vectors(), ix.vectors() + ix.vocab_size() * ix.dim());
-  for (std::size_t u = 0; u < ix.vocab_size(); ++u) part.doc_freq.push_back(ix.doc_freq(u));
-  for (std::size_t i = 0; i < sample; ++i) {
-    for (auto p = ix.indptr()[i]; p < ix.indptr()[i + 1]; ++p) {
-      part.indices.push_back(ix.indices()[p]);
-      part.values.push_back(ix.values()[p]);
-    }
-    part.indptr.push_back(part.indices.size());
-    part.ids.emplace_back(ix.doc_id(i));
-    part.labels.emplace_back(ix.label(i));
-  }
-  const Index small = Index::from_data(part);
+  const Index small = ix.shard(0, sample);
   const QuerySet q = slice(qs, 0, 1);
   SearchOptions o;
   o.method = Method::rwmd;

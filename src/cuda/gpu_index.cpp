@@ -32,6 +32,7 @@
 #include "lcrwmd/error.h"
 #include "lcrwmd/gpu.h"
 #include "lcrwmd/topk.h"
+#include "methods/batch_words.h"
 
 namespace lcrwmd {
 
@@ -73,31 +74,38 @@ void gemm_neg2(cublasHandle_t h, const float* row_vectors, std::size_t rows,
 
 bool built_with_cuda() { return true; }
 
-std::vector<GpuDevice> gpu_devices() {
-  std::vector<GpuDevice> out;
+std::size_t gpu_device_count() {
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess) {
     cudaGetLastError();  // no driver or no device: not an error, an answer
-    return out;
+    return 0;
   }
-  for (int d = 0; d < n; ++d) {
-    cudaDeviceProp p{};
-    if (cudaGetDeviceProperties(&p, d) != cudaSuccess) continue;
-    GpuDevice g;
-    g.id = d;
-    g.name = p.name;
-    g.compute_major = p.major;
-    g.compute_minor = p.minor;
-    g.total_bytes = p.totalGlobalMem;
-    int current = 0;
-    std::size_t free = 0, total = 0;
-    if (cudaGetDevice(&current) == cudaSuccess && cudaSetDevice(d) == cudaSuccess &&
-        cudaMemGetInfo(&free, &total) == cudaSuccess)
-      g.free_bytes = free;
-    cudaSetDevice(current);
-    out.push_back(g);
-  }
+  return static_cast<std::size_t>(n);
+}
+
+GpuDevice gpu_device(int id) {
+  cudaDeviceProp p{};
+  LCRWMD_CUDA_CHECK(cudaGetDeviceProperties(&p, id));
+  GpuDevice g;
+  g.id = id;
+  g.name = p.name;
+  g.compute_major = p.major;
+  g.compute_minor = p.minor;
+  g.total_bytes = p.totalGlobalMem;
+  int current = 0;
+  std::size_t free = 0, total = 0;
+  if (cudaGetDevice(&current) == cudaSuccess && cudaSetDevice(id) == cudaSuccess &&
+      cudaMemGetInfo(&free, &total) == cudaSuccess)
+    g.free_bytes = free;
+  cudaSetDevice(current);
   cudaGetLastError();
+  return g;
+}
+
+std::vector<GpuDevice> gpu_devices() {
+  std::vector<GpuDevice> out;
+  for (std::size_t d = 0; d < gpu_device_count(); ++d)
+    out.push_back(gpu_device(static_cast<int>(d)));
   return out;
 }
 
@@ -142,43 +150,20 @@ struct Chunk {
 };
 
 // A batch's query words as tile columns (distinct words, ascending), and per query its
-// positions among them, as the CPU's LcRwmd lays them out.
-struct QueryBatch {
+// positions among them (BatchWords, as the CPU lays them out), their weights, and the tiles of
+// columns each GEMM takes.
+struct QueryBatch : BatchWords {
   std::size_t begin = 0, nq = 0;
-  std::vector<std::uint32_t> words;
-  std::vector<float> vectors, norms;
-  std::vector<std::int64_t> vocab_id;
-  std::vector<std::uint64_t> cols_indptr;
-  std::vector<std::uint32_t> cols;
-  std::vector<float> weights;
+  std::vector<float> weights;              // per position of cols
   std::vector<std::pair<int, int>> tiles;  // column ranges [c0, c1)
 
   QueryBatch(const Index& index, const QuerySet& q, std::size_t b, std::size_t e,
              std::size_t tile_words)
-      : begin(b), nq(e - b) {
-    const std::size_t m = index.dim(), v = index.vocab_size();
-    words.assign(q.words.begin() + static_cast<std::ptrdiff_t>(q.indptr[b]),
-                 q.words.begin() + static_cast<std::ptrdiff_t>(q.indptr[e]));
-    std::sort(words.begin(), words.end());
-    words.erase(std::unique(words.begin(), words.end()), words.end());
-    vectors.resize(words.size() * m);
-    norms.resize(words.size());
-    vocab_id.resize(words.size());
-    for (std::size_t c = 0; c < words.size(); ++c) {
-      const float* x = query_word_vector(index, q, words[c]);
-      std::copy(x, x + m, vectors.begin() + static_cast<std::ptrdiff_t>(c * m));
-      norms[c] = words[c] < v ? index.sq_norms()[words[c]] : cpu::sq_norm(x, m);
-      vocab_id[c] = words[c] < v ? static_cast<std::int64_t>(words[c]) : -1;
-    }
-    cols_indptr.push_back(0);
-    for (std::size_t j = b; j < e; ++j) {
-      for (std::uint64_t p = q.indptr[j]; p < q.indptr[j + 1]; ++p) {
-        cols.push_back(static_cast<std::uint32_t>(
-            std::lower_bound(words.begin(), words.end(), q.words[p]) - words.begin()));
-        weights.push_back(q.weights[p]);
-      }
-      cols_indptr.push_back(cols.size());
-    }
+      : BatchWords(index, q, b, e),
+        begin(b),
+        nq(e - b),
+        weights(q.weights.begin() + static_cast<std::ptrdiff_t>(q.indptr[b]),
+                q.weights.begin() + static_cast<std::ptrdiff_t>(q.indptr[e])) {
     const int w = to_int(words.size(), "query words");
     const int step = to_int(std::max<std::size_t>(tile_words, 1), "tile words");
     for (int c0 = 0; c0 < w; c0 += step) tiles.emplace_back(c0, std::min(w, c0 + step));
@@ -242,15 +227,15 @@ struct GpuIndex::Impl {
 
   // Checked before any stream or handle is made, so that a machine without a GPU hears so.
   static GpuDevice pick_device(int id) {
-    const std::vector<GpuDevice> devices = gpu_devices();
-    if (id < 0 || static_cast<std::size_t>(id) >= devices.size())
-      throw Error(devices.empty() ? std::string("no CUDA device found (--backend cuda needs an "
-                                                "NVIDIA GPU and its driver; --backend cpu runs "
-                                                "without one)")
-                                  : "no CUDA device " + std::to_string(id) + " (found " +
-                                        std::to_string(devices.size()) + ")");
+    const std::size_t count = gpu_device_count();
+    if (id < 0 || static_cast<std::size_t>(id) >= count)
+      throw Error(count == 0 ? std::string("no CUDA device found (--backend cuda needs an "
+                                           "NVIDIA GPU and its driver; --backend cpu runs "
+                                           "without one)")
+                             : "no CUDA device " + std::to_string(id) + " (found " +
+                                   std::to_string(count) + ")");
     LCRWMD_CUDA_CHECK(cudaSetDevice(id));
-    return devices[static_cast<std::size_t>(id)];
+    return gpu_device(id);
   }
 
   void place(const SearchOptions& opt) {

@@ -22,6 +22,7 @@
 #include "cpu/distance_kernels.h"
 #include "cpu/sparse_dot.h"
 #include "methods/batch_distance.h"
+#include "methods/batch_words.h"
 #include "util/large_array.h"
 
 namespace lcrwmd {
@@ -39,42 +40,19 @@ constexpr std::size_t kPrefetchBytes = 1024;
 class LcRwmd final : public BatchDistance {
  public:
   LcRwmd(const Index& index, QueryRange q, const SearchOptions& opt, std::size_t cache_budget)
-      : index_(index), q_(q), symmetric_(opt.symmetric) {
-    const std::size_t m = index.dim(), v = index.vocab_size();
+      : index_(index), q_(q), symmetric_(opt.symmetric), batch_(index, q.set, q.begin, q.end) {
     rows_ = opt.tile_rows ? opt.tile_rows : kDefaultTileRows;
-    // Distinct words of the batch: a word shared by several queries is computed once.
-    const auto first = q.set.words.begin() + static_cast<std::ptrdiff_t>(q.set.indptr[q.begin]);
-    const auto last = q.set.words.begin() + static_cast<std::ptrdiff_t>(q.set.indptr[q.end]);
-    words_.assign(first, last);
-    std::sort(words_.begin(), words_.end());
-    words_.erase(std::unique(words_.begin(), words_.end()), words_.end());
-    const std::size_t w = words_.size();
+    const std::size_t v = index.vocab_size(), w = batch_.words.size();
     block_words_ = opt.tile_words ? opt.tile_words : kDefaultTileWords;
     block_words_ = std::min(block_words_, std::max<std::size_t>(w, 1));
-    t_.resize(w * m);
-    t_norms_.resize(w);
-    vocab_id_.resize(w);
-    for (std::size_t c = 0; c < w; ++c) {
-      const std::uint32_t u = words_[c];
-      const float* vec = query_word_vector(index, q.set, u);
-      std::copy(vec, vec + m, t_.begin() + static_cast<std::ptrdiff_t>(c * m));
-      t_norms_[c] = u < v ? index.sq_norms()[u] : cpu::sq_norm(vec, m);
-      vocab_id_[c] = u < v ? static_cast<std::int64_t>(u) : -1;
-    }
-    // Each query's words as columns of the batch (ascending, since both lists are sorted).
-    cols_indptr_.push_back(0);
-    for (std::size_t j = q.begin; j < q.end; ++j) {
-      for (std::uint64_t p = q.set.indptr[j]; p < q.set.indptr[j + 1]; ++p)
-        cols_.push_back(static_cast<std::uint32_t>(
-            std::lower_bound(words_.begin(), words_.end(), q.set.words[p]) - words_.begin()));
-      cols_indptr_.push_back(cols_.size());
-    }
-    keep_distances_ = symmetric_ && v * cols_.size() * sizeof(float) <= cache_budget;
+    keep_distances_ = symmetric_ && v * batch_.cols.size() * sizeof(float) <= cache_budget;
     if (keep_distances_) {
-      by_column_.resize(cols_.size());
-      for (std::size_t p = 0; p < cols_.size(); ++p) by_column_[p] = static_cast<std::uint32_t>(p);
-      std::stable_sort(by_column_.begin(), by_column_.end(),
-                       [&](std::uint32_t a, std::uint32_t b) { return cols_[a] < cols_[b]; });
+      by_column_.resize(batch_.cols.size());
+      for (std::size_t p = 0; p < batch_.cols.size(); ++p)
+        by_column_[p] = static_cast<std::uint32_t>(p);
+      std::stable_sort(by_column_.begin(), by_column_.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return batch_.cols[a] < batch_.cols[b];
+      });
     }
   }
 
@@ -91,10 +69,10 @@ class LcRwmd final : public BatchDistance {
 
   bool pair_sq_distances(std::size_t j, std::size_t doc, float* out) const override {
     if (!keep_distances_) return false;
-    const std::uint64_t c0 = cols_indptr_[j], h = cols_indptr_[j + 1] - c0;
+    const std::uint64_t c0 = batch_.cols_indptr[j], h = batch_.cols_indptr[j + 1] - c0;
     const auto indptr = index_.indptr();
     for (std::uint64_t p = indptr[doc]; p < indptr[doc + 1]; ++p, out += h) {
-      const float* row = dist_.data() + std::size_t{index_.indices()[p]} * cols_.size() + c0;
+      const float* row = dist_.data() + std::size_t{index_.indices()[p]} * batch_.cols.size() + c0;
       std::copy(row, row + h, out);
     }
     return true;
@@ -111,11 +89,11 @@ class LcRwmd final : public BatchDistance {
     const float* e = index_.vector(u0);
     const float* en = index_.sq_norms() + u0;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(wc),
-                static_cast<int>(rows), static_cast<int>(m), -2.0f, t_.data() + w0 * m,
+                static_cast<int>(rows), static_cast<int>(m), -2.0f, batch_.vectors.data() + w0 * m,
                 static_cast<int>(m), e, static_cast<int>(m), 0.0f, dst, static_cast<int>(rows));
     for (std::size_t c = 0; c < wc; ++c) {
       float* col = dst + c * rows;
-      const float tn = t_norms_[w0 + c];
+      const float tn = batch_.norms[w0 + c];
       int small = 0;  // an int, not a bool: keeps the loop vectorisable
       for (std::size_t r = 0; r < rows; ++r) {
         const float d = std::max(0.0f, col[r] + en[r] + tn);
@@ -125,18 +103,18 @@ class LcRwmd final : public BatchDistance {
       if (small > 0)
         for (std::size_t r = 0; r < rows; ++r)
           if (col[r] < kRecomputeBelow * (en[r] + tn))
-            col[r] = cpu::sq_dist(e + r * m, t_.data() + (w0 + c) * m, m);
+            col[r] = cpu::sq_dist(e + r * m, batch_.vectors.data() + (w0 + c) * m, m);
       // The query word itself: exactly 0, so a document is at distance 0 from itself.
-      const std::int64_t id = vocab_id_[w0 + c];
+      const std::int64_t id = batch_.vocab_id[w0 + c];
       if (id >= static_cast<std::int64_t>(u0) && id < static_cast<std::int64_t>(u0 + rows))
         col[id - static_cast<std::int64_t>(u0)] = 0.0f;
     }
   }
 
   void phase1() {
-    const std::size_t v = index_.vocab_size(), w = words_.size(), Q = nq();
+    const std::size_t v = index_.vocab_size(), w = batch_.words.size(), Q = nq();
     z_.resize(v * Q);  // every entry is written below, tile by tile
-    if (keep_distances_) dist_.resize(v * cols_.size());
+    if (keep_distances_) dist_.resize(v * batch_.cols.size());
     std::vector<float> nearest(w, kInf);  // squared distance to the nearest other word
     const std::size_t n_tiles = (v + rows_ - 1) / rows_;
 #pragma omp parallel
@@ -149,7 +127,7 @@ class LcRwmd final : public BatchDistance {
       for (std::size_t b = 0; b < n_tiles; ++b) {
         const std::size_t u0 = b * rows_, rows = std::min(rows_, v - u0);
         std::fill(zmin.begin(), zmin.end(), kInf);
-        for (std::size_t j = 0; j < Q; ++j) cursor[j] = cols_indptr_[j];
+        for (std::size_t j = 0; j < Q; ++j) cursor[j] = batch_.cols_indptr[j];
         for (std::size_t w0 = 0; w0 < w; w0 += block_words_) {
           const std::size_t wc = std::min(block_words_, w - w0);
           float* tile = scratch.data();
@@ -157,8 +135,8 @@ class LcRwmd final : public BatchDistance {
           for (std::size_t j = 0; j < Q; ++j) {
             float* zj = zmin.data() + j * rows;
             std::size_t& p = cursor[j];
-            for (; p < cols_indptr_[j + 1] && cols_[p] < w0 + wc; ++p) {
-              const float* col = tile + (cols_[p] - w0) * rows;
+            for (; p < batch_.cols_indptr[j + 1] && batch_.cols[p] < w0 + wc; ++p) {
+              const float* col = tile + (batch_.cols[p] - w0) * rows;
               for (std::size_t r = 0; r < rows; ++r) zj[r] = std::min(zj[r], col[r]);
             }
           }
@@ -166,7 +144,7 @@ class LcRwmd final : public BatchDistance {
           for (std::size_t c = 0; c < wc; ++c) {
             // Nearest *other* word: hide the word itself (at 0) for a branch-free minimum.
             float* col = tile + c * rows;
-            const std::int64_t self = vocab_id_[w0 + c] - static_cast<std::int64_t>(u0);
+            const std::int64_t self = batch_.vocab_id[w0 + c] - static_cast<std::int64_t>(u0);
             const bool here = self >= 0 && self < static_cast<std::int64_t>(rows);
             if (here) col[self] = kInf;
             float best = my_nearest[w0 + c];
@@ -191,11 +169,12 @@ class LcRwmd final : public BatchDistance {
     for (std::size_t j = 0; j < Q; ++j) {
       const float* f = q_.set.weights.data() + q_.set.indptr[q_.begin + j];
       double total = 0;
-      for (std::uint64_t p = cols_indptr_[j]; p < cols_indptr_[j + 1]; ++p) {
-        const std::uint32_t c = cols_[p];
-        const float term = f[p - cols_indptr_[j]] * std::sqrt(nearest[c]);
+      for (std::uint64_t p = batch_.cols_indptr[j]; p < batch_.cols_indptr[j + 1]; ++p) {
+        const std::uint32_t c = batch_.cols[p];
+        const float term = f[p - batch_.cols_indptr[j]] * std::sqrt(nearest[c]);
         total += term;
-        if (vocab_id_[c] >= 0) z_[static_cast<std::size_t>(vocab_id_[c]) * Q + j] = -term;
+        if (batch_.vocab_id[c] >= 0)
+          z_[static_cast<std::size_t>(batch_.vocab_id[c]) * Q + j] = -term;
       }
       nn_sum_[j] = static_cast<float>(total);
     }
@@ -205,17 +184,17 @@ class LcRwmd final : public BatchDistance {
   // to that query's words, so D2 of a pair reads one contiguous segment per document word.
   void keep_for_reverse(std::size_t u0, std::size_t rows, std::size_t w0, std::size_t wc,
                         const float* tile) {
-    auto column_below = [&](std::uint32_t p, std::size_t c) { return cols_[p] < c; };
+    auto column_below = [&](std::uint32_t p, std::size_t c) { return batch_.cols[p] < c; };
     const auto first = std::lower_bound(by_column_.begin(), by_column_.end(), w0, column_below);
     const auto last = std::lower_bound(first, by_column_.end(), w0 + wc, column_below);
-    const std::size_t stride = cols_.size();
+    const std::size_t stride = batch_.cols.size();
     // A transpose in blocks of 16 rows: the destination rows of a block stay in L1.
     constexpr std::size_t kBlock = 16;
     for (std::size_t r0 = 0; r0 < rows; r0 += kBlock) {
       const std::size_t rn = std::min(kBlock, rows - r0);
       float* dst = dist_.data() + (u0 + r0) * stride;
       for (auto it = first; it != last; ++it) {
-        const float* src = tile + (cols_[*it] - w0) * rows + r0;
+        const float* src = tile + (batch_.cols[*it] - w0) * rows + r0;
         for (std::size_t r = 0; r < rn; ++r) dst[r * stride + *it] = src[r];
       }
     }
@@ -283,12 +262,12 @@ class LcRwmd final : public BatchDistance {
   // D2 = R(q_j -> doc) = sum_t F_j[t] * min_{u in doc} c(u, w_t).
   float reverse_direction(std::size_t j, std::size_t doc) const {
     const std::size_t m = index_.dim();
-    const std::uint64_t c0 = cols_indptr_[j], h = cols_indptr_[j + 1] - c0;
-    const std::uint32_t* cols = cols_.data() + c0;
+    const std::uint64_t c0 = batch_.cols_indptr[j], h = batch_.cols_indptr[j + 1] - c0;
+    const std::uint32_t* cols = batch_.cols.data() + c0;
     thread_local std::vector<float> best;
     best.assign(h, kInf);
     const auto indptr = index_.indptr();
-    const std::size_t stride = cols_.size();
+    const std::size_t stride = batch_.cols.size();
     for (std::uint64_t p = indptr[doc]; p < indptr[doc + 1]; ++p) {
       const std::size_t u = index_.indices()[p];
       if (keep_distances_) {
@@ -304,7 +283,7 @@ class LcRwmd final : public BatchDistance {
       } else {
         const float* e = index_.vector(u);
         for (std::size_t t = 0; t < h; ++t)
-          best[t] = std::min(best[t], cpu::sq_dist(e, t_.data() + cols[t] * m, m));
+          best[t] = std::min(best[t], cpu::sq_dist(e, batch_.vectors.data() + cols[t] * m, m));
       }
     }
     const float* f = q_.set.weights.data() + q_.set.indptr[q_.begin + j];
@@ -317,16 +296,12 @@ class LcRwmd final : public BatchDistance {
   QueryRange q_;
   bool symmetric_;
   std::size_t rows_ = 0, block_words_ = 0;
-  std::vector<std::uint32_t> words_;    // distinct query words of the batch, ascending
-  std::vector<float> t_, t_norms_;      // their vectors and squared norms
-  std::vector<std::int64_t> vocab_id_;  // index word id, or -1 for a word the index lacks
-  std::vector<std::uint64_t> cols_indptr_;
-  std::vector<std::uint32_t> cols_;  // per query: its words as batch columns
+  BatchWords batch_;     // the batch's distinct words (phase-1 columns) and each query's columns
   LargeArray<float> z_;  // v x Q: sqrt of the row-wise minima; symmetric: -B2 terms (see phase1)
   std::vector<float> nn_sum_;  // per query: sum_t F_t nn(t)
   bool keep_distances_ = false;
-  LargeArray<float> dist_;  // v x cols_.size(): squared distances, see keep_for_reverse()
-  std::vector<std::uint32_t> by_column_;  // positions in cols_, ordered by column
+  LargeArray<float> dist_;  // v x batch_.cols.size(): squared distances, see keep_for_reverse()
+  std::vector<std::uint32_t> by_column_;  // positions in batch_.cols, ordered by column
 };
 
 }  // namespace
