@@ -1,5 +1,6 @@
 #include "app/distributed.h"
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -21,7 +22,7 @@ void add(SearchStats& total, const SearchStats& s) {
   total.distances += s.distances;
   total.refined += s.refined;
   total.tightened += s.tightened;
-  total.device_chunks += s.device_chunks;
+  total.device_chunks = std::max(total.device_chunks, s.device_chunks);  // per rank
 }
 
 }  // namespace
@@ -34,7 +35,7 @@ Layout parse_layout(std::string_view s) {
 
 SearchOptions for_rank(const Cluster& cluster, SearchOptions options) {
   if (cluster.size() > 1 && options.backend != Backend::cpu) {
-    const std::size_t devices = gpu_devices().size();
+    const std::size_t devices = gpu_device_count();
     if (devices > 0) options.device = cluster.local_rank() % static_cast<int>(devices);
   }
   return options;

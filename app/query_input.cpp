@@ -114,10 +114,7 @@ std::string describe(const SearchOptions& o) {
 
 std::string describe_backend(const SearchOptions& o, const SearchStats& st) {
   if (st.backend != Backend::cuda) return "cpu";
-  const std::vector<GpuDevice> devices = gpu_devices();
-  std::string s = "cuda";
-  for (const GpuDevice& d : devices)
-    if (d.id == o.device) s += " (" + d.name + ")";
+  std::string s = "cuda (" + gpu_device(o.device).name + ")";
   if (st.device_chunks > 1) s += ", " + std::to_string(st.device_chunks) + " resident chunks";
   return s;
 }

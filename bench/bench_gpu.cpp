@@ -31,10 +31,9 @@ SearchOptions gpu_options(Method method, bool symmetric, std::size_t batch, int 
 void gpu_benchmarks(const Index& ix, const QuerySet& qs, int device, std::size_t reps,
                     const std::vector<std::size_t>& batches, Report& rep,
                     std::map<std::string, std::string>& meta) {
-  const std::vector<GpuDevice> devices = gpu_devices();
-  if (device < 0 || static_cast<std::size_t>(device) >= devices.size())
+  if (device < 0 || static_cast<std::size_t>(device) >= gpu_device_count())
     throw Error("lcrwmd_bench gpu: no CUDA device " + std::to_string(device));
-  const GpuDevice& dev = devices[static_cast<std::size_t>(device)];
+  const GpuDevice dev = gpu_device(device);
   meta["device"] = dev.name;
   const double n = static_cast<double>(ix.n_docs());
   std::printf("%s: %zu documents, vocabulary %zu, dim %zu, %.1f words/doc, %zu queries\n",

@@ -213,7 +213,7 @@ TEST_F(Cli, Backends) {
   EXPECT_EQ(r.code, 0) << r.err;
   fs::remove(out);
   r = lcrwmd(base + " --backend cuda --output " + out);
-  if (gpu_devices().empty()) {
+  if (gpu_device_count() == 0) {
     EXPECT_NE(r.code, 0);
     EXPECT_TRUE(r.err.find("no CUDA device") != std::string::npos ||
                 r.err.find("built without CUDA") != std::string::npos)

@@ -20,7 +20,7 @@ namespace lcrwmd {
 namespace {
 
 #define REQUIRE_GPU()                                                                     \
-  if (gpu_devices().empty())                                                              \
+  if (gpu_device_count() == 0)                                                            \
   GTEST_SKIP() << "no CUDA device ("                                                      \
                << (built_with_cuda() ? "no GPU or no driver here" : "built without CUDA") \
                << "): GPU results not checked"
@@ -182,11 +182,11 @@ TEST(Backend, ParseAndResolve) {
   EXPECT_EQ(resolve_backend(Backend::automatic, Method::wmd), Backend::cpu);
   EXPECT_EQ(resolve_backend(Backend::cpu, Method::lc_rwmd), Backend::cpu);
   EXPECT_EQ(resolve_backend(Backend::automatic, Method::lc_rwmd),
-            gpu_devices().empty() ? Backend::cpu : Backend::cuda);
+            gpu_device_count() == 0 ? Backend::cpu : Backend::cuda);
 }
 
 TEST(Backend, CudaWithoutADeviceIsAClearError) {
-  if (!gpu_devices().empty()) GTEST_SKIP() << "a GPU is present";
+  if (gpu_device_count() > 0) GTEST_SKIP() << "a GPU is present";
   const Index ix = Index::from_data(test::random_index(10, 20, 4, 3, 1));
   const std::vector<std::size_t> docs{0};
   const QuerySet qs = query_set_from_index(ix, docs);

@@ -27,7 +27,12 @@ struct GpuDevice {
 
 // Whether this build has the CUDA backend.
 bool built_with_cuda();
-// The usable devices; empty without CUDA, without a driver or without a GPU.
+// How many devices are usable: 0 without CUDA, a driver or a GPU. Creates no CUDA context,
+// so it is cheap enough to decide a backend with.
+std::size_t gpu_device_count();
+// Device `id` (0 <= id < gpu_device_count()), with its free memory: this makes its context.
+GpuDevice gpu_device(int id);
+// Every usable device (a context on each): for listings.
 std::vector<GpuDevice> gpu_devices();
 // The backend `b` resolves to for `method`: automatic becomes cuda where a device is present
 // and the method runs there (wcd, rwmd, lc-rwmd), else cpu.

@@ -6,6 +6,10 @@
 namespace lcrwmd {
 
 bool built_with_cuda() { return false; }
+std::size_t gpu_device_count() { return 0; }
+GpuDevice gpu_device(int id) {
+  throw Error("no CUDA device " + std::to_string(id) + ": this lcrwmd was built without CUDA");
+}
 std::vector<GpuDevice> gpu_devices() { return {}; }
 
 struct GpuIndex::Impl {};

@@ -63,7 +63,7 @@ Backend resolve_backend(Backend b, Method method) {
   if (b == Backend::cuda && method == Method::wmd)
     throw Error("wmd runs on the CPU backend only (--backend cpu or auto)");
   if (b != Backend::automatic) return b;
-  return method != Method::wmd && !gpu_devices().empty() ? Backend::cuda : Backend::cpu;
+  return method != Method::wmd && gpu_device_count() > 0 ? Backend::cuda : Backend::cpu;
 }
 
 void set_threads(int n) {
