@@ -241,7 +241,7 @@ int main(int argc, char** argv) {
   real->add_option("--batch", batch, "Queries in the batch")->capture_default_str();
 
   auto* gpu_cmd = app.add_subcommand("gpu", "The CUDA backend on Set-1/Set-2 shapes");
-  std::vector<std::size_t> gpu_batches = {256, 1024, 4096};
+  std::vector<std::size_t> gpu_batches = {64, 256, 1024, 4096};
   int device = 0;
   gpu_cmd->add_option("--index", index_path, "Index from lcrwmd synth")->required();
   gpu_cmd->add_option("--queries", queries_path, "Queries TSV from lcrwmd synth")->required();

@@ -34,19 +34,23 @@ inline std::size_t status_kib(const char* field) {
   return 0;
 }
 
-// Rows of the report: printed as a table and collected for JSON.
+// Rows of the report: printed as a table and collected for JSON; headline figures also under
+// fixed keys at the JSON's top level, for scripts that compare runs.
 struct Report {
   std::vector<std::pair<std::string, double>> rows;
+  std::map<std::string, double> figures;
   void add(const std::string& name, double value, const char* unit) {
     rows.emplace_back(name, value);
     std::printf("  %-58s %14.4f %s\n", name.c_str(), value, unit);
     std::fflush(stdout);
   }
+  void figure(const std::string& key, double value) { figures[key] = value; }
   void write_json(const std::string& path, const std::map<std::string, std::string>& meta) const {
     if (path.empty()) return;
     std::ofstream out(path);
     out << "{";
     for (const auto& [k, v] : meta) out << "\"" << k << "\": \"" << v << "\", ";
+    for (const auto& [k, v] : figures) out << "\"" << k << "\": " << v << ", ";
     out << "\"results\": {";
     for (std::size_t i = 0; i < rows.size(); ++i)
       out << (i ? ", " : "") << "\"" << rows[i].first << "\": " << rows[i].second;

@@ -1,35 +1,48 @@
 #!/usr/bin/env bash
-# The CUDA backend's figures (BENCHMARKS.md, issue 4): the GPU tests, then Set 1 and Set 2 at
-# full scale (generated once into $WORK) with lcrwmd_bench gpu. Needs an NVIDIA GPU.
+# The CUDA backend's figures (BENCHMARKS.md): the GPU tests, then Set 1 and Set 2 at full scale
+# (generated once into $WORK) with lcrwmd_bench gpu, each beside the PyTorch reference
+# (bench/torch_peer.py, same machine, same run) with the ratios merged into
+# bench/results/gpu_set{1,2}.json. Needs an NVIDIA GPU (and PyTorch for the reference).
 #   bench/gpu.sh [WORK_DIR] [BUNDLE_DIR]
 # With BUNDLE_DIR (from bench/gpu_bundle.sh) nothing is built: the bundled binaries run with
 # their libraries, for a GPU machine that cannot install Debian's packages; CUDA's own
 # libraries (cudart 13, cuBLAS 13, cuSPARSE 12) must be on LD_LIBRARY_PATH there (the toolkit's
 # lib64, or the nvidia/*/lib folders of its Python packages).
+# Environment: SETS (default "set1 set2"), BATCHES (default "64 256 1024 4096"), TESTS=0 skips
+# the tests, RESULTS (default bench/results).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WORK=${1:-/tmp/lcrwmd-gpu}
-OUT=bench/results
+OUT=${RESULTS:-bench/results}
 mkdir -p "$WORK" "$OUT"
 if [ -n "${2:-}" ]; then
   BIN=$2
-  TESTS=$2/lcrwmd_tests
+  TESTS_BIN=$2/lcrwmd_tests
   export LD_LIBRARY_PATH="$2/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 else
   scripts/build.sh >/dev/null
   BIN=build
-  TESTS=build/tests/lcrwmd_tests
+  TESTS_BIN=build/tests/lcrwmd_tests
 fi
 $BIN/lcrwmd devices
-echo "== GPU tests (GPU results against the CPU backend)"
-$TESTS --gtest_filter='*Gpu*:Backend*' --gtest_brief=1
+if [ "${TESTS:-1}" != 0 ]; then
+  echo "== GPU tests (GPU results against the CPU backend)"
+  $TESTS_BIN --gtest_filter='*Gpu*:Backend*' --gtest_brief=1
+fi
 
-for set in set1 set2; do
+for set in ${SETS:-set1 set2}; do
   if [ ! -f "$WORK/$set.idx" ]; then
     $BIN/lcrwmd synth --preset $set --output "$WORK/$set.idx" --queries 4096 \
       --queries-output "$WORK/${set}_q.tsv"
   fi
   echo "== $set on the GPU"
+  # shellcheck disable=SC2086
   $BIN/lcrwmd_bench --reps 9 --json "$OUT/gpu_$set.json" gpu --index "$WORK/$set.idx" \
-    --queries "$WORK/${set}_q.tsv" --batches 256 1024 4096
+    --queries "$WORK/${set}_q.tsv" --batches ${BATCHES:-64 256 1024 4096}
+  echo "== $set: the PyTorch reference, same GPU"
+  if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+    python3 bench/torch_peer.py --preset $set --merge-into "$OUT/gpu_$set.json"
+  else
+    echo "(no PyTorch with CUDA here: no reference)"
+  fi
 done

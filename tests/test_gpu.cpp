@@ -212,6 +212,7 @@ struct GpuCase {
   bool symmetric;
   std::size_t n_docs, batch, tile_words, chunk_docs;
   bool prune;
+  std::size_t budget_mib = 0;  // --device-memory; 0: the default
 };
 
 std::string describe(const GpuCase& c) {
@@ -221,6 +222,7 @@ std::string describe(const GpuCase& c) {
   s += "_n" + std::to_string(c.n_docs) + "_b" + std::to_string(c.batch) + "_t" +
        std::to_string(c.tile_words) + "_c" + std::to_string(c.chunk_docs);
   s += c.prune ? "_prune" : "_full";
+  if (c.budget_mib) s += "_mem" + std::to_string(c.budget_mib);
   return s;
 }
 std::string case_name(const testing::TestParamInfo<GpuCase>& info) { return describe(info.param); }
@@ -253,6 +255,7 @@ TEST_P(GpuVsCpu, SameDistancesAndTopK) {
   gpu.tile_words = c.tile_words;
   gpu.device_chunk_docs = c.chunk_docs;
   gpu.prune = c.prune;
+  gpu.device_memory_budget = c.budget_mib << 20;
   const std::size_t n = ix.n_docs();
 
   const std::vector<float> want = test::matrix(ix, qs, cpu);
@@ -309,6 +312,13 @@ std::vector<GpuCase> gpu_cases() {
   cases.push_back({Method::lc_rwmd, true, 31, 64, 5, 7, false});
   cases.push_back({Method::rwmd, true, 1021, 1, 2, 300, true});
   cases.push_back({Method::wcd, false, 1021, 2, 0, 64, true});
+  // Batches whose words span several tiles, symmetric (the cache D2 reads holds them all).
+  cases.push_back({Method::lc_rwmd, true, 1021, 9, 4, 0, true});
+  cases.push_back({Method::lc_rwmd, true, 1021, 9, 8, 0, false});
+  cases.push_back({Method::lc_rwmd, false, 1021, 9, 5, 0, true});
+  // A budget so small that batches shrink to one query.
+  cases.push_back({Method::lc_rwmd, true, 1021, 64, 0, 0, true, 40});
+  cases.push_back({Method::lc_rwmd, false, 1021, 64, 0, 0, true, 40});
   return cases;
 }
 
@@ -335,6 +345,48 @@ TEST(Gpu, ResidentIndexAcrossSearchesAndEmptyQueries) {
   const SearchResults ref = search(ix, qs, 7, cpu);
   for (std::size_t i = 0; i < ref.distances.size(); ++i)
     EXPECT_TRUE(close(ref.distances[i], one.distances[i]));
+}
+
+// A vocabulary of 1.1M words against a batch of 2,560 query words: phase-1 tiles of more than
+// 2^31 elements (a GoogleNews-sized vocabulary's), small vectors to keep the CPU reference fast.
+TEST(Gpu, TilesPastTwoToTheThirtyOneElements) {
+  REQUIRE_GPU();
+  constexpr std::size_t kVocab = 1100000, kDim = 4, kWords = 10;
+  IndexData d;
+  d.dim = kDim;
+  std::mt19937 rng(21);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  d.vectors.resize(kVocab * kDim);
+  for (float& x : d.vectors) x = normal(rng);
+  for (std::size_t u = 0; u < kVocab; ++u) d.vocab.push_back(test::numbered('w', u));
+  d.doc_freq.assign(kVocab, 1);
+  for (std::size_t i = 0; i < kVocab / kWords; ++i) {
+    for (std::size_t t = 0; t < kWords; ++t) {
+      d.indices.push_back(static_cast<std::uint32_t>(i * kWords + t));
+      d.values.push_back(static_cast<float>(t + 1) / 55.0f);
+    }
+    d.indptr.push_back(d.indices.size());
+    d.ids.push_back(test::numbered('d', i));
+    d.labels.emplace_back();
+  }
+  const Index ix = Index::from_data(std::move(d));
+  std::vector<std::size_t> docs;
+  for (std::size_t i = 0; i < 256; ++i) docs.push_back(i * 397 % ix.n_docs());
+  const QuerySet qs = query_set_from_index(ix, docs);
+  for (bool symmetric : {false, true}) {
+    SearchOptions cpu;
+    cpu.symmetric = symmetric;
+    SearchOptions gpu = cpu;
+    gpu.backend = Backend::cuda;
+    gpu.batch = 256;
+    const SearchResults want = search(ix, qs, 5, cpu), got = search(ix, qs, 5, gpu);
+    ASSERT_EQ(got.k, want.k);
+    for (std::size_t i = 0; i < want.distances.size(); ++i)
+      ASSERT_TRUE(close(want.distances[i], got.distances[i]))
+          << (symmetric ? "symmetric" : "one-sided") << " query " << i / want.k << " rank "
+          << i % want.k << ": cpu " << want.distances[i] << " gpu " << got.distances[i];
+    for (std::size_t j = 0; j < docs.size(); ++j) EXPECT_EQ(got.distances[j * got.k], 0.0f);
+  }
 }
 
 TEST(Gpu, Tf32StaysClose) {

@@ -68,8 +68,7 @@ double time_phase1_gemm(int device, std::size_t rows, std::size_t cols, std::siz
   std::vector<double> times;
   for (std::size_t r = 0; r <= reps; ++r) {
     start.record(stream.get());
-    gemm_neg2(blas.get(), a.data(), rows, b.data(), static_cast<int>(cols), static_cast<int>(dim),
-              c.data());
+    gemm_neg2(blas.get(), a.data(), rows, b.data(), cols, dim, c.data(), cols);
     stop.record(stream.get());
     stop.sync();
     if (r > 0) times.push_back(Event::seconds_between(start, stop));  // r = 0: warm-up

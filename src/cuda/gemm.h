@@ -6,11 +6,13 @@
 
 namespace lcrwmd::cuda {
 
-// x as an int for a CUDA or cuBLAS argument; lcrwmd::Error where it does not fit.
+// x as an int for a CUDA argument; lcrwmd::Error where it does not fit.
 int to_int(std::size_t x, const char* what);
 
-// tile (rows x cols, row-major) = -2 * row_vectors . col_vectors^T.
+// tile (rows x cols, row-major, row stride ld >= cols) = -2 * row_vectors . col_vectors^T.
+// cuBLAS's 64-bit interface: a tile may hold more than 2^31 elements (a 3M-word vocabulary).
 void gemm_neg2(cublasHandle_t h, const float* row_vectors, std::size_t rows,
-               const float* col_vectors, int cols, int dim, float* tile);
+               const float* col_vectors, std::size_t cols, std::size_t dim, float* tile,
+               std::size_t ld);
 
 }  // namespace lcrwmd::cuda

@@ -1,15 +1,17 @@
 // The CUDA backend's driver: the resident set on the device, and per batch of queries the same
 // pipeline as the CPU (lc_rwmd.cpp explains the method):
 //
-//   query words -> tiles of columns -> cuBLAS SGEMM (vocabulary x tile) -> phase1_epilogue
-//   (squared distances, Z row minima, nearest other word) -> sqrt(Z) -> sparse_times_z
-//   (D1, or the bound max(D1, B2)) -> top-k on the device (select_k.cu), or rows to the host.
+//   query words (one packed upload) -> tiles of columns -> cuBLAS SGEMM (vocabulary x tile)
+//   -> phase1_epilogue (squared distances staged per row: Z's row minima, square-rooted after
+//   the last tile; for the symmetric variants the query-major cache of squared distances and
+//   the nearest other words) -> finish_bound_terms (B2, on the device) -> sparse_times_z (D1,
+//   or the bound max(D1, B2)) -> top-k on the device (select_k.cu), or rows to the host.
 //
-// Symmetric top-k refines like the CPU: the exact D = max(D1, D2) only for the documents whose
-// bound beats the k-th best (reverse_gather over the kept tile). WCD is a direct kernel over
-// the documents' centroids; the quadratic RWMD runs the same kernels with each document's own
-// word occurrences as the "vocabulary" (the paper's GPU baseline: T1 gathered, one GEMM, row
-// and column minima).
+// Symmetric top-k refines like the CPU, for the whole batch at once (refine.h): the exact
+// D = max(D1, D2) from the cache only for the documents whose bound may still enter the top-k.
+// WCD is a direct kernel over the documents' centroids; the quadratic RWMD runs the same
+// kernels with each document's own word occurrences as the "vocabulary" (the paper's GPU
+// baseline: T1 gathered, one GEMM, row and column minima).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -27,6 +29,7 @@
 #include "cuda/gemm.h"
 #include "cuda/kernels.h"
 #include "cuda/plan.h"
+#include "cuda/refine.h"
 #include "cuda/select_k.h"
 #include "cuda/sort_key.h"
 #include "lcrwmd/error.h"
@@ -60,14 +63,16 @@ int to_int(std::size_t x, const char* what) {
   return static_cast<int>(x);
 }
 
-// tile (rows x cols, row-major) = -2 * row_vectors . col_vectors^T. In cuBLAS's column-major
-// view that is C (cols x rows, ld cols) = A^T B with A the column vectors (dim x cols) and B
-// the row vectors (dim x rows).
+// In cuBLAS's column-major view the tile is C (cols x rows, ld) = A^T B with A the column
+// vectors (dim x cols) and B the row vectors (dim x rows).
 void gemm_neg2(cublasHandle_t h, const float* row_vectors, std::size_t rows,
-               const float* col_vectors, int cols, int dim, float* tile) {
+               const float* col_vectors, std::size_t cols, std::size_t dim, float* tile,
+               std::size_t ld) {
   const float alpha = -2.0f, beta = 0.0f;
-  LCRWMD_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, cols, to_int(rows, "rows"), dim,
-                                  &alpha, col_vectors, dim, row_vectors, dim, &beta, tile, cols));
+  const auto i64 = [](std::size_t x) { return static_cast<std::int64_t>(x); };
+  LCRWMD_CUBLAS_CHECK(cublasSgemm_64(h, CUBLAS_OP_T, CUBLAS_OP_N, i64(cols), i64(rows), i64(dim),
+                                     &alpha, col_vectors, i64(dim), row_vectors, i64(dim), &beta,
+                                     tile, i64(ld)));
 }
 
 }  // namespace cuda
@@ -120,6 +125,24 @@ constexpr std::size_t kMargin = 512 * kMiB;
 
 using cuda::to_int;
 
+// Tile rows are padded to a multiple of 4 floats: the epilogue reads them 16 bytes a lane.
+std::size_t padded(std::size_t cols) { return (cols + 3) / 4 * 4; }
+
+// The index's device is current for a call; the caller's is restored after it.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int id) {
+    LCRWMD_CUDA_CHECK(cudaGetDevice(&previous_));
+    if (previous_ != id) LCRWMD_CUDA_CHECK(cudaSetDevice(id));
+  }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+  ~DeviceGuard() { cudaSetDevice(previous_); }
+
+ private:
+  int previous_ = 0;
+};
+
 // One resident chunk of documents on the device (offsets rebased to 0).
 struct Chunk {
   DocRange docs{0, 0};
@@ -169,7 +192,8 @@ struct QueryBatch : BatchWords {
     for (int c0 = 0; c0 < w; c0 += step) tiles.emplace_back(c0, std::min(w, c0 + step));
   }
 
-  // Per tile, per query: the positions of its columns inside the tile, [begin, end).
+  // Per tile, per query: its positions whose columns lie in the tile, [begin, end): the
+  // tile's nq begins, then its nq ends.
   std::vector<int> ranges() const {
     std::vector<int> r(tiles.size() * 2 * nq);
     for (std::size_t t = 0; t < tiles.size(); ++t)
@@ -183,6 +207,19 @@ struct QueryBatch : BatchWords {
       }
     return r;
   }
+};
+
+// The batch on the device: every array in one buffer, uploaded in one copy.
+struct DeviceBatch {
+  const float* vectors = nullptr;      // words x dim
+  const float* norms = nullptr;        // words
+  const std::int64_t* word = nullptr;  // vocabulary id per column, -1 where absent
+  cuda::QueryWords q;
+  const int* ranges = nullptr;  // QueryBatch::ranges()
+  std::size_t nq = 0;
+
+  const int* tile_begin(std::size_t t) const { return ranges + t * 2 * nq; }
+  const int* tile_end(std::size_t t) const { return ranges + t * 2 * nq + nq; }
 };
 
 enum class Reverse {
@@ -208,35 +245,22 @@ struct GpuIndex::Impl {
   std::vector<Chunk> chunks;  // all of them, or one slot the chunks take turns in
 
   // Per-batch scratch, reused.
-  DeviceArray<float> t_vectors, t_norms, weights, z, tile, nn_sum, reverse, list_d2;
-  DeviceArray<std::int64_t> t_word;
-  DeviceArray<std::uint32_t> cols, list;
-  DeviceArray<int> col_ranges;
+  cuda::PinnedArray<unsigned char> staging;
+  DeviceArray<unsigned char> batch_buffer;
+  cuda::Event uploaded;  // the last batch's copy has left `staging`
+  DeviceBatch batch;
+  DeviceArray<float> z, tile, cache, nn_sum;
   DeviceArray<unsigned> nearest;
   DeviceArray<float> out[2];
-  DeviceArray<std::uint64_t> b2_positions, gather_indptr;
-  DeviceArray<float> b2_values, g_vectors, g_norms, q_centroids;
+  DeviceArray<std::uint64_t> gather_indptr;
+  DeviceArray<float> g_vectors, g_norms, q_centroids;
   DeviceArray<std::uint32_t> g_positions;
   cuda::PinnedArray<float> host_rows[2];
   cuda::Event computed[2], copied[2];
   cuda::TopKSelector selector;
-  std::vector<int> host_ranges;
-  bool tile_holds_all = false;  // the batch has one tile, still in `tile`
+  cuda::Refiner refiner;
 
-  Impl(const Index& idx, const SearchOptions& opt) : index(idx), device(pick_device(opt.device)) {}
-
-  // Checked before any stream or handle is made, so that a machine without a GPU hears so.
-  static GpuDevice pick_device(int id) {
-    const std::size_t count = gpu_device_count();
-    if (id < 0 || static_cast<std::size_t>(id) >= count)
-      throw Error(count == 0 ? std::string("no CUDA device found (--backend cuda needs an "
-                                           "NVIDIA GPU and its driver; --backend cpu runs "
-                                           "without one)")
-                             : "no CUDA device " + std::to_string(id) + " (found " +
-                                   std::to_string(count) + ")");
-    LCRWMD_CUDA_CHECK(cudaSetDevice(id));
-    return gpu_device(id);
-  }
+  Impl(const Index& idx, const GpuDevice& dev) : index(idx), device(dev) {}
 
   void place(const SearchOptions& opt) {
     const cudaStream_t s = stream.get();
@@ -306,112 +330,103 @@ struct GpuIndex::Impl {
   // ---- per batch -------------------------------------------------------------------------
 
   void upload_batch(const QueryBatch& b) {
-    const cudaStream_t s = stream.get();
-    t_vectors.upload(b.vectors.data(), b.vectors.size(), s);
-    t_norms.upload(b.norms.data(), b.norms.size(), s);
-    t_word.upload(b.vocab_id.data(), b.vocab_id.size(), s);
-    cols.upload(b.cols.data(), b.cols.size(), s);
-    weights.upload(b.weights.data(), b.weights.size(), s);
-    host_ranges = b.ranges();
-    col_ranges.upload(host_ranges.data(), host_ranges.size(), s);
+    const std::vector<int> r = b.ranges();
+    struct Part {
+      const void* src;
+      std::size_t bytes, at;
+    } parts[] = {
+        {b.vectors.data(), b.vectors.size() * sizeof(float), 0},
+        {b.norms.data(), b.norms.size() * sizeof(float), 0},
+        {b.vocab_id.data(), b.vocab_id.size() * sizeof(std::int64_t), 0},
+        {b.cols.data(), b.cols.size() * sizeof(std::uint32_t), 0},
+        {b.weights.data(), b.weights.size() * sizeof(float), 0},
+        {b.cols_indptr.data(), b.cols_indptr.size() * sizeof(std::uint64_t), 0},
+        {r.data(), r.size() * sizeof(int), 0},
+    };
+    std::size_t total = 0;
+    for (Part& p : parts) {
+      p.at = total;
+      total += (p.bytes + 255) / 256 * 256;
+    }
+    uploaded.sync();
+    staging.reserve(total);
+    batch_buffer.reserve(total);
+    for (const Part& p : parts)
+      if (p.bytes) std::memcpy(staging.data() + p.at, p.src, p.bytes);
+    LCRWMD_CUDA_CHECK(cudaMemcpyAsync(batch_buffer.data(), staging.data(), total,
+                                      cudaMemcpyHostToDevice, stream.get()));
+    uploaded.record(stream.get());
+    unsigned char* base = batch_buffer.data();
+    batch.vectors = reinterpret_cast<const float*>(base + parts[0].at);
+    batch.norms = reinterpret_cast<const float*>(base + parts[1].at);
+    batch.word = reinterpret_cast<const std::int64_t*>(base + parts[2].at);
+    batch.q.cols = reinterpret_cast<const std::uint32_t*>(base + parts[3].at);
+    batch.q.weights = reinterpret_cast<const float*>(base + parts[4].at);
+    batch.q.pos = reinterpret_cast<const std::uint64_t*>(base + parts[5].at);
+    batch.q.n_queries = to_int(b.nq, "queries");
+    batch.ranges = reinterpret_cast<const int*>(base + parts[6].at);
+    batch.nq = b.nq;
   }
 
-  cuda::QueryColumns columns(const QueryBatch& b, std::size_t t) const {
-    const int* r = col_ranges.data() + t * 2 * b.nq;
-    return {cols.data(), weights.data(), r, r + b.nq, static_cast<int>(b.nq), b.tiles[t].first};
-  }
-
-  // The tile of vocabulary x columns of tile t, as squared distances (kept in `tile` where
-  // `keep` or several queries need them); with minima/with_nearest, Z's row minima and the
-  // nearest other words too.
-  void vocabulary_tile(const QueryBatch& b, std::size_t t, bool minima, bool with_nearest,
-                       bool keep) {
+  // The GEMM and epilogue of tile t of the batch against `rows` row vectors (the vocabulary,
+  // or the quadratic RWMD's gathered words), into z and, where cache is set, the cache.
+  void phase1_tile(const QueryBatch& b, std::size_t t, const float* row_vectors,
+                   const float* row_norms, const std::uint32_t* row_word, std::size_t rows,
+                   float* cache_out, unsigned* nearest_out) {
     const auto [c0, c1] = b.tiles[t];
-    const std::size_t v = index.vocab_size(), m = index.dim();
-    const int cols_n = c1 - c0, dim = static_cast<int>(m);
-    tile.reserve(v * static_cast<std::size_t>(cols_n));
-    cuda::gemm_neg2(blas.get(), vectors.data(), v,
-                    t_vectors.data() + static_cast<std::size_t>(c0) * m, cols_n, dim, tile.data());
+    const std::size_t m = index.dim(), cols = static_cast<std::size_t>(c1 - c0);
+    const std::size_t ld = padded(cols);
+    tile.reserve(rows * ld);
+    const float* col_vectors = batch.vectors + static_cast<std::size_t>(c0) * m;
+    cuda::gemm_neg2(blas.get(), row_vectors, rows, col_vectors, cols, m, tile.data(), ld);
     cuda::Phase1Args a;
     a.tile = tile.data();
-    a.rows = v;
-    a.cols = cols_n;
-    a.dim = dim;
-    a.row_vectors = vectors.data();
-    a.row_norms = norms.data();
-    a.col_vectors = t_vectors.data() + static_cast<std::size_t>(c0) * m;
-    a.col_norms = t_norms.data() + c0;
-    a.col_word = t_word.data() + c0;
-    if (minima) {
-      a.z = z.data();
-      a.q = columns(b, t);
-    }
-    if (with_nearest) a.nearest = nearest.data() + c0;
-    a.keep = keep || b.nq > 1;
+    a.rows = rows;
+    a.cols = static_cast<int>(cols);
+    a.ld = ld;
+    a.dim = static_cast<int>(m);
+    a.row_vectors = row_vectors;
+    a.row_norms = row_norms;
+    a.row_word = row_word;
+    a.col_vectors = col_vectors;
+    a.col_norms = batch.norms + c0;
+    a.col_word = batch.word + c0;
+    a.col0 = c0;
+    a.q = batch.q;
+    a.tile_begin = batch.tile_begin(t);
+    a.tile_end = batch.tile_end(t);
+    a.z = z.data();
+    a.first = t == 0;
+    a.last = t + 1 == b.tiles.size();
+    a.cache = cache_out;
+    a.cache_stride = b.cols.size();
+    a.nearest = nearest_out ? nearest_out + c0 : nullptr;
     cuda::phase1_epilogue(a, stream.get());
   }
 
-  // Phase 1 of LC-RWMD for the batch: Z (v x nq, sqrt of the minima); for Reverse::bound also
-  // B2's terms in Z and nn_sum (lc_rwmd.cpp explains the encoding).
+  // Phase 1 of LC-RWMD for the batch: Z (v x nq, sqrt of the minima); symmetric, the cache of
+  // squared distances D2 reads; for Reverse::bound also B2's terms in Z and nn_sum.
   void phase1(const QueryBatch& b, Reverse rev) {
     const cudaStream_t s = stream.get();
     const std::size_t v = index.vocab_size(), w = b.words.size();
     z.reserve(v * b.nq);
-    cuda::fill(z.data(), v * b.nq, INFINITY, s);
-    const bool with_nearest = rev == Reverse::bound;
-    if (with_nearest) {
+    if (rev != Reverse::none) cache.reserve(v * b.cols.size());
+    const bool with_bound = rev == Reverse::bound;
+    if (with_bound) {
       nearest.reserve(w);
       cuda::fill(reinterpret_cast<float*>(nearest.data()), w, INFINITY, s);
     }
-    const bool keep = rev != Reverse::none;  // D2 reads the tile
     for (std::size_t t = 0; t < b.tiles.size(); ++t)
-      vocabulary_tile(b, t, true, with_nearest, keep);
-    tile_holds_all = keep && b.tiles.size() == 1;
-    cuda::sqrt_inplace(z.data(), v * b.nq, s);
-    if (!with_nearest) return;
-    std::vector<unsigned> bits(w);
-    LCRWMD_CUDA_CHECK(cudaMemcpyAsync(bits.data(), nearest.data(), w * sizeof(unsigned),
-                                      cudaMemcpyDeviceToHost, s));
-    LCRWMD_CUDA_CHECK(cudaStreamSynchronize(s));
-    std::vector<float> sums(b.nq);
-    std::vector<std::uint64_t> positions;
-    std::vector<float> values;
-    for (std::size_t j = 0; j < b.nq; ++j) {
-      double total = 0;
-      for (std::uint64_t p = b.cols_indptr[j]; p < b.cols_indptr[j + 1]; ++p) {
-        const std::uint32_t c = b.cols[p];
-        float nn;
-        std::memcpy(&nn, &bits[c], sizeof nn);
-        const float term = b.weights[p] * std::sqrt(nn);
-        total += term;
-        if (b.vocab_id[c] >= 0) {
-          positions.push_back(static_cast<std::uint64_t>(b.vocab_id[c]) * b.nq + j);
-          values.push_back(-term);
-        }
-      }
-      sums[j] = static_cast<float>(total);
-    }
-    b2_positions.upload(positions.data(), positions.size(), s);
-    b2_values.upload(values.data(), values.size(), s);
-    cuda::scatter(z.data(), b2_positions.data(), b2_values.data(), positions.size(), s);
-    nn_sum.upload(sums.data(), sums.size(), s);
-    LCRWMD_CUDA_CHECK(cudaStreamSynchronize(s));  // the host vectors go out of scope
+      phase1_tile(b, t, vectors.data(), norms.data(), nullptr, v,
+                  rev != Reverse::none ? cache.data() : nullptr,
+                  with_bound ? nearest.data() : nullptr);
+    if (!with_bound) return;
+    nn_sum.reserve(b.nq);
+    cuda::finish_bound_terms(batch.q, batch.word, nearest.data(), z.data(), nn_sum.data(), s);
   }
 
-  // D2 of the listed documents (all where list is null) for the batch's queries, added into
-  // dst (zeroed by the caller): from the kept tile, or tile by tile again.
-  void reverse_of(const QueryBatch& b, const Chunk& c, const std::uint32_t* docs_list,
-                  std::size_t n_list, std::size_t j_first, std::size_t j_count, float* dst,
-                  std::size_t stride) {
-    for (std::size_t t = 0; t < b.tiles.size(); ++t) {
-      if (!tile_holds_all) vocabulary_tile(b, t, false, false, true);
-      cuda::QueryColumns q = columns(b, t);
-      q.begin += j_first;
-      q.end += j_first;
-      q.n_queries = static_cast<int>(j_count);
-      cuda::reverse_gather(c.csr(), docs_list, n_list, tile.data(),
-                           b.tiles[t].second - b.tiles[t].first, q, dst, stride, stream.get());
-    }
+  cuda::ReverseArgs reverse_args(const QueryBatch& b, const cuda::DeviceCsr& docs) const {
+    return {docs, cache.data(), b.cols.size(), batch.q};
   }
 
   // The batch's distances (or bounds) to the chunk's documents: dst[j * n_c + i].
@@ -420,11 +435,7 @@ struct GpuIndex::Impl {
     const std::size_t n = c.docs.size();
     cuda::sparse_times_z(c.csr(), z.data(), static_cast<int>(b.nq), rev == Reverse::bound,
                          nn_sum.data(), dst, n, s);
-    if (rev != Reverse::full) return;
-    reverse.reserve(b.nq * n);
-    cuda::fill(reverse.data(), b.nq * n, 0.0f, s);
-    reverse_of(b, c, nullptr, n, 0, b.nq, reverse.data(), n);
-    cuda::max_inplace(dst, reverse.data(), b.nq * n, s);
+    if (rev == Reverse::full) cuda::reverse_all(reverse_args(b, c.csr()), dst, n, s);
   }
 
   // Quadratic RWMD of one query (a batch of one) against the chunk: the documents' word
@@ -432,16 +443,12 @@ struct GpuIndex::Impl {
   void quadratic_block(const QueryBatch& b, const Chunk& c, bool symmetric,
                        std::size_t gather_bytes, float* dst) {
     const cudaStream_t s = stream.get();
-    const std::size_t m = index.dim(), n = c.docs.size();
+    const std::size_t m = index.dim(), n = c.docs.size(), positions = b.cols.size();
     const auto ip = index.indptr();
-    const std::size_t words =
-        static_cast<std::size_t>(b.tiles.front().second - b.tiles.front().first);
-    const std::vector<DocRange> parts =
-        cuda::plan_gather_chunks(ip, c.docs, m, words, gather_bytes);
-    if (symmetric) {
-      reverse.reserve(n);
-      cuda::fill(reverse.data(), n, 0.0f, s);
-    }
+    const std::size_t tile_cols =
+        padded(static_cast<std::size_t>(b.tiles.front().second - b.tiles.front().first));
+    const std::vector<DocRange> parts = cuda::plan_gather_chunks(
+        ip, c.docs, m, tile_cols + (symmetric ? positions : 0), gather_bytes);
     std::vector<std::uint64_t> rebased;
     for (const DocRange& part : parts) {
       const std::uint64_t p0 = ip[part.begin], rows = ip[part.end] - p0;
@@ -458,38 +465,15 @@ struct GpuIndex::Impl {
       const cuda::DeviceCsr occurrences{gather_indptr.data(), g_positions.data(),
                                         c.values.data() + offset, part.size()};
       z.reserve(rows);
-      cuda::fill(z.data(), rows, INFINITY, s);
-      const std::size_t at = part.begin - c.docs.begin;
-      for (std::size_t t = 0; t < b.tiles.size(); ++t) {
-        const auto [c0, c1] = b.tiles[t];
-        tile.reserve(rows * static_cast<std::size_t>(c1 - c0));
-        cuda::gemm_neg2(blas.get(), g_vectors.data(), rows,
-                        t_vectors.data() + static_cast<std::size_t>(c0) * m, c1 - c0,
-                        static_cast<int>(m), tile.data());
-        cuda::Phase1Args a;
-        a.tile = tile.data();
-        a.rows = rows;
-        a.cols = c1 - c0;
-        a.dim = static_cast<int>(m);
-        a.row_vectors = g_vectors.data();
-        a.row_norms = g_norms.data();
-        a.row_word = words_of_rows;
-        a.col_vectors = t_vectors.data() + static_cast<std::size_t>(c0) * m;
-        a.col_norms = t_norms.data() + c0;
-        a.col_word = t_word.data() + c0;
-        a.z = z.data();
-        a.q = columns(b, t);
-        a.keep = symmetric;
-        cuda::phase1_epilogue(a, s);
-        if (symmetric)
-          cuda::reverse_gather(occurrences, nullptr, part.size(), tile.data(), c1 - c0, a.q,
-                               reverse.data() + at, n, s);
-      }
-      cuda::sqrt_inplace(z.data(), rows, s);
-      cuda::sparse_times_z(occurrences, z.data(), 1, false, nullptr, dst + at, n, s);
+      if (symmetric) cache.reserve(rows * positions);
+      for (std::size_t t = 0; t < b.tiles.size(); ++t)
+        phase1_tile(b, t, g_vectors.data(), g_norms.data(), words_of_rows, rows,
+                    symmetric ? cache.data() : nullptr, nullptr);
+      float* at = dst + (part.begin - c.docs.begin);
+      cuda::sparse_times_z(occurrences, z.data(), 1, false, nullptr, at, n, s);
+      if (symmetric) cuda::reverse_all(reverse_args(b, occurrences), at, n, s);
       LCRWMD_CUDA_CHECK(cudaStreamSynchronize(s));  // `rebased` and the scratch are reused
     }
-    if (symmetric) cuda::max_inplace(dst, reverse.data(), n, s);
   }
 
   void wcd_block(const QueryBatch& b, const QuerySet& q, Chunk& c, float* dst) {
@@ -531,48 +515,6 @@ struct GpuIndex::Impl {
     throw Error("wmd runs on the CPU backend only (--backend cpu or auto)");
   }
 
-  // Symmetric LC-RWMD top-k of query j from its bound row: exact distances first for the
-  // best bounds, then for every document whose bound still beats the k-th best.
-  std::vector<Neighbor> refine_topk(const QueryBatch& b, const Chunk& c, std::size_t j,
-                                    const float* bound, std::size_t k, std::size_t& refined) {
-    const cudaStream_t s = stream.get();
-    const std::size_t n = c.docs.size();
-    TopK best(k);
-    if (k == 0) return best.take_sorted();
-    std::vector<std::uint64_t> first;
-    selector.select(bound, 1, n, n, std::min(n, std::max(2 * k, k + 64)), first, s);
-    list.reserve(n);
-    list_d2.reserve(n);
-    std::vector<std::uint32_t> docs(first.size());
-    for (std::size_t i = 0; i < first.size(); ++i) docs[i] = cuda::key_doc(first[i]);
-    auto exact_for = [&](std::size_t count) {
-      cuda::fill(list_d2.data(), count, 0.0f, s);
-      reverse_of(b, c, list.data(), count, j, 1, list_d2.data(), count);
-      cuda::gather_max(bound, list.data(), count, list_d2.data(), s);
-      std::vector<float> exact(count);
-      std::vector<std::uint32_t> ids(count);
-      LCRWMD_CUDA_CHECK(cudaMemcpyAsync(exact.data(), list_d2.data(), count * sizeof(float),
-                                        cudaMemcpyDeviceToHost, s));
-      LCRWMD_CUDA_CHECK(cudaMemcpyAsync(ids.data(), list.data(), count * sizeof(std::uint32_t),
-                                        cudaMemcpyDeviceToHost, s));
-      LCRWMD_CUDA_CHECK(cudaStreamSynchronize(s));
-      for (std::size_t i = 0; i < count; ++i)
-        best.push({exact[i], static_cast<std::int64_t>(ids[i])});
-      refined += count;
-    };
-    list.upload(docs.data(), docs.size(), s);
-    exact_for(docs.size());
-    if (first.size() == n) return best.take_sorted();
-    // D >= bound: only documents ranked after the first ones whose bound beats the k-th best.
-    const std::uint64_t hi =
-        best.full()
-            ? cuda::sort_key(best.worst().distance, static_cast<std::uint32_t>(best.worst().index))
-            : std::numeric_limits<std::uint64_t>::max();
-    const std::size_t count = selector.collect_between(bound, n, first.back(), hi, list.data(), s);
-    exact_for(count);
-    return best.take_sorted();
-  }
-
   // ---- drivers ---------------------------------------------------------------------------
 
   template <typename Use>
@@ -580,7 +522,6 @@ struct GpuIndex::Impl {
                       SearchStats& st, Use&& use) {
     if (opt.method == Method::wmd)
       throw Error("wmd runs on the CPU backend only (--backend cpu or auto)");
-    LCRWMD_CUDA_CHECK(cudaSetDevice(device.id));
     LCRWMD_CUBLAS_CHECK(cublasSetMathMode(
         blas.get(), opt.allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
     const cuda::WorkShape ws = shape(opt, k, full);
@@ -591,7 +532,7 @@ struct GpuIndex::Impl {
       const QueryBatch b(index, q, gb.begin, gb.end, gb.tile_words);
       upload_batch(b);
       const std::size_t fixed = cuda::batch_bytes(ws, b.nq, b.cols.size());
-      use(b, ws, budget > fixed ? budget - fixed : 0);
+      use(b, budget > fixed ? budget - fixed : 0);
       ++st.batches;
       st.distances += b.nq * index.n_docs();
       if (opt.progress) opt.progress(gb.end, q.size());
@@ -601,6 +542,7 @@ struct GpuIndex::Impl {
   SearchResults search(const QuerySet& q, std::size_t k, const SearchOptions& opt,
                        SearchStats* stats) {
     std::lock_guard lock(mutex);
+    const DeviceGuard on_device(device.id);
     SearchResults res;
     res.n_queries = q.size();
     res.k = std::min(k, index.n_docs());
@@ -612,42 +554,40 @@ struct GpuIndex::Impl {
                         : opt.prune                                 ? Reverse::bound
                                                                     : Reverse::full;
     std::vector<std::uint64_t> keys;
-    for_each_batch(
-        q, opt, res.k, false, st,
-        [&](const QueryBatch& b, const cuda::WorkShape&, std::size_t gather_bytes) {
-          if (opt.method == Method::lc_rwmd) phase1(b, rev);
-          std::vector<TopK> best(b.nq, TopK(res.k));
-          for (std::size_t ci = 0; ci < ranges.size(); ++ci) {
-            Chunk& c = chunk(ci);
-            const std::size_t n = c.docs.size();
-            out[0].reserve(b.nq * n);
-            block(b, q, c, opt, rev, gather_bytes, out[0].data());
-            const auto global = [&](std::uint64_t key) {
-              return Neighbor{cuda::key_distance(key),
-                              static_cast<std::int64_t>(c.docs.begin + cuda::key_doc(key))};
-            };
-            if (rev == Reverse::bound) {
-              for (std::size_t j = 0; j < b.nq; ++j)
-                for (const Neighbor& nb :
-                     refine_topk(b, c, j, out[0].data() + j * n, res.k, st.refined))
-                  best[j].push({nb.distance, static_cast<std::int64_t>(c.docs.begin) + nb.index});
-            } else {
-              selector.select(out[0].data(), b.nq, n, n, res.k, keys, stream.get());
-              const std::size_t kk = std::min(res.k, n);
-              for (std::size_t j = 0; j < b.nq; ++j)
-                for (std::size_t r = 0; r < kk; ++r) best[j].push(global(keys[j * kk + r]));
-              if (symmetric && opt.method == Method::lc_rwmd) st.refined += b.nq * n;
+    for_each_batch(q, opt, res.k, false, st, [&](const QueryBatch& b, std::size_t gather_bytes) {
+      if (opt.method == Method::lc_rwmd) phase1(b, rev);
+      std::vector<TopK> best(b.nq, TopK(res.k));
+      for (std::size_t ci = 0; ci < ranges.size(); ++ci) {
+        Chunk& c = chunk(ci);
+        const std::size_t n = c.docs.size();
+        const auto first_doc = static_cast<std::int64_t>(c.docs.begin);
+        out[0].reserve(b.nq * n);
+        block(b, q, c, opt, rev, gather_bytes, out[0].data());
+        if (rev == Reverse::bound) {
+          const auto tops = refiner.topk(out[0].data(), n, res.k, reverse_args(b, c.csr()),
+                                         selector, stream.get(), st.refined);
+          for (std::size_t j = 0; j < b.nq; ++j)
+            for (const Neighbor& nb : tops[j]) best[j].push({nb.distance, first_doc + nb.index});
+        } else {
+          selector.select(out[0].data(), b.nq, n, n, res.k, keys, stream.get());
+          const std::size_t kk = std::min(res.k, n);
+          for (std::size_t j = 0; j < b.nq; ++j)
+            for (std::size_t r = 0; r < kk; ++r) {
+              const std::uint64_t key = keys[j * kk + r];
+              best[j].push({cuda::key_distance(key), first_doc + cuda::key_doc(key)});
             }
-          }
-          for (std::size_t j = 0; j < b.nq; ++j) {
-            const std::vector<Neighbor> top = best[j].take_sorted();
-            const std::size_t row = (b.begin + j) * res.k;
-            for (std::size_t r = 0; r < top.size(); ++r) {
-              res.distances[row + r] = top[r].distance;
-              res.indices[row + r] = top[r].index;
-            }
-          }
-        });
+          if (symmetric && opt.method == Method::lc_rwmd) st.refined += b.nq * n;
+        }
+      }
+      for (std::size_t j = 0; j < b.nq; ++j) {
+        const std::vector<Neighbor> top = best[j].take_sorted();
+        const std::size_t row = (b.begin + j) * res.k;
+        for (std::size_t r = 0; r < top.size(); ++r) {
+          res.distances[row + r] = top[r].distance;
+          res.indices[row + r] = top[r].index;
+        }
+      }
+    });
     if (stats) *stats = st;
     return res;
   }
@@ -657,6 +597,7 @@ struct GpuIndex::Impl {
   void pairwise(const QuerySet& q, const SearchOptions& opt, const RowSink& sink,
                 SearchStats* stats) {
     std::lock_guard lock(mutex);
+    const DeviceGuard on_device(device.id);
     SearchStats st;
     const std::size_t n_all = index.n_docs();
     const bool symmetric = opt.symmetric && opt.method != Method::wcd;
@@ -671,32 +612,29 @@ struct GpuIndex::Impl {
       sink(pending[buf].first, pending[buf].count, host_rows[buf].data());
       pending[buf].count = 0;
     };
-    for_each_batch(
-        q, opt, 0, true, st,
-        [&](const QueryBatch& b, const cuda::WorkShape&, std::size_t gather_bytes) {
-          const std::size_t buf = t++ % 2;
-          hand_over(buf);  // batch t - 2's rows, if the sink has not had them yet
-          host_rows[buf].reserve(b.nq * n_all);
-          if (opt.method == Method::lc_rwmd) phase1(b, rev);
-          for (std::size_t ci = 0; ci < ranges.size(); ++ci) {
-            Chunk& c = chunk(ci);
-            const std::size_t n = c.docs.size();
-            out[buf].reserve(b.nq * n);
-            copied[buf].wait_on(stream.get());  // the copy of this buffer's last block is done
-            block(b, q, c, opt, rev, gather_bytes, out[buf].data());
-            computed[buf].record(stream.get());
-            computed[buf].wait_on(copy_stream.get());
-            LCRWMD_CUDA_CHECK(cudaMemcpy2DAsync(host_rows[buf].data() + c.docs.begin,
-                                                n_all * sizeof(float), out[buf].data(),
-                                                n * sizeof(float), n * sizeof(float), b.nq,
-                                                cudaMemcpyDeviceToHost, copy_stream.get()));
-            copied[buf].record(copy_stream.get());
-            if (!all_resident) copied[buf].sync();  // the chunk slot is refilled next
-          }
-          if (symmetric && opt.method == Method::lc_rwmd) st.refined += b.nq * n_all;
-          pending[buf] = {b.begin, b.nq};
-          hand_over(1 - buf);  // the previous batch, while this one computes
-        });
+    for_each_batch(q, opt, 0, true, st, [&](const QueryBatch& b, std::size_t gather_bytes) {
+      const std::size_t buf = t++ % 2;
+      hand_over(buf);  // batch t - 2's rows, if the sink has not had them yet
+      host_rows[buf].reserve(b.nq * n_all);
+      if (opt.method == Method::lc_rwmd) phase1(b, rev);
+      for (std::size_t ci = 0; ci < ranges.size(); ++ci) {
+        Chunk& c = chunk(ci);
+        const std::size_t n = c.docs.size();
+        out[buf].reserve(b.nq * n);
+        copied[buf].wait_on(stream.get());  // the copy of this buffer's last block is done
+        block(b, q, c, opt, rev, gather_bytes, out[buf].data());
+        computed[buf].record(stream.get());
+        computed[buf].wait_on(copy_stream.get());
+        LCRWMD_CUDA_CHECK(cudaMemcpy2DAsync(
+            host_rows[buf].data() + c.docs.begin, n_all * sizeof(float), out[buf].data(),
+            n * sizeof(float), n * sizeof(float), b.nq, cudaMemcpyDeviceToHost, copy_stream.get()));
+        copied[buf].record(copy_stream.get());
+        if (!all_resident) copied[buf].sync();  // the chunk slot is refilled next
+      }
+      if (symmetric && opt.method == Method::lc_rwmd) st.refined += b.nq * n_all;
+      pending[buf] = {b.begin, b.nq};
+      hand_over(1 - buf);  // the previous batch, while this one computes
+    });
     // One batch is still pending (the other was handed over during the last one).
     hand_over(0);
     hand_over(1);
@@ -704,13 +642,38 @@ struct GpuIndex::Impl {
   }
 };
 
-GpuIndex::GpuIndex(const Index& index, const SearchOptions& options)
-    : impl_(std::make_unique<Impl>(index, options)) {
+namespace {
+
+// Checked before any stream or handle is made, so that a machine without a GPU hears so.
+GpuDevice checked_device(int id) {
+  const std::size_t count = gpu_device_count();
+  if (id < 0 || static_cast<std::size_t>(id) >= count)
+    throw Error(count == 0 ? std::string("no CUDA device found (--backend cuda needs an NVIDIA "
+                                         "GPU and its driver; --backend cpu runs without one)")
+                           : "no CUDA device " + std::to_string(id) + " (found " +
+                                 std::to_string(count) + ")");
+  return gpu_device(id);
+}
+
+}  // namespace
+
+GpuIndex::GpuIndex(const Index& index, const SearchOptions& options) {
+  const GpuDevice device = checked_device(options.device);
+  const DeviceGuard on_device(device.id);
+  impl_ = std::make_unique<Impl>(index, device);
   impl_->place(options);
 }
 GpuIndex::GpuIndex(GpuIndex&&) noexcept = default;
 GpuIndex& GpuIndex::operator=(GpuIndex&&) noexcept = default;
-GpuIndex::~GpuIndex() = default;
+GpuIndex::~GpuIndex() {
+  if (!impl_) return;
+  // Its memory, streams and handles are released on its own device.
+  int previous = 0;
+  const bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != impl_->device.id &&
+                        cudaSetDevice(impl_->device.id) == cudaSuccess;
+  impl_.reset();
+  if (switched) cudaSetDevice(previous);
+}
 
 SearchResults GpuIndex::search(const QuerySet& queries, std::size_t k, const SearchOptions& options,
                                SearchStats* stats) const {

@@ -1,10 +1,13 @@
 // The CUDA backend's kernels. Warp-per-row (or per-document) kernels throughout: a warp reads
 // a tile row, a Z row or a document's nonzeros with consecutive lanes on consecutive
 // addresses, and reduces with shuffles.
+#include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "cuda/check.h"
 #include "cuda/kernels.h"
+#include "lcrwmd/error.h"
 
 namespace lcrwmd::cuda {
 namespace {
@@ -49,53 +52,98 @@ __device__ std::size_t warps_in_grid() {
   return static_cast<std::size_t>(gridDim.x) * blockDim.x / 32;
 }
 
-__global__ void phase1_kernel(Phase1Args a) {
-  extern __shared__ unsigned nearest_s[];
-  if (a.nearest) {
+__device__ float squared_distance(float neg2dot, float en, const Phase1Args& a, std::size_t r,
+                                  int c) {
+  const float tn = a.col_norms[c];
+  float d = fmaxf(0.0f, neg2dot + en + tn);
+  if (d < kRecomputeBelow * (en + tn))
+    d = sq_dist(a.row_vectors + r * a.dim, a.col_vectors + static_cast<std::size_t>(c) * a.dim,
+                a.dim);
+  return d;
+}
+
+// A warp per row: the row's squared distances staged in shared memory (read from the tile
+// once, 16 bytes a lane), then per query a minimum over its columns gathered from there.
+// Lane l keeps the minimum of query j0 + l, so each run of 32 queries writes Z coalesced.
+template <bool kNearest, bool kCache>
+__global__ void __launch_bounds__(kThreads) phase1_kernel(Phase1Args a, int staged) {
+  extern __shared__ float smem[];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  float* row_s = smem + warp * staged;
+  unsigned* nearest_s = reinterpret_cast<unsigned*>(smem + kWarps * staged);
+  if (kNearest) {
     for (int c = threadIdx.x; c < a.cols; c += blockDim.x) nearest_s[c] = __float_as_uint(INFINITY);
     __syncthreads();
   }
-  const int lane = threadIdx.x & 31;
+  const int nq = a.q.n_queries;
   for (std::size_t r = warp_id_global(); r < a.rows; r += warps_in_grid()) {
-    float* row = a.tile + r * a.cols;
+    const float* row = a.tile + r * a.ld;
     const float en = a.row_norms[r];
     const std::int64_t word = a.row_word ? a.row_word[r] : static_cast<std::int64_t>(r);
-    float lane_min = INFINITY;
-    for (int c = lane; c < a.cols; c += 32) {
-      const bool self = a.col_word[c] == word;
-      float d = 0.0f;
-      if (!self) {
-        const float tn = a.col_norms[c];
-        d = fmaxf(0.0f, row[c] + en + tn);
-        if (d < kRecomputeBelow * (en + tn))
-          d = sq_dist(a.row_vectors + r * a.dim,
-                      a.col_vectors + static_cast<std::size_t>(c) * a.dim, a.dim);
-        if (a.nearest) atomicMin(&nearest_s[c], __float_as_uint(d));
+    for (int c4 = 4 * lane; c4 < a.cols; c4 += 128) {
+      const float4 x = *reinterpret_cast<const float4*>(row + c4);
+      const float xs[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+      for (int t = 0; t < 4; ++t) {
+        const int c = c4 + t;
+        if (c >= a.cols) break;
+        float d = 0.0f;
+        if (a.col_word[c] != word) {
+          d = squared_distance(xs[t], en, a, r, c);
+          if (kNearest) atomicMin(&nearest_s[c], __float_as_uint(d));
+        }
+        row_s[c] = d;
       }
-      if (a.keep) row[c] = d;
-      lane_min = fminf(lane_min, d);
-    }
-    if (!a.z) continue;
-    if (a.q.n_queries == 1) {
-      const float m = warp_min(lane_min);
-      if (lane == 0 && m < a.z[r]) a.z[r] = m;
-      continue;
-    }
-    __syncwarp();  // the row's distances, written by all lanes, are read by all lanes below
-    float* zr = a.z + r * a.q.n_queries;
-    for (int j = 0; j < a.q.n_queries; ++j) {
-      const int b = a.q.begin[j], e = a.q.end[j];
-      if (b == e) continue;
-      float m = INFINITY;
-      for (int p = b + lane; p < e; p += 32) m = fminf(m, row[a.q.cols[p] - a.q.col0]);
-      m = warp_min(m);
-      if (lane == 0 && m < zr[j]) zr[j] = m;
     }
     __syncwarp();
+    float* cache_row = kCache ? a.cache + r * a.cache_stride : nullptr;
+    for (int j0 = 0; j0 < nq; j0 += 32) {
+      float mine = INFINITY;
+      const int count = min(32, nq - j0);
+      for (int jj = 0; jj < count; ++jj) {
+        const int b = a.tile_begin[j0 + jj], e = a.tile_end[j0 + jj];
+        float m = INFINITY;
+        for (int p = b + lane; p < e; p += 32) {
+          const float d = row_s[a.q.cols[p] - a.col0];
+          m = fminf(m, d);
+          if (kCache) cache_row[p] = d;
+        }
+        m = warp_min(m);
+        if (lane == jj) mine = m;
+      }
+      if (lane < count) {
+        float* zp = a.z + r * nq + j0 + lane;
+        float value = a.first ? mine : fminf(*zp, mine);
+        *zp = a.last ? sqrtf(value) : value;
+      }
+    }
+    __syncwarp();  // the next row overwrites row_s
   }
-  if (a.nearest) {
+  if (kNearest) {
     __syncthreads();
-    for (int c = threadIdx.x; c < a.cols; c += blockDim.x) atomicMin(&a.nearest[c], nearest_s[c]);
+    for (int c = threadIdx.x; c < a.cols; c += blockDim.x)
+      if (nearest_s[c] != __float_as_uint(INFINITY)) atomicMin(&a.nearest[c], nearest_s[c]);
+  }
+}
+
+__global__ void bound_terms_kernel(QueryWords q, const std::int64_t* col_word,
+                                   const unsigned* nearest, float* z, float* nn_sum) {
+  __shared__ double warp_totals[kWarps];
+  const int j = blockIdx.x;
+  double total = 0;
+  for (std::uint64_t p = q.pos[j] + threadIdx.x; p < q.pos[j + 1]; p += blockDim.x) {
+    const std::uint32_t c = q.cols[p];
+    const float term = q.weights[p] * sqrtf(__uint_as_float(nearest[c]));
+    total += term;
+    if (col_word[c] >= 0) z[static_cast<std::size_t>(col_word[c]) * q.n_queries + j] = -term;
+  }
+  for (int o = 16; o > 0; o /= 2) total += __shfl_xor_sync(kFull, total, o);
+  if ((threadIdx.x & 31) == 0) warp_totals[threadIdx.x >> 5] = total;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double sum = 0;
+    for (int w = 0; w < kWarps; ++w) sum += warp_totals[w];
+    nn_sum[j] = static_cast<float>(sum);
   }
 }
 
@@ -103,28 +151,6 @@ __global__ void fill_kernel(float* p, std::size_t n, float value) {
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
        i += std::size_t{gridDim.x} * blockDim.x)
     p[i] = value;
-}
-__global__ void sqrt_kernel(float* p, std::size_t n) {
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
-       i += std::size_t{gridDim.x} * blockDim.x)
-    p[i] = sqrtf(p[i]);
-}
-__global__ void max_kernel(float* a, const float* b, std::size_t n) {
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
-       i += std::size_t{gridDim.x} * blockDim.x)
-    a[i] = fmaxf(a[i], b[i]);
-}
-__global__ void gather_max_kernel(const float* bound, const std::uint32_t* list, std::size_t n,
-                                  float* d2) {
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
-       i += std::size_t{gridDim.x} * blockDim.x)
-    d2[i] = fmaxf(d2[i], bound[list[i]]);
-}
-__global__ void scatter_kernel(float* dst, const std::uint64_t* pos, const float* val,
-                               std::size_t n) {
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
-       i += std::size_t{gridDim.x} * blockDim.x)
-    dst[pos[i]] = val[i];
 }
 
 __device__ float bound(float d1, float nn_sum, float shared) {
@@ -187,38 +213,53 @@ __global__ void sparse_many_kernel(DeviceCsr x, const float* z, int nq, bool spl
   }
 }
 
-constexpr int kColumnsPerLane = 4;
+constexpr int kPositionsPerLane = 4;
 
-// A warp per (listed document, query): lanes over the query's columns in the tile, a running
-// minimum per column over the document's words.
-__global__ void reverse_kernel(DeviceCsr x, const std::uint32_t* list, std::size_t n_list,
-                               const float* tile, int cols, QueryColumns q, float* out,
-                               std::size_t stride) {
-  const int j = blockIdx.y;
-  const int b = q.begin[j], e = q.end[j];
-  if (b == e) return;
+// D2 of (document, query j) by one warp: lanes over the query's positions, a running minimum
+// per position over the document's words, whose cache rows are contiguous per query.
+__device__ float reverse_distance(const ReverseArgs& a, std::size_t doc, int j) {
   const int lane = threadIdx.x & 31;
-  for (std::size_t l = warp_id_global(); l < n_list; l += warps_in_grid()) {
-    const std::size_t doc = list ? list[l] : l;
-    float total = 0;
-    for (int g = b; g < e; g += 32 * kColumnsPerLane) {
-      float best[kColumnsPerLane];
-      int col[kColumnsPerLane];
-      for (int s = 0; s < kColumnsPerLane; ++s) {
-        best[s] = INFINITY;
-        const int p = g + lane + 32 * s;
-        col[s] = p < e ? static_cast<int>(q.cols[p]) - q.col0 : -1;
-      }
-      for (std::uint64_t p = x.indptr[doc]; p < x.indptr[doc + 1]; ++p) {
-        const float* row = tile + std::size_t{x.indices[p]} * cols;
-        for (int s = 0; s < kColumnsPerLane; ++s)
-          if (col[s] >= 0) best[s] = fminf(best[s], row[col[s]]);
-      }
-      for (int s = 0; s < kColumnsPerLane; ++s)
-        if (col[s] >= 0) total += q.weights[g + lane + 32 * s] * sqrtf(best[s]);
+  const std::uint64_t b = a.q.pos[j], e = a.q.pos[j + 1];
+  const std::uint64_t w0 = a.docs.indptr[doc], w1 = a.docs.indptr[doc + 1];
+  float total = 0;
+  for (std::uint64_t g = b; g < e; g += 32 * kPositionsPerLane) {
+    float best[kPositionsPerLane];
+#pragma unroll
+    for (int s = 0; s < kPositionsPerLane; ++s) best[s] = INFINITY;
+    const std::uint64_t p0 = g + lane;
+#pragma unroll 4
+    for (std::uint64_t w = w0; w < w1; ++w) {
+      const float* row = a.cache + std::size_t{a.docs.indices[w]} * a.stride;
+#pragma unroll
+      for (int s = 0; s < kPositionsPerLane; ++s)
+        if (p0 + 32 * s < e) best[s] = fminf(best[s], row[p0 + 32 * s]);
     }
-    total = warp_sum(total);
-    if (lane == 0) out[static_cast<std::size_t>(j) * stride + l] += total;
+#pragma unroll
+    for (int s = 0; s < kPositionsPerLane; ++s)
+      if (p0 + 32 * s < e) total += a.q.weights[p0 + 32 * s] * sqrtf(best[s]);
+  }
+  return warp_sum(total);
+}
+
+__global__ void reverse_pairs_kernel(ReverseArgs a, const std::uint32_t* docs,
+                                     const std::uint32_t* queries, std::size_t n_pairs,
+                                     const float* bound, std::size_t bound_stride, float* out) {
+  for (std::size_t l = warp_id_global(); l < n_pairs; l += warps_in_grid()) {
+    const std::uint32_t doc = docs[l], j = queries[l];
+    const float d2 = reverse_distance(a, doc, static_cast<int>(j));
+    if ((threadIdx.x & 31) == 0)
+      out[l] = bound ? fmaxf(bound[static_cast<std::size_t>(j) * bound_stride + doc], d2) : d2;
+  }
+}
+
+__global__ void reverse_all_kernel(ReverseArgs a, float* d, std::size_t stride) {
+  const int j = blockIdx.y;
+  for (std::size_t i = warp_id_global(); i < a.docs.docs; i += warps_in_grid()) {
+    const float d2 = reverse_distance(a, i, j);
+    if ((threadIdx.x & 31) == 0) {
+      float* x = d + static_cast<std::size_t>(j) * stride + i;
+      *x = fmaxf(*x, d2);
+    }
   }
 }
 
@@ -271,38 +312,52 @@ __global__ void gather_kernel(const float* vectors, const float* norms, int dim,
 
 }  // namespace
 
+namespace {
+
+template <bool kNearest, bool kCache>
+void launch_phase1(const Phase1Args& a, cudaStream_t s) {
+  const int staged = (a.cols + 3) / 4 * 4;
+  const std::size_t bytes = (kWarps + (kNearest ? 1 : 0)) * std::size_t(staged) * sizeof(float);
+  static const bool opted_in = [] {
+    const std::size_t most = (kWarps + 1) * std::size_t{kMaxTileColumns} * sizeof(float);
+    LCRWMD_CUDA_CHECK(cudaFuncSetAttribute(phase1_kernel<kNearest, kCache>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(most)));
+    return true;
+  }();
+  (void)opted_in;
+  // With nearest, each block merges its minima into global memory once: few, long-lived
+  // blocks; without, enough to cover the rows.
+  const unsigned blocks =
+      kNearest ? std::min(blocks_for(a.rows, kWarps), 1024u) : blocks_for(a.rows, kWarps);
+  phase1_kernel<kNearest, kCache><<<blocks, kThreads, bytes, s>>>(a, staged);
+  LCRWMD_LAUNCH_CHECK();
+}
+
+}  // namespace
+
 void phase1_epilogue(const Phase1Args& a, cudaStream_t s) {
   if (a.rows == 0 || a.cols == 0) return;
-  const std::size_t shared = a.nearest ? a.cols * sizeof(unsigned) : 0;
-  phase1_kernel<<<blocks_for(a.rows, kWarps), kThreads, shared, s>>>(a);
+  if (a.cols > kMaxTileColumns || a.ld % 4 != 0 || a.ld < static_cast<std::size_t>(a.cols))
+    throw Error("phase1_epilogue: a tile of " + std::to_string(a.cols) + " columns (row stride " +
+                std::to_string(a.ld) + ")");
+  if (a.nearest)
+    a.cache ? launch_phase1<true, true>(a, s) : launch_phase1<true, false>(a, s);
+  else
+    a.cache ? launch_phase1<false, true>(a, s) : launch_phase1<false, false>(a, s);
+}
+
+void finish_bound_terms(const QueryWords& q, const std::int64_t* col_word, const unsigned* nearest,
+                        float* z, float* nn_sum, cudaStream_t s) {
+  if (q.n_queries == 0) return;
+  bound_terms_kernel<<<static_cast<unsigned>(q.n_queries), kThreads, 0, s>>>(q, col_word, nearest,
+                                                                             z, nn_sum);
   LCRWMD_LAUNCH_CHECK();
 }
 
 void fill(float* p, std::size_t n, float value, cudaStream_t s) {
   if (n == 0) return;
   fill_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(p, n, value);
-  LCRWMD_LAUNCH_CHECK();
-}
-void sqrt_inplace(float* p, std::size_t n, cudaStream_t s) {
-  if (n == 0) return;
-  sqrt_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(p, n);
-  LCRWMD_LAUNCH_CHECK();
-}
-void max_inplace(float* a, const float* b, std::size_t n, cudaStream_t s) {
-  if (n == 0) return;
-  max_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(a, b, n);
-  LCRWMD_LAUNCH_CHECK();
-}
-void gather_max(const float* bound, const std::uint32_t* list, std::size_t n, float* d2,
-                cudaStream_t s) {
-  if (n == 0) return;
-  gather_max_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(bound, list, n, d2);
-  LCRWMD_LAUNCH_CHECK();
-}
-void scatter(float* dst, const std::uint64_t* positions, const float* values, std::size_t n,
-             cudaStream_t s) {
-  if (n == 0) return;
-  scatter_kernel<<<blocks_for(n, kThreads), kThreads, 0, s>>>(dst, positions, values, n);
   LCRWMD_LAUNCH_CHECK();
 }
 
@@ -321,12 +376,19 @@ void sparse_times_z(const DeviceCsr& docs, const float* z, int n_queries, bool s
   LCRWMD_LAUNCH_CHECK();
 }
 
-void reverse_gather(const DeviceCsr& docs, const std::uint32_t* list, std::size_t n_list,
-                    const float* tile, int cols, const QueryColumns& q, float* out,
-                    std::size_t stride, cudaStream_t s) {
-  if (n_list == 0 || q.n_queries == 0) return;
-  const dim3 grid(blocks_for(n_list, kWarps), static_cast<unsigned>(q.n_queries));
-  reverse_kernel<<<grid, kThreads, 0, s>>>(docs, list, n_list, tile, cols, q, out, stride);
+void reverse_pairs(const ReverseArgs& a, const std::uint32_t* docs, const std::uint32_t* queries,
+                   std::size_t n_pairs, const float* bound, std::size_t bound_stride, float* out,
+                   cudaStream_t s) {
+  if (n_pairs == 0) return;
+  reverse_pairs_kernel<<<blocks_for(n_pairs, kWarps), kThreads, 0, s>>>(a, docs, queries, n_pairs,
+                                                                        bound, bound_stride, out);
+  LCRWMD_LAUNCH_CHECK();
+}
+
+void reverse_all(const ReverseArgs& a, float* d, std::size_t stride, cudaStream_t s) {
+  if (a.docs.docs == 0 || a.q.n_queries == 0) return;
+  const dim3 grid(blocks_for(a.docs.docs, kWarps), static_cast<unsigned>(a.q.n_queries));
+  reverse_all_kernel<<<grid, kThreads, 0, s>>>(a, d, stride);
   LCRWMD_LAUNCH_CHECK();
 }
 

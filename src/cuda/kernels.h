@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cuda/limits.h"
+
 namespace lcrwmd::cuda {
 
 // Documents of one resident chunk: CSR with offsets starting at 0.
@@ -17,26 +19,30 @@ struct DeviceCsr {
   std::size_t docs = 0;
 };
 
-// Query words of a batch as tile columns: query j owns positions [begin[j], end[j]) of `cols`
-// (global column numbers, ascending) and `weights`; a launch covers columns [col0, col0 + n).
-struct QueryColumns {
+// A batch's query words. Phase-1 columns are the batch's distinct words (ascending); query j
+// owns positions [pos[j], pos[j + 1]) of `cols` (its columns, ascending) and `weights`.
+struct QueryWords {
   const std::uint32_t* cols = nullptr;
   const float* weights = nullptr;
-  const int* begin = nullptr;  // restricted to the launch's columns
-  const int* end = nullptr;
+  const std::uint64_t* pos = nullptr;  // n_queries + 1 offsets
   int n_queries = 0;
-  int col0 = 0;
 };
 
-// Phase 1 after the GEMM: tile[r][c] = -2 e_r . t_c becomes the squared distance
-// max(0, |e_r|^2 + |t_c|^2 - 2 e_r . t_c), recomputed from the vectors where the expansion has
-// lost its accuracy and exactly 0 where row and column are the same word. Then, where z is
-// set, z[r * n_queries + j] = min(z, min over query j's columns in the tile), and where
-// nearest is set, nearest[c] = min(nearest[c], min over rows of another word) (float bits).
+// Phase 1 after the GEMM of one tile of columns [col0, col0 + cols): tile[r][c] (row stride ld)
+// = -2 e_r . t_c becomes the squared distance max(0, |e_r|^2 + |t_c|^2 - 2 e_r . t_c),
+// recomputed from the vectors where the expansion has lost its accuracy and exactly 0 where
+// row and column are the same word. Each row is staged in shared memory, then:
+//  - z[r * n_queries + j] = min over query j's columns in the tile (tile_begin/tile_end: its
+//    positions among them), folded into z's earlier tiles unless first, square-rooted if last;
+//  - where cache is set, cache[r * cache_stride + p] = the squared distance at position p
+//    (query-major: D2 of a pair then reads one contiguous segment per document word);
+//  - where nearest is set, nearest[c - col0] = min(nearest, min over rows of another word)
+//    (float bits).
 struct Phase1Args {
-  float* tile = nullptr;
+  const float* tile = nullptr;
   std::size_t rows = 0;
   int cols = 0;
+  std::size_t ld = 0;
   int dim = 0;
   const float* row_vectors = nullptr;
   const float* row_norms = nullptr;
@@ -44,23 +50,25 @@ struct Phase1Args {
   const float* col_vectors = nullptr;       // of the tile's columns
   const float* col_norms = nullptr;
   const std::int64_t* col_word = nullptr;  // -1: a word the rows cannot hold
+  int col0 = 0;
+  QueryWords q;
+  const int* tile_begin = nullptr;  // per query: its first position in this tile
+  const int* tile_end = nullptr;
   float* z = nullptr;
-  QueryColumns q;  // one query: every column of the tile is its own
+  bool first = true, last = true;
+  float* cache = nullptr;
+  std::size_t cache_stride = 0;
   unsigned* nearest = nullptr;
-  // Whether the squared distances stay in the tile (for D2, or for Z of several queries);
-  // one-sided single queries need only their minima.
-  bool keep = true;
 };
 void phase1_epilogue(const Phase1Args& a, cudaStream_t s);
 
+// Symmetric top-k's bound B2 (lc_rwmd.cpp explains), after the last tile: per query j,
+// nn_sum[j] = sum_p F_p sqrt(nearest[cols[p]]) and z[u * n_queries + j] = -F_p sqrt(nearest) at
+// the rows u = col_word[cols[p]] of its own words.
+void finish_bound_terms(const QueryWords& q, const std::int64_t* col_word, const unsigned* nearest,
+                        float* z, float* nn_sum, cudaStream_t s);
+
 void fill(float* p, std::size_t n, float value, cudaStream_t s);
-void sqrt_inplace(float* p, std::size_t n, cudaStream_t s);
-void max_inplace(float* a, const float* b, std::size_t n, cudaStream_t s);
-// d2[l] = max(d2[l], bound[list[l]]): the exact symmetric distance of listed documents.
-void gather_max(const float* bound, const std::uint32_t* list, std::size_t n, float* d2,
-                cudaStream_t s);
-void scatter(float* dst, const std::uint64_t* positions, const float* values, std::size_t n,
-             cudaStream_t s);
 
 // Phase 2: D1[j][i] = sum_p w_ip z[u_ip][j] for queries [0, n_queries). With split_bound, z
 // holds the B2 terms as negative entries (lc_rwmd.cpp explains) and the result is the bound
@@ -68,12 +76,22 @@ void scatter(float* dst, const std::uint64_t* positions, const float* values, st
 void sparse_times_z(const DeviceCsr& docs, const float* z, int n_queries, bool split_bound,
                     const float* nn_sum, float* out, std::size_t stride, cudaStream_t s);
 
-// The other direction, one tile of columns at a time: for the listed documents (all where
-// list is null), out[j][l] += sum over query j's columns t in the tile of
-// F_j[t] * sqrt(min over the document's words u of tile[u][t]).
-void reverse_gather(const DeviceCsr& docs, const std::uint32_t* list, std::size_t n_list,
-                    const float* tile, int cols, const QueryColumns& q, float* out,
-                    std::size_t stride, cudaStream_t s);
+// The other direction from the query-major cache of squared distances (Phase1Args::cache,
+// rows as in docs.indices): D2(i, j) = sum over query j's positions p of
+// F_p sqrt(min over document i's words u of cache[u * stride][p]).
+struct ReverseArgs {
+  DeviceCsr docs;
+  const float* cache = nullptr;
+  std::size_t stride = 0;
+  QueryWords q;
+};
+// Listed pairs: out[l] = max(bound[j * bound_stride + doc], D2(doc, j)) for doc = docs[l],
+// j = queries[l]: the exact symmetric distance where the bound is max(D1, B2) (or D1).
+void reverse_pairs(const ReverseArgs& a, const std::uint32_t* docs, const std::uint32_t* queries,
+                   std::size_t n_pairs, const float* bound, std::size_t bound_stride, float* out,
+                   cudaStream_t s);
+// Every document and query: d[j * stride + i] = max(d[j * stride + i], D2(i, j)).
+void reverse_all(const ReverseArgs& a, float* d, std::size_t stride, cudaStream_t s);
 
 // Weighted centroids (accumulated in double, as on the CPU) and WCD to query centroids.
 void centroids(const DeviceCsr& docs, const float* vectors, int dim, float* out, cudaStream_t s);

@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include "cuda/limits.h"
 #include "cuda/sort_key.h"
 #include "lcrwmd/error.h"
 
@@ -11,8 +12,7 @@ namespace lcrwmd::cuda {
 namespace {
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
-// The phase-1 kernel keeps each tile column's running minimum in shared memory (16 KiB).
-constexpr std::size_t kMaxTileWords = 4096;
+constexpr std::size_t kMaxTileWords = kMaxTileColumns;
 constexpr std::size_t kMaxChunkDocs = std::numeric_limits<std::uint32_t>::max();
 
 std::string mib(std::size_t bytes) { return std::to_string((bytes + kMiB - 1) / kMiB) + " MiB"; }
@@ -56,13 +56,16 @@ std::size_t batch_bytes(const WorkShape& s, std::size_t queries, std::size_t wor
   if (s.method == Method::wcd)
     return bytes + queries * s.dim * f + 2 * queries * n * f +
            queries * select_capacity(n, s.k) * 16;
-  if (s.method == Method::lc_rwmd) bytes += s.vocab * queries * f + words * f;  // Z, nearest
-  // Output rows (twice: pairwise double-buffers them), D2 for the symmetric variants.
+  if (s.method == Method::lc_rwmd) {
+    bytes += s.vocab * queries * f + words * f;     // Z, nearest other words
+    if (s.symmetric) bytes += s.vocab * words * f;  // the squared distances D2 reads
+  }
+  // Output rows (twice: pairwise double-buffers them).
   bytes += queries * n * f * (s.full_matrix ? 2 : 1);
-  if (s.symmetric) bytes += queries * n * f;
   if (!s.full_matrix) {
     bytes += queries * select_capacity(n, s.k) * 16;
-    if (s.symmetric) bytes += n * (4 + 8);  // candidate list and its keys (one query at a time)
+    // The refinement's candidates (keys, sorted keys), at most every document of every query.
+    if (s.symmetric) bytes += queries * n * (8 + 8);
   }
   return bytes + 32 * kMiB;  // CUB's temporary storage
 }
@@ -96,7 +99,9 @@ std::vector<GpuBatch> plan_gpu_batches(const WorkShape& s,
                   " documents per chunk (needs " + mib(fixed + row_bytes) +
                   "): raise --device-memory or lower --device-chunk");
     std::size_t tile = std::max<std::size_t>(words(q), 1);
-    if (row_bytes) tile = std::min(tile, (budget - fixed) / row_bytes);
+    // Tile rows are padded to 4 columns (16-byte loads): a multiple of 4 where more than one.
+    if (row_bytes)
+      tile = std::min(tile, std::max<std::size_t>(1, (budget - fixed) / row_bytes / 4 * 4));
     batches.push_back({begin, q, std::max<std::size_t>(1, std::min(tile, tile_cap))});
   }
   return batches;

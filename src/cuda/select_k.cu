@@ -1,10 +1,7 @@
-#include <thrust/iterator/counting_iterator.h>
-
 #include <algorithm>
 #include <cub/block/block_radix_sort.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_segmented_sort.cuh>
-#include <cub/device/device_select.cuh>
 
 #include "cuda/check.h"
 #include "cuda/select_k.h"
@@ -60,20 +57,52 @@ __global__ void keys_kernel(const float* d, std::size_t n, std::uint64_t* out) {
     out[i] = sort_key(d[i], static_cast<std::uint32_t>(i));
 }
 
-struct KeyBetween {
-  const float* d;
-  std::uint64_t lo, hi;
-  __device__ bool operator()(std::uint32_t i) const {
-    const std::uint64_t key = sort_key(d[i], i);
-    return lo < key && key < hi;
+// Row r's segment of the candidate buffer: [r * cap, r * cap + count), or empty where the
+// candidates overflowed it (that row is sorted whole instead).
+__global__ void segments_kernel(const unsigned* counts, std::size_t rows, std::size_t cap,
+                                std::int64_t* begin, std::int64_t* end) {
+  for (std::size_t r = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; r < rows;
+       r += std::size_t{gridDim.x} * blockDim.x) {
+    begin[r] = static_cast<std::int64_t>(r * cap);
+    end[r] = begin[r] + (counts[r] <= cap ? counts[r] : 0);
   }
-};
+}
+
+// With out null: counts[r] = how many keys of row r lie in (lo[r], hi[r]); else they are
+// written at out[offsets[r] + ...] (counts zeroed again first).
+__global__ void between_kernel(const float* dist, std::size_t n, std::size_t stride,
+                               const std::uint64_t* lo_hi, unsigned* counts,
+                               const std::int64_t* offsets, std::uint64_t* out) {
+  const std::size_t row = blockIdx.y;
+  const std::uint64_t lo = lo_hi[2 * row], hi = lo_hi[2 * row + 1];
+  const float* d = dist + row * stride;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const std::uint64_t key = sort_key(d[i], static_cast<std::uint32_t>(i));
+    if (lo < key && key < hi) {
+      const unsigned pos = atomicAdd(&counts[row], 1u);
+      if (out) out[offsets[row] + pos] = key;
+    }
+  }
+}
 
 unsigned grid_for(std::size_t n) {
   return static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 4096));
 }
 
 }  // namespace
+
+void TopKSelector::sort_segments(std::size_t total, std::size_t rows, const std::int64_t* begin,
+                                 const std::int64_t* end, cudaStream_t s) {
+  std::size_t temp_bytes = 0;
+  LCRWMD_CUDA_CHECK(cub::DeviceSegmentedSort::SortKeys(
+      nullptr, temp_bytes, candidates_.data(), sorted_.data(), static_cast<std::int64_t>(total),
+      static_cast<std::int64_t>(rows), begin, end, s));
+  temp_.reserve(temp_bytes);
+  LCRWMD_CUDA_CHECK(cub::DeviceSegmentedSort::SortKeys(
+      temp_.data(), temp_bytes, candidates_.data(), sorted_.data(),
+      static_cast<std::int64_t>(total), static_cast<std::int64_t>(rows), begin, end, s));
+}
 
 void TopKSelector::select(const float* dist, std::size_t n_rows, std::size_t n, std::size_t stride,
                           std::size_t k, std::vector<std::uint64_t>& out, cudaStream_t s) {
@@ -87,7 +116,8 @@ void TopKSelector::select(const float* dist, std::size_t n_rows, std::size_t n, 
   candidates_.reserve(group * cap);
   sorted_.reserve(group * cap);
   offsets_.reserve(2 * group);
-  std::vector<std::int64_t> offsets(2 * group);
+  host_counts_.reserve(group);
+  host_keys_.reserve(group * kk);
   for (std::size_t r0 = 0; r0 < n_rows; r0 += group) {
     const std::size_t rows = std::min(group, n_rows - r0);
     const float* block = dist + r0 * stride;
@@ -98,33 +128,21 @@ void TopKSelector::select(const float* dist, std::size_t n_rows, std::size_t n, 
     collect_kernel<<<dim3(grid_for(n), static_cast<unsigned>(rows)), 256, 0, s>>>(
         block, n, stride, thresholds_.data(), counts_.data(), candidates_.data(), cap);
     LCRWMD_LAUNCH_CHECK();
-    host_counts_.resize(rows);
+    // The segments are laid out on the device: no round trip before the sort.
+    segments_kernel<<<grid_for(rows), 256, 0, s>>>(counts_.data(), rows, cap, offsets_.data(),
+                                                   offsets_.data() + group);
+    LCRWMD_LAUNCH_CHECK();
+    sort_segments(rows * cap, rows, offsets_.data(), offsets_.data() + group, s);
+    LCRWMD_CUDA_CHECK(cudaMemcpy2DAsync(
+        host_keys_.data(), kk * sizeof(std::uint64_t), sorted_.data(), cap * sizeof(std::uint64_t),
+        kk * sizeof(std::uint64_t), rows, cudaMemcpyDeviceToHost, s));
     LCRWMD_CUDA_CHECK(cudaMemcpyAsync(host_counts_.data(), counts_.data(), rows * sizeof(unsigned),
                                       cudaMemcpyDeviceToHost, s));
     LCRWMD_CUDA_CHECK(cudaStreamSynchronize(s));
-    // Overflowing rows get an empty segment here and a whole-row sort below.
-    for (std::size_t r = 0; r < rows; ++r) {
-      offsets[r] = static_cast<std::int64_t>(r * cap);
-      offsets[group + r] = offsets[r] + (host_counts_[r] <= cap ? host_counts_[r] : 0);
-    }
-    LCRWMD_CUDA_CHECK(cudaMemcpyAsync(offsets_.data(), offsets.data(),
-                                      2 * group * sizeof(std::int64_t), cudaMemcpyHostToDevice, s));
-    std::size_t temp_bytes = 0;
-    LCRWMD_CUDA_CHECK(cub::DeviceSegmentedSort::SortKeys(
-        nullptr, temp_bytes, candidates_.data(), sorted_.data(),
-        static_cast<std::int64_t>(rows * cap), static_cast<std::int64_t>(rows), offsets_.data(),
-        offsets_.data() + group, s));
-    temp_.reserve(temp_bytes);
-    LCRWMD_CUDA_CHECK(cub::DeviceSegmentedSort::SortKeys(
-        temp_.data(), temp_bytes, candidates_.data(), sorted_.data(),
-        static_cast<std::int64_t>(rows * cap), static_cast<std::int64_t>(rows), offsets_.data(),
-        offsets_.data() + group, s));
-    LCRWMD_CUDA_CHECK(cudaMemcpy2DAsync(
-        out.data() + r0 * kk, kk * sizeof(std::uint64_t), sorted_.data(),
-        cap * sizeof(std::uint64_t), kk * sizeof(std::uint64_t), rows, cudaMemcpyDeviceToHost, s));
-    LCRWMD_CUDA_CHECK(cudaStreamSynchronize(s));
+    std::copy(host_keys_.data(), host_keys_.data() + rows * kk, out.data() + r0 * kk);
+    // Rows whose candidates overflowed the buffer (ties, or an unlucky sample): sorted whole.
     for (std::size_t r = 0; r < rows; ++r)
-      if (host_counts_[r] > cap)
+      if (host_counts_.data()[r] > cap)
         sort_whole_row(block + r * stride, n, kk, out.data() + (r0 + r) * kk, s);
   }
 }
@@ -145,23 +163,61 @@ void TopKSelector::sort_whole_row(const float* row, std::size_t n, std::size_t k
   LCRWMD_CUDA_CHECK(cudaStreamSynchronize(s));
 }
 
-std::size_t TopKSelector::collect_between(const float* distances, std::size_t n, std::uint64_t lo,
-                                          std::uint64_t hi, std::uint32_t* list, cudaStream_t s) {
-  if (n == 0) return 0;
-  counts_.reserve(1);
-  const thrust::counting_iterator<std::uint32_t> docs(0);
-  const KeyBetween pred{distances, lo, hi};
-  std::size_t temp_bytes = 0;
-  LCRWMD_CUDA_CHECK(cub::DeviceSelect::If(nullptr, temp_bytes, docs, list, counts_.data(),
-                                          static_cast<std::int64_t>(n), pred, s));
-  temp_.reserve(temp_bytes);
-  LCRWMD_CUDA_CHECK(cub::DeviceSelect::If(temp_.data(), temp_bytes, docs, list, counts_.data(),
-                                          static_cast<std::int64_t>(n), pred, s));
-  unsigned count = 0;
-  LCRWMD_CUDA_CHECK(
-      cudaMemcpyAsync(&count, counts_.data(), sizeof count, cudaMemcpyDeviceToHost, s));
-  LCRWMD_CUDA_CHECK(cudaStreamSynchronize(s));
-  return count;
+void TopKSelector::collect_between(const float* dist, std::size_t n_rows, std::size_t n,
+                                   std::size_t stride, const std::vector<std::uint64_t>& lo,
+                                   const std::vector<std::uint64_t>& hi,
+                                   std::vector<std::uint64_t>& offsets,
+                                   std::vector<std::uint64_t>& keys, cudaStream_t s) {
+  offsets.assign(n_rows + 1, 0);
+  keys.clear();
+  if (n_rows == 0 || n == 0) return;
+  for (std::size_t r0 = 0; r0 < n_rows; r0 += kMaxGridY) {
+    const std::size_t rows = std::min<std::size_t>(kMaxGridY, n_rows - r0);
+    const float* block = dist + r0 * stride;
+    std::vector<std::uint64_t> lo_hi(2 * rows);
+    for (std::size_t r = 0; r < rows; ++r) {
+      lo_hi[2 * r] = lo[r0 + r];
+      lo_hi[2 * r + 1] = hi[r0 + r];
+    }
+    bounds_.upload(lo_hi.data(), lo_hi.size(), s);
+    counts_.reserve(rows);
+    LCRWMD_CUDA_CHECK(cudaMemsetAsync(counts_.data(), 0, rows * sizeof(unsigned), s));
+    const dim3 grid(grid_for(n), static_cast<unsigned>(rows));
+    between_kernel<<<grid, 256, 0, s>>>(block, n, stride, bounds_.data(), counts_.data(), nullptr,
+                                        nullptr);
+    LCRWMD_LAUNCH_CHECK();
+    host_counts_.reserve(rows);
+    LCRWMD_CUDA_CHECK(cudaMemcpyAsync(host_counts_.data(), counts_.data(), rows * sizeof(unsigned),
+                                      cudaMemcpyDeviceToHost, s));
+    LCRWMD_CUDA_CHECK(cudaStreamSynchronize(s));
+    host_offsets_.reserve(2 * rows);
+    std::int64_t* begin = host_offsets_.data();
+    std::int64_t* end = begin + rows;
+    std::int64_t total = 0;
+    for (std::size_t r = 0; r < rows; ++r) {
+      begin[r] = total;
+      total += host_counts_.data()[r];
+      end[r] = total;
+    }
+    const std::size_t t = static_cast<std::size_t>(total);
+    const std::size_t first = keys.size();
+    for (std::size_t r = 0; r < rows; ++r)
+      offsets[r0 + r + 1] = first + static_cast<std::size_t>(end[r]);
+    if (t == 0) continue;
+    offsets_.upload(host_offsets_.data(), 2 * rows, s);
+    candidates_.reserve(t);
+    sorted_.reserve(t);
+    LCRWMD_CUDA_CHECK(cudaMemsetAsync(counts_.data(), 0, rows * sizeof(unsigned), s));
+    between_kernel<<<grid, 256, 0, s>>>(block, n, stride, bounds_.data(), counts_.data(),
+                                        offsets_.data(), candidates_.data());
+    LCRWMD_LAUNCH_CHECK();
+    sort_segments(t, rows, offsets_.data(), offsets_.data() + rows, s);
+    host_keys_.reserve(t);
+    LCRWMD_CUDA_CHECK(cudaMemcpyAsync(host_keys_.data(), sorted_.data(), t * sizeof(std::uint64_t),
+                                      cudaMemcpyDeviceToHost, s));
+    LCRWMD_CUDA_CHECK(cudaStreamSynchronize(s));
+    keys.insert(keys.end(), host_keys_.data(), host_keys_.data() + t);
+  }
 }
 
 }  // namespace lcrwmd::cuda

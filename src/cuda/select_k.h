@@ -24,21 +24,29 @@ class TopKSelector {
   void select(const float* dist, std::size_t n_rows, std::size_t n, std::size_t stride,
               std::size_t k, std::vector<std::uint64_t>& out, cudaStream_t s);
 
-  // Documents whose key (distance[i], i) lies strictly between lo and hi, ascending by
-  // document, into `list` (room for n); returns how many. Synchronises the stream.
-  std::size_t collect_between(const float* distances, std::size_t n, std::uint64_t lo,
-                              std::uint64_t hi, std::uint32_t* list, cudaStream_t s);
+  // Per row r: the documents whose key (dist[r * stride + i], i) lies strictly between lo[r] and
+  // hi[r], as sort keys ascending, row r's at keys[offsets[r] .. offsets[r + 1]). Synchronises.
+  void collect_between(const float* dist, std::size_t n_rows, std::size_t n, std::size_t stride,
+                       const std::vector<std::uint64_t>& lo, const std::vector<std::uint64_t>& hi,
+                       std::vector<std::uint64_t>& offsets, std::vector<std::uint64_t>& keys,
+                       cudaStream_t s);
 
  private:
   void sort_whole_row(const float* row, std::size_t n, std::size_t k, std::uint64_t* out,
                       cudaStream_t s);
 
+  // Sorts segments [begin[r], end[r]) of candidates_ into sorted_ (CUB's segmented sort).
+  void sort_segments(std::size_t total, std::size_t rows, const std::int64_t* begin,
+                     const std::int64_t* end, cudaStream_t s);
+
   DeviceArray<float> thresholds_;
   DeviceArray<unsigned> counts_;
-  DeviceArray<std::uint64_t> candidates_, sorted_;
+  DeviceArray<std::uint64_t> candidates_, sorted_, bounds_;
   DeviceArray<std::int64_t> offsets_;
   DeviceArray<unsigned char> temp_;
-  std::vector<unsigned> host_counts_;
+  PinnedArray<unsigned> host_counts_;
+  PinnedArray<std::uint64_t> host_keys_;
+  PinnedArray<std::int64_t> host_offsets_;
 };
 
 }  // namespace lcrwmd::cuda

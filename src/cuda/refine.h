@@ -1,0 +1,42 @@
+#pragma once
+// Symmetric LC-RWMD top-k on the device from a batch's bounds max(D1, B2) <= D, refining like
+// the CPU (search.cpp pruned_topk): per query, the exact D = max(bound, D2) first for its few
+// best bounds, then for the other documents in ascending bound order, stopping at the first
+// whose bound loses against the k-th best. Every query of the batch advances together: one
+// kernel and one copy per round, the rounds' chunks doubling, so a batch costs a handful of
+// round trips however many queries it has.
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "cuda/device_memory.h"
+#include "cuda/kernels.h"
+#include "cuda/select_k.h"
+#include "lcrwmd/topk.h"
+
+namespace lcrwmd::cuda {
+
+class Refiner {
+ public:
+  // bounds[j * n + i] for the batch's queries j < rev.q.n_queries and the chunk's documents
+  // i < n (chunk-local, as in rev.docs). Returns each query's min(k, n) best, documents
+  // chunk-local; adds the pairs whose D2 was computed to `refined`.
+  std::vector<std::vector<Neighbor>> topk(const float* bounds, std::size_t n, std::size_t k,
+                                          const ReverseArgs& rev, TopKSelector& selector,
+                                          cudaStream_t s, std::size_t& refined);
+
+ private:
+  // D for the listed pairs (pairs_ holds docs, then queries), pushed into best.
+  void exact(const float* bounds, std::size_t n, const ReverseArgs& rev, std::size_t n_pairs,
+             std::vector<TopK>& best, cudaStream_t s);
+
+  PinnedArray<std::uint32_t> pairs_;
+  PinnedArray<float> host_exact_;
+  DeviceArray<std::uint32_t> device_pairs_;
+  DeviceArray<float> device_exact_;
+  std::vector<std::uint64_t> first_, offsets_, candidates_;
+};
+
+}  // namespace lcrwmd::cuda
