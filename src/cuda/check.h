@@ -4,7 +4,15 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include "lcrwmd/error.h"
+
 namespace lcrwmd::cuda {
+
+// A device allocation (ours or cuBLAS's) failed: the driver may free its scratch and retry.
+class DeviceOutOfMemory : public Error {
+ public:
+  using Error::Error;
+};
 
 [[noreturn]] void throw_cuda_error(cudaError_t e, const char* call, const char* file, int line);
 [[noreturn]] void throw_cublas_error(cublasStatus_t s, const char* call, const char* file,

@@ -42,6 +42,11 @@ class DeviceArray {
     reserve(n);
     if (n) LCRWMD_CUDA_CHECK(cudaMemcpyAsync(data_, src, n * sizeof(T), cudaMemcpyHostToDevice, s));
   }
+  // Gives the memory back (scratch sized for another batch's shape).
+  void release() {
+    cudaFree(std::exchange(data_, nullptr));
+    capacity_ = 0;
+  }
   T* data() const { return data_; }
   std::size_t bytes() const { return capacity_ * sizeof(T); }
 

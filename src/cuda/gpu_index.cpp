@@ -46,14 +46,15 @@ void throw_cuda_error(cudaError_t e, const char* call, const char* file, int lin
   std::string msg = std::string("CUDA error: ") + cudaGetErrorString(e) + " (" + call + " at " +
                     file + ":" + std::to_string(line) + ")";
   if (e == cudaErrorMemoryAllocation)
-    msg += "; out of GPU memory: lower --device-memory, --batch or --device-chunk";
+    throw DeviceOutOfMemory(
+        msg + "; out of GPU memory: lower --device-memory, --batch or --device-chunk");
   throw Error(msg);
 }
 
 void throw_cublas_error(cublasStatus_t s, const char* call, const char* file, int line) {
   std::string msg = std::string("cuBLAS error: ") + cublasGetStatusString(s) + " (" + call +
                     " at " + file + ":" + std::to_string(line) + ")";
-  if (s == CUBLAS_STATUS_ALLOC_FAILED) msg += "; out of GPU memory";
+  if (s == CUBLAS_STATUS_ALLOC_FAILED) throw DeviceOutOfMemory(msg + "; out of GPU memory");
   throw Error(msg);
 }
 
@@ -172,54 +173,98 @@ struct Chunk {
   }
 };
 
-// A batch's query words as tile columns (distinct words, ascending), and per query its
-// positions among them (BatchWords, as the CPU lays them out), their weights, and the tiles of
-// columns each GEMM takes.
-struct QueryBatch : BatchWords {
+// A batch's query words on the GPU's terms. Phase-1 tiles hold whole queries: consecutive
+// queries whose distinct words fit a tile share one (a word they share is one column), and a
+// query with more words than a tile spans tiles of its own. So each Z entry is finished within
+// one tile (or one long query's few) and a tile's epilogue visits its own queries only.
+struct QueryBatch {
+  struct Tile {
+    int c0, c1;          // columns
+    int q0, q1;          // queries (batch-local)
+    std::size_t ranges;  // its queries' first positions in it, then their ends, at ranges[...]
+  };
   std::size_t begin = 0, nq = 0;
-  std::vector<float> weights;              // per position of cols
-  std::vector<std::pair<int, int>> tiles;  // column ranges [c0, c1)
+  std::vector<float> vectors, norms;   // per column: vector (dim floats), squared norm
+  std::vector<std::int64_t> vocab_id;  // per column: index word id, -1 for a word it lacks
+  std::vector<std::uint32_t> cols;     // per position: its column
+  std::vector<float> weights;          // per position
+  std::vector<std::uint64_t> pos;      // query j's positions: [pos[j], pos[j + 1])
+  std::vector<Tile> tiles;
+  std::vector<int> ranges;
 
   QueryBatch(const Index& index, const QuerySet& q, std::size_t b, std::size_t e,
              std::size_t tile_words)
-      : BatchWords(index, q, b, e),
-        begin(b),
+      : begin(b),
         nq(e - b),
         weights(q.weights.begin() + static_cast<std::ptrdiff_t>(q.indptr[b]),
                 q.weights.begin() + static_cast<std::ptrdiff_t>(q.indptr[e])) {
-    const int w = to_int(words.size(), "query words");
-    const int step = to_int(std::max<std::size_t>(tile_words, 1), "tile words");
-    for (int c0 = 0; c0 < w; c0 += step) tiles.emplace_back(c0, std::min(w, c0 + step));
+    const BatchWords w(index, q, b, e);
+    pos = w.cols_indptr;
+    cols.resize(w.cols.size());
+    const std::size_t m = index.dim(), cap = std::max<std::size_t>(tile_words, 1);
+    auto add_column = [&](std::uint32_t word) {
+      vectors.insert(vectors.end(), w.vectors.begin() + static_cast<std::ptrdiff_t>(word * m),
+                     w.vectors.begin() + static_cast<std::ptrdiff_t>((word + 1) * m));
+      norms.push_back(w.norms[word]);
+      vocab_id.push_back(w.vocab_id[word]);
+      return static_cast<std::uint32_t>(norms.size() - 1);
+    };
+    auto add_tile = [&](int c0, std::size_t q0, std::size_t q1, std::uint64_t first,
+                        std::uint64_t last) {
+      tiles.push_back({c0, to_int(norms.size(), "columns"), static_cast<int>(q0),
+                       static_cast<int>(q1), ranges.size()});
+      for (std::size_t j = q0; j < q1; ++j) ranges.push_back(to_int(std::max(pos[j], first), "p"));
+      for (std::size_t j = q0; j < q1; ++j)
+        ranges.push_back(to_int(std::min(pos[j + 1], last), "p"));
+    };
+    // Group g marks its words in `group`; `column` maps them to their columns.
+    std::vector<std::uint32_t> group(w.words.size(), 0), column(w.words.size());
+    std::vector<std::uint32_t> words_of_group;
+    std::uint32_t g = 0;
+    for (std::size_t j = 0; j < nq;) {
+      ++g;
+      std::size_t distinct = 0, end = j;
+      for (; end < nq; ++end) {
+        std::size_t fresh = 0;  // a query's words are distinct
+        for (std::uint64_t p = pos[end]; p < pos[end + 1]; ++p) fresh += group[w.cols[p]] != g;
+        if (end > j && distinct + fresh > cap) break;
+        for (std::uint64_t p = pos[end]; p < pos[end + 1]; ++p) group[w.cols[p]] = g;
+        distinct += fresh;
+      }
+      if (distinct > cap) {
+        // One query longer than a tile: its words (ascending) in tiles of cap columns.
+        for (std::uint64_t p0 = pos[j]; p0 < pos[j + 1]; p0 += cap) {
+          const std::uint64_t p1 = std::min<std::uint64_t>(pos[j + 1], p0 + cap);
+          const int c0 = static_cast<int>(norms.size());
+          for (std::uint64_t p = p0; p < p1; ++p) cols[p] = add_column(w.cols[p]);
+          add_tile(c0, j, j + 1, p0, p1);
+        }
+      } else {
+        words_of_group.clear();
+        for (std::uint64_t p = pos[j]; p < pos[end]; ++p) words_of_group.push_back(w.cols[p]);
+        std::sort(words_of_group.begin(), words_of_group.end());
+        words_of_group.erase(std::unique(words_of_group.begin(), words_of_group.end()),
+                             words_of_group.end());
+        const int c0 = static_cast<int>(norms.size());
+        for (std::uint32_t word : words_of_group) column[word] = add_column(word);
+        for (std::uint64_t p = pos[j]; p < pos[end]; ++p) cols[p] = column[w.cols[p]];
+        add_tile(c0, j, end, pos[j], pos[end]);
+      }
+      j = end;
+    }
   }
 
-  // Per tile, per query: its positions whose columns lie in the tile, [begin, end): the
-  // tile's nq begins, then its nq ends.
-  std::vector<int> ranges() const {
-    std::vector<int> r(tiles.size() * 2 * nq);
-    for (std::size_t t = 0; t < tiles.size(); ++t)
-      for (std::size_t j = 0; j < nq; ++j) {
-        const auto first = cols.begin() + static_cast<std::ptrdiff_t>(cols_indptr[j]);
-        const auto last = cols.begin() + static_cast<std::ptrdiff_t>(cols_indptr[j + 1]);
-        r[t * 2 * nq + j] =
-            static_cast<int>(std::lower_bound(first, last, tiles[t].first) - cols.begin());
-        r[t * 2 * nq + nq + j] =
-            static_cast<int>(std::lower_bound(first, last, tiles[t].second) - cols.begin());
-      }
-    return r;
-  }
+  std::size_t columns() const { return norms.size(); }
+  std::size_t positions() const { return cols.size(); }
 };
 
 // The batch on the device: every array in one buffer, uploaded in one copy.
 struct DeviceBatch {
-  const float* vectors = nullptr;      // words x dim
-  const float* norms = nullptr;        // words
-  const std::int64_t* word = nullptr;  // vocabulary id per column, -1 where absent
+  const float* vectors = nullptr;      // columns x dim
+  const float* norms = nullptr;        // columns
+  const std::int64_t* word = nullptr;  // per column
   cuda::QueryWords q;
-  const int* ranges = nullptr;  // QueryBatch::ranges()
-  std::size_t nq = 0;
-
-  const int* tile_begin(std::size_t t) const { return ranges + t * 2 * nq; }
-  const int* tile_end(std::size_t t) const { return ranges + t * 2 * nq + nq; }
+  const int* ranges = nullptr;  // QueryBatch::ranges
 };
 
 enum class Reverse {
@@ -330,7 +375,6 @@ struct GpuIndex::Impl {
   // ---- per batch -------------------------------------------------------------------------
 
   void upload_batch(const QueryBatch& b) {
-    const std::vector<int> r = b.ranges();
     struct Part {
       const void* src;
       std::size_t bytes, at;
@@ -340,8 +384,8 @@ struct GpuIndex::Impl {
         {b.vocab_id.data(), b.vocab_id.size() * sizeof(std::int64_t), 0},
         {b.cols.data(), b.cols.size() * sizeof(std::uint32_t), 0},
         {b.weights.data(), b.weights.size() * sizeof(float), 0},
-        {b.cols_indptr.data(), b.cols_indptr.size() * sizeof(std::uint64_t), 0},
-        {r.data(), r.size() * sizeof(int), 0},
+        {b.pos.data(), b.pos.size() * sizeof(std::uint64_t), 0},
+        {b.ranges.data(), b.ranges.size() * sizeof(int), 0},
     };
     std::size_t total = 0;
     for (Part& p : parts) {
@@ -365,7 +409,6 @@ struct GpuIndex::Impl {
     batch.q.pos = reinterpret_cast<const std::uint64_t*>(base + parts[5].at);
     batch.q.n_queries = to_int(b.nq, "queries");
     batch.ranges = reinterpret_cast<const int*>(base + parts[6].at);
-    batch.nq = b.nq;
   }
 
   // The GEMM and epilogue of tile t of the batch against `rows` row vectors (the vocabulary,
@@ -373,8 +416,9 @@ struct GpuIndex::Impl {
   void phase1_tile(const QueryBatch& b, std::size_t t, const float* row_vectors,
                    const float* row_norms, const std::uint32_t* row_word, std::size_t rows,
                    float* cache_out, unsigned* nearest_out) {
-    const auto [c0, c1] = b.tiles[t];
-    const std::size_t m = index.dim(), cols = static_cast<std::size_t>(c1 - c0);
+    const QueryBatch::Tile& tl = b.tiles[t];
+    const int c0 = tl.c0;
+    const std::size_t m = index.dim(), cols = static_cast<std::size_t>(tl.c1 - tl.c0);
     const std::size_t ld = padded(cols);
     tile.reserve(rows * ld);
     const float* col_vectors = batch.vectors + static_cast<std::size_t>(c0) * m;
@@ -393,13 +437,13 @@ struct GpuIndex::Impl {
     a.col_word = batch.word + c0;
     a.col0 = c0;
     a.q = batch.q;
-    a.tile_begin = batch.tile_begin(t);
-    a.tile_end = batch.tile_end(t);
+    a.q0 = tl.q0;
+    a.tile_queries = tl.q1 - tl.q0;
+    a.tile_begin = batch.ranges + tl.ranges;
+    a.tile_end = a.tile_begin + a.tile_queries;
     a.z = z.data();
-    a.first = t == 0;
-    a.last = t + 1 == b.tiles.size();
     a.cache = cache_out;
-    a.cache_stride = b.cols.size();
+    a.cache_stride = b.positions();
     a.nearest = nearest_out ? nearest_out + c0 : nullptr;
     cuda::phase1_epilogue(a, stream.get());
   }
@@ -408,9 +452,9 @@ struct GpuIndex::Impl {
   // squared distances D2 reads; for Reverse::bound also B2's terms in Z and nn_sum.
   void phase1(const QueryBatch& b, Reverse rev) {
     const cudaStream_t s = stream.get();
-    const std::size_t v = index.vocab_size(), w = b.words.size();
+    const std::size_t v = index.vocab_size(), w = b.columns();
     z.reserve(v * b.nq);
-    if (rev != Reverse::none) cache.reserve(v * b.cols.size());
+    if (rev != Reverse::none) cache.reserve(v * b.positions());
     const bool with_bound = rev == Reverse::bound;
     if (with_bound) {
       nearest.reserve(w);
@@ -426,7 +470,7 @@ struct GpuIndex::Impl {
   }
 
   cuda::ReverseArgs reverse_args(const QueryBatch& b, const cuda::DeviceCsr& docs) const {
-    return {docs, cache.data(), b.cols.size(), batch.q};
+    return {docs, cache.data(), b.positions(), batch.q};
   }
 
   // The batch's distances (or bounds) to the chunk's documents: dst[j * n_c + i].
@@ -443,10 +487,10 @@ struct GpuIndex::Impl {
   void quadratic_block(const QueryBatch& b, const Chunk& c, bool symmetric,
                        std::size_t gather_bytes, float* dst) {
     const cudaStream_t s = stream.get();
-    const std::size_t m = index.dim(), n = c.docs.size(), positions = b.cols.size();
+    const std::size_t m = index.dim(), n = c.docs.size(), positions = b.positions();
     const auto ip = index.indptr();
     const std::size_t tile_cols =
-        padded(static_cast<std::size_t>(b.tiles.front().second - b.tiles.front().first));
+        padded(static_cast<std::size_t>(b.tiles.front().c1 - b.tiles.front().c0));
     const std::vector<DocRange> parts = cuda::plan_gather_chunks(
         ip, c.docs, m, tile_cols + (symmetric ? positions : 0), gather_bytes);
     std::vector<std::uint64_t> rebased;
@@ -515,6 +559,20 @@ struct GpuIndex::Impl {
     throw Error("wmd runs on the CPU backend only (--backend cpu or auto)");
   }
 
+  // Scratch keeps the capacity of the largest batch that used it, each array its own: after
+  // batches of other shapes their sum may crowd out the next one. Given back on a failed
+  // allocation (the batch is then tried once more).
+  void release_scratch() {
+    for (DeviceArray<float>* a :
+         {&z, &tile, &cache, &nn_sum, &out[0], &out[1], &g_vectors, &g_norms, &q_centroids})
+      a->release();
+    nearest.release();
+    gather_indptr.release();
+    g_positions.release();
+    selector.release();
+    refiner.release();
+  }
+
   // ---- drivers ---------------------------------------------------------------------------
 
   template <typename Use>
@@ -531,8 +589,14 @@ struct GpuIndex::Impl {
     for (const cuda::GpuBatch& gb : batches) {
       const QueryBatch b(index, q, gb.begin, gb.end, gb.tile_words);
       upload_batch(b);
-      const std::size_t fixed = cuda::batch_bytes(ws, b.nq, b.cols.size());
-      use(b, budget > fixed ? budget - fixed : 0);
+      const std::size_t fixed = cuda::batch_bytes(ws, b.nq, b.positions());
+      const std::size_t gather_bytes = budget > fixed ? budget - fixed : 0;
+      try {
+        use(b, gather_bytes);
+      } catch (const cuda::DeviceOutOfMemory&) {
+        release_scratch();
+        use(b, gather_bytes);
+      }
       ++st.batches;
       st.distances += b.nq * index.n_docs();
       if (opt.progress) opt.progress(gb.end, q.size());

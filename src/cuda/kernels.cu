@@ -97,9 +97,9 @@ __global__ void __launch_bounds__(kThreads) phase1_kernel(Phase1Args a, int stag
     }
     __syncwarp();
     float* cache_row = kCache ? a.cache + r * a.cache_stride : nullptr;
-    for (int j0 = 0; j0 < nq; j0 += 32) {
+    for (int j0 = 0; j0 < a.tile_queries; j0 += 32) {
       float mine = INFINITY;
-      const int count = min(32, nq - j0);
+      const int count = min(32, a.tile_queries - j0);
       for (int jj = 0; jj < count; ++jj) {
         const int b = a.tile_begin[j0 + jj], e = a.tile_end[j0 + jj];
         float m = INFINITY;
@@ -112,9 +112,12 @@ __global__ void __launch_bounds__(kThreads) phase1_kernel(Phase1Args a, int stag
         if (lane == jj) mine = m;
       }
       if (lane < count) {
-        float* zp = a.z + r * nq + j0 + lane;
-        float value = a.first ? mine : fminf(*zp, mine);
-        *zp = a.last ? sqrtf(value) : value;
+        const int j = a.q0 + j0 + lane;
+        const auto b = static_cast<std::uint64_t>(a.tile_begin[j0 + lane]);
+        const auto e = static_cast<std::uint64_t>(a.tile_end[j0 + lane]);
+        float* zp = a.z + r * nq + j;
+        const float value = b == a.q.pos[j] ? mine : fminf(*zp, mine);
+        *zp = e == a.q.pos[j + 1] ? sqrtf(value) : value;
       }
     }
     __syncwarp();  // the next row overwrites row_s

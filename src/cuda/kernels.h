@@ -19,8 +19,9 @@ struct DeviceCsr {
   std::size_t docs = 0;
 };
 
-// A batch's query words. Phase-1 columns are the batch's distinct words (ascending); query j
-// owns positions [pos[j], pos[j + 1]) of `cols` (its columns, ascending) and `weights`.
+// A batch's query words. Phase-1 columns are the distinct words of each tile's queries; query j
+// owns positions [pos[j], pos[j + 1]) of `cols` (the column of each of its words) and
+// `weights`.
 struct QueryWords {
   const std::uint32_t* cols = nullptr;
   const float* weights = nullptr;
@@ -28,12 +29,14 @@ struct QueryWords {
   int n_queries = 0;
 };
 
-// Phase 1 after the GEMM of one tile of columns [col0, col0 + cols): tile[r][c] (row stride ld)
-// = -2 e_r . t_c becomes the squared distance max(0, |e_r|^2 + |t_c|^2 - 2 e_r . t_c),
+// Phase 1 after the GEMM of one tile: columns [col0, col0 + cols), the words of queries
+// [q0, q0 + tile_queries) (all of them, or a part of one long query). tile[r][c] (row stride
+// ld) = -2 e_r . t_c becomes the squared distance max(0, |e_r|^2 + |t_c|^2 - 2 e_r . t_c),
 // recomputed from the vectors where the expansion has lost its accuracy and exactly 0 where
 // row and column are the same word. Each row is staged in shared memory, then:
-//  - z[r * n_queries + j] = min over query j's columns in the tile (tile_begin/tile_end: its
-//    positions among them), folded into z's earlier tiles unless first, square-rooted if last;
+//  - z[r * n_queries + j] = min over query j's positions in the tile ([tile_begin[j - q0],
+//    tile_end[j - q0])), folded into what its earlier tiles left unless the tile holds its
+//    first position, square-rooted where it holds its last;
 //  - where cache is set, cache[r * cache_stride + p] = the squared distance at position p
 //    (query-major: D2 of a pair then reads one contiguous segment per document word);
 //  - where nearest is set, nearest[c - col0] = min(nearest, min over rows of another word)
@@ -52,10 +55,10 @@ struct Phase1Args {
   const std::int64_t* col_word = nullptr;  // -1: a word the rows cannot hold
   int col0 = 0;
   QueryWords q;
-  const int* tile_begin = nullptr;  // per query: its first position in this tile
+  int q0 = 0, tile_queries = 0;
+  const int* tile_begin = nullptr;
   const int* tile_end = nullptr;
   float* z = nullptr;
-  bool first = true, last = true;
   float* cache = nullptr;
   std::size_t cache_stride = 0;
   unsigned* nearest = nullptr;

@@ -27,6 +27,12 @@ class Refiner {
                                           const ReverseArgs& rev, TopKSelector& selector,
                                           cudaStream_t s, std::size_t& refined);
 
+  // Device scratch, given back.
+  void release() {
+    device_pairs_.release();
+    device_exact_.release();
+  }
+
  private:
   // D for the listed pairs (pairs_ holds docs, then queries), pushed into best.
   void exact(const float* bounds, std::size_t n, const ReverseArgs& rev, std::size_t n_pairs,

@@ -92,6 +92,16 @@ unsigned grid_for(std::size_t n) {
 
 }  // namespace
 
+void TopKSelector::release() {
+  thresholds_.release();
+  counts_.release();
+  candidates_.release();
+  sorted_.release();
+  bounds_.release();
+  offsets_.release();
+  temp_.release();
+}
+
 void TopKSelector::sort_segments(std::size_t total, std::size_t rows, const std::int64_t* begin,
                                  const std::int64_t* end, cudaStream_t s) {
   std::size_t temp_bytes = 0;

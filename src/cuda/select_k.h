@@ -31,6 +31,9 @@ class TopKSelector {
                        std::vector<std::uint64_t>& offsets, std::vector<std::uint64_t>& keys,
                        cudaStream_t s);
 
+  // Device scratch, given back.
+  void release();
+
  private:
   void sort_whole_row(const float* row, std::size_t n, std::size_t k, std::uint64_t* out,
                       cudaStream_t s);
