@@ -52,34 +52,31 @@ __device__ std::size_t warps_in_grid() {
   return static_cast<std::size_t>(gridDim.x) * blockDim.x / 32;
 }
 
-__device__ float squared_distance(float neg2dot, float en, const Phase1Args& a, std::size_t r,
-                                  int c) {
-  const float tn = a.col_norms[c];
-  float d = fmaxf(0.0f, neg2dot + en + tn);
-  if (d < kRecomputeBelow * (en + tn))
-    d = sq_dist(a.row_vectors + r * a.dim, a.col_vectors + static_cast<std::size_t>(c) * a.dim,
-                a.dim);
-  return d;
-}
-
 // A warp per row: the row's squared distances staged in shared memory (read from the tile
 // once, 16 bytes a lane), then per query a minimum over its columns gathered from there.
-// Lane l keeps the minimum of query j0 + l, so each run of 32 queries writes Z coalesced.
+// Lane l keeps the minimum of query j0 + l, so each run of 32 queries writes Z coalesced. The
+// columns' norms and own rows are staged once per block; the nearest other words are kept per
+// warp (each lane owns its columns: no atomics) and merged when the block ends.
 template <bool kNearest, bool kCache>
 __global__ void __launch_bounds__(kThreads) phase1_kernel(Phase1Args a, int staged) {
   extern __shared__ float smem[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   float* row_s = smem + warp * staged;
-  unsigned* nearest_s = reinterpret_cast<unsigned*>(smem + kWarps * staged);
-  if (kNearest) {
-    for (int c = threadIdx.x; c < a.cols; c += blockDim.x) nearest_s[c] = __float_as_uint(INFINITY);
-    __syncthreads();
+  float* nearest_w = smem + (kWarps + warp) * staged;
+  float* col_norm_s = smem + (kNearest ? 2 * kWarps : kWarps) * staged;
+  int* col_row_s = reinterpret_cast<int*>(col_norm_s + staged);  // its own word's row, or -1
+  for (int c = threadIdx.x; c < a.cols; c += blockDim.x) {
+    col_norm_s[c] = a.col_norms[c];
+    col_row_s[c] = static_cast<int>(a.col_word[c]);
   }
+  if (kNearest)
+    for (int c = lane; c < a.cols; c += 32) nearest_w[c] = INFINITY;
+  __syncthreads();
   const int nq = a.q.n_queries;
   for (std::size_t r = warp_id_global(); r < a.rows; r += warps_in_grid()) {
     const float* row = a.tile + r * a.ld;
     const float en = a.row_norms[r];
-    const std::int64_t word = a.row_word ? a.row_word[r] : static_cast<std::int64_t>(r);
+    const int word = a.row_word ? static_cast<int>(a.row_word[r]) : static_cast<int>(r);
     for (int c4 = 4 * lane; c4 < a.cols; c4 += 128) {
       const float4 x = *reinterpret_cast<const float4*>(row + c4);
       const float xs[4] = {x.x, x.y, x.z, x.w};
@@ -88,9 +85,13 @@ __global__ void __launch_bounds__(kThreads) phase1_kernel(Phase1Args a, int stag
         const int c = c4 + t;
         if (c >= a.cols) break;
         float d = 0.0f;
-        if (a.col_word[c] != word) {
-          d = squared_distance(xs[t], en, a, r, c);
-          if (kNearest) atomicMin(&nearest_s[c], __float_as_uint(d));
+        if (col_row_s[c] != word) {
+          const float tn = col_norm_s[c];
+          d = fmaxf(0.0f, xs[t] + en + tn);
+          if (d < kRecomputeBelow * (en + tn))
+            d = sq_dist(a.row_vectors + r * a.dim,
+                        a.col_vectors + static_cast<std::size_t>(c) * a.dim, a.dim);
+          if (kNearest) nearest_w[c] = fminf(nearest_w[c], d);
         }
         row_s[c] = d;
       }
@@ -124,8 +125,11 @@ __global__ void __launch_bounds__(kThreads) phase1_kernel(Phase1Args a, int stag
   }
   if (kNearest) {
     __syncthreads();
-    for (int c = threadIdx.x; c < a.cols; c += blockDim.x)
-      if (nearest_s[c] != __float_as_uint(INFINITY)) atomicMin(&a.nearest[c], nearest_s[c]);
+    for (int c = threadIdx.x; c < a.cols; c += blockDim.x) {
+      float m = INFINITY;
+      for (int w = 0; w < kWarps; ++w) m = fminf(m, smem[(kWarps + w) * staged + c]);
+      if (m < INFINITY) atomicMin(&a.nearest[c], __float_as_uint(m));
+    }
   }
 }
 
@@ -218,10 +222,13 @@ __global__ void sparse_many_kernel(DeviceCsr x, const float* z, int nq, bool spl
 
 constexpr int kPositionsPerLane = 4;
 
-// D2 of (document, query j) by one warp: lanes over the query's positions, a running minimum
-// per position over the document's words, whose cache rows are contiguous per query.
+// D2 of (document, query j) by one block: lanes over the query's positions, the warps over
+// the document's words (a short chain of dependent loads each), the warps' minima combined in
+// shared memory. The cache rows are contiguous per query. Block-uniform: every thread calls
+// it; thread 0 gets the result.
 __device__ float reverse_distance(const ReverseArgs& a, std::size_t doc, int j) {
-  const int lane = threadIdx.x & 31;
+  __shared__ float partial[kWarps][32 * kPositionsPerLane];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const std::uint64_t b = a.q.pos[j], e = a.q.pos[j + 1];
   const std::uint64_t w0 = a.docs.indptr[doc], w1 = a.docs.indptr[doc + 1];
   float total = 0;
@@ -230,36 +237,45 @@ __device__ float reverse_distance(const ReverseArgs& a, std::size_t doc, int j) 
 #pragma unroll
     for (int s = 0; s < kPositionsPerLane; ++s) best[s] = INFINITY;
     const std::uint64_t p0 = g + lane;
-#pragma unroll 4
-    for (std::uint64_t w = w0; w < w1; ++w) {
+#pragma unroll 2
+    for (std::uint64_t w = w0 + warp; w < w1; w += kWarps) {
       const float* row = a.cache + std::size_t{a.docs.indices[w]} * a.stride;
 #pragma unroll
       for (int s = 0; s < kPositionsPerLane; ++s)
         if (p0 + 32 * s < e) best[s] = fminf(best[s], row[p0 + 32 * s]);
     }
 #pragma unroll
-    for (int s = 0; s < kPositionsPerLane; ++s)
-      if (p0 + 32 * s < e) total += a.q.weights[p0 + 32 * s] * sqrtf(best[s]);
+    for (int s = 0; s < kPositionsPerLane; ++s) partial[warp][32 * s + lane] = best[s];
+    __syncthreads();
+    if (warp == 0) {
+#pragma unroll
+      for (int s = 0; s < kPositionsPerLane; ++s) {
+        float m = partial[0][32 * s + lane];
+        for (int w = 1; w < kWarps; ++w) m = fminf(m, partial[w][32 * s + lane]);
+        if (p0 + 32 * s < e) total += a.q.weights[p0 + 32 * s] * sqrtf(m);
+      }
+    }
+    __syncthreads();  // partial is refilled for the next positions
   }
-  return warp_sum(total);
+  return warp == 0 ? warp_sum(total) : 0.0f;
 }
 
 __global__ void reverse_pairs_kernel(ReverseArgs a, const std::uint32_t* docs,
                                      const std::uint32_t* queries, std::size_t n_pairs,
                                      const float* bound, std::size_t bound_stride, float* out) {
-  for (std::size_t l = warp_id_global(); l < n_pairs; l += warps_in_grid()) {
+  for (std::size_t l = blockIdx.x; l < n_pairs; l += gridDim.x) {
     const std::uint32_t doc = docs[l], j = queries[l];
     const float d2 = reverse_distance(a, doc, static_cast<int>(j));
-    if ((threadIdx.x & 31) == 0)
+    if (threadIdx.x == 0)
       out[l] = bound ? fmaxf(bound[static_cast<std::size_t>(j) * bound_stride + doc], d2) : d2;
   }
 }
 
 __global__ void reverse_all_kernel(ReverseArgs a, float* d, std::size_t stride) {
   const int j = blockIdx.y;
-  for (std::size_t i = warp_id_global(); i < a.docs.docs; i += warps_in_grid()) {
+  for (std::size_t i = blockIdx.x; i < a.docs.docs; i += gridDim.x) {
     const float d2 = reverse_distance(a, i, j);
-    if ((threadIdx.x & 31) == 0) {
+    if (threadIdx.x == 0) {
       float* x = d + static_cast<std::size_t>(j) * stride + i;
       *x = fmaxf(*x, d2);
     }
@@ -320,9 +336,11 @@ namespace {
 template <bool kNearest, bool kCache>
 void launch_phase1(const Phase1Args& a, cudaStream_t s) {
   const int staged = (a.cols + 3) / 4 * 4;
-  const std::size_t bytes = (kWarps + (kNearest ? 1 : 0)) * std::size_t(staged) * sizeof(float);
+  // Per warp a staged row (and its nearest-word minima); per block the columns' norms and rows.
+  constexpr std::size_t kStaged = (kNearest ? 2 * kWarps : kWarps) + 2;
+  const std::size_t bytes = kStaged * std::size_t(staged) * sizeof(float);
   static const bool opted_in = [] {
-    const std::size_t most = (kWarps + 1) * std::size_t{kMaxTileColumns} * sizeof(float);
+    const std::size_t most = kStaged * std::size_t{kMaxTileColumns} * sizeof(float);
     LCRWMD_CUDA_CHECK(cudaFuncSetAttribute(phase1_kernel<kNearest, kCache>,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(most)));
@@ -383,14 +401,14 @@ void reverse_pairs(const ReverseArgs& a, const std::uint32_t* docs, const std::u
                    std::size_t n_pairs, const float* bound, std::size_t bound_stride, float* out,
                    cudaStream_t s) {
   if (n_pairs == 0) return;
-  reverse_pairs_kernel<<<blocks_for(n_pairs, kWarps), kThreads, 0, s>>>(a, docs, queries, n_pairs,
-                                                                        bound, bound_stride, out);
+  reverse_pairs_kernel<<<blocks_for(n_pairs, 1), kThreads, 0, s>>>(a, docs, queries, n_pairs, bound,
+                                                                   bound_stride, out);
   LCRWMD_LAUNCH_CHECK();
 }
 
 void reverse_all(const ReverseArgs& a, float* d, std::size_t stride, cudaStream_t s) {
   if (a.docs.docs == 0 || a.q.n_queries == 0) return;
-  const dim3 grid(blocks_for(a.docs.docs, kWarps), static_cast<unsigned>(a.q.n_queries));
+  const dim3 grid(blocks_for(a.docs.docs, 1), static_cast<unsigned>(a.q.n_queries));
   reverse_all_kernel<<<grid, kThreads, 0, s>>>(a, d, stride);
   LCRWMD_LAUNCH_CHECK();
 }

@@ -4,6 +4,6 @@
 namespace lcrwmd::cuda {
 
 // Columns of one phase-1 tile: the epilogue stages a tile row per warp in shared memory.
-inline constexpr int kMaxTileColumns = 2048;
+inline constexpr int kMaxTileColumns = 1024;
 
 }  // namespace lcrwmd::cuda

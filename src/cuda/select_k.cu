@@ -221,7 +221,18 @@ void TopKSelector::collect_between(const float* dist, std::size_t n_rows, std::s
     between_kernel<<<grid, 256, 0, s>>>(block, n, stride, bounds_.data(), counts_.data(),
                                         offsets_.data(), candidates_.data());
     LCRWMD_LAUNCH_CHECK();
-    sort_segments(t, rows, offsets_.data(), offsets_.data() + rows, s);
+    if (rows == 1) {
+      // One segment: a plain radix sort (the segmented sort's path for one large segment is
+      // several times slower).
+      std::size_t temp_bytes = 0;
+      LCRWMD_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, candidates_.data(),
+                                                       sorted_.data(), t, 0, 64, s));
+      temp_.reserve(temp_bytes);
+      LCRWMD_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp_.data(), temp_bytes, candidates_.data(),
+                                                       sorted_.data(), t, 0, 64, s));
+    } else {
+      sort_segments(t, rows, offsets_.data(), offsets_.data() + rows, s);
+    }
     host_keys_.reserve(t);
     LCRWMD_CUDA_CHECK(cudaMemcpyAsync(host_keys_.data(), sorted_.data(), t * sizeof(std::uint64_t),
                                       cudaMemcpyDeviceToHost, s));
