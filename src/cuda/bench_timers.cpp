@@ -102,7 +102,7 @@ Phase2Times time_phase2(int device, const Index& index, std::size_t queries, std
   dz.upload(z.data(), z.size(), s);
   own.reserve(n * queries);
   theirs.reserve(n * queries);
-  const DeviceCsr csr{indptr.data(), indices.data(), values.data(), n};
+  const DeviceCsr csr{indptr.data(), indices.data(), values.data(), n, nnz};
 
   Phase2Times t;
   t.own = time_on(s, reps,

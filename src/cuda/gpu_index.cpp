@@ -147,7 +147,7 @@ class DeviceGuard {
 // One resident chunk of documents on the device (offsets rebased to 0).
 struct Chunk {
   DocRange docs{0, 0};
-  std::uint64_t first_nnz = 0;
+  std::uint64_t first_nnz = 0, nnz = 0;
   DeviceArray<std::uint64_t> indptr;
   DeviceArray<std::uint32_t> indices;
   DeviceArray<float> values;
@@ -155,7 +155,7 @@ struct Chunk {
   bool has_centroids = false;
 
   cuda::DeviceCsr csr() const {
-    return {indptr.data(), indices.data(), values.data(), docs.size()};
+    return {indptr.data(), indices.data(), values.data(), docs.size(), nnz};
   }
 
   void upload(const Index& index, DocRange r, cudaStream_t s) {
@@ -165,7 +165,7 @@ struct Chunk {
     first_nnz = ip[r.begin];
     std::vector<std::uint64_t> rebased(r.size() + 1);
     for (std::size_t i = 0; i <= r.size(); ++i) rebased[i] = ip[r.begin + i] - first_nnz;
-    const std::size_t nnz = rebased.back();
+    nnz = rebased.back();
     indptr.upload(rebased.data(), rebased.size(), s);
     indices.upload(index.indices().data() + first_nnz, nnz, s);
     values.upload(index.values().data() + first_nnz, nnz, s);
@@ -507,7 +507,7 @@ struct GpuIndex::Impl {
       for (std::size_t i = 0; i <= part.size(); ++i) rebased[i] = ip[part.begin + i] - p0;
       gather_indptr.upload(rebased.data(), rebased.size(), s);
       const cuda::DeviceCsr occurrences{gather_indptr.data(), g_positions.data(),
-                                        c.values.data() + offset, part.size()};
+                                        c.values.data() + offset, part.size(), rows};
       z.reserve(rows);
       if (symmetric) cache.reserve(rows * positions);
       for (std::size_t t = 0; t < b.tiles.size(); ++t)

@@ -164,24 +164,48 @@ __device__ float bound(float d1, float nn_sum, float shared) {
   return fmaxf(d1, nn_sum - shared - kBoundSlack * nn_sum);
 }
 
-// One query: a warp per document, lanes over its nonzeros.
-__global__ void sparse_one_kernel(DeviceCsr x, const float* z, bool split, const float* nn_sum,
-                                  float* out) {
-  const int lane = threadIdx.x & 31;
-  for (std::size_t i = warp_id_global(); i < x.docs; i += warps_in_grid()) {
+template <bool kSplit>
+__device__ void accumulate(float w, float zz, float& acc, float& shared) {
+  if (kSplit) {
+    acc += w * fmaxf(zz, 0.0f);
+    shared -= fminf(zz, 0.0f);
+  } else {
+    acc += w * zz;
+  }
+}
+
+// One query: kLanes lanes per document (picked from the documents' mean length, so that short
+// documents do not leave most of a warp idle), four nonzeros in flight per lane.
+template <int kLanes, bool kSplit>
+__global__ void sparse_one_kernel(DeviceCsr x, const float* z, const float* nn_sum, float* out) {
+  constexpr int kDocsPerWarp = 32 / kLanes;
+  const int lane = threadIdx.x & 31, sub = lane % kLanes;
+  // Warp-uniform trip count: the shuffles below see all 32 lanes.
+  for (std::size_t i0 = warp_id_global() * kDocsPerWarp; i0 < x.docs;
+       i0 += warps_in_grid() * kDocsPerWarp) {
+    const std::size_t i = i0 + lane / kLanes;
     float acc = 0, shared = 0;
-    for (std::uint64_t p = x.indptr[i] + lane; p < x.indptr[i + 1]; p += 32) {
-      const float w = x.values[p], zz = z[x.indices[p]];
-      if (split) {
-        acc += w * fmaxf(zz, 0.0f);
-        shared -= fminf(zz, 0.0f);
-      } else {
-        acc += w * zz;
+    if (i < x.docs) {
+      const std::uint64_t e = x.indptr[i + 1];
+      std::uint64_t p = x.indptr[i] + sub;
+      for (; p + 3 * kLanes < e; p += 4 * kLanes) {
+        std::uint32_t u[4];
+        float w[4];
+#pragma unroll
+        for (int t = 0; t < 4; ++t) {
+          u[t] = x.indices[p + t * kLanes];
+          w[t] = x.values[p + t * kLanes];
+        }
+#pragma unroll
+        for (int t = 0; t < 4; ++t) accumulate<kSplit>(w[t], z[u[t]], acc, shared);
       }
+      for (; p < e; p += kLanes) accumulate<kSplit>(x.values[p], z[x.indices[p]], acc, shared);
     }
-    acc = warp_sum(acc);
-    if (split) shared = warp_sum(shared);
-    if (lane == 0) out[i] = split ? bound(acc, nn_sum[0], shared) : acc;
+    for (int o = kLanes / 2; o > 0; o /= 2) {
+      acc += __shfl_xor_sync(kFull, acc, o);
+      if (kSplit) shared += __shfl_xor_sync(kFull, shared, o);
+    }
+    if (i < x.docs && sub == 0) out[i] = kSplit ? bound(acc, nn_sum[0], shared) : acc;
   }
 }
 
@@ -386,8 +410,16 @@ void sparse_times_z(const DeviceCsr& docs, const float* z, int n_queries, bool s
                     const float* nn_sum, float* out, std::size_t stride, cudaStream_t s) {
   if (docs.docs == 0 || n_queries == 0) return;
   if (n_queries == 1) {
-    sparse_one_kernel<<<blocks_for(docs.docs, kWarps), kThreads, 0, s>>>(docs, z, split_bound,
-                                                                         nn_sum, out);
+    const std::size_t mean = docs.nnz / docs.docs;
+    const int lanes = mean > 48 ? 32 : mean > 20 ? 16 : 8;
+    const unsigned blocks = blocks_for(docs.docs, kWarps * (32 / lanes));
+    auto launch = [&](auto kernel) { kernel<<<blocks, kThreads, 0, s>>>(docs, z, nn_sum, out); };
+    if (lanes == 32)
+      split_bound ? launch(sparse_one_kernel<32, true>) : launch(sparse_one_kernel<32, false>);
+    else if (lanes == 16)
+      split_bound ? launch(sparse_one_kernel<16, true>) : launch(sparse_one_kernel<16, false>);
+    else
+      split_bound ? launch(sparse_one_kernel<8, true>) : launch(sparse_one_kernel<8, false>);
   } else {
     const dim3 grid(static_cast<unsigned>((docs.docs + 31) / 32),
                     static_cast<unsigned>((n_queries + 31) / 32));

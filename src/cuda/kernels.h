@@ -17,6 +17,7 @@ struct DeviceCsr {
   const std::uint32_t* indices = nullptr;
   const float* values = nullptr;
   std::size_t docs = 0;
+  std::size_t nnz = 0;  // picks the kernels' lanes per document
 };
 
 // A batch's query words. Phase-1 columns are the distinct words of each tile's queries; query j

@@ -9,11 +9,9 @@
 namespace lcrwmd::cuda {
 namespace {
 
-// Documents a query refines per round after its first ones: doubling from the first (the
-// CPU's chunk on a 16-core machine) to the last, so that a query needing thousands of D2
-// takes a few rounds and one needing few wastes little.
-constexpr std::size_t kFirstChunk = 512;
-constexpr std::size_t kLastChunk = 8192;
+// Documents a query refines per round after its first ones: the CPU's chunk on a 16-core
+// machine (32 per thread), so that the GPU computes D2 for no more documents than it does.
+constexpr std::size_t kChunk = 512;
 
 std::uint64_t worst_key(const TopK& best) {
   return best.full()
@@ -67,12 +65,12 @@ std::vector<std::vector<Neighbor>> Refiner::topk(const float* bounds, std::size_
     }
     selector.collect_between(bounds, nq, n, n, lo, hi, offsets_, candidates_, s);
     std::vector<std::uint64_t> cursor(offsets_.begin(), offsets_.end() - 1);
-    for (std::size_t chunk = kFirstChunk;; chunk = std::min(2 * chunk, kLastChunk)) {
+    for (;;) {
       std::size_t n_pairs = 0;
       std::vector<std::uint32_t> docs, queries;
       for (std::size_t j = 0; j < nq; ++j) {
         const std::uint64_t end = offsets_[j + 1];
-        for (std::size_t taken = 0; cursor[j] < end && taken < chunk; ++taken, ++cursor[j]) {
+        for (std::size_t taken = 0; cursor[j] < end && taken < kChunk; ++taken, ++cursor[j]) {
           const std::uint64_t key = candidates_[cursor[j]];
           // D >= bound: this document and every later one lose against the k-th best.
           if (key >= worst_key(best[j])) {

@@ -2,9 +2,9 @@
 // Symmetric LC-RWMD top-k on the device from a batch's bounds max(D1, B2) <= D, refining like
 // the CPU (search.cpp pruned_topk): per query, the exact D = max(bound, D2) first for its few
 // best bounds, then for the other documents in ascending bound order, stopping at the first
-// whose bound loses against the k-th best. Every query of the batch advances together: one
-// kernel and one copy per round, the rounds' chunks doubling, so a batch costs a handful of
-// round trips however many queries it has.
+// whose bound loses against the k-th best, in chunks of the CPU's size. Every query of the batch
+// advances together: one kernel and one copy per round, so a batch costs a handful of round
+// trips however many queries it has.
 #include <cuda_runtime_api.h>
 
 #include <cstddef>

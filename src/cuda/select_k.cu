@@ -57,14 +57,51 @@ __global__ void keys_kernel(const float* d, std::size_t n, std::uint64_t* out) {
     out[i] = sort_key(d[i], static_cast<std::uint32_t>(i));
 }
 
+// Rows whose candidates are few and k small: the k best by k block-wide minima, each the
+// smallest key above the last (keys are distinct), written where the sort would put them.
+constexpr std::size_t kSmallK = 32, kSmallCount = 8192;
+
+__global__ void small_topk_kernel(const std::uint64_t* candidates, const unsigned* counts,
+                                  std::size_t cap, int k, std::uint64_t* out) {
+  __shared__ std::uint64_t warp_best[kSampleThreads / 32];
+  __shared__ std::uint64_t picked;
+  const std::size_t row = blockIdx.x;
+  const unsigned count = counts[row];
+  if (count > kSmallCount || count > cap) return;  // block-uniform: the sort takes this row
+  const std::uint64_t* c = candidates + row * cap;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  std::uint64_t last = 0;
+  for (int r = 0; r < k; ++r) {
+    std::uint64_t m = ~std::uint64_t{0};
+    for (unsigned i = threadIdx.x; i < count; i += blockDim.x) {
+      const std::uint64_t key = c[i];
+      if ((r == 0 || key > last) && key < m) m = key;
+    }
+    for (int o = 16; o > 0; o /= 2) {
+      const std::uint64_t other = __shfl_xor_sync(0xffffffffu, m, o);
+      m = other < m ? other : m;
+    }
+    if (lane == 0) warp_best[warp] = m;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      for (int w = 1; w < kSampleThreads / 32; ++w) m = warp_best[w] < m ? warp_best[w] : m;
+      picked = m;
+      out[row * cap + r] = m;
+    }
+    __syncthreads();
+    last = picked;
+  }
+}
+
 // Row r's segment of the candidate buffer: [r * cap, r * cap + count), or empty where the
-// candidates overflowed it (that row is sorted whole instead).
+// candidates overflowed it (that row is sorted whole instead) or small_topk_kernel took it.
 __global__ void segments_kernel(const unsigned* counts, std::size_t rows, std::size_t cap,
-                                std::int64_t* begin, std::int64_t* end) {
+                                bool small_done, std::int64_t* begin, std::int64_t* end) {
   for (std::size_t r = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; r < rows;
        r += std::size_t{gridDim.x} * blockDim.x) {
+    const bool sorted = counts[r] > cap || (small_done && counts[r] <= kSmallCount);
     begin[r] = static_cast<std::int64_t>(r * cap);
-    end[r] = begin[r] + (counts[r] <= cap ? counts[r] : 0);
+    end[r] = begin[r] + (sorted ? 0 : counts[r]);
   }
 }
 
@@ -139,8 +176,14 @@ void TopKSelector::select(const float* dist, std::size_t n_rows, std::size_t n, 
         block, n, stride, thresholds_.data(), counts_.data(), candidates_.data(), cap);
     LCRWMD_LAUNCH_CHECK();
     // The segments are laid out on the device: no round trip before the sort.
-    segments_kernel<<<grid_for(rows), 256, 0, s>>>(counts_.data(), rows, cap, offsets_.data(),
-                                                   offsets_.data() + group);
+    const bool small = kk <= kSmallK;
+    if (small) {
+      small_topk_kernel<<<static_cast<unsigned>(rows), kSampleThreads, 0, s>>>(
+          candidates_.data(), counts_.data(), cap, static_cast<int>(kk), sorted_.data());
+      LCRWMD_LAUNCH_CHECK();
+    }
+    segments_kernel<<<grid_for(rows), 256, 0, s>>>(counts_.data(), rows, cap, small,
+                                                   offsets_.data(), offsets_.data() + group);
     LCRWMD_LAUNCH_CHECK();
     sort_segments(rows * cap, rows, offsets_.data(), offsets_.data() + group, s);
     LCRWMD_CUDA_CHECK(cudaMemcpy2DAsync(
