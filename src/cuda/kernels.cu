@@ -58,7 +58,7 @@ __device__ std::size_t warps_in_grid() {
 // columns' norms and own rows are staged once per block; the nearest other words are kept per
 // warp (each lane owns its columns: no atomics) and merged when the block ends.
 template <bool kNearest, bool kCache>
-__global__ void __launch_bounds__(kThreads) phase1_kernel(Phase1Args a, int staged) {
+__global__ void __launch_bounds__(kThreads, 3) phase1_kernel(Phase1Args a, int staged) {
   extern __shared__ float smem[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   float* row_s = smem + warp * staged;
@@ -77,13 +77,21 @@ __global__ void __launch_bounds__(kThreads) phase1_kernel(Phase1Args a, int stag
     const float* row = a.tile + r * a.ld;
     const float en = a.row_norms[r];
     const int word = a.row_word ? static_cast<int>(a.row_word[r]) : static_cast<int>(r);
-    for (int c4 = 4 * lane; c4 < a.cols; c4 += 128) {
-      const float4 x = *reinterpret_cast<const float4*>(row + c4);
-      const float xs[4] = {x.x, x.y, x.z, x.w};
+    // The whole row in flight at once (at most kMaxTileColumns / 128 loads a lane).
+    constexpr int kLoads = kMaxTileColumns / 128;
+    float4 x[kLoads];
+#pragma unroll
+    for (int l = 0; l < kLoads; ++l)
+      if (4 * lane + 128 * l < a.cols)
+        x[l] = *reinterpret_cast<const float4*>(row + 4 * lane + 128 * l);
+#pragma unroll
+    for (int l = 0; l < kLoads; ++l) {
+      const int c4 = 4 * lane + 128 * l;
+      const float xs[4] = {x[l].x, x[l].y, x[l].z, x[l].w};
 #pragma unroll
       for (int t = 0; t < 4; ++t) {
         const int c = c4 + t;
-        if (c >= a.cols) break;
+        if (c >= a.cols) continue;
         float d = 0.0f;
         if (col_row_s[c] != word) {
           const float tn = col_norm_s[c];
@@ -187,19 +195,22 @@ __global__ void sparse_one_kernel(DeviceCsr x, const float* z, const float* nn_s
     float acc = 0, shared = 0;
     if (i < x.docs) {
       const std::uint64_t e = x.indptr[i + 1];
-      std::uint64_t p = x.indptr[i] + sub;
-      for (; p + 3 * kLanes < e; p += 4 * kLanes) {
+      for (std::uint64_t p = x.indptr[i] + sub; p < e; p += 4 * kLanes) {
         std::uint32_t u[4];
         float w[4];
 #pragma unroll
         for (int t = 0; t < 4; ++t) {
-          u[t] = x.indices[p + t * kLanes];
-          w[t] = x.values[p + t * kLanes];
+          const bool in = p + t * kLanes < e;
+          u[t] = in ? x.indices[p + t * kLanes] : 0;
+          w[t] = in ? x.values[p + t * kLanes] : 0.0f;
         }
+        float zz[4];
 #pragma unroll
-        for (int t = 0; t < 4; ++t) accumulate<kSplit>(w[t], z[u[t]], acc, shared);
+        for (int t = 0; t < 4; ++t) zz[t] = z[u[t]];
+#pragma unroll
+        for (int t = 0; t < 4; ++t)
+          if (p + t * kLanes < e) accumulate<kSplit>(w[t], zz[t], acc, shared);
       }
-      for (; p < e; p += kLanes) accumulate<kSplit>(x.values[p], z[x.indices[p]], acc, shared);
     }
     for (int o = kLanes / 2; o > 0; o /= 2) {
       acc += __shfl_xor_sync(kFull, acc, o);
@@ -371,10 +382,9 @@ void launch_phase1(const Phase1Args& a, cudaStream_t s) {
     return true;
   }();
   (void)opted_in;
-  // With nearest, each block merges its minima into global memory once: few, long-lived
-  // blocks; without, enough to cover the rows.
-  const unsigned blocks =
-      kNearest ? std::min(blocks_for(a.rows, kWarps), 1024u) : blocks_for(a.rows, kWarps);
+  // Long-lived blocks: each stages the columns once for many rows (and with nearest, merges its
+  // minima into global memory once).
+  const unsigned blocks = std::min(blocks_for(a.rows, kWarps), 1024u);
   phase1_kernel<kNearest, kCache><<<blocks, kThreads, bytes, s>>>(a, staged);
   LCRWMD_LAUNCH_CHECK();
 }

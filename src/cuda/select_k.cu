@@ -139,6 +139,15 @@ void TopKSelector::release() {
   temp_.release();
 }
 
+void TopKSelector::sort_one(std::size_t count, cudaStream_t s) {
+  std::size_t temp_bytes = 0;
+  LCRWMD_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, candidates_.data(),
+                                                   sorted_.data(), count, 0, 64, s));
+  temp_.reserve(temp_bytes);
+  LCRWMD_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp_.data(), temp_bytes, candidates_.data(),
+                                                   sorted_.data(), count, 0, 64, s));
+}
+
 void TopKSelector::sort_segments(std::size_t total, std::size_t rows, const std::int64_t* begin,
                                  const std::int64_t* end, cudaStream_t s) {
   std::size_t temp_bytes = 0;
@@ -182,10 +191,23 @@ void TopKSelector::select(const float* dist, std::size_t n_rows, std::size_t n, 
           candidates_.data(), counts_.data(), cap, static_cast<int>(kk), sorted_.data());
       LCRWMD_LAUNCH_CHECK();
     }
-    segments_kernel<<<grid_for(rows), 256, 0, s>>>(counts_.data(), rows, cap, small,
-                                                   offsets_.data(), offsets_.data() + group);
-    LCRWMD_LAUNCH_CHECK();
-    sort_segments(rows * cap, rows, offsets_.data(), offsets_.data() + group, s);
+    if (small) {
+      segments_kernel<<<grid_for(rows), 256, 0, s>>>(counts_.data(), rows, cap, small,
+                                                     offsets_.data(), offsets_.data() + group);
+      LCRWMD_LAUNCH_CHECK();
+      sort_segments(rows * cap, rows, offsets_.data(), offsets_.data() + group, s);
+    } else if (rows == 1) {
+      // One row, k large: its candidate count first (one round trip), then a radix sort.
+      LCRWMD_CUDA_CHECK(cudaMemcpyAsync(host_counts_.data(), counts_.data(), sizeof(unsigned),
+                                        cudaMemcpyDeviceToHost, s));
+      LCRWMD_CUDA_CHECK(cudaStreamSynchronize(s));
+      if (host_counts_.data()[0] <= cap) sort_one(host_counts_.data()[0], s);
+    } else {
+      segments_kernel<<<grid_for(rows), 256, 0, s>>>(counts_.data(), rows, cap, small,
+                                                     offsets_.data(), offsets_.data() + group);
+      LCRWMD_LAUNCH_CHECK();
+      sort_segments(rows * cap, rows, offsets_.data(), offsets_.data() + group, s);
+    }
     LCRWMD_CUDA_CHECK(cudaMemcpy2DAsync(
         host_keys_.data(), kk * sizeof(std::uint64_t), sorted_.data(), cap * sizeof(std::uint64_t),
         kk * sizeof(std::uint64_t), rows, cudaMemcpyDeviceToHost, s));
@@ -264,18 +286,10 @@ void TopKSelector::collect_between(const float* dist, std::size_t n_rows, std::s
     between_kernel<<<grid, 256, 0, s>>>(block, n, stride, bounds_.data(), counts_.data(),
                                         offsets_.data(), candidates_.data());
     LCRWMD_LAUNCH_CHECK();
-    if (rows == 1) {
-      // One segment: a plain radix sort (the segmented sort's path for one large segment is
-      // several times slower).
-      std::size_t temp_bytes = 0;
-      LCRWMD_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, candidates_.data(),
-                                                       sorted_.data(), t, 0, 64, s));
-      temp_.reserve(temp_bytes);
-      LCRWMD_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp_.data(), temp_bytes, candidates_.data(),
-                                                       sorted_.data(), t, 0, 64, s));
-    } else {
+    if (rows == 1)
+      sort_one(t, s);
+    else
       sort_segments(t, rows, offsets_.data(), offsets_.data() + rows, s);
-    }
     host_keys_.reserve(t);
     LCRWMD_CUDA_CHECK(cudaMemcpyAsync(host_keys_.data(), sorted_.data(), t * sizeof(std::uint64_t),
                                       cudaMemcpyDeviceToHost, s));

@@ -38,6 +38,9 @@ class TopKSelector {
   void sort_whole_row(const float* row, std::size_t n, std::size_t k, std::uint64_t* out,
                       cudaStream_t s);
 
+  // Sorts candidates_[0, count) into sorted_: one segment (CUB's segmented sort takes a slow
+  // path for one large segment).
+  void sort_one(std::size_t count, cudaStream_t s);
   // Sorts segments [begin[r], end[r]) of candidates_ into sorted_ (CUB's segmented sort).
   void sort_segments(std::size_t total, std::size_t rows, const std::int64_t* begin,
                      const std::int64_t* end, cudaStream_t s);
