@@ -81,6 +81,20 @@ void gpu_benchmarks(const Index& ix, const QuerySet& qs, int device, std::size_t
   rep.add("symmetric: documents needing D2 per query (mean)",
           static_cast<double>(refined) / static_cast<double>(std::max<std::size_t>(reps, 1)),
           "docs");
+  {
+    // The CPU backend's refinement of the same queries (its chunks: 32 documents per thread).
+    SearchOptions cpu = sym;
+    cpu.backend = Backend::cpu;
+    std::size_t cpu_refined = 0;
+    for (std::size_t r = 1; r < reps + 1; ++r) {
+      SearchStats st;
+      search(ix, slice(qs, r % qs.size(), 1), 10, cpu, &st);
+      cpu_refined += st.refined;
+    }
+    rep.add("symmetric: the CPU backend's D2 per query, same queries",
+            static_cast<double>(cpu_refined) / static_cast<double>(std::max<std::size_t>(reps, 1)),
+            "docs");
+  }
   rep.figure("single_one_sided_ms", 1e3 * median(t_one));
   rep.figure("single_symmetric_ms", 1e3 * median(t_sym));
   rep.figure("single_one_sided_tf32_ms", 1e3 * median(t_tf32));

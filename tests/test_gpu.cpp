@@ -9,6 +9,7 @@
 #include <random>
 #include <set>
 
+#include "cuda/limits.h"
 #include "cuda/plan.h"
 #include "cuda/sort_key.h"
 #include "lcrwmd/error.h"
@@ -347,11 +348,13 @@ TEST(Gpu, ResidentIndexAcrossSearchesAndEmptyQueries) {
     EXPECT_TRUE(close(ref.distances[i], one.distances[i]));
 }
 
-// A vocabulary of 1.1M words against a batch of 2,560 query words: phase-1 tiles of more than
-// 2^31 elements (a GoogleNews-sized vocabulary's), small vectors to keep the CPU reference fast.
+// A vocabulary of 2.2M words against a batch of 2,560 query words: phase-1 tiles (up to 1,024
+// columns) and the symmetric cache of more than 2^31 elements, as a GoogleNews-sized vocabulary
+// makes them; small vectors keep the CPU reference fast.
 TEST(Gpu, TilesPastTwoToTheThirtyOneElements) {
   REQUIRE_GPU();
-  constexpr std::size_t kVocab = 1100000, kDim = 4, kWords = 10;
+  constexpr std::size_t kVocab = 2200000, kDim = 4, kWords = 10;
+  static_assert(kVocab * cuda::kMaxTileColumns > (std::size_t{1} << 31));
   IndexData d;
   d.dim = kDim;
   std::mt19937 rng(21);

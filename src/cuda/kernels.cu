@@ -58,7 +58,7 @@ __device__ std::size_t warps_in_grid() {
 // columns' norms and own rows are staged once per block; the nearest other words are kept per
 // warp (each lane owns its columns: no atomics) and merged when the block ends.
 template <bool kNearest, bool kCache>
-__global__ void __launch_bounds__(kThreads, 3) phase1_kernel(Phase1Args a, int staged) {
+__global__ void __launch_bounds__(kThreads) phase1_kernel(Phase1Args a, int staged) {
   extern __shared__ float smem[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   float* row_s = smem + warp * staged;
@@ -77,21 +77,13 @@ __global__ void __launch_bounds__(kThreads, 3) phase1_kernel(Phase1Args a, int s
     const float* row = a.tile + r * a.ld;
     const float en = a.row_norms[r];
     const int word = a.row_word ? static_cast<int>(a.row_word[r]) : static_cast<int>(r);
-    // The whole row in flight at once (at most kMaxTileColumns / 128 loads a lane).
-    constexpr int kLoads = kMaxTileColumns / 128;
-    float4 x[kLoads];
-#pragma unroll
-    for (int l = 0; l < kLoads; ++l)
-      if (4 * lane + 128 * l < a.cols)
-        x[l] = *reinterpret_cast<const float4*>(row + 4 * lane + 128 * l);
-#pragma unroll
-    for (int l = 0; l < kLoads; ++l) {
-      const int c4 = 4 * lane + 128 * l;
-      const float xs[4] = {x[l].x, x[l].y, x[l].z, x[l].w};
+    for (int c4 = 4 * lane; c4 < a.cols; c4 += 128) {
+      const float4 x = *reinterpret_cast<const float4*>(row + c4);
+      const float xs[4] = {x.x, x.y, x.z, x.w};
 #pragma unroll
       for (int t = 0; t < 4; ++t) {
         const int c = c4 + t;
-        if (c >= a.cols) continue;
+        if (c >= a.cols) break;
         float d = 0.0f;
         if (col_row_s[c] != word) {
           const float tn = col_norm_s[c];
@@ -382,9 +374,10 @@ void launch_phase1(const Phase1Args& a, cudaStream_t s) {
     return true;
   }();
   (void)opted_in;
-  // Long-lived blocks: each stages the columns once for many rows (and with nearest, merges its
-  // minima into global memory once).
-  const unsigned blocks = std::min(blocks_for(a.rows, kWarps), 1024u);
+  // With nearest, each block merges its minima into global memory once: few, long-lived
+  // blocks; without, enough to cover the rows.
+  const unsigned blocks =
+      kNearest ? std::min(blocks_for(a.rows, kWarps), 1024u) : blocks_for(a.rows, kWarps);
   phase1_kernel<kNearest, kCache><<<blocks, kThreads, bytes, s>>>(a, staged);
   LCRWMD_LAUNCH_CHECK();
 }
