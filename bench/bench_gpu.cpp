@@ -72,6 +72,20 @@ void gpu_benchmarks(const Index& ix, const QuerySet& qs, int device, std::size_t
     r_sym.push_back(s / o);
     refined += st.refined;
   }
+  {
+    // Back to back, as a service answers them: other queries, then one query repeated (the
+    // same shapes each time: what work that depends on a query's shape costs on the host).
+    std::vector<double> other, same;
+    for (std::size_t r = 1; r < reps + 1; ++r) {
+      const QuerySet q = slice(qs, r % qs.size(), 1);
+      other.push_back(seconds_of([&] { gpu->search(q, 10, one); }));
+    }
+    const QuerySet q0 = slice(qs, 0, 1);
+    for (std::size_t r = 0; r < reps; ++r)
+      same.push_back(seconds_of([&] { gpu->search(q0, 10, one); }));
+    rep.add("single query back to back, one-sided (ms)", 1e3 * median(other), "ms");
+    rep.add("single query repeated, one-sided (ms)", 1e3 * median(same), "ms");
+  }
   rep.add("single query: cuBLAS SGEMM of phase 1 (ms)", 1e3 * median(gemm), "ms");
   rep.add("single query: one-sided LC-RWMD top-10 (ms)", 1e3 * median(t_one), "ms");
   rep.add("single query: symmetric LC-RWMD top-10, pruned (ms)", 1e3 * median(t_sym), "ms");

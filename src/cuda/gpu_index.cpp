@@ -28,6 +28,7 @@
 #include "cuda/device_memory.h"
 #include "cuda/gemm.h"
 #include "cuda/kernels.h"
+#include "cuda/limits.h"
 #include "cuda/plan.h"
 #include "cuda/refine.h"
 #include "cuda/select_k.h"
@@ -126,9 +127,6 @@ constexpr std::size_t kMargin = 512 * kMiB;
 
 using cuda::to_int;
 
-// Tile rows are padded to a multiple of 4 floats: the epilogue reads them 16 bytes a lane.
-std::size_t padded(std::size_t cols) { return (cols + 3) / 4 * 4; }
-
 // The index's device is current for a call; the caller's is restored after it.
 class DeviceGuard {
  public:
@@ -176,12 +174,19 @@ struct Chunk {
 // A batch's query words on the GPU's terms. Phase-1 tiles hold whole queries: consecutive
 // queries whose distinct words fit a tile share one (a word they share is one column), and a
 // query with more words than a tile spans tiles of its own. So each Z entry is finished within
-// one tile (or one long query's few) and a tile's epilogue visits its own queries only.
+// one tile (or one long query's few) and a tile's epilogue visits its own queries only. The
+// GEMM runs per span of consecutive tiles, as wide as memory allows (a wide GEMM runs faster
+// than several narrow ones); each tile starts on a multiple of 4 columns (padded with zero
+// vectors no position uses), so that its epilogue reads 16-byte-aligned rows of the span.
 struct QueryBatch {
   struct Tile {
-    int c0, c1;          // columns
+    int c0, c1;          // columns (c1: its last word's, before the padding)
     int q0, q1;          // queries (batch-local)
     std::size_t ranges;  // its queries' first positions in it, then their ends, at ranges[...]
+  };
+  struct Span {
+    int c0, c1;          // columns, padding included
+    std::size_t t0, t1;  // tiles
   };
   std::size_t begin = 0, nq = 0;
   std::vector<float> vectors, norms;   // per column: vector (dim floats), squared norm
@@ -190,10 +195,12 @@ struct QueryBatch {
   std::vector<float> weights;          // per position
   std::vector<std::uint64_t> pos;      // query j's positions: [pos[j], pos[j + 1])
   std::vector<Tile> tiles;
+  std::vector<Span> spans;
   std::vector<int> ranges;
 
+  // gemm_words: columns of one GEMM (the memory plan's; tiles take at most kMaxTileColumns).
   QueryBatch(const Index& index, const QuerySet& q, std::size_t b, std::size_t e,
-             std::size_t tile_words)
+             std::size_t gemm_words)
       : begin(b),
         nq(e - b),
         weights(q.weights.begin() + static_cast<std::ptrdiff_t>(q.indptr[b]),
@@ -201,7 +208,8 @@ struct QueryBatch {
     const BatchWords w(index, q, b, e);
     pos = w.cols_indptr;
     cols.resize(w.cols.size());
-    const std::size_t m = index.dim(), cap = std::max<std::size_t>(tile_words, 1);
+    const std::size_t m = index.dim();
+    const std::size_t cap = std::clamp<std::size_t>(gemm_words, 1, cuda::kMaxTileColumns);
     auto add_column = [&](std::uint32_t word) {
       vectors.insert(vectors.end(), w.vectors.begin() + static_cast<std::ptrdiff_t>(word * m),
                      w.vectors.begin() + static_cast<std::ptrdiff_t>((word + 1) * m));
@@ -216,6 +224,17 @@ struct QueryBatch {
       for (std::size_t j = q0; j < q1; ++j) ranges.push_back(to_int(std::max(pos[j], first), "p"));
       for (std::size_t j = q0; j < q1; ++j)
         ranges.push_back(to_int(std::min(pos[j + 1], last), "p"));
+      while (norms.size() % 4 != 0) {
+        vectors.insert(vectors.end(), m, 0.0f);
+        norms.push_back(0.0f);
+        vocab_id.push_back(-1);
+      }
+      // Into the last span, or a new one where it would grow past a GEMM's columns.
+      const int end = static_cast<int>(norms.size());
+      if (spans.empty() || static_cast<std::size_t>(end - spans.back().c0) > gemm_words)
+        spans.push_back({c0, end, tiles.size() - 1, tiles.size()});
+      else
+        spans.back() = {spans.back().c0, end, spans.back().t0, tiles.size()};
     };
     // Group g marks its words in `group`; `column` maps them to their columns.
     std::vector<std::uint32_t> group(w.words.size(), 0), column(w.words.size());
@@ -256,6 +275,11 @@ struct QueryBatch {
 
   std::size_t columns() const { return norms.size(); }
   std::size_t positions() const { return cols.size(); }
+  std::size_t widest_span() const {
+    std::size_t w = 0;
+    for (const Span& sp : spans) w = std::max(w, static_cast<std::size_t>(sp.c1 - sp.c0));
+    return w;
+  }
 };
 
 // The batch on the device: every array in one buffer, uploaded in one copy.
@@ -411,41 +435,46 @@ struct GpuIndex::Impl {
     batch.ranges = reinterpret_cast<const int*>(base + parts[6].at);
   }
 
-  // The GEMM and epilogue of tile t of the batch against `rows` row vectors (the vocabulary,
-  // or the quadratic RWMD's gathered words), into z and, where cache is set, the cache.
-  void phase1_tile(const QueryBatch& b, std::size_t t, const float* row_vectors,
-                   const float* row_norms, const std::uint32_t* row_word, std::size_t rows,
-                   float* cache_out, unsigned* nearest_out) {
-    const QueryBatch::Tile& tl = b.tiles[t];
-    const int c0 = tl.c0;
-    const std::size_t m = index.dim(), cols = static_cast<std::size_t>(tl.c1 - tl.c0);
-    const std::size_t ld = padded(cols);
-    tile.reserve(rows * ld);
-    const float* col_vectors = batch.vectors + static_cast<std::size_t>(c0) * m;
-    cuda::gemm_neg2(blas.get(), row_vectors, rows, col_vectors, cols, m, tile.data(), ld);
-    cuda::Phase1Args a;
-    a.tile = tile.data();
-    a.rows = rows;
-    a.cols = static_cast<int>(cols);
-    a.ld = ld;
-    a.dim = static_cast<int>(m);
-    a.row_vectors = row_vectors;
-    a.row_norms = row_norms;
-    a.row_word = row_word;
-    a.col_vectors = col_vectors;
-    a.col_norms = batch.norms + c0;
-    a.col_word = batch.word + c0;
-    a.col0 = c0;
-    a.q = batch.q;
-    a.q0 = tl.q0;
-    a.tile_queries = tl.q1 - tl.q0;
-    a.tile_begin = batch.ranges + tl.ranges;
-    a.tile_end = a.tile_begin + a.tile_queries;
-    a.z = z.data();
-    a.cache = cache_out;
-    a.cache_stride = b.positions();
-    a.nearest = nearest_out ? nearest_out + c0 : nullptr;
-    cuda::phase1_epilogue(a, stream.get());
+  // Phase 1 of the batch against `rows` row vectors (the vocabulary, or the quadratic RWMD's
+  // gathered words): per span one GEMM, then the epilogue of each of its tiles, into z and,
+  // where set, the cache and the nearest other words.
+  void phase1_rows(const QueryBatch& b, const float* row_vectors, const float* row_norms,
+                   const std::uint32_t* row_word, std::size_t rows, float* cache_out,
+                   unsigned* nearest_out) {
+    const std::size_t m = index.dim();
+    for (const QueryBatch::Span& span : b.spans) {
+      const std::size_t ld = static_cast<std::size_t>(span.c1 - span.c0);
+      tile.reserve(rows * ld);
+      cuda::gemm_neg2(blas.get(), row_vectors, rows,
+                      batch.vectors + static_cast<std::size_t>(span.c0) * m, ld, m, tile.data(),
+                      ld);
+      for (std::size_t t = span.t0; t < span.t1; ++t) {
+        const QueryBatch::Tile& tl = b.tiles[t];
+        cuda::Phase1Args a;
+        a.tile = tile.data() + (tl.c0 - span.c0);
+        a.rows = rows;
+        a.cols = tl.c1 - tl.c0;
+        a.ld = ld;
+        a.dim = static_cast<int>(m);
+        a.row_vectors = row_vectors;
+        a.row_norms = row_norms;
+        a.row_word = row_word;
+        a.col_vectors = batch.vectors + static_cast<std::size_t>(tl.c0) * m;
+        a.col_norms = batch.norms + tl.c0;
+        a.col_word = batch.word + tl.c0;
+        a.col0 = tl.c0;
+        a.q = batch.q;
+        a.q0 = tl.q0;
+        a.tile_queries = tl.q1 - tl.q0;
+        a.tile_begin = batch.ranges + tl.ranges;
+        a.tile_end = a.tile_begin + a.tile_queries;
+        a.z = z.data();
+        a.cache = cache_out;
+        a.cache_stride = b.positions();
+        a.nearest = nearest_out ? nearest_out + tl.c0 : nullptr;
+        cuda::phase1_epilogue(a, stream.get());
+      }
+    }
   }
 
   // Phase 1 of LC-RWMD for the batch: Z (v x nq, sqrt of the minima); symmetric, the cache of
@@ -460,10 +489,9 @@ struct GpuIndex::Impl {
       nearest.reserve(w);
       cuda::fill(reinterpret_cast<float*>(nearest.data()), w, INFINITY, s);
     }
-    for (std::size_t t = 0; t < b.tiles.size(); ++t)
-      phase1_tile(b, t, vectors.data(), norms.data(), nullptr, v,
-                  rev != Reverse::none ? cache.data() : nullptr,
-                  with_bound ? nearest.data() : nullptr);
+    phase1_rows(b, vectors.data(), norms.data(), nullptr, v,
+                rev != Reverse::none ? cache.data() : nullptr,
+                with_bound ? nearest.data() : nullptr);
     if (!with_bound) return;
     nn_sum.reserve(b.nq);
     cuda::finish_bound_terms(batch.q, batch.word, nearest.data(), z.data(), nn_sum.data(), s);
@@ -489,8 +517,7 @@ struct GpuIndex::Impl {
     const cudaStream_t s = stream.get();
     const std::size_t m = index.dim(), n = c.docs.size(), positions = b.positions();
     const auto ip = index.indptr();
-    const std::size_t tile_cols =
-        padded(static_cast<std::size_t>(b.tiles.front().c1 - b.tiles.front().c0));
+    const std::size_t tile_cols = b.widest_span();
     const std::vector<DocRange> parts = cuda::plan_gather_chunks(
         ip, c.docs, m, tile_cols + (symmetric ? positions : 0), gather_bytes);
     std::vector<std::uint64_t> rebased;
@@ -510,9 +537,8 @@ struct GpuIndex::Impl {
                                         c.values.data() + offset, part.size(), rows};
       z.reserve(rows);
       if (symmetric) cache.reserve(rows * positions);
-      for (std::size_t t = 0; t < b.tiles.size(); ++t)
-        phase1_tile(b, t, g_vectors.data(), g_norms.data(), words_of_rows, rows,
-                    symmetric ? cache.data() : nullptr, nullptr);
+      phase1_rows(b, g_vectors.data(), g_norms.data(), words_of_rows, rows,
+                  symmetric ? cache.data() : nullptr, nullptr);
       float* at = dst + (part.begin - c.docs.begin);
       cuda::sparse_times_z(occurrences, z.data(), 1, false, nullptr, at, n, s);
       if (symmetric) cuda::reverse_all(reverse_args(b, occurrences), at, n, s);

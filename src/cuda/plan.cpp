@@ -12,7 +12,7 @@ namespace lcrwmd::cuda {
 namespace {
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
-constexpr std::size_t kMaxTileWords = kMaxTileColumns;
+constexpr std::size_t kMaxTileWords = kMaxGemmColumns;
 constexpr std::size_t kMaxChunkDocs = std::numeric_limits<std::uint32_t>::max();
 
 std::string mib(std::size_t bytes) { return std::to_string((bytes + kMiB - 1) / kMiB) + " MiB"; }
