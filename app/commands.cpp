@@ -113,13 +113,14 @@ void add_search(CLI::App& app) {
     Loaded l = load_queries(*f);
     const SearchOptions o = f->options();
     auto t = Clock::now();
+    const DistributedSearcher searcher(cluster, l.index, f->searcher_options(),
+                                       parse_layout(f->distribute));
     SearchStats st;
     ExchangeTimes times;
-    const SearchResults r = distributed_search(cluster, l.index, l.queries, *k, o,
-                                               parse_layout(f->distribute), &st, &times);
+    const SearchResults r = searcher.search(l.queries, *k, o, &st, &times);
     note("search: %zu queries x %zu documents, %s, %.3f s (%zu batches, %s)", r.n_queries,
          l.index.n_docs(), describe(o).c_str(), since(t), st.batches,
-         describe_backend(o, st).c_str());
+         describe_backend(searcher.options(), st).c_str());
     if (cluster.size() > 1)
       note("  %d ranks: own part %.4f s, waiting for the others %.4f s, gather + merge %.4f s",
            cluster.size(), times.local, times.waiting, times.exchange);
@@ -147,7 +148,8 @@ void add_pairwise(CLI::App& app) {
     Loaded l = load_queries(*f);
     auto t = Clock::now();
     const std::size_t n = l.index.n_docs();
-    const SearchOptions o = for_rank(cluster, f->options());
+    const SearchOptions o = f->options();
+    const SearcherOptions so = for_rank(cluster, f->searcher_options());
     std::unique_ptr<NpyWriter> npy;
     std::string temp;
     cluster.step([&] {
@@ -161,15 +163,16 @@ void add_pairwise(CLI::App& app) {
     const Part mine = part_of(l.queries.size(), cluster.rank(), cluster.size());
     SearchStats st;
     cluster.step([&] {
-      pairwise(
-          l.index, subset(l.queries, mine.begin, mine.end), o,
-          [&](std::size_t first, std::size_t rows, const float* d) {
-            if (cluster.root())  // rank 0's rows come first: appended in order
-              npy->append_rows(d, rows);
-            else
-              write_npy_rows(temp, offset, n, mine.begin + first, d, rows);
-          },
-          &st);
+      make_searcher(l.index, so)
+          ->pairwise(
+              subset(l.queries, mine.begin, mine.end), o,
+              [&](std::size_t first, std::size_t rows, const float* d) {
+                if (cluster.root())  // rank 0's rows come first: appended in order
+                  npy->append_rows(d, rows);
+                else
+                  write_npy_rows(temp, offset, n, mine.begin + first, d, rows);
+              },
+              &st);
     });
     cluster.step([&] {
       if (!cluster.root()) return;
@@ -182,7 +185,7 @@ void add_pairwise(CLI::App& app) {
       npy->commit();
     });
     note("pairwise: %zu x %zu matrix written to %s (%.3f s, %s)", l.queries.size(), n,
-         output->c_str(), since(t), describe_backend(o, st).c_str());
+         output->c_str(), since(t), describe_backend(so, st).c_str());
   });
 }
 

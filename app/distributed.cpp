@@ -33,34 +33,47 @@ Layout parse_layout(std::string_view s) {
   throw Error("unknown layout '" + std::string(s) + "' (expected docs or queries)");
 }
 
-SearchOptions for_rank(const Cluster& cluster, SearchOptions options) {
+SearcherOptions for_rank(const Cluster& cluster, SearcherOptions options) {
   if (cluster.size() > 1 && options.backend != Backend::cpu) {
     const std::size_t devices = gpu_device_count();
-    if (devices > 0) options.device = cluster.local_rank() % static_cast<int>(devices);
+    if (devices > 0) options.gpu.device = cluster.local_rank() % static_cast<int>(devices);
   }
   return options;
 }
 
-SearchResults distributed_search(Cluster& cluster, const Index& index, const QuerySet& queries,
-                                 std::size_t k, SearchOptions options, Layout layout,
-                                 SearchStats* stats, ExchangeTimes* times) {
-  if (cluster.size() == 1) return search(index, queries, k, options, stats);
-  options = for_rank(cluster, options);
+DistributedSearcher::DistributedSearcher(Cluster& cluster, const Index& index,
+                                         const SearcherOptions& options, Layout layout)
+    : cluster_(cluster), index_(index), options_(for_rank(cluster, options)), layout_(layout) {
+  cluster_.step([&] {
+    if (cluster_.size() > 1 && layout_ == Layout::documents) {
+      const Part p = part_of(index_.n_docs(), cluster_.rank(), cluster_.size());
+      if (p.begin == p.end) return;  // more ranks than documents
+      shard_ = index_.shard(p.begin, p.end);
+      searcher_ = make_searcher(*shard_, options_);
+    } else {
+      searcher_ = make_searcher(index_, options_);
+    }
+  });
+}
+
+SearchResults DistributedSearcher::search(const QuerySet& queries, std::size_t k,
+                                          const SearchOptions& options, SearchStats* stats,
+                                          ExchangeTimes* times) const {
+  if (cluster_.size() == 1) return searcher_->search(queries, k, options, stats);
+  Cluster& cluster = cluster_;
+  const Index& index = index_;
+  const Layout layout = layout_;
   const auto start = std::chrono::steady_clock::now();
   SearchResults local;
   SearchStats local_stats;
   cluster.step([&] {
-    if (layout == Layout::documents) {
-      const Part p = part_of(index.n_docs(), cluster.rank(), cluster.size());
-      if (p.begin == p.end) {  // more ranks than documents
-        local.n_queries = queries.size();
-        return;
-      }
-      const Index shard = index.shard(p.begin, p.end);
-      local = search(shard, queries, k, options, &local_stats);
+    if (!searcher_) {
+      local.n_queries = queries.size();
+    } else if (layout == Layout::documents) {
+      local = searcher_->search(queries, k, options, &local_stats);
     } else {
       const Part p = part_of(queries.size(), cluster.rank(), cluster.size());
-      local = search(index, subset(queries, p.begin, p.end), k, options, &local_stats);
+      local = searcher_->search(subset(queries, p.begin, p.end), k, options, &local_stats);
     }
   });
   const double local_seconds = seconds_since(start);

@@ -4,12 +4,15 @@
 // index) or of the queries, and rank 0 merges the parts with lcrwmd::merge_topk, whose order
 // is the single process's (ascending distance, ties by the smaller document).
 #include <cstddef>
+#include <memory>
+#include <optional>
 #include <string_view>
 
 #include "app/cluster.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
+#include "lcrwmd/searcher.h"
 
 namespace lcrwmd::app {
 
@@ -26,13 +29,27 @@ struct ExchangeTimes {
   double exchange = 0;  // gathering the parts and merging them
 };
 
-// The options of this rank: with a GPU backend, the device of its local rank.
-SearchOptions for_rank(const Cluster& cluster, SearchOptions options);
+// The searcher options of this rank: with a GPU backend, the device of its local rank.
+SearcherOptions for_rank(const Cluster& cluster, SearcherOptions options);
 
-// Top-k of every query against the whole index by all ranks; the results (and stats summed
-// over ranks) on rank 0, empty elsewhere. Ranks with a GPU take the device of their local rank.
-SearchResults distributed_search(Cluster& cluster, const Index& index, const QuerySet& queries,
-                                 std::size_t k, SearchOptions options, Layout layout,
-                                 SearchStats* stats = nullptr, ExchangeTimes* times = nullptr);
+// Top-k of every query against the whole index by all ranks. Each rank makes its searcher once
+// (over its part of the documents, or all of them) and keeps it for every search.
+class DistributedSearcher {
+ public:
+  DistributedSearcher(Cluster& cluster, const Index& index, const SearcherOptions& options,
+                      Layout layout);
+  // The results (and stats summed over ranks) on rank 0, empty elsewhere.
+  SearchResults search(const QuerySet& queries, std::size_t k, const SearchOptions& options,
+                       SearchStats* stats = nullptr, ExchangeTimes* times = nullptr) const;
+  const SearcherOptions& options() const { return options_; }
+
+ private:
+  Cluster& cluster_;
+  const Index& index_;
+  SearcherOptions options_;
+  Layout layout_;
+  std::optional<Index> shard_;          // Layout::documents: this rank's documents
+  std::unique_ptr<Searcher> searcher_;  // null where this rank has no documents
+};
 
 }  // namespace lcrwmd::app

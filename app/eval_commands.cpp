@@ -39,30 +39,36 @@ struct Run {
 };
 
 // Under mpirun every rank takes part; the results are rank 0's.
-Run run_search(const Loaded& l, const SearchOptions& o, std::size_t k, Layout layout) {
+Run run_search(const Loaded& l, const DistributedSearcher& searcher, const SearchOptions& o,
+               std::size_t k) {
   if (l.queries.size() == 0) throw Error("evaluation: no queries (all excluded or none given)");
   Run r;
   const auto t = Clock::now();
-  r.results = distributed_search(Cluster::current(), l.index, l.queries, k, o, layout, &r.stats);
+  r.results = searcher.search(l.queries, k, o, &r.stats);
   r.seconds = since(t);
   note("%s: %zu queries x %zu documents, top %zu, %.3f s (%s)", describe(o).c_str(),
-       l.queries.size(), l.index.n_docs(), k, r.seconds, describe_backend(o, r.stats).c_str());
+       l.queries.size(), l.index.n_docs(), k, r.seconds,
+       describe_backend(searcher.options(), r.stats).c_str());
   report_refinement(o, r.stats);
   return r;
 }
 
-// The index and queries of an eval subcommand, and its method's top max(k).
+// The index and queries of an eval subcommand, its searcher, and its method's top max(k).
 struct Evaluated {
-  Loaded loaded;
+  std::unique_ptr<Loaded> loaded;  // the searcher holds a reference to its index
+  std::unique_ptr<DistributedSearcher> searcher;
   SearchOptions options;
   Run run;
 };
 
 Evaluated evaluate(const EvalFlags& f) {
-  Loaded l = load_queries(f);
-  const SearchOptions o = f.options();
-  Run r = run_search(l, o, f.max_k(), parse_layout(f.distribute));
-  return {std::move(l), o, std::move(r)};
+  Evaluated e;
+  e.loaded = std::make_unique<Loaded>(load_queries(f));
+  e.searcher = std::make_unique<DistributedSearcher>(
+      Cluster::current(), e.loaded->index, f.searcher_options(), parse_layout(f.distribute));
+  e.options = f.options();
+  e.run = run_search(*e.loaded, *e.searcher, e.options, f.max_k());
+  return e;
 }
 
 std::string json_head(const char* eval, const SearchOptions& o, const Loaded& l, const Run& r) {
@@ -91,7 +97,10 @@ void add_knn(CLI::App* parent) {
   f->add(c, ks, "Neighbour counts to vote with (comma-separated)");
   f->add_prune(c);
   c->callback([f] {
-    const auto [l, o, r] = evaluate(*f);
+    const Evaluated e = evaluate(*f);
+    const Loaded& l = *e.loaded;
+    const SearchOptions& o = e.options;
+    const Run& r = e.run;
     if (!Cluster::current().root()) return;
     const KnnReport rep = knn_error(r.results, l.index, l.queries, f->ks);
     if (f->json) {
@@ -124,13 +133,16 @@ void add_overlap(CLI::App* parent) {
       ->check(CLI::Range(0.0, 100.0))
       ->capture_default_str();
   c->callback([f, reference, percents] {
-    const auto [l, o, r] = evaluate(*f);
+    const Evaluated e = evaluate(*f);
+    const Loaded& l = *e.loaded;
+    const SearchOptions& o = e.options;
+    const Run& r = e.run;
     SearchOptions ro = o;
     ro.method = parse_method(*reference);
     ro.symmetric = true;
     const std::size_t ref_k =
         top_percent_count(l.index.n_docs(), *std::max_element(percents->begin(), percents->end()));
-    const Run ref = run_search(l, ro, ref_k, parse_layout(f->distribute));
+    const Run ref = run_search(l, *e.searcher, ro, ref_k);
     if (!Cluster::current().root()) return;
     const OverlapReport rep =
         top_k_overlap(r.results, ref.results, l.index.n_docs(), f->ks, *percents);
@@ -169,7 +181,10 @@ void add_precision(CLI::App* parent) {
   f->add(c, {1, 2, 4, 8, 16, 32, 64}, "Top-k sizes (comma-separated)");
   f->add_prune(c);
   c->callback([f] {
-    const auto [l, o, r] = evaluate(*f);
+    const Evaluated e = evaluate(*f);
+    const Loaded& l = *e.loaded;
+    const SearchOptions& o = e.options;
+    const Run& r = e.run;
     if (!Cluster::current().root()) return;
     const PrecisionReport rep = precision_at_k(r.results, l.index, l.queries, f->ks);
     if (f->json) {

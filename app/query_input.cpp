@@ -93,15 +93,21 @@ SearchOptions QueryFlags::options() const {
   o.symmetric = !one_sided;
   o.prune = prune == "bounds";
   o.batch = batch;
-  o.memory_budget = memory_mib << 20;
-  o.backend = parse_backend(backend);
-  o.device = device;
-  o.device_memory_budget = device_memory_mib << 20;
-  o.device_chunk_docs = device_chunk;
-  o.allow_tf32 = tf32;
   o.progress = [t = Clock::now()](std::size_t done, std::size_t total) {
     note("  %zu/%zu queries (%.2f s)", done, total, since(t));
   };
+  return o;
+}
+
+SearcherOptions QueryFlags::searcher_options() const {
+  SearcherOptions o;
+  o.backend = parse_backend(backend);
+  resolve_backend(o.backend, parse_method(method));  // --backend cuda --method wmd: an error
+  o.cpu.memory_budget = memory_mib << 20;
+  o.gpu.device = device;
+  o.gpu.memory_budget = device_memory_mib << 20;
+  o.gpu.chunk_docs = device_chunk;
+  o.gpu.allow_tf32 = tf32;
   return o;
 }
 
@@ -112,9 +118,9 @@ std::string describe(const SearchOptions& o) {
   return s;
 }
 
-std::string describe_backend(const SearchOptions& o, const SearchStats& st) {
+std::string describe_backend(const SearcherOptions& o, const SearchStats& st) {
   if (st.backend != Backend::cuda) return "cpu";
-  std::string s = "cuda (" + gpu_device(o.device).name + ")";
+  std::string s = "cuda (" + gpu_device(o.gpu.device).name + ")";
   if (st.device_chunks > 1) s += ", " + std::to_string(st.device_chunks) + " resident chunks";
   return s;
 }

@@ -10,6 +10,7 @@
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
+#include "lcrwmd/searcher.h"
 
 namespace lcrwmd::app {
 
@@ -42,13 +43,16 @@ struct QueryFlags {
   // Top-k commands only: how mpirun's ranks share the work (default_layout: "docs" or
   // "queries").
   void add_distribute(CLI::App* c, const char* default_layout);
+  // What each search asks for.
   SearchOptions options() const;
+  // The backend and its tuning: one searcher per command, made once.
+  SearcherOptions searcher_options() const;
 };
 
 // "lc-rwmd symmetric", "wmd", ...
 std::string describe(const SearchOptions& o);
 // "cpu" or "cuda (NVIDIA H100 ...)": where a search ran, from its stats.
-std::string describe_backend(const SearchOptions& o, const SearchStats& st);
+std::string describe_backend(const SearcherOptions& o, const SearchStats& st);
 // How much work the bounds saved: D2 (symmetric LC-RWMD) or EMD solves (WMD) per pair.
 void report_refinement(const SearchOptions& o, const SearchStats& st);
 

@@ -16,10 +16,8 @@
 namespace lcrwmd::bench {
 namespace {
 
-SearchOptions gpu_options(Method method, bool symmetric, std::size_t batch, int device) {
+SearchOptions gpu_options(Method method, bool symmetric, std::size_t batch) {
   SearchOptions o;
-  o.backend = Backend::cuda;
-  o.device = device;
   o.method = method;
   o.symmetric = symmetric;
   o.batch = batch;
@@ -40,10 +38,12 @@ void gpu_benchmarks(const Index& ix, const QuerySet& qs, int device, std::size_t
               dev.name.c_str(), ix.n_docs(), ix.vocab_size(), ix.dim(),
               static_cast<double>(ix.nnz()) / n, qs.size());
 
-  SearchOptions one = gpu_options(Method::lc_rwmd, false, 1, device);
-  SearchOptions sym = gpu_options(Method::lc_rwmd, true, 1, device);
+  const SearchOptions one = gpu_options(Method::lc_rwmd, false, 1);
+  const SearchOptions sym = gpu_options(Method::lc_rwmd, true, 1);
+  GpuOptions go;
+  go.device = device;
   GpuIndex* gpu_ptr = nullptr;
-  const double upload = seconds_of([&] { gpu_ptr = new GpuIndex(ix, one); });
+  const double upload = seconds_of([&] { gpu_ptr = new GpuIndex(ix, go); });
   const std::unique_ptr<GpuIndex> gpu(gpu_ptr);
   rep.add("upload of the resident set (s)", upload, "s");
   rep.add("resident set on the device (MiB)",
@@ -53,8 +53,6 @@ void gpu_benchmarks(const Index& ix, const QuerySet& qs, int device, std::size_t
   // Single queries, interleaved with the bare GEMM of the same shape.
   std::vector<double> gemm, t_one, t_sym, t_tf32, r_gemm, r_sym;
   std::size_t refined = 0;
-  SearchOptions tf32 = one;
-  tf32.allow_tf32 = true;
   for (std::size_t r = 0; r < reps + 1; ++r) {
     const QuerySet q = slice(qs, r % qs.size(), 1);
     const double g =
@@ -62,7 +60,9 @@ void gpu_benchmarks(const Index& ix, const QuerySet& qs, int device, std::size_t
     const double o = seconds_of([&] { gpu->search(q, 10, one); });
     SearchStats st;
     const double s = seconds_of([&] { gpu->search(q, 10, sym, &st); });
-    const double t = seconds_of([&] { gpu->search(q, 10, tf32); });
+    gpu->set_allow_tf32(true);
+    const double t = seconds_of([&] { gpu->search(q, 10, one); });
+    gpu->set_allow_tf32(false);
     if (r == 0) continue;  // warm-up: cuBLAS heuristics, scratch allocations
     gemm.push_back(g);
     t_one.push_back(o);
@@ -97,12 +97,11 @@ void gpu_benchmarks(const Index& ix, const QuerySet& qs, int device, std::size_t
           "docs");
   {
     // The CPU backend's refinement of the same queries (its chunks: 32 documents per thread).
-    SearchOptions cpu = sym;
-    cpu.backend = Backend::cpu;
+    const CpuSearcher cpu(ix);
     std::size_t cpu_refined = 0;
     for (std::size_t r = 1; r < reps + 1; ++r) {
       SearchStats st;
-      search(ix, slice(qs, r % qs.size(), 1), 10, cpu, &st);
+      cpu.search(slice(qs, r % qs.size(), 1), 10, sym, &st);
       cpu_refined += st.refined;
     }
     rep.add("symmetric: the CPU backend's D2 per query, same queries",
@@ -118,7 +117,7 @@ void gpu_benchmarks(const Index& ix, const QuerySet& qs, int device, std::size_t
   for (std::size_t b : batches) {
     const QuerySet q = slice(qs, 0, b);
     for (bool symmetric : {false, true}) {
-      const SearchOptions o = gpu_options(Method::lc_rwmd, symmetric, b, device);
+      const SearchOptions o = gpu_options(Method::lc_rwmd, symmetric, b);
       double t = 1e30;
       SearchStats st;
       for (int r = 0; r < 2; ++r) t = std::min(t, seconds_of([&] { gpu->search(q, 10, o, &st); }));
@@ -146,10 +145,11 @@ void gpu_benchmarks(const Index& ix, const QuerySet& qs, int device, std::size_t
   // TF32 against FP32 on one batch: rank-wise distance error and shared neighbours.
   {
     const QuerySet q = slice(qs, 0, std::min<std::size_t>(qs.size(), 64));
-    SearchOptions o = gpu_options(Method::lc_rwmd, false, 64, device);
+    const SearchOptions o = gpu_options(Method::lc_rwmd, false, 64);
     const SearchResults exact = gpu->search(q, 10, o);
-    o.allow_tf32 = true;
+    gpu->set_allow_tf32(true);
     const SearchResults fast = gpu->search(q, 10, o);
+    gpu->set_allow_tf32(false);
     double worst = 0, shared = 0;
     for (std::size_t i = 0; i < exact.distances.size(); ++i) {
       worst = std::max(worst, std::fabs(double{fast.distances[i]} - exact.distances[i]) /
@@ -175,7 +175,7 @@ void gpu_benchmarks(const Index& ix, const QuerySet& qs, int device, std::size_t
   // The paper's GPU baseline: quadratic RWMD, per pair, beside LC-RWMD's per pair.
   {
     const QuerySet q = slice(qs, 0, 1);
-    const SearchOptions o = gpu_options(Method::rwmd, true, 1, device);
+    const SearchOptions o = gpu_options(Method::rwmd, true, 1);
     double t = 1e30;
     for (int r = 0; r < 2; ++r) t = std::min(t, seconds_of([&] { gpu->search(q, 10, o); }));
     const double lc_pair = median(t_sym) / n;

@@ -33,6 +33,7 @@
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
+#include "lcrwmd/searcher.h"
 #include "lcrwmd/topk.h"
 
 namespace {
@@ -53,14 +54,8 @@ double bare_sgemm(const Index& ix, std::size_t words) {
   });
 }
 
-std::size_t g_tile_rows = 0, g_tile_words = 0;
-Backend g_backend = Backend::cpu;
-
 SearchOptions lc(bool symmetric, std::size_t batch) {
   SearchOptions o;
-  o.tile_rows = g_tile_rows;
-  o.tile_words = g_tile_words;
-  o.backend = g_backend;
   o.method = Method::lc_rwmd;
   o.symmetric = symmetric;
   o.batch = batch;
@@ -70,16 +65,17 @@ SearchOptions lc(bool symmetric, std::size_t batch) {
 // Single-query latency of one-sided and symmetric LC-RWMD beside the bare SGEMM, interleaved
 // query by query so that machine noise hits all three alike.
 // single_out: median one-sided and symmetric times.
-void single_query(const Index& ix, const QuerySet& qs, std::size_t reps, Report& rep,
+void single_query(const Searcher& searcher, const QuerySet& qs, std::size_t reps, Report& rep,
                   double single_out[2]) {
+  const Index& ix = searcher.index();
   std::vector<double> one, sym, gemm, ratio_gemm, ratio_sym;
   std::size_t refined = 0;
   for (std::size_t r = 0; r < reps + 1; ++r) {
     const QuerySet q = slice(qs, r % qs.size(), 1);
     const double g = bare_sgemm(ix, q.length(0));
-    const double o = seconds_of([&] { search(ix, q, 10, lc(false, 1)); });
+    const double o = seconds_of([&] { searcher.search(q, 10, lc(false, 1)); });
     SearchStats st;
-    const double s = seconds_of([&] { search(ix, q, 10, lc(true, 1), &st); });
+    const double s = seconds_of([&] { searcher.search(q, 10, lc(true, 1), &st); });
     if (r == 0) continue;  // warm-up: page cache, huge pages, BLAS buffers
     gemm.push_back(g);
     one.push_back(o);
@@ -99,13 +95,13 @@ void single_query(const Index& ix, const QuerySet& qs, std::size_t reps, Report&
   single_out[1] = median(sym);
 }
 
-void batched(const Index& ix, const QuerySet& qs, std::size_t batch, const double single[2],
-             Report& rep, const std::string& tag) {
+void batched(const Searcher& searcher, const QuerySet& qs, std::size_t batch,
+             const double single[2], Report& rep, const std::string& tag) {
   const QuerySet q = slice(qs, 0, batch);
   for (bool symmetric : {false, true}) {
     std::vector<double> t;
     for (int r = 0; r < 2; ++r)
-      t.push_back(seconds_of([&] { search(ix, q, 10, lc(symmetric, batch)); }));
+      t.push_back(seconds_of([&] { searcher.search(q, 10, lc(symmetric, batch)); }));
     const double per_query = std::min(t[0], t[1]) / static_cast<double>(q.size());
     const std::string name =
         tag + "batch of " + std::to_string(q.size()) + (symmetric ? ", symmetric" : ", one-sided");
@@ -217,12 +213,12 @@ int main(int argc, char** argv) {
   app.add_option("--json", json, "Also write the results as JSON");
   app.add_option("--reps", reps, "Repetitions per measurement (median reported)");
   app.add_option("--threads", threads, "Threads (default: all cores)");
-  app.add_option("--tile-rows", g_tile_rows, "Phase-1 tile rows (0: default)");
-  app.add_option("--tile-words", g_tile_words, "Phase-1 tile query words (0: default)");
+  SearcherOptions so;
+  app.add_option("--tile-rows", so.cpu.tile_rows, "Phase-1 tile rows (0: default)");
+  app.add_option("--tile-words", so.cpu.tile_words, "Phase-1 tile query words (0: default)");
   std::string backend = "cpu";
   app.add_option("--backend", backend,
-                 "synthetic/real: cpu | cuda | auto (each search uploads the index; 'gpu' keeps "
-                 "it resident)");
+                 "synthetic/real: cpu | cuda | auto (one searcher, kept for every search)");
 
   auto* syn = app.add_subcommand("synthetic", "Set-1/Set-2 shapes from 'lcrwmd synth'");
   std::string index_path, queries_path;
@@ -257,7 +253,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     set_threads(threads);
-    g_backend = parse_backend(backend);
+    so.backend = parse_backend(backend);
     Report rep;
     auto meta = machine_meta();
     if (*emd_cmd) {
@@ -281,9 +277,10 @@ int main(int argc, char** argv) {
       meta["n_docs"] = std::to_string(ix.n_docs());
       meta["vocab_size"] = std::to_string(ix.vocab_size());
       double single[2] = {0, 0};
-      single_query(ix, qs, reps, rep, single);
+      const auto searcher = make_searcher(ix, so);
+      single_query(*searcher, qs, reps, rep, single);
       quadratic_vs_lc(ix, qs, single[0], rep);
-      for (std::size_t b : batches) batched(ix, qs, b, single, rep, "");
+      for (std::size_t b : batches) batched(*searcher, qs, b, single, rep, "");
       const double file_mib = static_cast<double>(ix.file_bytes()) / (1 << 20);
       rep.add("index file (MiB)", file_mib, "MiB");
       rep.add("peak resident memory of this process (MiB)",
@@ -301,8 +298,9 @@ int main(int argc, char** argv) {
       meta["train"] = train_path;
       meta["test"] = test_path;
       double single[2] = {0, 0};
-      single_query(ix, qs, std::max<std::size_t>(reps, 31), rep, single);
-      batched(ix, qs, batch, single, rep, "real ");
+      const auto searcher = make_searcher(ix, so);
+      single_query(*searcher, qs, std::max<std::size_t>(reps, 31), rep, single);
+      batched(*searcher, qs, batch, single, rep, "real ");
     }
     rep.write_json(json, meta);
   } catch (const Error& e) {

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +23,7 @@
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
+#include "lcrwmd/searcher.h"
 #include "lcrwmd/text.h"
 
 namespace py = pybind11;
@@ -72,6 +75,13 @@ StopWords to_stopwords(const std::optional<std::vector<std::string>>& words) {
   return s;
 }
 
+// The searchers an Index has made, one per backend name, kept while the Index lives: a GPU's
+// resident set is uploaded by the first search only.
+struct Searchers {
+  std::mutex mutex;
+  std::map<std::string, std::shared_ptr<const Searcher>> by_backend;
+};
+
 // An index and what its queries are read with: the embeddings it was built from (for query
 // words it lacks, as the command line's --embeddings) and its stop words.
 struct PyIndex {
@@ -79,6 +89,26 @@ struct PyIndex {
   std::shared_ptr<const Embeddings> embeddings;  // may be null (a loaded index)
   StopWords stopwords;
   std::vector<std::string> excluded;  // documents left with no known word at build
+  // After `index`: destroyed first, since the searchers refer to it.
+  std::shared_ptr<Searchers> searchers = std::make_shared<Searchers>();
+
+  // The searcher of `backend` for `method` (an error first where that backend cannot run it).
+  std::shared_ptr<const Searcher> searcher(const std::string& backend,
+                                           const std::string& method) const {
+    SearcherOptions o;
+    o.backend = parse_backend(backend);
+    resolve_backend(o.backend, parse_method(method));
+    std::lock_guard lock(searchers->mutex);
+    auto& s = searchers->by_backend[backend];
+    if (!s) s = make_searcher(*index, o);
+    return s;
+  }
+};
+
+// Index.to_gpu(): a resident GPU searcher and the index it answers for.
+struct PyGpuSearcher {
+  PyIndex index;
+  std::shared_ptr<const GpuIndex> gpu;
 };
 
 IndexData to_data(const Index& ix) {
@@ -128,27 +158,26 @@ Queries to_queries(const PyIndex& p, const py::sequence& docs,
   return q;
 }
 
-SearchOptions make_options(const std::string& method, bool symmetric, const std::string& backend,
-                           std::size_t batch, bool prune) {
+SearchOptions make_options(const std::string& method, bool symmetric, std::size_t batch,
+                           bool prune) {
   SearchOptions o;
   o.method = parse_method(method);
   o.symmetric = o.method == Method::wmd ? true : symmetric;
-  o.backend = parse_backend(backend);
   o.batch = batch;
   o.prune = prune;
   return o;
 }
 
-py::tuple search_index(const PyIndex& p, const py::sequence& queries, std::size_t k,
-                       const std::string& method, bool symmetric, const std::string& backend,
-                       std::size_t batch, bool prune) {
+py::tuple search_with(const PyIndex& p, const Searcher& searcher, const py::sequence& queries,
+                      std::size_t k, const std::string& method, bool symmetric, std::size_t batch,
+                      bool prune) {
   if (k == 0) throw py::value_error("k must be at least 1");
-  const SearchOptions o = make_options(method, symmetric, backend, batch, prune);
+  const SearchOptions o = make_options(method, symmetric, batch, prune);
   const Queries q = to_queries(p, queries, std::nullopt);
   SearchResults r;
   {
     py::gil_scoped_release release;
-    r = lcrwmd::search(*p.index, q.set, k, o);
+    r = searcher.search(q.set, k, o);
   }
   const auto nq = static_cast<py::ssize_t>(q.rows.size()), kk = static_cast<py::ssize_t>(k);
   py::array_t<float> distances({nq, kk});
@@ -168,10 +197,10 @@ py::tuple search_index(const PyIndex& p, const py::sequence& queries, std::size_
   return py::make_tuple(distances, indices, q.excluded);
 }
 
-py::array_t<float> pairwise_index(const PyIndex& p, const py::sequence& queries,
-                                  const std::string& method, bool symmetric,
-                                  const std::string& backend, std::size_t batch) {
-  const SearchOptions o = make_options(method, symmetric, backend, batch, true);
+py::array_t<float> pairwise_with(const PyIndex& p, const Searcher& searcher,
+                                 const py::sequence& queries, const std::string& method,
+                                 bool symmetric, std::size_t batch) {
+  const SearchOptions o = make_options(method, symmetric, batch, true);
   const Queries q = to_queries(p, queries, std::nullopt);
   if (!q.excluded.empty())
     throw py::value_error("query " + q.excluded.front() +
@@ -181,7 +210,7 @@ py::array_t<float> pairwise_index(const PyIndex& p, const py::sequence& queries,
   float* dst = out.mutable_data();
   {
     py::gil_scoped_release release;
-    lcrwmd::pairwise(*p.index, q.set, o, [&](std::size_t first, std::size_t rows, const float* d) {
+    searcher.pairwise(q.set, o, [&](std::size_t first, std::size_t rows, const float* d) {
       std::copy(d, d + rows * n, dst + first * n);
     });
   }
@@ -344,24 +373,53 @@ PYBIND11_MODULE(_lcrwmd, m) {
             Index::save(to_data(*p.index), path);
           },
           py::arg("path"))
-      .def("search", &search_index, py::arg("queries"), py::arg("k") = 10,
-           py::arg("method") = "lc-rwmd", py::arg("symmetric") = true, py::arg("backend") = "auto",
-           py::arg("batch") = 64, py::arg("prune") = true)
-      .def("pairwise", &pairwise_index, py::arg("queries"), py::arg("method") = "lc-rwmd",
-           py::arg("symmetric") = true, py::arg("backend") = "auto", py::arg("batch") = 64)
+      .def(
+          "search",
+          [](const PyIndex& p, const py::sequence& queries, std::size_t k,
+             const std::string& method, bool symmetric, const std::string& backend,
+             std::size_t batch, bool prune) {
+            return search_with(p, *p.searcher(backend, method), queries, k, method, symmetric,
+                               batch, prune);
+          },
+          py::arg("queries"), py::arg("k") = 10, py::arg("method") = "lc-rwmd",
+          py::arg("symmetric") = true, py::arg("backend") = "auto", py::arg("batch") = 64,
+          py::arg("prune") = true)
+      .def(
+          "pairwise",
+          [](const PyIndex& p, const py::sequence& queries, const std::string& method,
+             bool symmetric, const std::string& backend, std::size_t batch) {
+            return pairwise_with(p, *p.searcher(backend, method), queries, method, symmetric,
+                                 batch);
+          },
+          py::arg("queries"), py::arg("method") = "lc-rwmd", py::arg("symmetric") = true,
+          py::arg("backend") = "auto", py::arg("batch") = 64)
+      .def(
+          "to_gpu",
+          [](const PyIndex& p, int device, std::size_t memory_mib, bool tf32) {
+            GpuOptions o;
+            o.device = device;
+            o.memory_budget = memory_mib << 20;
+            o.allow_tf32 = tf32;
+            PyGpuSearcher s{p, nullptr};
+            py::gil_scoped_release release;
+            s.gpu = std::make_shared<const GpuIndex>(*p.index, o);
+            return s;
+          },
+          py::arg("device") = 0, py::arg("memory_mib") = 0, py::arg("tf32") = false)
       .def(
           "eval_knn",
           [](const PyIndex& p, const py::sequence& queries, std::vector<std::string> labels,
              std::vector<std::size_t> ks, const std::string& method, bool symmetric,
              const std::string& backend) {
             if (ks.empty()) throw py::value_error("ks: give at least one k");
-            const SearchOptions o = make_options(method, symmetric, backend, 64, true);
+            const SearchOptions o = make_options(method, symmetric, 64, true);
             const Queries q = to_queries(p, queries, labels);
+            const std::shared_ptr<const Searcher> searcher = p.searcher(backend, method);
             KnnReport rep;
             {
               py::gil_scoped_release release;
               const SearchResults r =
-                  lcrwmd::search(*p.index, q.set, *std::max_element(ks.begin(), ks.end()), o);
+                  searcher->search(q.set, *std::max_element(ks.begin(), ks.end()), o);
               rep = knn_error(r, *p.index, q.set, ks);
             }
             py::dict errors;
@@ -394,6 +452,28 @@ PYBIND11_MODULE(_lcrwmd, m) {
         for (std::size_t i = 0; i < p.index->n_docs(); ++i) v.emplace_back(p.index->label(i));
         return v;
       });
+
+  py::class_<PyGpuSearcher>(m, "GpuSearcher")
+      .def(
+          "search",
+          [](const PyGpuSearcher& s, const py::sequence& queries, std::size_t k,
+             const std::string& method, bool symmetric, std::size_t batch, bool prune) {
+            return search_with(s.index, *s.gpu, queries, k, method, symmetric, batch, prune);
+          },
+          py::arg("queries"), py::arg("k") = 10, py::arg("method") = "lc-rwmd",
+          py::arg("symmetric") = true, py::arg("batch") = 64, py::arg("prune") = true)
+      .def(
+          "pairwise",
+          [](const PyGpuSearcher& s, const py::sequence& queries, const std::string& method,
+             bool symmetric, std::size_t batch) {
+            return pairwise_with(s.index, *s.gpu, queries, method, symmetric, batch);
+          },
+          py::arg("queries"), py::arg("method") = "lc-rwmd", py::arg("symmetric") = true,
+          py::arg("batch") = 64)
+      .def_property_readonly("uploads", [](const PyGpuSearcher& s) { return s.gpu->uploads(); })
+      .def_property_readonly("device", [](const PyGpuSearcher& s) { return s.gpu->device().name; })
+      .def_property_readonly("resident_bytes",
+                             [](const PyGpuSearcher& s) { return s.gpu->resident_bytes(); });
 
   m.def(
       "tokenize", [](const std::string& text) { return tokenize(text); }, py::arg("text"),

@@ -14,6 +14,7 @@
 #include "cuda/sort_key.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/gpu.h"
+#include "lcrwmd/searcher.h"
 #include "lcrwmd/topk.h"
 #include "test_util.h"
 
@@ -191,10 +192,10 @@ TEST(Backend, CudaWithoutADeviceIsAClearError) {
   const Index ix = Index::from_data(test::random_index(10, 20, 4, 3, 1));
   const std::vector<std::size_t> docs{0};
   const QuerySet qs = query_set_from_index(ix, docs);
-  SearchOptions o;
+  SearcherOptions o;
   o.backend = Backend::cuda;
   try {
-    search(ix, qs, 3, o);
+    make_searcher(ix, o);
     FAIL() << "expected an error";
   } catch (const Error& e) {
     const std::string what = e.what();
@@ -203,7 +204,29 @@ TEST(Backend, CudaWithoutADeviceIsAClearError) {
         << what;
   }
   o.backend = Backend::automatic;  // falls back to the CPU
-  EXPECT_EQ(search(ix, qs, 3, o).indices.front(), 0);
+  const auto searcher = make_searcher(ix, o);
+  EXPECT_EQ(searcher->backend(), Backend::cpu);
+  EXPECT_EQ(searcher->search(qs, 3, {}).indices.front(), 0);
+}
+
+TEST(Backend, SearchersAnswerAsTheFreeFunctions) {
+  const Index ix = Index::from_data(test::random_index(50, 40, 6, 9, 2));
+  const QuerySet qs = test::mixed_queries(ix, 4, 8);
+  SearcherOptions o;
+  o.cpu.tile_rows = 7;
+  o.cpu.tile_words = 3;
+  const auto searcher = make_searcher(ix, o);
+  EXPECT_EQ(searcher->backend(), Backend::cpu);
+  EXPECT_EQ(&searcher->index(), &ix);
+  EXPECT_EQ(searcher->n_docs(), ix.n_docs());
+  for (Method m : {Method::wcd, Method::rwmd, Method::lc_rwmd, Method::wmd}) {
+    SearchOptions so;
+    so.method = m;
+    const SearchResults a = searcher->search(qs, 4, so), b = search(ix, qs, 4, so);
+    EXPECT_EQ(a.indices, b.indices) << to_string(m);
+    for (std::size_t i = 0; i < a.distances.size(); ++i)
+      EXPECT_NEAR(a.distances[i], b.distances[i], 1e-5f * std::max(1.0f, b.distances[i]));
+  }
 }
 
 // ---- GPU results against the CPU backend ------------------------------------------------
@@ -247,20 +270,20 @@ TEST_P(GpuVsCpu, SameDistancesAndTopK) {
   const Index ix = Index::from_data(test::random_index(c.n_docs, 97, 13, 15, 7));
   const QuerySet qs = queries_for(ix);
   SearchOptions cpu;
-  cpu.backend = Backend::cpu;
   cpu.method = c.method;
   cpu.symmetric = c.symmetric;
   SearchOptions gpu = cpu;
-  gpu.backend = Backend::cuda;
   gpu.batch = c.batch;
-  gpu.tile_words = c.tile_words;
-  gpu.device_chunk_docs = c.chunk_docs;
   gpu.prune = c.prune;
-  gpu.device_memory_budget = c.budget_mib << 20;
+  GpuOptions go;
+  go.tile_words = c.tile_words;
+  go.chunk_docs = c.chunk_docs;
+  go.memory_budget = c.budget_mib << 20;
+  const GpuIndex device(ix, go);
   const std::size_t n = ix.n_docs();
 
   const std::vector<float> want = test::matrix(ix, qs, cpu);
-  const std::vector<float> got = test::matrix(ix, qs, gpu);
+  const std::vector<float> got = test::matrix(device, qs, gpu);
   for (std::size_t i = 0; i < want.size(); ++i)
     ASSERT_TRUE(close(want[i], got[i]))
         << "query " << i / n << " doc " << i % n << ": cpu " << want[i] << " gpu " << got[i];
@@ -271,7 +294,7 @@ TEST_P(GpuVsCpu, SameDistancesAndTopK) {
 
   for (std::size_t k : {std::size_t{1}, std::size_t{5}, n + 3}) {
     SearchStats st;
-    const SearchResults r = search(ix, qs, k, gpu, &st);
+    const SearchResults r = device.search(qs, k, gpu, &st);
     EXPECT_EQ(st.backend, Backend::cuda);
     const SearchResults ref = search(ix, qs, k, cpu);
     ASSERT_EQ(r.k, ref.k);
@@ -328,11 +351,11 @@ INSTANTIATE_TEST_SUITE_P(Cases, GpuVsCpu, testing::ValuesIn(gpu_cases()), case_n
 TEST(Gpu, ResidentIndexAcrossSearchesAndEmptyQueries) {
   REQUIRE_GPU();
   const Index ix = Index::from_data(test::random_index(257, 80, 10, 12, 9));
-  SearchOptions o;
-  o.backend = Backend::cuda;
-  const GpuIndex gpu(ix, o);
+  const GpuIndex gpu(ix);
   EXPECT_EQ(gpu.chunks(), 1u);
   EXPECT_GT(gpu.resident_bytes(), 0u);
+  EXPECT_EQ(gpu.uploads(), 1u);
+  SearchOptions o;
   const QuerySet none;
   EXPECT_EQ(gpu.search(none, 5, o).n_queries, 0u);
   const QuerySet qs = test::mixed_queries(ix, 6, 2);
@@ -341,11 +364,36 @@ TEST(Gpu, ResidentIndexAcrossSearchesAndEmptyQueries) {
   EXPECT_EQ(a.distances, b.distances);
   o.symmetric = false;
   const SearchResults one = gpu.search(qs, 7, o);
-  SearchOptions cpu = o;
-  cpu.backend = Backend::cpu;
-  const SearchResults ref = search(ix, qs, 7, cpu);
+  gpu.pairwise(qs, o, [](std::size_t, std::size_t, const float*) {});
+  EXPECT_EQ(gpu.uploads(), 1u) << "searches must not upload the resident set again";
+  const SearchResults ref = search(ix, qs, 7, o);
   for (std::size_t i = 0; i < ref.distances.size(); ++i)
     EXPECT_TRUE(close(ref.distances[i], one.distances[i]));
+  // Chunks that all fit stay resident too: one upload each, none per search.
+  GpuOptions chunked;
+  chunked.chunk_docs = 50;
+  const GpuIndex parts(ix, chunked);
+  EXPECT_EQ(parts.chunks(), 6u);
+  parts.search(qs, 7, o);
+  EXPECT_EQ(parts.uploads(), parts.chunks());
+}
+
+TEST(Gpu, AutomaticSearcherSendsWmdToTheCpu) {
+  REQUIRE_GPU();
+  const Index ix = Index::from_data(test::random_index(40, 30, 6, 8, 4));
+  const QuerySet qs = test::mixed_queries(ix, 3, 5);
+  SearcherOptions so;
+  so.backend = Backend::automatic;
+  const auto searcher = make_searcher(ix, so);
+  EXPECT_EQ(searcher->backend(), Backend::cuda);
+  SearchOptions o;
+  SearchStats st;
+  searcher->search(qs, 3, o, &st);
+  EXPECT_EQ(st.backend, Backend::cuda);
+  o.method = Method::wmd;
+  const SearchResults r = searcher->search(qs, 3, o, &st);
+  EXPECT_EQ(st.backend, Backend::cpu);
+  EXPECT_EQ(r.indices, search(ix, qs, 3, o).indices);
 }
 
 // A vocabulary of 2.2M words against a batch of 2,560 query words: phase-1 tiles (up to 1,024
@@ -380,9 +428,8 @@ TEST(Gpu, TilesPastTwoToTheThirtyOneElements) {
     SearchOptions cpu;
     cpu.symmetric = symmetric;
     SearchOptions gpu = cpu;
-    gpu.backend = Backend::cuda;
     gpu.batch = 256;
-    const SearchResults want = search(ix, qs, 5, cpu), got = search(ix, qs, 5, gpu);
+    const SearchResults want = search(ix, qs, 5, cpu), got = GpuIndex(ix).search(qs, 5, gpu);
     ASSERT_EQ(got.k, want.k);
     for (std::size_t i = 0; i < want.distances.size(); ++i)
       ASSERT_TRUE(close(want.distances[i], got.distances[i]))
@@ -396,12 +443,11 @@ TEST(Gpu, Tf32StaysClose) {
   REQUIRE_GPU();
   const Index ix = Index::from_data(test::random_index(300, 80, 64, 12, 4));
   const QuerySet qs = test::mixed_queries(ix, 6, 3);
-  SearchOptions o;
-  o.backend = Backend::cuda;
-  o.allow_tf32 = true;
-  SearchOptions cpu = o;
-  cpu.backend = Backend::cpu;
-  const std::vector<float> got = test::matrix(ix, qs, o), want = test::matrix(ix, qs, cpu);
+  GpuOptions go;
+  go.allow_tf32 = true;
+  const SearchOptions o;
+  const std::vector<float> got = test::matrix(GpuIndex(ix, go), qs, o),
+                           want = test::matrix(ix, qs, o);
   for (std::size_t i = 0; i < want.size(); ++i)
     EXPECT_NEAR(got[i], want[i], 2e-2f * std::max(1.0f, want[i]));
 }
@@ -412,8 +458,11 @@ TEST(Gpu, WmdIsCpuOnly) {
   const QuerySet qs = query_set_from_index(ix, docs);
   SearchOptions o;
   o.method = Method::wmd;
-  o.backend = Backend::cuda;
-  EXPECT_THROW(search(ix, qs, 3, o), Error);
+  SearcherOptions so;
+  so.backend = Backend::cuda;
+  // Without a GPU the searcher cannot be made; with one, it refuses wmd.
+  EXPECT_THROW(make_searcher(ix, so)->search(qs, 3, o), Error);
+  EXPECT_THROW(resolve_backend(Backend::cuda, Method::wmd), Error);
 }
 
 }  // namespace

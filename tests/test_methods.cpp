@@ -66,12 +66,10 @@ TEST_P(LcRwmdVsReference, EqualsQuadraticRwmd) {
   o.method = Method::lc_rwmd;
   o.symmetric = c.symmetric;
   o.batch = c.batch;
-  o.tile_rows = c.tile_rows;
-  o.tile_words = c.tile_words;
-  o.memory_budget = c.budget;
-  const std::vector<float> got = test::matrix(ix, qs, o);
+  const CpuSearcher tiled(ix, {c.budget, c.tile_rows, c.tile_words});
+  const std::vector<float> got = test::matrix(tiled, qs, o);
   o.method = Method::rwmd;
-  const std::vector<float> quad = test::matrix(ix, qs, o);
+  const std::vector<float> quad = test::matrix(tiled, qs, o);
   for (std::size_t q = 0; q < qs.size(); ++q)
     for (std::size_t i = 0; i < ix.n_docs(); ++i) {
       const auto [d1, d2] = reference_rwmd(ix, i, qs, q);
@@ -110,12 +108,12 @@ TEST(Methods, DocumentAgainstItselfIsZero) {
         o.method = m;
         o.symmetric = symmetric;
         o.batch = 7;
-        o.tile_rows = o.tile_words = tiles;
-        const auto d = test::matrix(ix, qs, o);
+        const CpuSearcher tiled(ix, {CpuOptions{}.memory_budget, tiles, tiles});
+        const auto d = test::matrix(tiled, qs, o);
         for (std::size_t i = 0; i < ix.n_docs(); ++i)
           ASSERT_EQ(d[i * ix.n_docs() + i], 0.0f) << to_string(m) << " doc " << i;
         // And search finds each document first.
-        const SearchResults r = search(ix, qs, 1, o);
+        const SearchResults r = tiled.search(qs, 1, o);
         for (std::size_t i = 0; i < ix.n_docs(); ++i) ASSERT_EQ(r.distances[i], 0.0f);
       }
 }
@@ -150,13 +148,14 @@ TEST(Methods, WcdMatchesDirectCentroids) {
 }
 
 // Search must return exactly the k best of the full matrix, ties by document index.
-void expect_topk_matches_sort(const Index& ix, const QuerySet& qs, SearchOptions o) {
-  const auto full = test::matrix(ix, qs, o);
+void expect_topk_matches_sort(const Searcher& searcher, const QuerySet& qs, SearchOptions o) {
+  const Index& ix = searcher.index();
+  const auto full = test::matrix(searcher, qs, o);
   for (std::size_t k : {1u, 4u, 10u, 1000u}) {
     for (bool prune : {true, false}) {
       o.prune = prune;
       SearchStats st;
-      const SearchResults r = search(ix, qs, k, o, &st);
+      const SearchResults r = searcher.search(qs, k, o, &st);
       ASSERT_EQ(r.k, std::min(k, ix.n_docs()));
       for (std::size_t q = 0; q < qs.size(); ++q) {
         std::vector<Neighbor> all;
@@ -203,7 +202,7 @@ TEST(Search, TopKMatchesFullSort) {
       o.method = m;
       o.symmetric = symmetric;
       o.batch = 5;
-      expect_topk_matches_sort(ix, qs, o);
+      expect_topk_matches_sort(CpuSearcher(ix), qs, o);
     }
 }
 
@@ -245,15 +244,15 @@ TEST(RealCorpus, LcRwmdEqualsQuadraticOnBbcsport) {
     const auto quad = test::matrix(ix, qs, o);
     for (std::size_t tiles : {0u, 5u}) {
       o.method = Method::lc_rwmd;
-      o.tile_rows = o.tile_words = tiles;
       o.batch = tiles ? 7 : 64;
-      const auto lc = test::matrix(ix, qs, o);
+      const CpuSearcher tiled(ix, {CpuOptions{}.memory_budget, tiles, tiles});
+      const auto lc = test::matrix(tiled, qs, o);
       for (std::size_t x = 0; x < lc.size(); ++x) {
         const auto [d1, d2] = ref[x];
         expect_close(lc[x], symmetric ? std::max(d1, d2) : d1, "lc-rwmd bbcsport");
         expect_close(quad[x], symmetric ? std::max(d1, d2) : d1, "rwmd bbcsport");
       }
-      expect_topk_matches_sort(ix, qs, o);
+      expect_topk_matches_sort(tiled, qs, o);
     }
   }
 }

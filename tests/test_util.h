@@ -95,13 +95,16 @@ inline IndexData random_index(std::size_t n_docs, std::size_t vocab, std::size_t
 }
 
 // The full distance matrix of a method, queries x documents.
-inline std::vector<float> matrix(const Index& ix, const QuerySet& qs, const SearchOptions& o) {
-  std::vector<float> m(qs.size() * ix.n_docs(), -1.0f);
-  pairwise(ix, qs, o, [&](std::size_t first, std::size_t rows, const float* d) {
-    std::copy(d, d + rows * ix.n_docs(),
-              m.begin() + static_cast<std::ptrdiff_t>(first * ix.n_docs()));
+inline std::vector<float> matrix(const Searcher& s, const QuerySet& qs, const SearchOptions& o) {
+  const std::size_t n = s.n_docs();
+  std::vector<float> m(qs.size() * n, -1.0f);
+  s.pairwise(qs, o, [&](std::size_t first, std::size_t rows, const float* d) {
+    std::copy(d, d + rows * n, m.begin() + static_cast<std::ptrdiff_t>(first * n));
   });
   return m;
+}
+inline std::vector<float> matrix(const Index& ix, const QuerySet& qs, const SearchOptions& o) {
+  return matrix(CpuSearcher(ix), qs, o);
 }
 
 // Random queries: some copies of resident documents, some fresh, some with words the index

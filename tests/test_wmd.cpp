@@ -261,9 +261,10 @@ TEST(Wmd, PrunedTopKOnOneThreadAndInBatches) {
   o.prune = true;
   for (std::size_t batch : {1u, 4u, 64u}) {
     o.batch = batch;
-    o.tile_rows = batch == 4 ? 5 : 0;
-    o.memory_budget = batch == 1 ? 1 : std::size_t{1} << 30;  // 1 byte: D2 without cache
-    const SearchResults pruned = search(ix, qs, 7, o);
+    CpuOptions cpu;
+    cpu.tile_rows = batch == 4 ? 5 : 0;
+    cpu.memory_budget = batch == 1 ? 1 : std::size_t{1} << 30;  // 1 byte: D2 without cache
+    const SearchResults pruned = CpuSearcher(ix, cpu).search(qs, 7, o);
     EXPECT_EQ(pruned.indices, brute.indices) << batch;
     EXPECT_EQ(pruned.distances, brute.distances) << batch;
   }

@@ -1,12 +1,13 @@
 #pragma once
-// The CUDA backend: the resident set kept in GPU memory across searches.
+// The CUDA backend: a Searcher whose resident set stays in GPU memory across searches.
 //
 //   GpuIndex gpu(index, {});                      // uploads CSR + compacted vectors once
 //   SearchResults r = gpu.search(queries, 10, {});
+//   gpu.uploads();                                // still 1: searches upload queries only
 //
-// lcrwmd::search() with SearchOptions::backend = cuda does the same for one call. This header
-// is free of CUDA: a build without the toolkit still compiles against it, reports no devices,
-// and a GpuIndex then throws lcrwmd::Error.
+// make_searcher (lcrwmd/searcher.h) picks it where a device is present. This header is free
+// of CUDA: a build without the toolkit still compiles against it, reports no devices, and a
+// GpuIndex then throws lcrwmd::Error.
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -38,28 +39,51 @@ std::vector<GpuDevice> gpu_devices();
 // and the method runs there (wcd, rwmd, lc-rwmd), else cpu.
 Backend resolve_backend(Backend b, Method method);
 
+// Where the CUDA backend puts its work.
+struct GpuOptions {
+  int device = 0;
+  // Bytes of device memory the batches may use beyond the resident set (0: most of what is
+  // free).
+  std::size_t memory_budget = 0;
+  // Documents per resident chunk (0: as many as fit; a set too large for the device is
+  // processed in chunks that every search uploads in turn).
+  std::size_t chunk_docs = 0;
+  // Caps the query words of one phase-1 GEMM (0: as many as memory allows; tests force tiny
+  // tiles).
+  std::size_t tile_words = 0;
+  // The phase-1 GEMM on TF32 tensor cores: faster, distances to ~1e-3 relative.
+  bool allow_tf32 = false;
+};
+
 // Methods: wcd, rwmd (quadratic, the paper's GPU baseline: the documents' word vectors
-// gathered per chunk, one GEMM, row and column minima) and lc-rwmd; wmd is CPU-only.
-class GpuIndex {
+// gathered per chunk, one GEMM, row and column minima) and lc-rwmd; wmd is CPU-only (an
+// error here; make_searcher's automatic backend sends it to the CPU).
+class GpuIndex final : public Searcher {
  public:
   // Uploads the resident set to options.device. Where it does not fit beside the working
   // memory, the documents are split into chunks that each search uploads in turn (stderr
-  // says so once); options.device_chunk_docs forces a chunk size.
-  GpuIndex(const Index& index, const SearchOptions& options);
+  // says so once). The index must outlive the GpuIndex.
+  GpuIndex(const Index& index, const GpuOptions& options = {});
   GpuIndex(GpuIndex&&) noexcept;
   GpuIndex& operator=(GpuIndex&&) noexcept;
-  ~GpuIndex();
+  ~GpuIndex() override;
 
-  // As lcrwmd::search and lcrwmd::pairwise; method, symmetric, batch, tile_words, allow_tf32
-  // and progress come from `options` (device, budget and chunks from the constructor's).
   SearchResults search(const QuerySet& queries, std::size_t k, const SearchOptions& options,
-                       SearchStats* stats = nullptr) const;
+                       SearchStats* stats = nullptr) const override;
   void pairwise(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
-                SearchStats* stats = nullptr) const;
+                SearchStats* stats = nullptr) const override;
+  Backend backend() const override { return Backend::cuda; }
+  const Index& index() const override;
 
   const GpuDevice& device() const;
   std::size_t chunks() const;          // resident chunks (1: the whole set stays on the GPU)
   std::size_t resident_bytes() const;  // device memory held by the resident set
+  // Uploads of document chunks to the device so far: the resident set's at construction, and
+  // every search's where the set does not fit (and is processed in chunks).
+  std::size_t uploads() const;
+  // The precision of the searches from now on (GpuOptions::allow_tf32); waits for a search
+  // under way.
+  void set_allow_tf32(bool allow);
 
  private:
   struct Impl;

@@ -1,9 +1,12 @@
 #pragma once
-// Distances between a batch of queries and every resident document, and top-k search.
+// Distances between a batch of queries and every resident document, and top-k search, behind
+// one interface for every backend (faiss's Index): a Searcher holds the documents (on a GPU,
+// a resident copy of them) and answers many searches.
 //
 //   Index index = Index::load("corpus.idx");
 //   QuerySet q = make_query_set(index, read_tsv("queries.tsv"), {});
-//   SearchResults r = search(index, q, 10, {});   // symmetric LC-RWMD, top 10
+//   CpuSearcher cpu(index);                       // or make_searcher (lcrwmd/searcher.h)
+//   SearchResults r = cpu.search(q, 10, {});      // symmetric LC-RWMD, top 10
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -32,35 +35,28 @@ enum class Backend {
 const char* to_string(Backend b);
 Backend parse_backend(std::string_view s);  // "cpu" | "cuda" | "auto"
 
+// What one search asks for, on any backend. (How a backend tiles its work belongs to the
+// backend: CpuOptions here, GpuOptions in lcrwmd/gpu.h.)
 struct SearchOptions {
   Method method = Method::lc_rwmd;
   // RWMD methods: D = max(D1, D2). false: D1 = R(document -> query) only. WMD is symmetric.
   bool symmetric = true;
   // Queries that share one phase-1 pass (one GEMM against all their distinct words).
   std::size_t batch = 64;
-  // Bytes of working memory a batch may use beyond the index; batches shrink to fit.
-  std::size_t memory_budget = std::size_t{2} << 30;
   // Top-k of a bounded method (symmetric LC-RWMD, WMD): compute the exact distance only for
   // documents whose lower bound still beats the k-th best; the results are the same.
   bool prune = true;
+  // Called after each batch with (queries done, queries in all); for progress reports.
+  std::function<void(std::size_t, std::size_t)> progress;
+};
+
+// The CPU backend's working memory and tiles.
+struct CpuOptions {
+  // Bytes of working memory a batch may use beyond the index; batches shrink to fit.
+  std::size_t memory_budget = std::size_t{2} << 30;
   // Phase-1 tile shape (vocabulary rows x query words); 0 picks a cache-friendly size.
   std::size_t tile_rows = 0;
   std::size_t tile_words = 0;
-  // Where the distances are computed: the CPU unless asked (the command line asks for auto).
-  // The GPU keeps the resident set in device memory for the call (lcrwmd::GpuIndex keeps it
-  // across calls).
-  Backend backend = Backend::cpu;
-  // CUDA backend: the device; bytes of device memory the batches may use beyond the resident
-  // set (0: most of what is free); documents per resident chunk (0: as many as fit; a set too
-  // large for the device is processed in chunks, uploaded in turn); and whether the phase-1
-  // GEMM may run on TF32 tensor cores (faster; distances to ~1e-3 relative, see BENCHMARKS.md).
-  // tile_words also caps the query words per phase-1 GEMM there.
-  int device = 0;
-  std::size_t device_memory_budget = 0;
-  std::size_t device_chunk_docs = 0;
-  bool allow_tf32 = false;
-  // Called after each batch with (queries done, queries in all); for progress reports.
-  std::function<void(std::size_t, std::size_t)> progress;
 };
 
 struct SearchStats {
@@ -82,12 +78,45 @@ struct SearchResults {
   std::vector<std::int64_t> indices;  // n_queries x k
 };
 
-SearchResults search(const Index& index, const QuerySet& queries, std::size_t k,
-                     const SearchOptions& options, SearchStats* stats = nullptr);
-
 // The full distance matrix, streamed batch by batch: sink(first_query, n_rows, rows) with
 // rows[r * n_docs + i] the distance of query first_query + r to document i.
 using RowSink = std::function<void(std::size_t, std::size_t, const float*)>;
+
+// Answers searches over one index's documents; the backend is fixed when it is made. Searches
+// on one searcher may come from several threads (they take turns where the backend must).
+class Searcher {
+ public:
+  virtual ~Searcher() = default;
+  virtual SearchResults search(const QuerySet& queries, std::size_t k, const SearchOptions& options,
+                               SearchStats* stats = nullptr) const = 0;
+  virtual void pairwise(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
+                        SearchStats* stats = nullptr) const = 0;
+  virtual Backend backend() const = 0;
+  virtual const Index& index() const = 0;
+  std::size_t n_docs() const { return index().n_docs(); }
+};
+
+// BLAS + threads. Holds a reference to the index (which must outlive it) and nothing else.
+class CpuSearcher final : public Searcher {
+ public:
+  explicit CpuSearcher(const Index& index, const CpuOptions& options = {})
+      : index_(index), options_(options) {}
+  SearchResults search(const QuerySet& queries, std::size_t k, const SearchOptions& options,
+                       SearchStats* stats = nullptr) const override;
+  void pairwise(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
+                SearchStats* stats = nullptr) const override;
+  Backend backend() const override { return Backend::cpu; }
+  const Index& index() const override { return index_; }
+  const CpuOptions& options() const { return options_; }
+
+ private:
+  const Index& index_;
+  CpuOptions options_;
+};
+
+// One search on the CPU with default tiles (CpuSearcher(index).search(...)).
+SearchResults search(const Index& index, const QuerySet& queries, std::size_t k,
+                     const SearchOptions& options, SearchStats* stats = nullptr);
 void pairwise(const Index& index, const QuerySet& queries, const SearchOptions& options,
               const RowSink& sink, SearchStats* stats = nullptr);
 

@@ -18,8 +18,8 @@ import numpy as np
 from ._lcrwmd import Embeddings, Error, cuda_devices, set_threads, tokenize
 from ._lcrwmd import Index as _NativeIndex
 
-__all__ = ["Embeddings", "Index", "Error", "wmd", "rwmd", "wcd", "eval_knn", "tokenize",
-           "set_threads", "cuda_devices"]
+__all__ = ["Embeddings", "Index", "GpuSearcher", "Error", "wmd", "rwmd", "wcd", "eval_knn",
+           "tokenize", "set_threads", "cuda_devices"]
 
 
 def _from_gensim(keyed_vectors):
@@ -50,6 +50,16 @@ def _stopwords(stopwords):
         with open(stopwords, encoding="utf-8") as f:
             return [line.strip() for line in f if line.strip()]
     return [str(w) for w in stopwords]
+
+
+def _results(index, d, i, excluded, return_ids):
+    if excluded:
+        warnings.warn(f"{len(excluded)} queries have no word known to the index or its "
+                      f"embeddings (query numbers {', '.join(excluded[:10])}): rows of -1")
+    if not return_ids:
+        return d, i
+    ids = index.ids
+    return d, i, [[ids[j] for j in row if j >= 0] for row in i]
 
 
 class Index:
@@ -91,20 +101,21 @@ class Index:
         """The k nearest documents of each query: (distances, indices), both (n_queries, k),
         ascending distance, ties by the smaller index; -1 (and inf) where fewer than k
         documents exist or a query has no known word. return_ids=True adds the documents'
-        ids, row by row."""
+        ids, row by row. The searcher of each backend is made once and kept while the Index
+        lives: with a GPU ("auto" or "cuda") only the first search uploads the index."""
         d, i, excluded = self._native.search(_documents(queries), k, method, symmetric, backend,
                                              batch, prune)
-        if excluded:
-            warnings.warn(f"{len(excluded)} queries have no word known to the index or its "
-                          f"embeddings (query numbers {', '.join(excluded[:10])}): rows of -1")
-        if not return_ids:
-            return d, i
-        ids = self.ids
-        return d, i, [[ids[j] for j in row if j >= 0] for row in i]
+        return _results(self, d, i, excluded, return_ids)
 
     def pairwise(self, queries, method="lc-rwmd", symmetric=True, backend="auto", batch=64):
         """The (n_queries, n_docs) matrix of distances, float32."""
         return self._native.pairwise(_documents(queries), method, symmetric, backend, batch)
+
+    def to_gpu(self, device=0, memory_mib=0, tf32=False):
+        """A GpuSearcher: this index resident on CUDA device `device`, uploaded once, for many
+        searches. memory_mib bounds the working memory beyond the resident set (0: most of
+        what is free); tf32 runs the phase-1 GEMM on TF32 tensor cores (distances to ~1e-3)."""
+        return GpuSearcher(self, self._native.to_gpu(device, memory_mib, tf32))
 
     @property
     def n_docs(self):
@@ -165,3 +176,37 @@ def eval_knn(index, queries, labels, ks=range(1, 20), method="lc-rwmd", symmetri
     "errors" {k: rate}, "best_k", "best_error", "n_queries" and "excluded_queries"."""
     return index._native.eval_knn(_documents(queries), _strings(labels), [int(k) for k in ks],
                                   method, symmetric, backend)
+
+
+class GpuSearcher:
+    """An Index resident on a GPU (Index.to_gpu): search and pairwise as the Index's, without a
+    backend argument; the index is uploaded once, when it is made (`uploads` counts)."""
+
+    def __init__(self, index, native):
+        self.index = index
+        self._native = native
+
+    def search(self, queries, k=10, method="lc-rwmd", symmetric=True, batch=64, prune=True,
+               return_ids=False):
+        """As Index.search, on this GPU."""
+        d, i, excluded = self._native.search(_documents(queries), k, method, symmetric, batch,
+                                             prune)
+        return _results(self.index, d, i, excluded, return_ids)
+
+    def pairwise(self, queries, method="lc-rwmd", symmetric=True, batch=64):
+        """As Index.pairwise, on this GPU."""
+        return self._native.pairwise(_documents(queries), method, symmetric, batch)
+
+    @property
+    def uploads(self):
+        """Uploads of document chunks so far: one per chunk when made, none per search where
+        the index fits on the device."""
+        return self._native.uploads
+
+    @property
+    def device(self):
+        return self._native.device
+
+    @property
+    def resident_bytes(self):
+        return self._native.resident_bytes

@@ -202,3 +202,33 @@ def test_bad_arguments_raise_clear_errors(emb, index):
         lcrwmd.Index.from_csr(emb, scipy.sparse.csr_matrix(np.ones((2, 3), dtype=np.float32)))
     with pytest.raises(lcrwmd.Error, match="CPU backend only"):
         index.search(["football"], method="wmd", backend="cuda")
+
+
+def test_each_backend_keeps_one_searcher(index, queries):
+    texts = [q[2] for q in queries]
+    # "auto" without a GPU is the CPU: the same answers as "cpu", search after search.
+    first = index.search(texts, k=4, backend="auto")
+    for _ in range(2):
+        again = index.search(texts, k=4, backend="auto")
+        np.testing.assert_array_equal(again[1], first[1])
+    d, i = index.search(texts, k=4, backend="cpu")
+    np.testing.assert_allclose(first[0], d, rtol=2e-4)
+
+
+@pytest.mark.skipif(bool(lcrwmd.cuda_devices()), reason="a GPU is present")
+def test_to_gpu_without_a_device_is_a_clear_error(index):
+    with pytest.raises(lcrwmd.Error, match="no CUDA device|without CUDA"):
+        index.to_gpu()
+
+
+@pytest.mark.skipif(not lcrwmd.cuda_devices(), reason="no CUDA device")
+def test_to_gpu_uploads_once_and_answers_as_the_cpu(index, queries):
+    texts = [q[2] for q in queries]
+    gpu = index.to_gpu()
+    assert gpu.uploads == 1
+    d, i = gpu.search(texts, k=5)
+    gpu.search(texts, k=5, symmetric=False)
+    gpu.pairwise(texts[:2])
+    assert gpu.uploads == 1, "searches must not upload the index again"
+    dc, ic = index.search(texts, k=5, backend="cpu")
+    np.testing.assert_allclose(d, dc, rtol=2e-4)

@@ -301,12 +301,14 @@ enum class Reverse {
 
 struct GpuIndex::Impl {
   const Index& index;
+  GpuOptions options;
   GpuDevice device;
   std::size_t budget = 0;  // working bytes per batch
   std::vector<DocRange> ranges;
   bool all_resident = true;
   std::size_t resident = 0;
-  std::mutex mutex;  // one stream: searches on one GpuIndex take turns
+  std::size_t uploads = 0;  // document chunks sent to the device
+  std::mutex mutex;         // one stream: searches on one GpuIndex take turns
 
   cuda::Stream stream, copy_stream;
   cuda::Cublas blas{stream.get()};
@@ -329,9 +331,11 @@ struct GpuIndex::Impl {
   cuda::TopKSelector selector;
   cuda::Refiner refiner;
 
-  Impl(const Index& idx, const GpuDevice& dev) : index(idx), device(dev) {}
+  Impl(const Index& idx, const GpuOptions& opt, const GpuDevice& dev)
+      : index(idx), options(opt), device(dev) {}
 
-  void place(const SearchOptions& opt) {
+  void place() {
+    const GpuOptions& opt = options;
     const cudaStream_t s = stream.get();
     const std::size_t v = index.vocab_size(), m = index.dim();
     vectors.upload(index.vectors(), v * m, s);
@@ -341,8 +345,8 @@ struct GpuIndex::Impl {
     LCRWMD_CUDA_CHECK(cudaMemGetInfo(&free, &total));
     const auto indptr = index.indptr();
     const std::size_t csr = cuda::csr_bytes(indptr, 0, index.n_docs());
-    if (opt.device_memory_budget) {
-      budget = opt.device_memory_budget;
+    if (opt.memory_budget) {
+      budget = opt.memory_budget;
     } else {
       // Most of what the resident set leaves; where it does not fit, half of what is free.
       const std::size_t rest = free > csr + 2 * kMargin ? free - csr - kMargin : free / 2;
@@ -353,12 +357,12 @@ struct GpuIndex::Impl {
                   " MiB) does not fit beside the vocabulary on " + device.name + " (" +
                   std::to_string(free / kMiB) + " MiB free)");
     const std::size_t room = free - budget - kMargin;
-    ranges = cuda::plan_doc_chunks(indptr, room, opt.device_chunk_docs);
+    ranges = cuda::plan_doc_chunks(indptr, room, opt.chunk_docs);
     all_resident = csr + ranges.size() * 64 <= room;
     resident = v * m * sizeof(float) + v * sizeof(float);
     if (all_resident) {
       chunks.resize(ranges.size());
-      for (std::size_t c = 0; c < ranges.size(); ++c) chunks[c].upload(index, ranges[c], s);
+      for (std::size_t c = 0; c < ranges.size(); ++c) upload(chunks[c], ranges[c]);
       resident += csr;
     } else {
       chunks.resize(1);
@@ -374,8 +378,13 @@ struct GpuIndex::Impl {
     Chunk& slot = chunks[0];
     if (slot.docs.begin != ranges[c].begin || slot.docs.end != ranges[c].end ||
         slot.indptr.data() == nullptr)
-      slot.upload(index, ranges[c], stream.get());
+      upload(slot, ranges[c]);
     return slot;
+  }
+
+  void upload(Chunk& c, DocRange r) {
+    c.upload(index, r, stream.get());
+    ++uploads;
   }
 
   std::size_t largest_chunk() const {
@@ -607,9 +616,10 @@ struct GpuIndex::Impl {
     if (opt.method == Method::wmd)
       throw Error("wmd runs on the CPU backend only (--backend cpu or auto)");
     LCRWMD_CUBLAS_CHECK(cublasSetMathMode(
-        blas.get(), opt.allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+        blas.get(), options.allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
     const cuda::WorkShape ws = shape(opt, k, full);
-    const auto batches = cuda::plan_gpu_batches(ws, q.indptr, budget, opt.batch, opt.tile_words);
+    const auto batches =
+        cuda::plan_gpu_batches(ws, q.indptr, budget, opt.batch, options.tile_words);
     st.backend = Backend::cuda;
     st.device_chunks = ranges.size();
     for (const cuda::GpuBatch& gb : batches) {
@@ -747,11 +757,11 @@ GpuDevice checked_device(int id) {
 
 }  // namespace
 
-GpuIndex::GpuIndex(const Index& index, const SearchOptions& options) {
+GpuIndex::GpuIndex(const Index& index, const GpuOptions& options) {
   const GpuDevice device = checked_device(options.device);
   const DeviceGuard on_device(device.id);
-  impl_ = std::make_unique<Impl>(index, device);
-  impl_->place(options);
+  impl_ = std::make_unique<Impl>(index, options, device);
+  impl_->place();
 }
 GpuIndex::GpuIndex(GpuIndex&&) noexcept = default;
 GpuIndex& GpuIndex::operator=(GpuIndex&&) noexcept = default;
@@ -776,5 +786,11 @@ void GpuIndex::pairwise(const QuerySet& queries, const SearchOptions& options, c
 const GpuDevice& GpuIndex::device() const { return impl_->device; }
 std::size_t GpuIndex::chunks() const { return impl_->ranges.size(); }
 std::size_t GpuIndex::resident_bytes() const { return impl_->resident; }
+std::size_t GpuIndex::uploads() const { return impl_->uploads; }
+void GpuIndex::set_allow_tf32(bool allow) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->options.allow_tf32 = allow;
+}
+const Index& GpuIndex::index() const { return impl_->index; }
 
 }  // namespace lcrwmd

@@ -14,7 +14,7 @@ std::vector<GpuDevice> gpu_devices() { return {}; }
 
 struct GpuIndex::Impl {};
 
-GpuIndex::GpuIndex(const Index&, const SearchOptions&) {
+GpuIndex::GpuIndex(const Index&, const GpuOptions&) {
   throw Error(
       "this lcrwmd was built without CUDA (LCRWMD_WITH_CUDA=OFF or no CUDA toolkit); "
       "use --backend cpu");
@@ -35,6 +35,11 @@ const GpuDevice& GpuIndex::device() const {
 }
 std::size_t GpuIndex::chunks() const { return 0; }
 std::size_t GpuIndex::resident_bytes() const { return 0; }
+std::size_t GpuIndex::uploads() const { return 0; }
+void GpuIndex::set_allow_tf32(bool) {}
+const Index& GpuIndex::index() const {
+  throw Error("this lcrwmd was built without CUDA");  // unreachable: no GpuIndex exists
+}
 
 }  // namespace lcrwmd
 

@@ -47,13 +47,13 @@ std::unique_ptr<BatchDistance> make_quadratic_rwmd(const Index& index, QueryRang
                                                    bool symmetric);
 // cache_budget: bytes the symmetric variant may keep for the vocabulary x query-word
 // distances; without room, D2 falls back to direct per-pair distances.
-std::unique_ptr<BatchDistance> make_lc_rwmd(const Index& index, QueryRange queries,
-                                            const SearchOptions& options, std::size_t cache_budget);
+std::unique_ptr<BatchDistance> make_lc_rwmd(const Index& index, QueryRange queries, bool symmetric,
+                                            const CpuOptions& options, std::size_t cache_budget);
 
 // Exact WMD: bounded by symmetric LC-RWMD (computed with the same options and cache budget),
 // tightened to the pair's RWMD, then to a dual bound of its EMD, refined by an EMD solve.
 std::unique_ptr<BatchDistance> make_wmd(const Index& index, QueryRange queries,
-                                        const SearchOptions& options, std::size_t cache_budget);
+                                        const CpuOptions& options, std::size_t cache_budget);
 
 // Exact WMD of one pair: EMD between the document's and the query's weights, Euclidean word
 // costs, all in double. Errors name the pair.

@@ -39,8 +39,9 @@ constexpr std::size_t kPrefetchBytes = 1024;
 
 class LcRwmd final : public BatchDistance {
  public:
-  LcRwmd(const Index& index, QueryRange q, const SearchOptions& opt, std::size_t cache_budget)
-      : index_(index), q_(q), symmetric_(opt.symmetric), batch_(index, q.set, q.begin, q.end) {
+  LcRwmd(const Index& index, QueryRange q, bool symmetric, const CpuOptions& opt,
+         std::size_t cache_budget)
+      : index_(index), q_(q), symmetric_(symmetric), batch_(index, q.set, q.begin, q.end) {
     rows_ = opt.tile_rows ? opt.tile_rows : kDefaultTileRows;
     const std::size_t v = index.vocab_size(), w = batch_.words.size();
     block_words_ = opt.tile_words ? opt.tile_words : kDefaultTileWords;
@@ -306,10 +307,9 @@ class LcRwmd final : public BatchDistance {
 
 }  // namespace
 
-std::unique_ptr<BatchDistance> make_lc_rwmd(const Index& index, QueryRange queries,
-                                            const SearchOptions& options,
-                                            std::size_t cache_budget) {
-  return std::make_unique<LcRwmd>(index, queries, options, cache_budget);
+std::unique_ptr<BatchDistance> make_lc_rwmd(const Index& index, QueryRange queries, bool symmetric,
+                                            const CpuOptions& options, std::size_t cache_budget) {
+  return std::make_unique<LcRwmd>(index, queries, symmetric, options, cache_budget);
 }
 
 }  // namespace lcrwmd

@@ -11,6 +11,7 @@
 
 #include "lcrwmd/error.h"
 #include "lcrwmd/gpu.h"
+#include "lcrwmd/searcher.h"
 #include "lcrwmd/topk.h"
 #include "methods/batch_distance.h"
 #include "util/large_array.h"
@@ -97,7 +98,8 @@ struct BatchPlan {
 constexpr std::size_t kMinSymmetricBatch = 16;
 
 std::vector<BatchPlan> plan_batches(const Index& index, const QuerySet& qs,
-                                    const SearchOptions& opt, std::size_t max_batch) {
+                                    const SearchOptions& opt, const CpuOptions& cpu,
+                                    std::size_t max_batch) {
   const std::size_t n = index.n_docs(), v = index.vocab_size();
   const bool lc = uses_lc_rwmd(opt);
   const std::size_t per_query = 4 * (n + (lc ? v : 0));
@@ -109,37 +111,38 @@ std::vector<BatchPlan> plan_batches(const Index& index, const QuerySet& qs,
     do {
       const std::size_t words = qs.indptr[q + 1] - qs.indptr[begin];
       const std::size_t cache = caches_word_distances(opt) ? 4 * v * words : 0;
-      if (q > begin && per_query * (q - begin + 1) + cache > opt.memory_budget) break;
+      if (q > begin && per_query * (q - begin + 1) + cache > cpu.memory_budget) break;
       bytes = per_query * (q - begin + 1);
       ++q;
     } while (q < qs.size() && q - begin < max_batch);
-    plans.push_back({begin, q, opt.memory_budget > bytes ? opt.memory_budget - bytes : 0});
+    plans.push_back({begin, q, cpu.memory_budget > bytes ? cpu.memory_budget - bytes : 0});
   }
   return plans;
 }
 
 std::vector<BatchPlan> plan_batches(const Index& index, const QuerySet& qs,
-                                    const SearchOptions& opt) {
+                                    const SearchOptions& opt, const CpuOptions& cpu) {
   const std::size_t max_batch = std::max<std::size_t>(opt.batch, 1);
-  std::vector<BatchPlan> plans = plan_batches(index, qs, opt, max_batch);
+  std::vector<BatchPlan> plans = plan_batches(index, qs, opt, cpu, max_batch);
   // Cramped: the memory budget, not the requested batch size, keeps batches small.
   const bool cramped =
       caches_word_distances(opt) && plans.size() > 1 &&
       plans.front().end - plans.front().begin < std::min(kMinSymmetricBatch, max_batch);
-  return cramped ? plan_batches(index, qs, opt, 1) : plans;
+  return cramped ? plan_batches(index, qs, opt, cpu, 1) : plans;
 }
 
 std::unique_ptr<BatchDistance> make_method(const Index& index, QueryRange range,
-                                           const SearchOptions& opt, std::size_t cache_budget) {
+                                           const SearchOptions& opt, const CpuOptions& cpu,
+                                           std::size_t cache_budget) {
   switch (opt.method) {
     case Method::wcd:
       return make_wcd(index, range);
     case Method::rwmd:
       return make_quadratic_rwmd(index, range, opt.symmetric);
     case Method::lc_rwmd:
-      return make_lc_rwmd(index, range, opt, cache_budget);
+      return make_lc_rwmd(index, range, opt.symmetric, cpu, cache_budget);
     case Method::wmd:
-      return make_wmd(index, range, opt, cache_budget);
+      return make_wmd(index, range, cpu, cache_budget);
   }
   throw Error("unknown method");
 }
@@ -276,12 +279,12 @@ std::vector<Neighbor> cascade_topk(const BatchDistance& dist, std::size_t j, con
 // use(first_query, batch_size, method, block) then takes what its caller needs from it.
 template <typename Use>
 void for_each_batch(const Index& index, const QuerySet& queries, const SearchOptions& opt,
-                    SearchStats& st, Use&& use) {
+                    const CpuOptions& cpu, SearchStats& st, Use&& use) {
   const std::size_t n = index.n_docs();
   LargeArray<float> block;
-  for (const BatchPlan& plan : plan_batches(index, queries, opt)) {
+  for (const BatchPlan& plan : plan_batches(index, queries, opt, cpu)) {
     const QueryRange range{queries, plan.begin, plan.end};
-    const auto dist = make_method(index, range, opt, plan.cache_budget);
+    const auto dist = make_method(index, range, opt, cpu, plan.cache_budget);
     block.resize(range.size() * n);
     dist->compute(block.data());
     ++st.batches;
@@ -293,10 +296,9 @@ void for_each_batch(const Index& index, const QuerySet& queries, const SearchOpt
 
 }  // namespace
 
-SearchResults search(const Index& index, const QuerySet& queries, std::size_t k,
-                     const SearchOptions& opt, SearchStats* stats) {
-  if (resolve_backend(opt.backend, opt.method) == Backend::cuda)
-    return GpuIndex(index, opt).search(queries, k, opt, stats);
+SearchResults CpuSearcher::search(const QuerySet& queries, std::size_t k, const SearchOptions& opt,
+                                  SearchStats* stats) const {
+  const Index& index = index_;
   const std::size_t n = index.n_docs();
   SearchResults res;
   res.n_queries = queries.size();
@@ -304,7 +306,7 @@ SearchResults search(const Index& index, const QuerySet& queries, std::size_t k,
   res.distances.assign(res.n_queries * res.k, 0.0f);
   res.indices.assign(res.n_queries * res.k, -1);
   SearchStats st;
-  for_each_batch(index, queries, opt, st,
+  for_each_batch(index, queries, opt, options_, st,
                  [&](std::size_t first, std::size_t size, const BatchDistance& dist, float* block) {
                    std::atomic<std::size_t> refined{0}, tightened{0};
                    ParallelErrors errors;
@@ -342,13 +344,12 @@ SearchResults search(const Index& index, const QuerySet& queries, std::size_t k,
   return res;
 }
 
-void pairwise(const Index& index, const QuerySet& queries, const SearchOptions& opt,
-              const RowSink& sink, SearchStats* stats) {
-  if (resolve_backend(opt.backend, opt.method) == Backend::cuda)
-    return GpuIndex(index, opt).pairwise(queries, opt, sink, stats);
+void CpuSearcher::pairwise(const QuerySet& queries, const SearchOptions& opt, const RowSink& sink,
+                           SearchStats* stats) const {
+  const Index& index = index_;
   const std::size_t n = index.n_docs();
   SearchStats st;
-  for_each_batch(index, queries, opt, st,
+  for_each_batch(index, queries, opt, options_, st,
                  [&](std::size_t first, std::size_t size, const BatchDistance& dist, float* block) {
                    if (!dist.exact()) {
                      for (std::size_t j = 0; j < size; ++j) refine_row(dist, j, block + j * n, n);
@@ -357,6 +358,57 @@ void pairwise(const Index& index, const QuerySet& queries, const SearchOptions& 
                    sink(first, size, block);
                  });
   if (stats) *stats = st;
+}
+
+SearchResults search(const Index& index, const QuerySet& queries, std::size_t k,
+                     const SearchOptions& options, SearchStats* stats) {
+  return CpuSearcher(index).search(queries, k, options, stats);
+}
+
+void pairwise(const Index& index, const QuerySet& queries, const SearchOptions& options,
+              const RowSink& sink, SearchStats* stats) {
+  CpuSearcher(index).pairwise(queries, options, sink, stats);
+}
+
+namespace {
+
+// automatic on a machine with a GPU: the GPU for every method it runs, the CPU for the rest.
+class GpuWithCpuFallback final : public Searcher {
+ public:
+  GpuWithCpuFallback(const Index& index, const SearcherOptions& o)
+      : gpu_(index, o.gpu), cpu_(index, o.cpu) {}
+  SearchResults search(const QuerySet& q, std::size_t k, const SearchOptions& o,
+                       SearchStats* stats) const override {
+    return on(o).search(q, k, o, stats);
+  }
+  void pairwise(const QuerySet& q, const SearchOptions& o, const RowSink& sink,
+                SearchStats* stats) const override {
+    on(o).pairwise(q, o, sink, stats);
+  }
+  Backend backend() const override { return Backend::cuda; }
+  const Index& index() const override { return gpu_.index(); }
+
+ private:
+  const Searcher& on(const SearchOptions& o) const {
+    return o.method == Method::wmd ? static_cast<const Searcher&>(cpu_) : gpu_;
+  }
+  GpuIndex gpu_;
+  CpuSearcher cpu_;
+};
+
+}  // namespace
+
+std::unique_ptr<Searcher> make_searcher(const Index& index, const SearcherOptions& o) {
+  switch (o.backend) {
+    case Backend::cpu:
+      return std::make_unique<CpuSearcher>(index, o.cpu);
+    case Backend::cuda:
+      return std::make_unique<GpuIndex>(index, o.gpu);
+    case Backend::automatic:
+      if (gpu_device_count() > 0) return std::make_unique<GpuWithCpuFallback>(index, o);
+      return std::make_unique<CpuSearcher>(index, o.cpu);
+  }
+  throw Error("unknown backend");
 }
 
 }  // namespace lcrwmd

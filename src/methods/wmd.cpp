@@ -151,13 +151,8 @@ constexpr float kBoundSlack = 1e-3f;
 
 class Wmd final : public BatchDistance {
  public:
-  Wmd(const Index& index, QueryRange q, const SearchOptions& opt, std::size_t cache_budget)
-      : index_(index), q_(q) {
-    SearchOptions bound_opt = opt;
-    bound_opt.method = Method::lc_rwmd;
-    bound_opt.symmetric = true;
-    bounds_ = make_lc_rwmd(index, q, bound_opt, cache_budget);
-  }
+  Wmd(const Index& index, QueryRange q, const CpuOptions& opt, std::size_t cache_budget)
+      : index_(index), q_(q), bounds_(make_lc_rwmd(index, q, true, opt, cache_budget)) {}
 
   void compute(float* out) override {
     bounds_->compute(out);
@@ -195,7 +190,7 @@ class Wmd final : public BatchDistance {
 }  // namespace
 
 std::unique_ptr<BatchDistance> make_wmd(const Index& index, QueryRange queries,
-                                        const SearchOptions& options, std::size_t cache_budget) {
+                                        const CpuOptions& options, std::size_t cache_budget) {
   return std::make_unique<Wmd>(index, queries, options, cache_budget);
 }
 

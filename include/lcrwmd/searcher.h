@@ -1,0 +1,27 @@
+#pragma once
+// Makes the searcher of a backend, resolving that backend once:
+//
+//   SearcherOptions o;
+//   o.backend = Backend::automatic;               // the GPU where one is present
+//   std::unique_ptr<Searcher> s = make_searcher(index, o);
+//   for (...) s->search(queries, 10, {});        // the GPU's resident set is kept
+#include <memory>
+
+#include "lcrwmd/gpu.h"
+#include "lcrwmd/index.h"
+#include "lcrwmd/search.h"
+
+namespace lcrwmd {
+
+struct SearcherOptions {
+  Backend backend = Backend::cpu;
+  CpuOptions cpu;
+  GpuOptions gpu;
+};
+
+// cpu: a CpuSearcher. cuda: a GpuIndex (an error without a device; wmd searches are errors).
+// automatic: a GpuIndex where a device is present, whose wmd searches run on the CPU (stats say
+// where each search ran), else a CpuSearcher. The index must outlive the searcher.
+std::unique_ptr<Searcher> make_searcher(const Index& index, const SearcherOptions& options);
+
+}  // namespace lcrwmd
