@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/numerics.h"
 #include "cuda/check.h"
 #include "cuda/sort_key.h"
 
@@ -46,7 +47,7 @@ std::vector<std::vector<Neighbor>> Refiner::topk(const float* bounds, std::size_
   std::vector<std::vector<Neighbor>> out(nq);
   if (k == 0 || n == 0 || nq == 0) return out;
   // The few best bounds first: they usually settle a good k-th best.
-  const std::size_t first = std::min(n, std::max(2 * k, k + 64));
+  const std::size_t first = numerics::first_refined(k, n);
   selector.select(bounds, nq, n, n, first, first_, s);
   pairs_.reserve(2 * nq * first);
   for (std::size_t j = 0; j < nq; ++j)

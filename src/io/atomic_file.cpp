@@ -1,4 +1,4 @@
-#include "io/atomic_file.h"
+#include "lcrwmd/atomic_file.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -7,10 +7,10 @@
 #include <variant>
 
 #include "cpu/distance_kernels.h"
-#include "io/atomic_file.h"
 #include "io/index_format.h"
 #include "io/index_storage.h"
 #include "io/mapped_file.h"
+#include "lcrwmd/atomic_file.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/index.h"
 

@@ -1,4 +1,4 @@
-#include "io/npy_writer.h"
+#include "lcrwmd/npy_writer.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -19,6 +19,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/numerics.h"
 #include "cpu/distance_kernels.h"
 #include "cpu/sparse_dot.h"
 #include "methods/batch_distance.h"
@@ -29,9 +30,8 @@ namespace lcrwmd {
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
-// The GEMM expansion loses relative accuracy as the distance shrinks; below this fraction of
-// ||e||^2 + ||t||^2 the squared distance is recomputed directly.
-constexpr float kRecomputeBelow = 1e-2f;
+using numerics::kB2Slack;
+using numerics::kPhase1RecomputeBelow;
 constexpr std::size_t kDefaultTileRows = 512;
 constexpr std::size_t kDefaultTileWords = 512;
 constexpr std::size_t kPrefetchAhead = 4;
@@ -98,12 +98,12 @@ class LcRwmd final : public BatchDistance {
       int small = 0;  // an int, not a bool: keeps the loop vectorisable
       for (std::size_t r = 0; r < rows; ++r) {
         const float d = std::max(0.0f, col[r] + en[r] + tn);
-        small += d < kRecomputeBelow * (en[r] + tn);
+        small += d < kPhase1RecomputeBelow * (en[r] + tn);
         col[r] = d;
       }
       if (small > 0)
         for (std::size_t r = 0; r < rows; ++r)
-          if (col[r] < kRecomputeBelow * (en[r] + tn))
+          if (col[r] < kPhase1RecomputeBelow * (en[r] + tn))
             col[r] = cpu::sq_dist(e + r * m, batch_.vectors.data() + (w0 + c) * m, m);
       // The query word itself: exactly 0, so a document is at distance 0 from itself.
       const std::int64_t id = batch_.vocab_id[w0 + c];
@@ -204,7 +204,7 @@ class LcRwmd final : public BatchDistance {
   // max(D1, B2), with B2 lowered by 1e-4 of its full sum: the two sums of B2 round
   // differently, and rounding must never lift the bound above D2 (nor above 0 for itself).
   static float bound(float d1, float nn_sum, float shared) {
-    return std::max(d1, nn_sum - shared - 1e-4f * nn_sum);
+    return std::max(d1, nn_sum - shared - kB2Slack * nn_sum);
   }
 
   void phase2(float* out) const {

@@ -9,9 +9,9 @@
 #include <algorithm>
 #include <atomic>
 
+#include "core/numerics.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/gpu.h"
-#include "lcrwmd/searcher.h"
 #include "lcrwmd/topk.h"
 #include "methods/batch_distance.h"
 #include "util/large_array.h"
@@ -186,7 +186,7 @@ std::vector<Neighbor> pruned_topk(const BatchDistance& dist, std::size_t j, cons
     return true;
   };
   // The few best bounds first: they usually settle a good k-th best.
-  const std::vector<Neighbor> first = select_topk({lower, n}, std::min(n, std::max(2 * k, k + 64)));
+  const std::vector<Neighbor> first = select_topk({lower, n}, numerics::first_refined(k, n));
   if (!consume(first) || first.size() == n) return best.take_sorted();
   // Then, in order, every other document whose bound still beats the k-th best.
   const Neighbor last = first.back();
@@ -368,47 +368,6 @@ SearchResults search(const Index& index, const QuerySet& queries, std::size_t k,
 void pairwise(const Index& index, const QuerySet& queries, const SearchOptions& options,
               const RowSink& sink, SearchStats* stats) {
   CpuSearcher(index).pairwise(queries, options, sink, stats);
-}
-
-namespace {
-
-// automatic on a machine with a GPU: the GPU for every method it runs, the CPU for the rest.
-class GpuWithCpuFallback final : public Searcher {
- public:
-  GpuWithCpuFallback(const Index& index, const SearcherOptions& o)
-      : gpu_(index, o.gpu), cpu_(index, o.cpu) {}
-  SearchResults search(const QuerySet& q, std::size_t k, const SearchOptions& o,
-                       SearchStats* stats) const override {
-    return on(o).search(q, k, o, stats);
-  }
-  void pairwise(const QuerySet& q, const SearchOptions& o, const RowSink& sink,
-                SearchStats* stats) const override {
-    on(o).pairwise(q, o, sink, stats);
-  }
-  Backend backend() const override { return Backend::cuda; }
-  const Index& index() const override { return gpu_.index(); }
-
- private:
-  const Searcher& on(const SearchOptions& o) const {
-    return o.method == Method::wmd ? static_cast<const Searcher&>(cpu_) : gpu_;
-  }
-  GpuIndex gpu_;
-  CpuSearcher cpu_;
-};
-
-}  // namespace
-
-std::unique_ptr<Searcher> make_searcher(const Index& index, const SearcherOptions& o) {
-  switch (o.backend) {
-    case Backend::cpu:
-      return std::make_unique<CpuSearcher>(index, o.cpu);
-    case Backend::cuda:
-      return std::make_unique<GpuIndex>(index, o.gpu);
-    case Backend::automatic:
-      if (gpu_device_count() > 0) return std::make_unique<GpuWithCpuFallback>(index, o);
-      return std::make_unique<CpuSearcher>(index, o.cpu);
-  }
-  throw Error("unknown backend");
 }
 
 }  // namespace lcrwmd

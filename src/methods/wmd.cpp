@@ -9,6 +9,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/numerics.h"
 #include "cpu/distance_kernels.h"
 #include "lcrwmd/emd.h"
 #include "lcrwmd/error.h"
@@ -36,9 +37,7 @@ void gather_f64(const Index& index, const QuerySet* qs, const std::uint32_t* wor
   }
 }
 
-// Below this fraction of ||x||^2 + ||y||^2 the GEMM expansion of a squared distance has lost
-// more than ~1e-10 of its relative accuracy, and it is recomputed from the differences.
-constexpr double kRecomputeBelow = 1e-4;
+using numerics::kWmdCostRecomputeBelow;
 
 // One pair's transport problem in double: weights renormalised, Euclidean word costs, and the
 // mass that both documents give the same word left in place. For a metric ground cost the EMD
@@ -85,7 +84,7 @@ const PairProblem& pair_problem(const Index& index, std::size_t doc, const Query
       for (std::size_t t = 0; t < qh; ++t) {
         double& c = cost[p * qh + t];
         c += xn[p] + yn[t];
-        if (c < kRecomputeBelow * (xn[p] + yn[t]))
+        if (c < kWmdCostRecomputeBelow * (xn[p] + yn[t]))
           c = cpu::sq_dist_f64(index.vector(dw[p]), query_word_vector(index, qs, qw[t]), m);
         c = std::sqrt(std::max(c, 0.0));
       }
@@ -143,11 +142,7 @@ double wmd_dual_bound(const Index& index, std::size_t doc, const QuerySet& qs, s
 
 namespace {
 
-// The bounds are float sums whose rounding (< 1e-4 relative: distances from the GEMM
-// expansion, recomputed directly where small) could lift them above a double WMD they equal
-// in exact arithmetic (a one-word document: RWMD = WMD). Lowered by 1e-3 of themselves they
-// stay bounds, and prune all but a negligible share as before.
-constexpr float kBoundSlack = 1e-3f;
+using numerics::kWmdBoundSlack;
 
 class Wmd final : public BatchDistance {
  public:
@@ -158,14 +153,14 @@ class Wmd final : public BatchDistance {
     bounds_->compute(out);
     const std::size_t total = q_.size() * index_.n_docs();
 #pragma omp parallel for schedule(static)
-    for (std::size_t i = 0; i < total; ++i) out[i] *= 1.0f - kBoundSlack;
+    for (std::size_t i = 0; i < total; ++i) out[i] *= 1.0f - kWmdBoundSlack;
   }
 
   bool exact() const override { return false; }
   std::size_t tighten_levels() const override { return 2; }
 
   float tighten(std::size_t j, std::size_t doc, float lower, std::size_t level) const override {
-    if (level == 0) return (1.0f - kBoundSlack) * bounds_->refine(j, doc, lower);
+    if (level == 0) return (1.0f - kWmdBoundSlack) * bounds_->refine(j, doc, lower);
     // From the cached float distances where LC-RWMD kept them (a gather instead of a GEMM),
     // then lowered like the other float bounds; else from the vectors in double.
     const std::size_t h = index_.indptr()[doc + 1] - index_.indptr()[doc];
@@ -174,7 +169,7 @@ class Wmd final : public BatchDistance {
     const bool cached = bounds_->pair_sq_distances(j, doc, sq.data());
     const double d =
         wmd_dual_bound(index_, doc, q_.set, q_.begin + j, cached ? sq.data() : nullptr);
-    return std::max(lower, static_cast<float>(cached ? (1.0 - kBoundSlack) * d : d));
+    return std::max(lower, static_cast<float>(cached ? (1.0 - kWmdBoundSlack) * d : d));
   }
 
   float refine(std::size_t j, std::size_t doc, float) const override {

@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <string>
 
-#include "io/atomic_file.h"
+#include "lcrwmd/atomic_file.h"
 
 namespace lcrwmd {
 
