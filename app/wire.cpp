@@ -43,25 +43,35 @@ class Reader {
     std::memcpy(&x, take(sizeof x), sizeof x);
     return x;
   }
+  // Counts are checked against the bytes left before anything is allocated: a damaged
+  // message is an error, never a huge allocation.
   template <typename T>
   std::vector<T> vec() {
-    const auto n = pod<std::uint64_t>();
+    const auto n = count(sizeof(T));
     std::vector<T> v(n);
     if (n) std::memcpy(v.data(), take(n * sizeof(T)), n * sizeof(T));
     return v;
   }
   std::vector<std::string> strings() {
-    std::vector<std::string> v(pod<std::uint64_t>());
+    std::vector<std::string> v(count(sizeof(std::uint64_t)));
     for (std::string& s : v) {
-      const auto n = pod<std::uint64_t>();
+      const auto n = count(1);
       s.assign(take(n), n);
     }
     return v;
   }
 
  private:
+  std::size_t count(std::size_t item_bytes) {
+    const auto n = pod<std::uint64_t>();
+    if (n > (b_.size() - at_) / item_bytes) truncated();
+    return static_cast<std::size_t>(n);
+  }
+  [[noreturn]] static void truncated() {
+    throw Error("distributed search: truncated message between ranks");
+  }
   const char* take(std::size_t n) {
-    if (n > b_.size() - at_) throw Error("distributed search: truncated message between ranks");
+    if (n > b_.size() - at_) truncated();
     const char* p = b_.data() + at_;
     at_ += n;
     return p;

@@ -1,0 +1,26 @@
+#pragma once
+// How the CPU backend splits queries into batches that fit its memory budget.
+#include <cstddef>
+#include <vector>
+
+#include "lcrwmd/index.h"
+#include "lcrwmd/query.h"
+#include "lcrwmd/search.h"
+
+namespace lcrwmd {
+
+// Queries [begin, end) computed together, sized so that their working memory — output rows,
+// for LC-RWMD the phase-1 minima and, when symmetric, the cached word distances — fits the
+// budget; cache_budget is what the rows and minima leave for that cache.
+struct BatchPlan {
+  std::size_t begin, end;
+  std::size_t cache_budget;
+};
+
+// Consecutive batches covering every query, each of at most options.batch queries (at least
+// one) within cpu.memory_budget where more than one query is in it; symmetric LC-RWMD and
+// WMD take one query at a time where the budget would cramp batches below 16 queries.
+std::vector<BatchPlan> plan_batches(const Index& index, const QuerySet& queries,
+                                    const SearchOptions& options, const CpuOptions& cpu);
+
+}  // namespace lcrwmd

@@ -1,0 +1,68 @@
+// The CPU backend's batches: every query once, in order, within the memory budget.
+#include <gtest/gtest.h>
+
+#include "methods/batch_plan.h"
+#include "test_util.h"
+
+namespace lcrwmd {
+namespace {
+
+void expect_cover(const std::vector<BatchPlan>& plans, std::size_t n_queries,
+                  std::size_t max_batch) {
+  std::size_t next = 0;
+  for (const BatchPlan& p : plans) {
+    EXPECT_EQ(p.begin, next);
+    EXPECT_GT(p.end, p.begin);
+    EXPECT_LE(p.end - p.begin, max_batch);
+    next = p.end;
+  }
+  EXPECT_EQ(next, n_queries);
+}
+
+TEST(BatchPlan, CoversTheQueriesWithinTheBatchSize) {
+  const Index ix = Index::from_data(test::random_index(200, 90, 6, 12, 4));
+  const QuerySet qs = test::mixed_queries(ix, 40, 6);
+  for (Method m : {Method::wcd, Method::rwmd, Method::lc_rwmd, Method::wmd})
+    for (std::size_t batch : {std::size_t{1}, std::size_t{7}, std::size_t{64}}) {
+      SearchOptions o;
+      o.method = m;
+      o.batch = batch;
+      const auto plans = plan_batches(ix, qs, o, CpuOptions{});
+      expect_cover(plans, qs.size(), batch);
+      if (batch == 64) {
+        EXPECT_EQ(plans.size(), 1u) << to_string(m) << ": the default budget holds them all";
+      }
+    }
+}
+
+TEST(BatchPlan, TheBudgetSplitsBatchesAndLeavesTheCacheWhatRemains) {
+  const Index ix = Index::from_data(test::random_index(200, 90, 6, 12, 4));
+  const QuerySet qs = test::mixed_queries(ix, 40, 6);
+  SearchOptions o;
+  o.symmetric = false;  // no word-distance cache: rows and minima alone
+  CpuOptions cpu;
+  const std::size_t per_query = 4 * (ix.n_docs() + ix.vocab_size());
+  cpu.memory_budget = 5 * per_query;
+  const auto plans = plan_batches(ix, qs, o, cpu);
+  expect_cover(plans, qs.size(), 5);
+  for (const BatchPlan& p : plans) {
+    EXPECT_EQ(p.end - p.begin, std::min<std::size_t>(5, qs.size() - p.begin));
+    EXPECT_EQ(p.cache_budget, cpu.memory_budget - (p.end - p.begin) * per_query);
+  }
+  cpu.memory_budget = 1;  // smaller than one query: still one at a time, nothing refused
+  expect_cover(plan_batches(ix, qs, o, cpu), qs.size(), 1);
+}
+
+TEST(BatchPlan, CrampedSymmetricBatchesBecomeSingleQueries) {
+  const Index ix = Index::from_data(test::random_index(200, 90, 6, 12, 4));
+  const QuerySet qs = test::mixed_queries(ix, 40, 6);
+  SearchOptions o;  // symmetric LC-RWMD caches 4 v h bytes per query besides its rows
+  CpuOptions cpu;
+  cpu.memory_budget = 3 * 4 * (ix.n_docs() + ix.vocab_size());  // ~3 queries a batch: cramped
+  const auto plans = plan_batches(ix, qs, o, cpu);
+  expect_cover(plans, qs.size(), 1);
+  EXPECT_EQ(plans.size(), qs.size());
+}
+
+}  // namespace
+}  // namespace lcrwmd

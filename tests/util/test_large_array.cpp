@@ -1,0 +1,43 @@
+// Scratch arrays: usable at once, and a released mapping serves the next request of its size.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "util/large_array.h"
+
+namespace lcrwmd {
+namespace {
+
+TEST(LargeArray, GrowsKeepsCapacityAndIsWritable) {
+  LargeArray<std::uint32_t> a;
+  EXPECT_EQ(a.size(), 0u);
+  EXPECT_EQ(a.data(), nullptr);
+  a.resize(1000);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<std::uint32_t>(i * 7);
+  const std::uint32_t* p = a.data();
+  a.resize(10);  // shrinking keeps the mapping and the contents
+  EXPECT_EQ(a.data(), p);
+  EXPECT_EQ(a.size(), 10u);
+  EXPECT_EQ(a[9], 63u);
+  a.resize(5u << 20);  // past the capacity: a new mapping
+  EXPECT_EQ(a.size(), 5u << 20);
+  a[a.size() - 1] = 42;
+  EXPECT_EQ(a[a.size() - 1], 42u);
+}
+
+TEST(LargeArray, ReleasedMappingsAreReusedBySimilarSizes) {
+  const void* first = nullptr;
+  {
+    LargeArray<float> a(3u << 20);
+    first = a.data();
+  }
+  // Within the same size class (1/16 of a power of two apart): the pooled mapping comes back.
+  LargeArray<float> b((3u << 20) - 1000);
+  EXPECT_EQ(static_cast<const void*>(b.data()), first);
+  // Too large for it: a fresh mapping.
+  LargeArray<float> c(64u << 20);
+  EXPECT_NE(static_cast<const void*>(c.data()), first);
+}
+
+}  // namespace
+}  // namespace lcrwmd
