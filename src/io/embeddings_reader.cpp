@@ -123,9 +123,16 @@ Embeddings Embeddings::load(const std::string& path) {
   if (has_header && looks_binary(text.substr(std::min(pos, text.size())))) {
     e.format_ = "word2vec-binary";
     e.dim_ = dim;
-    values.resize(dim);
+    // Each entry takes a word, a space and dim floats: nothing is allocated for more entries
+    // than the file can hold (a damaged header is reported where the entries run out).
+    const std::size_t left = text.size() - std::min(pos, text.size());
+    if (count > 0 && dim > left / sizeof(float))
+      throw Error(path + ": header announces vectors of dimension " + std::to_string(dim) +
+                  ", more than the file's " + std::to_string(left) +
+                  " bytes hold (truncated file?)");
+    values.resize(count > 0 ? dim : 0);
     const std::size_t bytes = dim * sizeof(float);
-    e.vectors_.reserve(count * dim);
+    e.vectors_.reserve(std::min(count, left / (bytes + 2)) * dim);
     for (std::size_t n = 0; n < count; ++n) {
       while (pos < text.size() && (text[pos] == '\n' || text[pos] == '\r')) ++pos;
       std::size_t space = text.find(' ', pos);
@@ -180,12 +187,12 @@ Embeddings Embeddings::load(const std::string& path) {
         if (fields.size() < 2) throw Error(where + ": expected a word followed by its vector");
         e.dim_ = fields.size() - 1;
       }
-      values.resize(e.dim_);
     }
     if (fields.size() != e.dim_ + 1)
       throw Error(where + ": wrong dimension: word " + quoted(fields[0]) + " has " +
                   std::to_string(fields.size() - 1) + " values, expected " +
                   std::to_string(e.dim_));
+    values.resize(e.dim_);  // only now: a header's dimension is checked against a line first
     for (std::size_t d = 0; d < e.dim_; ++d) {
       std::string_view f = fields[d + 1];
       auto r = std::from_chars(f.data(), f.data() + f.size(), values[d]);

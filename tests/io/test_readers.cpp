@@ -80,6 +80,12 @@ TEST(Embeddings, RejectsBadInput) {
   std::string bin = binary_embeddings({{"a", {1, 2, 3}}, {"b", {4, 5, 6}}}, 3, 2);
   expect_error(write_file("trunc.bin", bin.substr(0, bin.size() - 6)), "entry 2");
   expect_error(write_file("short.bin", binary_embeddings({{"a", {1, 2, 3}}}, 3, 2)), "truncated");
+  // Headers announcing far more than the file holds: errors, not huge allocations.
+  expect_error(write_file("many.bin", binary_embeddings({{"a", {1, 2, 3}}}, 3, 4000000000)),
+               "truncated");
+  expect_error(write_file("wide.bin", "1 99999999999\na \x01\x02\n"), "dimension 99999999999");
+  expect_error(write_file("wide.vec", "1 99999999999\na 1 2\n"), "wrong dimension");
+  expect_error(write_file("none.bin", "0 9510972583285944066\n \x1b\xf0"), "unexpected bytes");
   const float nan = std::numeric_limits<float>::quiet_NaN();
   expect_error(write_file("nan.bin", binary_embeddings({{"a", {1, nan, 3}}}, 3, 1)),
                "entry 1 (word 'a'): NaN");

@@ -1,0 +1,25 @@
+// libFuzzer: the index loader, with its checksums (the first byte of the input chooses) and
+// without them, where only the structural checks stand between the bytes and the searches.
+// Any input is an index whose every name and row can be read, or an lcrwmd::Error.
+#include <cstddef>
+#include <cstdint>
+
+#include "fuzz_input.h"
+#include "lcrwmd/error.h"
+#include "lcrwmd/index.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return 0;
+  const bool verify = data[0] & 1;
+  const lcrwmd::fuzz::InputFile in(data + 1, size - 1);
+  try {
+    const lcrwmd::Index ix = lcrwmd::Index::load(in.path(), verify);
+    std::size_t sum = 0;
+    for (std::size_t i = 0; i < ix.n_docs(); ++i)
+      sum += ix.doc_id(i).size() + ix.label(i).size() + (ix.indptr()[i + 1] - ix.indptr()[i]);
+    for (std::size_t u = 0; u < ix.vocab_size(); ++u) sum += ix.word(u).size() + ix.doc_freq(u);
+    (void)sum;
+  } catch (const lcrwmd::Error&) {
+  }
+  return 0;
+}

@@ -1,0 +1,23 @@
+// libFuzzer: the messages mpirun's ranks exchange (query sets, results). Any input is a message
+// or an lcrwmd::Error, never a crash or a huge allocation.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "app/wire.h"
+#include "lcrwmd/error.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string bytes(reinterpret_cast<const char*>(data), size);
+  try {
+    (void)lcrwmd::app::unpack_queries(bytes);
+  } catch (const lcrwmd::Error&) {
+  }
+  try {
+    lcrwmd::SearchResults r;
+    lcrwmd::SearchStats st;
+    lcrwmd::app::unpack_results(bytes, r, st);
+  } catch (const lcrwmd::Error&) {
+  }
+  return 0;
+}

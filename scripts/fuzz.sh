@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Runs each libFuzzer target for SECONDS (default 60): the embeddings readers, the document
+# reader, the index loader and the ranks' wire format. Built with clang, ASan and UBSan in
+# build-fuzz/; seeds come from data/demo and a small synthetic index. Each run starts from the
+# seeds with libFuzzer's seed SEED (default 1), so a run is repeatable: a longer one tries
+# the same inputs first. A crash, a leak, a sanitizer report or an exception other than
+# lcrwmd::Error fails the run (libFuzzer leaves the input as build-fuzz/crash-*).
+#   scripts/fuzz.sh [SECONDS [SEED]]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_EACH=${1:-60}
+SEED=${2:-1}
+scripts/install-deps.sh
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLCRWMD_FUZZ=ON \
+  -DLCRWMD_NATIVE=OFF -DLCRWMD_WITH_CUDA=OFF -DLCRWMD_WITH_MPI=OFF -DLCRWMD_BUILD_PYTHON=OFF \
+  -DLCRWMD_BUILD_TESTS=OFF -DLCRWMD_BUILD_BENCH=OFF >/dev/null
+cmake --build build-fuzz -j "$(nproc)" --target lcrwmd_cli fuzz_embeddings fuzz_tsv fuzz_index \
+  fuzz_wire
+
+seeds=build-fuzz/seeds
+rm -rf "$seeds"
+mkdir -p "$seeds"/{embeddings,tsv,index,wire}
+export ASAN_OPTIONS=detect_leaks=1
+# A tiny synthetic corpus: index, text embeddings and documents.
+build-fuzz/lcrwmd synth --docs 6 --vocab 30 --words-per-doc 4 --dim 3 \
+  --output "$seeds/small.idx" --embeddings-output "$seeds/embeddings/small.vec" \
+  --docs-output "$seeds/tsv/small.tsv" >/dev/null
+printf '\001' | cat - "$seeds/small.idx" >"$seeds/index/verified"
+printf '\000' | cat - "$seeds/small.idx" >"$seeds/index/unverified"
+rm "$seeds/small.idx"
+# The demo's binary embeddings cut to their first two words; a slice of its queries, gzipped.
+python3 - "$seeds/embeddings/demo2.bin" <<'PY'
+import sys
+data = open("data/demo/embeddings.bin", "rb").read()
+header, rest = data.split(b"\n", 1)
+dim = int(header.split()[1])
+out, at = [], 0
+for _ in range(2):
+    space = rest.index(b" ", at)
+    out.append(rest[at:space + 1 + 4 * dim + 1])
+    at = space + 1 + 4 * dim + 1
+open(sys.argv[1], "wb").write(b"2 %d\n" % dim + b"".join(out))
+PY
+head -5 data/demo/queries.tsv >"$seeds/tsv/queries.tsv"
+gzip -c "$seeds/tsv/queries.tsv" >"$seeds/tsv/queries.tsv.gz"
+
+for target in embeddings tsv index wire; do
+  corpus=build-fuzz/corpus/$target
+  rm -rf "$corpus"
+  mkdir -p "$corpus"
+  echo "== fuzz_$target for ${SECONDS_EACH}s"
+  (cd build-fuzz && ./fuzz_$target -seed="$SEED" -max_total_time="$SECONDS_EACH" -max_len=16384 \
+     -print_final_stats=1 "corpus/$target" "seeds/$target" 2>&1 | tail -12)
+done
