@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -33,6 +34,12 @@ inline std::filesystem::path temp_dir() {
   };
   static const Dir dir;
   return dir.path;
+}
+
+// A whole file's bytes.
+inline std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 inline std::string write_file(const std::string& name, const std::string& content) {

@@ -3,7 +3,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include "lcrwmd/atomic_file.h"
@@ -14,13 +13,6 @@ namespace lcrwmd {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Files of `dir` other than `keep`: temporaries left behind.
 std::size_t others(const fs::path& dir, const fs::path& keep) {
@@ -45,7 +37,7 @@ TEST(AtomicFile, CommitPutsTheWholeFileInPlace) {
     EXPECT_FALSE(fs::exists(path)) << "visible before commit";
     f.commit();
   }
-  EXPECT_EQ(read_all(path), "hello world\n");
+  EXPECT_EQ(test::read_file(path), "hello world\n");
   EXPECT_EQ(others(dir, path), 0u);
 }
 
@@ -58,7 +50,7 @@ TEST(AtomicFile, WithoutCommitNothingIsLost) {
     throw Error("the computation failed");
   } catch (const Error&) {
   }
-  EXPECT_EQ(read_all(path), "old contents");
+  EXPECT_EQ(test::read_file(path), "old contents");
   EXPECT_EQ(others(dir, path), 0u) << "the temporary must be removed";
 }
 
@@ -69,7 +61,7 @@ TEST(AtomicFile, WriteAtPatchesAndAppendingGoesOn) {
   f.write_at(2, "XY", 2);
   f.write("bb");
   f.commit();
-  EXPECT_EQ(read_all(path), "aaXYaaaabb");
+  EXPECT_EQ(test::read_file(path), "aaXYaaaabb");
 }
 
 TEST(AtomicFile, AnUnwritableDirectoryIsAnErrorNamingThePath) {

@@ -4,8 +4,6 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,13 +15,6 @@ namespace lcrwmd {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // The header's dict and the data, checked the way numpy reads them.
 struct Npy {
@@ -50,7 +41,7 @@ TEST(NpyWriter, HeaderAndRowsAsNumpyReadsThem) {
   w.append_rows(rows, 2);
   w.append_rows(rows + 4, 1);
   w.commit();
-  const Npy n = parse(read_all(path));
+  const Npy n = parse(test::read_file(path));
   EXPECT_NE(n.dict.find("'descr': '<f4'"), std::string::npos) << n.dict;
   EXPECT_NE(n.dict.find("'fortran_order': False"), std::string::npos);
   EXPECT_NE(n.dict.find("'shape': (3, 2)"), std::string::npos);
@@ -65,7 +56,7 @@ TEST(NpyWriter, RowsFromOtherWritersLandInPlace) {
   write_npy_rows(w.temp_path(), w.data_offset(), 3, 1, theirs, 3);
   w.rows_written_elsewhere(3);
   w.commit();
-  const Npy n = parse(read_all(path));
+  const Npy n = parse(test::read_file(path));
   EXPECT_EQ(n.data, (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}));
 }
 
