@@ -32,8 +32,10 @@ QueryBatch::QueryBatch(const Index& index, const QuerySet& q, std::size_t b, std
                       std::uint64_t last) {
     tiles.push_back({c0, to_int(norms.size(), "columns"), static_cast<int>(q0),
                      static_cast<int>(q1), ranges.size()});
-    for (std::size_t j = q0; j < q1; ++j) ranges.push_back(to_int(std::max(pos[j], first), "p"));
-    for (std::size_t j = q0; j < q1; ++j) ranges.push_back(to_int(std::min(pos[j + 1], last), "p"));
+    for (std::size_t j = q0; j < q1; ++j)
+      ranges.push_back(to_int(std::max(pos[j], first), "query word positions"));
+    for (std::size_t j = q0; j < q1; ++j)
+      ranges.push_back(to_int(std::min(pos[j + 1], last), "query word positions"));
     while (norms.size() % 4 != 0) {
       vectors.insert(vectors.end(), m, 0.0f);
       norms.push_back(0.0f);
