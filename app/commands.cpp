@@ -1,5 +1,7 @@
 #include "app/commands.h"
 
+#include <omp.h>
+
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -230,8 +232,9 @@ void add_info(CLI::App& app) {
 }
 
 void add_devices(CLI::App& app) {
-  auto* c = app.add_subcommand("devices", "The CUDA GPUs this build can use");
+  auto* c = app.add_subcommand("devices", "The CPU's kernels and the CUDA GPUs this build can use");
   c->callback([] {
+    std::printf("cpu\t%s kernels\t%d threads\n", cpu_simd_level(), omp_get_max_threads());
     if (!built_with_cuda()) {
       std::printf("built without CUDA: the cpu backend only\n");
       return;

@@ -9,7 +9,8 @@
 # libraries (cudart 13, cuBLAS 13, cuSPARSE 12) must be on LD_LIBRARY_PATH there (the toolkit's
 # lib64, or the nvidia/*/lib folders of its Python packages).
 # Environment: SETS (default "set1 set2"), BATCHES (default "64 256 1024 4096"), TESTS=0 skips
-# the tests, RESULTS (default bench/results).
+# the tests, RESULTS (default bench/results), NCU (Nsight Compute's ncu; default: on PATH, else
+# /usr/local/cuda/bin/ncu; KERNELS=0 skips the per-kernel times).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WORK=${1:-/tmp/lcrwmd-gpu}
@@ -39,6 +40,30 @@ for set in ${SETS:-set1 set2}; do
   # shellcheck disable=SC2086
   $BIN/lcrwmd_bench --reps 9 --json "$OUT/gpu_$set.json" gpu --index "$WORK/$set.idx" \
     --queries "$WORK/${set}_q.tsv" --batches ${BATCHES:-64 256 1024 4096}
+  ncu=${NCU:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}
+  if [ "${KERNELS:-1}" != 0 ] && [ -x "$ncu" ]; then
+    # Our kernels' times inside real searches (one query, then a batch of 64, one-sided), per
+    # kernel name: the figures lcrwmd_bench sets NVIDIA's cuBLAS and cuSPARSE beside.
+    echo "== $set: per-kernel GPU time (Nsight Compute gpu__time_duration, summed per kernel)"
+    for nq in 1 64; do
+      head -n $nq "$WORK/${set}_q.tsv" >"$WORK/${set}_q$nq.tsv"
+      "$ncu" --csv --metrics gpu__time_duration.sum --log-file "$OUT/gpu_${set}_kernels_q$nq.csv" \
+        $BIN/lcrwmd search --backend cuda --index "$WORK/$set.idx" \
+        --queries "$WORK/${set}_q$nq.tsv" --one-sided --batch $nq --k 10 >/dev/null 2>&1 || true
+      python3 - "$OUT/gpu_${set}_kernels_q$nq.csv" $nq <<'PY'
+import csv, collections, sys
+total = collections.Counter()
+with open(sys.argv[1]) as f:
+    lines = [l for l in f if l.startswith('"')]
+for row in csv.DictReader(lines):
+    if row.get("Metric Name") == "gpu__time_duration.sum":
+        scale = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0}.get(row["Metric Unit"], 1.0)
+        name = row["Kernel Name"].split("(")[0].split("<")[0]
+        total[name] += float(row["Metric Value"].replace(",", "")) * scale
+print(f"{sys.argv[2]} queries: " + ", ".join(f"{k} {v:.3f} ms" for k, v in total.most_common()))
+PY
+    done
+  fi
   echo "== $set: the PyTorch reference, same GPU"
   if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
     python3 bench/torch_peer.py --preset $set --merge-into "$OUT/gpu_$set.json"

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Packs what a GPU machine without Debian's packages (e.g. the project's lent H100/H200, which
 # cannot install anything) needs to run the CUDA tests and benchmarks: release binaries built
-# for a portable x86-64 (-march=x86-64-v3: the GPU machine's host CPU is not this one) and the
+# for any x86-64 (the default: CPU kernels chosen at run time, src/cpu/simd.h) and the
 # shared libraries they load, except glibc's and CUDA's own (the GPU machine brings those),
 # into gpu-bundle/ (git-ignored; ~45 MiB). There:
 #   bench/gpu.sh /tmp/lcrwmd-gpu gpu-bundle
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DLCRWMD_NATIVE=OFF \
-  -DCMAKE_CXX_FLAGS=-march=x86-64-v3 -DLCRWMD_WITH_MPI=OFF -DLCRWMD_BUILD_PYTHON=OFF >/dev/null
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DLCRWMD_NATIVE=OFF -DCMAKE_CXX_FLAGS= \
+  -DLCRWMD_WITH_MPI=OFF -DLCRWMD_BUILD_PYTHON=OFF >/dev/null
 cmake --build build-gpu -j "$(nproc)" --target lcrwmd_cli lcrwmd_bench lcrwmd_tests
 rm -rf gpu-bundle
 mkdir -p gpu-bundle/lib

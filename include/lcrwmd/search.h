@@ -59,6 +59,10 @@ struct CpuOptions {
   std::size_t tile_words = 0;
 };
 
+// The SIMD level the CPU kernels run at on this machine: "scalar", "avx2" or "avx512" (chosen
+// once from cpuid; the environment variable LCRWMD_SIMD caps it). Results do not depend on it.
+const char* cpu_simd_level();
+
 struct SearchStats {
   std::size_t batches = 0;
   std::size_t distances = 0;       // query-document pairs bounded or computed

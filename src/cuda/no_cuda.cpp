@@ -1,5 +1,4 @@
 // A build without the CUDA toolkit: no devices, and a GpuIndex explains why it cannot exist.
-#include "cuda/bench_timers.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/gpu.h"
 
@@ -42,14 +41,3 @@ const Index& GpuIndex::index() const {
 }
 
 }  // namespace lcrwmd
-
-namespace lcrwmd::cuda {
-
-double time_phase1_gemm(int, std::size_t, std::size_t, std::size_t, bool, std::size_t) {
-  throw Error("this lcrwmd was built without CUDA");
-}
-Phase2Times time_phase2(int, const Index&, std::size_t, std::size_t) {
-  throw Error("this lcrwmd was built without CUDA");
-}
-
-}  // namespace lcrwmd::cuda

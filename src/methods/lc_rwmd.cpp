@@ -20,8 +20,7 @@
 #include <vector>
 
 #include "core/numerics.h"
-#include "cpu/distance_kernels.h"
-#include "cpu/sparse_dot.h"
+#include "cpu/simd.h"
 #include "methods/batch_distance.h"
 #include "methods/batch_words.h"
 #include "util/large_array.h"
@@ -92,19 +91,14 @@ class LcRwmd final : public BatchDistance {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(wc),
                 static_cast<int>(rows), static_cast<int>(m), -2.0f, batch_.vectors.data() + w0 * m,
                 static_cast<int>(m), e, static_cast<int>(m), 0.0f, dst, static_cast<int>(rows));
+    const cpu::Kernels& k = cpu::kernels();
     for (std::size_t c = 0; c < wc; ++c) {
       float* col = dst + c * rows;
       const float tn = batch_.norms[w0 + c];
-      int small = 0;  // an int, not a bool: keeps the loop vectorisable
-      for (std::size_t r = 0; r < rows; ++r) {
-        const float d = std::max(0.0f, col[r] + en[r] + tn);
-        small += d < kPhase1RecomputeBelow * (en[r] + tn);
-        col[r] = d;
-      }
-      if (small > 0)
+      if (k.finish_sq_distances(col, en, tn, rows, kPhase1RecomputeBelow) > 0)
         for (std::size_t r = 0; r < rows; ++r)
           if (col[r] < kPhase1RecomputeBelow * (en[r] + tn))
-            col[r] = cpu::sq_dist(e + r * m, batch_.vectors.data() + (w0 + c) * m, m);
+            col[r] = k.sq_dist(e + r * m, batch_.vectors.data() + (w0 + c) * m, m);
       // The query word itself: exactly 0, so a document is at distance 0 from itself.
       const std::int64_t id = batch_.vocab_id[w0 + c];
       if (id >= static_cast<std::int64_t>(u0) && id < static_cast<std::int64_t>(u0 + rows))
@@ -118,6 +112,7 @@ class LcRwmd final : public BatchDistance {
     if (keep_distances_) dist_.resize(v * batch_.cols.size());
     std::vector<float> nearest(w, kInf);  // squared distance to the nearest other word
     const std::size_t n_tiles = (v + rows_ - 1) / rows_;
+    const cpu::Kernels& k = cpu::kernels();
 #pragma omp parallel
     {
       std::vector<float> scratch(block_words_ * rows_);
@@ -136,10 +131,8 @@ class LcRwmd final : public BatchDistance {
           for (std::size_t j = 0; j < Q; ++j) {
             float* zj = zmin.data() + j * rows;
             std::size_t& p = cursor[j];
-            for (; p < batch_.cols_indptr[j + 1] && batch_.cols[p] < w0 + wc; ++p) {
-              const float* col = tile + (batch_.cols[p] - w0) * rows;
-              for (std::size_t r = 0; r < rows; ++r) zj[r] = std::min(zj[r], col[r]);
-            }
+            for (; p < batch_.cols_indptr[j + 1] && batch_.cols[p] < w0 + wc; ++p)
+              k.min_into(zj, tile + (batch_.cols[p] - w0) * rows, rows);
           }
           if (!symmetric_) continue;
           for (std::size_t c = 0; c < wc; ++c) {
@@ -148,9 +141,7 @@ class LcRwmd final : public BatchDistance {
             const std::int64_t self = batch_.vocab_id[w0 + c] - static_cast<std::int64_t>(u0);
             const bool here = self >= 0 && self < static_cast<std::int64_t>(rows);
             if (here) col[self] = kInf;
-            float best = my_nearest[w0 + c];
-            for (std::size_t r = 0; r < rows; ++r) best = std::min(best, col[r]);
-            my_nearest[w0 + c] = best;
+            my_nearest[w0 + c] = k.min_of(col, rows, my_nearest[w0 + c]);
             if (here) col[self] = 0.0f;
           }
           if (keep_distances_) keep_for_reverse(u0, rows, w0, wc, tile);
@@ -213,15 +204,16 @@ class LcRwmd final : public BatchDistance {
     const std::uint32_t* idx = index_.indices().data();
     const float* val = index_.values().data();
     const float* z = z_.data();
+    const cpu::Kernels& k = cpu::kernels();
     if (Q == 1) {
 #pragma omp parallel for schedule(static, 1024)
       for (std::size_t i = 0; i < n; ++i) {
         const std::size_t b = indptr[i], h = indptr[i + 1] - b;
         if (symmetric_) {
-          const cpu::SplitDot d = cpu::sparse_dot_split(idx + b, val + b, h, z);
+          const cpu::SplitDot d = k.sparse_dot_split(idx + b, val + b, h, z);
           out[i] = bound(d.dot, nn_sum_[0], d.negative);
         } else {
-          out[i] = cpu::sparse_dot(idx + b, val + b, h, z);
+          out[i] = k.sparse_dot(idx + b, val + b, h, z);
         }
       }
       return;
@@ -236,22 +228,8 @@ class LcRwmd final : public BatchDistance {
         const std::size_t i0 = blk * kDocs, nd = std::min(kDocs, n - i0);
         std::fill(acc.begin(), acc.end(), 0.0f);
         std::fill(shared.begin(), shared.end(), 0.0f);
-        for (std::size_t r = 0; r < nd; ++r) {
-          float* a = acc.data() + r * Q;
-          for (std::uint64_t p = indptr[i0 + r]; p < indptr[i0 + r + 1]; ++p) {
-            const float x = val[p];
-            const float* zr = z + std::size_t{idx[p]} * Q;
-            if (symmetric_) {
-              float* b = shared.data() + r * Q;
-              for (std::size_t j = 0; j < Q; ++j) {
-                a[j] += x * std::max(zr[j], 0.0f);
-                b[j] -= std::min(zr[j], 0.0f);
-              }
-            } else {
-              for (std::size_t j = 0; j < Q; ++j) a[j] += x * zr[j];
-            }
-          }
-        }
+        k.sparse_times_dense(indptr + i0, idx, val, nd, z, Q, acc.data(),
+                             symmetric_ ? shared.data() : nullptr);
         for (std::size_t j = 0; j < Q; ++j)
           for (std::size_t r = 0; r < nd; ++r)
             out[j * n + i0 + r] =
@@ -269,6 +247,7 @@ class LcRwmd final : public BatchDistance {
     best.assign(h, kInf);
     const auto indptr = index_.indptr();
     const std::size_t stride = batch_.cols.size();
+    const cpu::Kernels& k = cpu::kernels();
     for (std::uint64_t p = indptr[doc]; p < indptr[doc + 1]; ++p) {
       const std::size_t u = index_.indices()[p];
       if (keep_distances_) {
@@ -279,12 +258,11 @@ class LcRwmd final : public BatchDistance {
           for (std::size_t b = 0; b < h * sizeof(float) && b < kPrefetchBytes; b += 64)
             __builtin_prefetch(next + b);
         }
-        const float* row = dist_.data() + u * stride + c0;
-        for (std::size_t t = 0; t < h; ++t) best[t] = std::min(best[t], row[t]);
+        k.min_into(best.data(), dist_.data() + u * stride + c0, h);
       } else {
         const float* e = index_.vector(u);
         for (std::size_t t = 0; t < h; ++t)
-          best[t] = std::min(best[t], cpu::sq_dist(e, batch_.vectors.data() + cols[t] * m, m));
+          best[t] = std::min(best[t], k.sq_dist(e, batch_.vectors.data() + cols[t] * m, m));
       }
     }
     const float* f = q_.set.weights.data() + q_.set.indptr[q_.begin + j];

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "lcrwmd/gpu.h"
@@ -298,6 +299,43 @@ TEST(CliSynth, WritesIndexQueriesAndSourceFiles) {
           .code,
       0);
   EXPECT_EQ(slurp(again), slurp(idx));
+}
+
+// ---- SIMD levels: the same bytes whichever level runs (src/cpu/simd.h) ------------------
+
+TEST(CliSimd, EveryLevelGivesTheSameBytes) {
+  const std::string demo = std::string(LCRWMD_SOURCE_DIR) + "/data/demo";
+  const std::string build = "build --embeddings " + demo + "/embeddings.bin --docs " + demo +
+                            "/train.tsv --stopwords " + demo + "/stop_words.txt --output ";
+  const std::string common = " --queries " + demo + "/queries.tsv --stopwords " + demo +
+                             "/stop_words.txt --embeddings " + demo + "/embeddings.bin --k 9";
+  // The index of each level (its stored norms come from the kernels too), then every method.
+  std::map<std::string, std::string> first;
+  for (const std::string level : {"", "scalar", "avx2", "avx512"}) {
+    const std::string env = level.empty() ? "" : "LCRWMD_SIMD=" + level + " ";
+    const std::string index = tmp("simd" + level + ".idx");
+    CliRun r = lcrwmd_via(env + LCRWMD_CLI + " " + build + index);
+    ASSERT_EQ(r.code, 0) << r.err;
+    if (!level.empty()) {
+      EXPECT_EQ(slurp(index), slurp(tmp("simd.idx"))) << level;
+    }
+    for (const std::string method :
+         {"lc-rwmd", "lc-rwmd --one-sided", "lc-rwmd --batch 4", "rwmd", "wcd", "wmd"}) {
+      r = lcrwmd_via(env + LCRWMD_CLI + " search --index " + index + common + " --method " +
+                     method);
+      ASSERT_EQ(r.code, 0) << r.err;
+      if (level.empty())
+        first[method] = r.out;
+      else
+        EXPECT_EQ(r.out, first[method]) << method << " at LCRWMD_SIMD=" << level;
+    }
+  }
+  const CliRun scalar = lcrwmd_via("LCRWMD_SIMD=scalar " + std::string(LCRWMD_CLI) + " devices");
+  EXPECT_EQ(scalar.out.rfind("cpu\tscalar kernels\t", 0), 0u) << scalar.out;
+  const CliRun bad = lcrwmd_via("LCRWMD_SIMD=sse9 " + std::string(LCRWMD_CLI) + " search --index " +
+                                tmp("simd.idx") + common);
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.err.find("LCRWMD_SIMD=sse9"), std::string::npos) << bad.err;
 }
 
 // ---- mpirun: the same bytes as one process, and a failing rank stops the job -----------

@@ -1,35 +1,166 @@
-// The vectorised kernels against their scalar forms.
+// The CPU kernels: each SIMD level this machine runs gives bit for bit the scalar level's
+// floats, on every length around the vector widths, and the scalar level agrees with a direct
+// computation in double.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <random>
 #include <vector>
 
-#include "cpu/sparse_dot.h"
+#include "cpu/simd.h"
+#include "lcrwmd/error.h"
 
 namespace lcrwmd {
 namespace {
 
-TEST(SparseDot, MatchesScalarForEveryLength) {
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<float> u(-1.0f, 2.0f);
-  std::vector<float> z(1000);
-  for (float& x : z) x = u(rng);
-  for (std::size_t h : {0u, 1u, 7u, 8u, 9u, 16u, 31u, 107u, 300u}) {
-    const float tol = 1e-5f * static_cast<float>(1 + h);
-    std::vector<std::uint32_t> idx(h);
-    std::vector<float> val(h);
-    for (std::size_t p = 0; p < h; ++p) {
-      idx[p] = static_cast<std::uint32_t>(rng() % z.size());
-      val[p] = u(rng);
+using cpu::Kernels;
+using cpu::Simd;
+
+const std::size_t kLengths[] = {0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 64, 107, 300};
+
+std::vector<float> random_floats(std::size_t n, std::mt19937& rng, float lo, float hi) {
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+std::vector<const Kernels*> wider_levels() {
+  std::vector<const Kernels*> out;
+  for (Simd s : {Simd::avx2, Simd::avx512})
+    if (const Kernels* k = cpu::kernels_for(s)) out.push_back(k);
+  return out;
+}
+
+const Kernels& scalar() { return *cpu::kernels_for(Simd::scalar); }
+
+TEST(SimdKernels, ScalarAlwaysThereAndChosenLevelIsSupported) {
+  ASSERT_NE(cpu::kernels_for(Simd::scalar), nullptr);
+  const Kernels& k = cpu::kernels();
+  EXPECT_EQ(cpu::kernels_for(k.level), &k);
+  // The chosen level is the widest supported (unless LCRWMD_SIMD caps it).
+  if (!std::getenv("LCRWMD_SIMD")) {
+    for (const Kernels* w : wider_levels()) EXPECT_GE(k.level, w->level);
+  }
+}
+
+TEST(SimdKernels, ScalarMatchesDoublePrecision) {
+  std::mt19937 rng(1);
+  for (std::size_t m : kLengths) {
+    const std::vector<float> a = random_floats(m, rng, -1, 1), b = random_floats(m, rng, -1, 1);
+    double norm = 0, dist = 0;
+    for (std::size_t d = 0; d < m; ++d) {
+      norm += double{a[d]} * a[d];
+      dist += (double{a[d]} - b[d]) * (double{a[d]} - b[d]);
     }
-    const float want = cpu::sparse_dot_scalar(idx.data(), val.data(), h, z.data());
-    EXPECT_NEAR(cpu::sparse_dot(idx.data(), val.data(), h, z.data()), want, tol);
-    const cpu::SplitDot a = cpu::sparse_dot_split(idx.data(), val.data(), h, z.data());
-    const cpu::SplitDot b = cpu::sparse_dot_split_scalar(idx.data(), val.data(), h, z.data());
-    EXPECT_NEAR(a.dot, b.dot, tol) << h;
-    EXPECT_NEAR(a.negative, b.negative, tol) << h;
+    EXPECT_NEAR(scalar().sq_norm(a.data(), m), norm, 1e-5 * (1 + norm)) << m;
+    EXPECT_NEAR(scalar().sq_dist(a.data(), b.data(), m), dist, 1e-5 * (1 + dist)) << m;
+    EXPECT_NEAR(scalar().sq_dist_f64(a.data(), b.data(), m), dist, 1e-12 * (1 + dist)) << m;
+    EXPECT_EQ(scalar().sq_dist(a.data(), a.data(), m), 0.0f);  // a document's own words
+  }
+}
+
+TEST(SimdKernels, DenseKernelsBitIdenticalToScalar) {
+  if (wider_levels().empty()) GTEST_SKIP() << "this CPU runs the scalar level only";
+  std::mt19937 rng(2);
+  for (const Kernels* k : wider_levels())
+    for (std::size_t m : kLengths) {
+      SCOPED_TRACE(std::string(cpu::simd_name(k->level)) + " length " + std::to_string(m));
+      const std::vector<float> a = random_floats(m, rng, -3, 3), b = random_floats(m, rng, -3, 3);
+      EXPECT_EQ(k->sq_norm(a.data(), m), scalar().sq_norm(a.data(), m));
+      EXPECT_EQ(k->sq_dist(a.data(), b.data(), m), scalar().sq_dist(a.data(), b.data(), m));
+      EXPECT_EQ(k->sq_dist_f64(a.data(), b.data(), m), scalar().sq_dist_f64(a.data(), b.data(), m));
+      EXPECT_EQ(k->min_of(a.data(), m, 2.5f), scalar().min_of(a.data(), m, 2.5f));
+      std::vector<float> x = b, y = b;
+      k->min_into(x.data(), a.data(), m);
+      scalar().min_into(y.data(), a.data(), m);
+      EXPECT_EQ(x, y);
+
+      // A GEMM column of -2 e.t with norms; some entries cancel to below the threshold.
+      std::vector<float> norms = random_floats(m, rng, 0.5f, 2.0f), col(m), col2;
+      for (std::size_t r = 0; r < m; ++r) col[r] = -(norms[r] + 1.0f) * (r % 3 ? 0.5f : 1.0f);
+      col2 = col;
+      const std::size_t small = k->finish_sq_distances(col.data(), norms.data(), 1.0f, m, 1e-2f);
+      EXPECT_EQ(small, scalar().finish_sq_distances(col2.data(), norms.data(), 1.0f, m, 1e-2f));
+      EXPECT_EQ(col, col2);
+      EXPECT_EQ(small, (m + 2) / 3);  // every third row cancels to 0
+    }
+}
+
+TEST(SimdKernels, SparseKernelsBitIdenticalToScalar) {
+  std::mt19937 rng(3);
+  const std::size_t v = 1000;
+  std::vector<float> z = random_floats(v, rng, -1, 2);  // negative: B2 terms
+  z[0] = -0.5f;
+  for (std::size_t h : kLengths) {
+    std::vector<std::uint32_t> idx(h);
+    for (auto& i : idx) i = static_cast<std::uint32_t>(rng() % v);
+    if (h > 0) idx[h / 2] = 0;  // at least one negative entry to split off
+    const std::vector<float> val = random_floats(h, rng, 0, 1);
+    // The scalar level against double precision.
+    double dot = 0, pos = 0, neg = 0;
+    for (std::size_t p = 0; p < h; ++p) {
+      const double x = z[idx[p]];
+      dot += val[p] * x;
+      pos += val[p] * std::max(x, 0.0);
+      neg -= std::min(x, 0.0);
+    }
+    const double tol = 1e-5 * static_cast<double>(1 + h);
+    const float s = scalar().sparse_dot(idx.data(), val.data(), h, z.data());
+    const cpu::SplitDot sp = scalar().sparse_dot_split(idx.data(), val.data(), h, z.data());
+    EXPECT_NEAR(s, dot, tol) << h;
+    EXPECT_NEAR(sp.dot, pos, tol) << h;
+    EXPECT_NEAR(sp.negative, neg, tol) << h;
     if (h > 0) {
-      EXPECT_GT(b.negative, 0.0f);  // z has negative entries to split off
+      EXPECT_GT(sp.negative, 0.0f);
+    }
+    for (const Kernels* k : wider_levels()) {
+      SCOPED_TRACE(std::string(cpu::simd_name(k->level)) + " h " + std::to_string(h));
+      EXPECT_EQ(k->sparse_dot(idx.data(), val.data(), h, z.data()), s);
+      const cpu::SplitDot kp = k->sparse_dot_split(idx.data(), val.data(), h, z.data());
+      EXPECT_EQ(kp.dot, sp.dot);
+      EXPECT_EQ(kp.negative, sp.negative);
+    }
+  }
+}
+
+TEST(SimdKernels, SparseTimesDenseMatchesPerColumnDots) {
+  std::mt19937 rng(4);
+  const std::size_t v = 300, rows = 5;
+  for (std::size_t q : {1u, 3u, 8u, 17u}) {
+    const std::vector<float> z = random_floats(v * q, rng, -1, 2);
+    // Rows of 0, 1, 9, 30 and 107 nonzeros, indptr not starting at 0 (a block of a larger CSR).
+    std::vector<std::uint64_t> indptr{40};
+    for (std::size_t h : {0u, 1u, 9u, 30u, 107u}) indptr.push_back(indptr.back() + h);
+    std::vector<std::uint32_t> idx(indptr.back());
+    for (auto& i : idx) i = static_cast<std::uint32_t>(rng() % v);
+    const std::vector<float> val = random_floats(idx.size(), rng, 0, 1);
+    for (bool split : {false, true}) {
+      std::vector<float> acc(rows * q, 0.0f), neg(split ? rows * q : 0, 0.0f);
+      scalar().sparse_times_dense(indptr.data(), idx.data(), val.data(), rows, z.data(), q,
+                                  acc.data(), split ? neg.data() : nullptr);
+      for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t j = 0; j < q; ++j) {
+          double want = 0, want_neg = 0;
+          for (std::uint64_t p = indptr[r]; p < indptr[r + 1]; ++p) {
+            const double x = z[idx[p] * q + j];
+            want += val[p] * (split ? std::max(x, 0.0) : x);
+            want_neg -= std::min(x, 0.0);
+          }
+          EXPECT_NEAR(acc[r * q + j], want, 1e-4) << r << " " << j;
+          if (split) {
+            EXPECT_NEAR(neg[r * q + j], want_neg, 1e-4) << r << " " << j;
+          }
+        }
+      for (const Kernels* k : wider_levels()) {
+        std::vector<float> acc2(rows * q, 0.0f), neg2(split ? rows * q : 0, 0.0f);
+        k->sparse_times_dense(indptr.data(), idx.data(), val.data(), rows, z.data(), q, acc2.data(),
+                              split ? neg2.data() : nullptr);
+        EXPECT_EQ(acc2, acc) << cpu::simd_name(k->level);
+        EXPECT_EQ(neg2, neg) << cpu::simd_name(k->level);
+      }
     }
   }
 }

@@ -1,0 +1,59 @@
+#pragma once
+// The CPU's hot loops, compiled once per instruction set (scalar x86-64, AVX2 + FMA, AVX-512)
+// from one source (simd_kernels.cpp) and chosen at run time by cpuid, once: a built binary runs
+// on any x86-64 and uses the widest vectors the machine has (hnswlib chooses the same way).
+//
+// Every level returns bit-for-bit the floats of the scalar one: the loops keep a fixed order of
+// additions (eight lanes where they reduce), and no multiply-add is fused (-ffp-contract=off
+// for the whole project). A result therefore never depends on the machine's SIMD level, only
+// on OpenBLAS's GEMM kernel.
+#include <cstddef>
+#include <cstdint>
+
+namespace lcrwmd::cpu {
+
+enum class Simd { scalar, avx2, avx512 };
+
+struct SplitDot {
+  float dot;       // sum val * max(z, 0)
+  float negative;  // sum -min(z, 0)
+};
+
+struct Kernels {
+  Simd level;
+  // sum a[d]^2
+  float (*sq_norm)(const float* a, std::size_t m);
+  // ||a - b||^2 from the differences: exactly 0 for identical vectors, accurate when small.
+  float (*sq_dist)(const float* a, const float* b, std::size_t m);
+  // ||a - b||^2 with differences and sums in double: the ground costs of exact WMD.
+  double (*sq_dist_f64)(const float* a, const float* b, std::size_t m);
+  // sum_p val[p] * z[idx[p]]: phase 2 of LC-RWMD per document.
+  float (*sparse_dot)(const std::uint32_t* idx, const float* val, std::size_t h, const float* z);
+  // The same with z's negative entries (LC-RWMD's B2 terms) summed apart and left out of the dot.
+  SplitDot (*sparse_dot_split)(const std::uint32_t* idx, const float* val, std::size_t h,
+                               const float* z);
+  // Finishes a GEMM column of -2 e.t into squared distances: col[r] = max(0, col[r] +
+  // row_norms[r] + col_norm). Returns how many fell below `recompute_below` times their norms'
+  // sum (cancellation: the caller recomputes those directly).
+  std::size_t (*finish_sq_distances)(float* col, const float* row_norms, float col_norm,
+                                     std::size_t rows, float recompute_below);
+  // dst[r] = min(dst[r], src[r])
+  void (*min_into)(float* dst, const float* src, std::size_t n);
+  // min(init, min_r x[r])
+  float (*min_of)(const float* x, std::size_t n, float init);
+  // Rows r < n_rows of a CSR block (indptr relative to idx/val, indptr[0] may be > 0) times the
+  // row-major dense z (width q): acc[r * q + j] += sum_p val[p] * z[idx[p] * q + j]. With
+  // `negative`: max(z, 0) in the product and negative[r * q + j] -= min(z, 0) (B2's terms).
+  void (*sparse_times_dense)(const std::uint64_t* indptr, const std::uint32_t* idx,
+                             const float* val, std::size_t n_rows, const float* z, std::size_t q,
+                             float* acc, float* negative);
+};
+
+// The kernels of the widest level this CPU supports, chosen on the first call. The environment
+// variable LCRWMD_SIMD=scalar|avx2|avx512 caps the level (an unknown value is an error).
+const Kernels& kernels();
+// The kernels of one level, or nullptr where this build or this CPU lacks it (tests run each).
+const Kernels* kernels_for(Simd level);
+const char* simd_name(Simd level);
+
+}  // namespace lcrwmd::cpu

@@ -1,0 +1,186 @@
+// The kernels of simd.h, compiled once per level: CMake builds this file with
+// LCRWMD_SIMD_LEVEL=scalar|avx2|avx512 and that level's -march. Loops are written for the
+// auto-vectoriser (fixed lanes, no branches); the one gather is by hand, as the vectoriser does
+// not gather. Each loop adds in the same order at every level (see simd.h).
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "cpu/simd.h"
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+#ifndef LCRWMD_SIMD_LEVEL
+#error "built by CMake once per level: -DLCRWMD_SIMD_LEVEL=scalar|avx2|avx512"
+#endif
+
+namespace lcrwmd::cpu::LCRWMD_SIMD_LEVEL {
+namespace {
+
+constexpr std::size_t kLanes = 8;
+
+// Eight partial sums combined as a 256-bit horizontal add does: halves, then pairs.
+float combine(const float* a) {
+  return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+}
+
+float sq_norm(const float* a, std::size_t m) {
+  float acc[kLanes] = {};
+  std::size_t d = 0;
+  for (; d + kLanes <= m; d += kLanes)
+    for (std::size_t l = 0; l < kLanes; ++l) acc[l] += a[d + l] * a[d + l];
+  float s = 0;
+  for (; d < m; ++d) s += a[d] * a[d];
+  for (std::size_t l = 0; l < kLanes; ++l) s += acc[l];
+  return s;
+}
+
+float sq_dist(const float* a, const float* b, std::size_t m) {
+  float acc[kLanes] = {};
+  std::size_t d = 0;
+  for (; d + kLanes <= m; d += kLanes)
+    for (std::size_t l = 0; l < kLanes; ++l) {
+      const float t = a[d + l] - b[d + l];
+      acc[l] += t * t;
+    }
+  float s = 0;
+  for (; d < m; ++d) s += (a[d] - b[d]) * (a[d] - b[d]);
+  for (std::size_t l = 0; l < kLanes; ++l) s += acc[l];
+  return s;
+}
+
+double sq_dist_f64(const float* a, const float* b, std::size_t m) {
+  double acc[4] = {};
+  std::size_t d = 0;
+  for (; d + 4 <= m; d += 4)
+    for (std::size_t l = 0; l < 4; ++l) {
+      const double t = static_cast<double>(a[d + l]) - static_cast<double>(b[d + l]);
+      acc[l] += t * t;
+    }
+  double s = 0;
+  for (; d < m; ++d) {
+    const double t = static_cast<double>(a[d]) - static_cast<double>(b[d]);
+    s += t * t;
+  }
+  return s + (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+
+// The eight-lane part of a sparse dot: lane l sums the products p = l (mod 8) below h rounded
+// down to eight; returns where the tail begins. kSplit: see SplitDot.
+#if defined(__AVX2__)
+template <bool kSplit>
+std::size_t sparse_lanes(const std::uint32_t* idx, const float* val, std::size_t h, const float* z,
+                         float* dot, float* negative) {
+  const __m256 zero = _mm256_setzero_ps();
+  __m256 d = zero, n = zero;
+  std::size_t p = 0;
+  for (; p + kLanes <= h; p += kLanes) {
+    const __m256i i = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + p));
+    __m256 x = _mm256_i32gather_ps(z, i, 4);
+    if constexpr (kSplit) {
+      n = _mm256_sub_ps(n, _mm256_min_ps(x, zero));
+      x = _mm256_max_ps(x, zero);
+    }
+    d = _mm256_add_ps(d, _mm256_mul_ps(_mm256_loadu_ps(val + p), x));  // not fused: see simd.h
+  }
+  _mm256_storeu_ps(dot, d);
+  if constexpr (kSplit) _mm256_storeu_ps(negative, n);
+  return p;
+}
+#else
+template <bool kSplit>
+std::size_t sparse_lanes(const std::uint32_t* idx, const float* val, std::size_t h, const float* z,
+                         float* dot, float* negative) {
+  std::size_t p = 0;
+  for (; p + kLanes <= h; p += kLanes)
+    for (std::size_t l = 0; l < kLanes; ++l) {
+      float x = z[idx[p + l]];
+      if constexpr (kSplit) {
+        negative[l] -= std::min(x, 0.0f);
+        x = std::max(x, 0.0f);
+      }
+      dot[l] += val[p + l] * x;
+    }
+  return p;
+}
+#endif
+
+float sparse_dot(const std::uint32_t* idx, const float* val, std::size_t h, const float* z) {
+  float lanes[kLanes] = {};
+  std::size_t p = sparse_lanes<false>(idx, val, h, z, lanes, nullptr);
+  float tail = 0;
+  for (; p < h; ++p) tail += val[p] * z[idx[p]];
+  return combine(lanes) + tail;
+}
+
+SplitDot sparse_dot_split(const std::uint32_t* idx, const float* val, std::size_t h,
+                          const float* z) {
+  float dot[kLanes] = {}, negative[kLanes] = {};
+  std::size_t p = sparse_lanes<true>(idx, val, h, z, dot, negative);
+  SplitDot tail{0, 0};
+  for (; p < h; ++p) {
+    const float x = z[idx[p]];
+    tail.dot += val[p] * std::max(x, 0.0f);
+    tail.negative -= std::min(x, 0.0f);
+  }
+  return {combine(dot) + tail.dot, combine(negative) + tail.negative};
+}
+
+std::size_t finish_sq_distances(float* col, const float* row_norms, float col_norm,
+                                std::size_t rows, float recompute_below) {
+  unsigned small = 0;  // counted, not flagged: keeps the loop vectorisable
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float d = std::max(0.0f, col[r] + row_norms[r] + col_norm);
+    small += d < recompute_below * (row_norms[r] + col_norm);
+    col[r] = d;
+  }
+  return small;
+}
+
+void min_into(float* dst, const float* src, std::size_t n) {
+  for (std::size_t r = 0; r < n; ++r) dst[r] = std::min(dst[r], src[r]);
+}
+
+float min_of(const float* x, std::size_t n, float init) {
+  float acc[kLanes];
+  std::fill(acc, acc + kLanes, init);
+  std::size_t r = 0;
+  for (; r + kLanes <= n; r += kLanes)
+    for (std::size_t l = 0; l < kLanes; ++l) acc[l] = std::min(acc[l], x[r + l]);
+  for (; r < n; ++r) acc[0] = std::min(acc[0], x[r]);
+  return *std::min_element(acc, acc + kLanes);
+}
+
+void sparse_times_dense(const std::uint64_t* indptr, const std::uint32_t* idx, const float* val,
+                        std::size_t n_rows, const float* z, std::size_t q, float* acc,
+                        float* negative) {
+  for (std::size_t r = 0; r < n_rows; ++r) {
+    float* a = acc + r * q;
+    for (std::uint64_t p = indptr[r]; p < indptr[r + 1]; ++p) {
+      const float x = val[p];
+      const float* zr = z + std::size_t{idx[p]} * q;
+      if (negative) {
+        float* b = negative + r * q;
+        for (std::size_t j = 0; j < q; ++j) {
+          a[j] += x * std::max(zr[j], 0.0f);
+          b[j] -= std::min(zr[j], 0.0f);
+        }
+      } else {
+        for (std::size_t j = 0; j < q; ++j) a[j] += x * zr[j];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+const Kernels& table() {
+  static const Kernels k{
+      Simd::LCRWMD_SIMD_LEVEL, sq_norm,  sq_dist, sq_dist_f64,       sparse_dot, sparse_dot_split,
+      finish_sq_distances,     min_into, min_of,  sparse_times_dense};
+  return k;
+}
+
+}  // namespace lcrwmd::cpu::LCRWMD_SIMD_LEVEL
