@@ -288,7 +288,11 @@ PYBIND11_MODULE(_lcrwmd, m) {
   m.doc() = "lcrwmd: nearest documents by the Word Mover's Distance and its relaxations";
   py::register_exception<Error>(m, "Error", PyExc_ValueError);
 
-  py::class_<Embeddings, std::shared_ptr<Embeddings>>(m, "Embeddings")
+  py::class_<Embeddings, std::shared_ptr<Embeddings>>(
+      m, "Embeddings",
+      "Word vectors: Embeddings.load(path), Embeddings(words, vectors), or "
+      "Embeddings.from_gensim(keyed_vectors). `emb[word]` is a word's vector, `word in emb` "
+      "tests for one.")
       .def(py::init([](std::vector<std::string> words, FloatArray vectors) {
              if (vectors.ndim() != 2 || static_cast<std::size_t>(vectors.shape(0)) != words.size())
                throw py::value_error("vectors must be a (len(words), dim) array");
@@ -297,16 +301,19 @@ PYBIND11_MODULE(_lcrwmd, m) {
              py::gil_scoped_release release;
              return std::make_shared<Embeddings>(std::move(words), std::move(v), dim);
            }),
-           py::arg("words"), py::arg("vectors"))
+           py::arg("words"), py::arg("vectors"),
+           "Embeddings of `words` from a (len(words), dim) float array (copied).")
       .def_static(
           "load",
           [](const std::string& path) {
             py::gil_scoped_release release;
             return std::make_shared<Embeddings>(Embeddings::load(path));
           },
-          py::arg("path"), "word2vec binary or text, GloVe, fastText .vec (detected)")
-      .def_property_readonly("dim", &Embeddings::dim)
-      .def("__len__", &Embeddings::size)
+          py::arg("path"),
+          "Reads a word2vec binary or text file, GloVe or fastText .vec (the format is "
+          "detected); raises lcrwmd.Error naming the file and line of a damaged entry.")
+      .def_property_readonly("dim", &Embeddings::dim, "Dimension of the vectors.")
+      .def("__len__", &Embeddings::size, "Number of words.")
       .def("__contains__",
            [](const Embeddings& e, const std::string& w) { return e.find(w).has_value(); })
       .def("__getitem__",
@@ -315,11 +322,14 @@ PYBIND11_MODULE(_lcrwmd, m) {
              if (!i) throw py::key_error(w);
              return py::array_t<float>(static_cast<py::ssize_t>(e.dim()), e.vector(*i));
            })
-      .def_property_readonly("words", [](const Embeddings& e) {
-        std::vector<std::string> w(e.size());
-        for (std::size_t i = 0; i < e.size(); ++i) w[i] = e.word(i);
-        return w;
-      });
+      .def_property_readonly(
+          "words",
+          [](const Embeddings& e) {
+            std::vector<std::string> w(e.size());
+            for (std::size_t i = 0; i < e.size(); ++i) w[i] = e.word(i);
+            return w;
+          },
+          "The words, in the order of their vectors.");
 
   py::class_<PyIndex>(m, "Index")
       .def_static(
@@ -479,10 +489,16 @@ PYBIND11_MODULE(_lcrwmd, m) {
       "tokenize", [](const std::string& text) { return tokenize(text); }, py::arg("text"),
       "The tokenizer every index and query uses (lowercased runs of letters, digits, "
       "apostrophes and non-ASCII bytes)");
-  m.def("set_threads", &set_threads, py::arg("n"));
-  m.def("cuda_devices", [] {
-    std::vector<std::string> names;
-    for (const GpuDevice& d : gpu_devices()) names.push_back(d.name);
-    return names;
-  });
+  m.def("set_threads", &set_threads, py::arg("n"),
+        "Threads of the CPU backend (OpenMP and OpenBLAS); n <= 0 leaves them as they are.");
+  m.def(
+      "cuda_devices",
+      [] {
+        std::vector<std::string> names;
+        for (const GpuDevice& d : gpu_devices()) names.push_back(d.name);
+        return names;
+      },
+      "Names of the CUDA devices this build can use (empty without CUDA or a GPU).");
+  m.def("cpu_simd_level", &cpu_simd_level,
+        "The SIMD level of the CPU kernels here: 'scalar', 'avx2' or 'avx512'.");
 }

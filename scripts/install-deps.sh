@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything lcrwmd needs to build and test, from Debian packages only.
 #   scripts/install-deps.sh            build and test
-#   scripts/install-deps.sh --results  also plotting and gensim's WMD for bench/ (matplotlib,
-#                                      pyemd): not needed by the build, the tests or CI
+#   scripts/install-deps.sh --results  also matplotlib, for bench/'s figures (not needed by the
+#                                      build, the tests or CI)
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -10,9 +10,9 @@ PKGS=(build-essential cmake pkg-config libopenblas-openmp-dev libcli11-dev zlib1
       libxxhash-dev liblemon-dev libgtest-dev libgmock-dev clang-format clang libclang-rt-14-dev
       libopenmpi-dev openmpi-bin
       pybind11-dev python3-dev python3-pytest python3-numpy python3-scipy python3-pot
-      python3-gensim)
+      python3-gensim python3-pyemd python3-pip python3-setuptools python3-wheel python3-venv)
 if [ "${1:-}" = "--results" ]; then
-  PKGS+=(python3-matplotlib python3-pyemd)
+  PKGS+=(python3-matplotlib)
 fi
 missing=()
 for p in "${PKGS[@]}"; do

@@ -10,19 +10,31 @@ apostrophes) or lists of tokens (taken as they are). Methods: "wcd", "rwmd" (qua
 "lc-rwmd" (the default) and "wmd" (exact, pruned top-k). Errors raise lcrwmd.Error (a
 ValueError) with the engine's message.
 """
+from __future__ import annotations
+
 import os
 import warnings
+from typing import Iterable, Optional, Sequence, Union
 
 import numpy as np
+import numpy.typing as npt
 
-from ._lcrwmd import Embeddings, Error, cuda_devices, set_threads, tokenize
+from ._lcrwmd import Embeddings, Error, cpu_simd_level, cuda_devices, set_threads, tokenize
 from ._lcrwmd import Index as _NativeIndex
 
 __all__ = ["Embeddings", "Index", "GpuSearcher", "Error", "wmd", "rwmd", "wcd", "eval_knn",
-           "tokenize", "set_threads", "cuda_devices"]
+           "tokenize", "set_threads", "cuda_devices", "cpu_simd_level"]
+
+#: A document: a string (tokenized by lcrwmd.tokenize) or a sequence of tokens taken as they are.
+Document = Union[str, Sequence[str]]
+#: Stop words: a path to a file with one word per line, or the words.
+StopWords = Union[None, str, os.PathLike, Iterable[str]]
+#: search() returns (distances, indices), or (distances, indices, ids) with return_ids=True.
+SearchResult = Union[tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]],
+                     tuple[npt.NDArray[np.float32], npt.NDArray[np.int64], list[list[str]]]]
 
 
-def _from_gensim(keyed_vectors):
+def _from_gensim(keyed_vectors) -> Embeddings:
     """Embeddings from a gensim KeyedVectors (its words and vectors, as float32)."""
     return Embeddings(list(keyed_vectors.index_to_key),
                       np.ascontiguousarray(keyed_vectors.vectors, dtype=np.float32))
@@ -66,18 +78,21 @@ class Index:
     """A resident set of documents: bag-of-words histograms over the words of the embeddings
     that occur in it, with the embeddings kept to read queries."""
 
-    def __init__(self, native):
+    def __init__(self, native: _NativeIndex):
         self._native = native
 
     @classmethod
-    def build(cls, embeddings, docs, ids=None, labels=None, stopwords=None, weighting="tf"):
+    def build(cls, embeddings: Embeddings, docs: Union[Document, Sequence[Document]],
+              ids: Optional[Sequence] = None, labels: Optional[Sequence] = None,
+              stopwords: StopWords = None, weighting: str = "tf") -> Index:
         """Index documents (str or token lists). Documents left with no known word are
         excluded; their ids are in `excluded`."""
         return cls(_NativeIndex.build(embeddings, _documents(docs), _strings(ids),
                                       _strings(labels), _stopwords(stopwords), weighting))
 
     @classmethod
-    def from_csr(cls, embeddings, matrix, ids=None, labels=None):
+    def from_csr(cls, embeddings: Embeddings, matrix, ids: Optional[Sequence] = None,
+                 labels: Optional[Sequence] = None) -> Index:
         """Index a scipy.sparse matrix of weights, one row per document, one column per word
         of `embeddings` (rows are L1-normalised)."""
         import scipy.sparse
@@ -88,16 +103,19 @@ class Index:
                                          m.shape[1], _strings(ids), _strings(labels)))
 
     @classmethod
-    def load(cls, path, embeddings=None, stopwords=None):
+    def load(cls, path: Union[str, os.PathLike], embeddings: Optional[Embeddings] = None,
+             stopwords: StopWords = None) -> Index:
         """An index file from `lcrwmd build` or save(); queries are read with `embeddings` (for
         words the index lacks) and `stopwords`, as the command line's flags."""
         return cls(_NativeIndex.load(os.fspath(path), embeddings, _stopwords(stopwords)))
 
-    def save(self, path):
+    def save(self, path: Union[str, os.PathLike]) -> None:
+        """Writes the index file (the format of `lcrwmd build`), atomically."""
         self._native.save(os.fspath(path))
 
-    def search(self, queries, k=10, method="lc-rwmd", symmetric=True, backend="auto", batch=64,
-               prune=True, return_ids=False):
+    def search(self, queries: Union[Document, Sequence[Document]], k: int = 10,
+               method: str = "lc-rwmd", symmetric: bool = True, backend: str = "auto",
+               batch: int = 64, prune: bool = True, return_ids: bool = False) -> SearchResult:
         """The k nearest documents of each query: (distances, indices), both (n_queries, k),
         ascending distance, ties by the smaller index; -1 (and inf) where fewer than k
         documents exist or a query has no known word. return_ids=True adds the documents'
@@ -107,71 +125,84 @@ class Index:
                                              batch, prune)
         return _results(self, d, i, excluded, return_ids)
 
-    def pairwise(self, queries, method="lc-rwmd", symmetric=True, backend="auto", batch=64):
+    def pairwise(self, queries: Union[Document, Sequence[Document]], method: str = "lc-rwmd",
+                 symmetric: bool = True, backend: str = "auto",
+                 batch: int = 64) -> npt.NDArray[np.float32]:
         """The (n_queries, n_docs) matrix of distances, float32."""
         return self._native.pairwise(_documents(queries), method, symmetric, backend, batch)
 
-    def to_gpu(self, device=0, memory_mib=0, tf32=False):
+    def to_gpu(self, device: int = 0, memory_mib: int = 0, tf32: bool = False) -> GpuSearcher:
         """A GpuSearcher: this index resident on CUDA device `device`, uploaded once, for many
         searches. memory_mib bounds the working memory beyond the resident set (0: most of
         what is free); tf32 runs the phase-1 GEMM on TF32 tensor cores (distances to ~1e-3)."""
         return GpuSearcher(self, self._native.to_gpu(device, memory_mib, tf32))
 
     @property
-    def n_docs(self):
+    def n_docs(self) -> int:
+        """Number of documents."""
         return self._native.n_docs
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self._native.n_docs
 
     @property
-    def vocab_size(self):
+    def vocab_size(self) -> int:
+        """Distinct words of the documents (the rows phase 1 compares queries with)."""
         return self._native.vocab_size
 
     @property
-    def dim(self):
+    def dim(self) -> int:
+        """Dimension of the word vectors."""
         return self._native.dim
 
     @property
-    def ids(self):
+    def ids(self) -> list[str]:
+        """Document ids, by index (the given ids, else "0", "1", ...)."""
         return self._native.ids
 
     @property
-    def labels(self):
+    def labels(self) -> list[str]:
+        """Document labels, by index ("" where none were given)."""
         return self._native.labels
 
     @property
-    def excluded(self):
+    def excluded(self) -> list[str]:
+        """Ids of the documents left out at build time: no word known to the embeddings."""
         return self._native.excluded
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"lcrwmd.Index({self.n_docs} documents, {self.vocab_size} words, dim {self.dim})"
 
 
-def _pair(method, symmetric, doc_a, doc_b, embeddings, stopwords):
+def _pair(method: str, symmetric: bool, doc_a: Document, doc_b: Document,
+          embeddings: Embeddings, stopwords: StopWords) -> float:
     index = Index.build(embeddings, [doc_b], stopwords=stopwords)
     if index.n_docs == 0:
         raise Error("doc_b has no word known to the embeddings")
     return float(index.pairwise([doc_a], method=method, symmetric=symmetric, backend="cpu")[0, 0])
 
 
-def wmd(doc_a, doc_b, embeddings, stopwords=None):
+def wmd(doc_a: Document, doc_b: Document, embeddings: Embeddings,
+        stopwords: StopWords = None) -> float:
     """Exact Word Mover's Distance between two documents (EMD, Euclidean word costs)."""
     return _pair("wmd", True, doc_a, doc_b, embeddings, stopwords)
 
 
-def rwmd(doc_a, doc_b, embeddings, stopwords=None, symmetric=True):
+def rwmd(doc_a: Document, doc_b: Document, embeddings: Embeddings, stopwords: StopWords = None,
+         symmetric: bool = True) -> float:
     """Relaxed WMD: max of both one-sided relaxations (symmetric), or doc_b -> doc_a alone."""
     return _pair("rwmd", symmetric, doc_a, doc_b, embeddings, stopwords)
 
 
-def wcd(doc_a, doc_b, embeddings, stopwords=None):
+def wcd(doc_a: Document, doc_b: Document, embeddings: Embeddings,
+        stopwords: StopWords = None) -> float:
     """Word Centroid Distance: between the weighted mean vectors."""
     return _pair("wcd", False, doc_a, doc_b, embeddings, stopwords)
 
 
-def eval_knn(index, queries, labels, ks=range(1, 20), method="lc-rwmd", symmetric=True,
-             backend="auto"):
+def eval_knn(index: Index, queries: Sequence[Document], labels: Sequence,
+             ks: Iterable[int] = range(1, 20), method: str = "lc-rwmd", symmetric: bool = True,
+             backend: str = "auto") -> dict:
     """kNN classification error of labelled queries against the index's labels: a dict with
     "errors" {k: rate}, "best_k", "best_error", "n_queries" and "excluded_queries"."""
     return index._native.eval_knn(_documents(queries), _strings(labels), [int(k) for k in ks],
@@ -182,31 +213,35 @@ class GpuSearcher:
     """An Index resident on a GPU (Index.to_gpu): search and pairwise as the Index's, without a
     backend argument; the index is uploaded once, when it is made (`uploads` counts)."""
 
-    def __init__(self, index, native):
+    def __init__(self, index: Index, native):
         self.index = index
         self._native = native
 
-    def search(self, queries, k=10, method="lc-rwmd", symmetric=True, batch=64, prune=True,
-               return_ids=False):
+    def search(self, queries: Union[Document, Sequence[Document]], k: int = 10,
+               method: str = "lc-rwmd", symmetric: bool = True, batch: int = 64,
+               prune: bool = True, return_ids: bool = False) -> SearchResult:
         """As Index.search, on this GPU."""
         d, i, excluded = self._native.search(_documents(queries), k, method, symmetric, batch,
                                              prune)
         return _results(self.index, d, i, excluded, return_ids)
 
-    def pairwise(self, queries, method="lc-rwmd", symmetric=True, batch=64):
+    def pairwise(self, queries: Union[Document, Sequence[Document]], method: str = "lc-rwmd",
+                 symmetric: bool = True, batch: int = 64) -> npt.NDArray[np.float32]:
         """As Index.pairwise, on this GPU."""
         return self._native.pairwise(_documents(queries), method, symmetric, batch)
 
     @property
-    def uploads(self):
+    def uploads(self) -> int:
         """Uploads of document chunks so far: one per chunk when made, none per search where
         the index fits on the device."""
         return self._native.uploads
 
     @property
-    def device(self):
+    def device(self) -> str:
+        """The device's name."""
         return self._native.device
 
     @property
-    def resident_bytes(self):
+    def resident_bytes(self) -> int:
+        """Device memory held by the resident index."""
         return self._native.resident_bytes
