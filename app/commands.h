@@ -11,5 +11,6 @@ void add_info(CLI::App& app);
 void add_synth(CLI::App& app);
 void add_eval(CLI::App& app);
 void add_devices(CLI::App& app);
+void add_explain(CLI::App& app);
 
 }  // namespace lcrwmd::app

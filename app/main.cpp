@@ -29,6 +29,7 @@ int run(int argc, char** argv, bool& orderly) {
   lcrwmd::app::add_info(app);
   lcrwmd::app::add_synth(app);
   lcrwmd::app::add_devices(app);
+  lcrwmd::app::add_explain(app);
   orderly = false;
   try {
     app.parse(argc, argv);

@@ -19,6 +19,7 @@
 #include "lcrwmd/embeddings.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/eval.h"
+#include "lcrwmd/explain.h"
 #include "lcrwmd/gpu.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
@@ -195,6 +196,51 @@ py::tuple search_with(const PyIndex& p, const Searcher& searcher, const py::sequ
     }
   }
   return py::make_tuple(distances, indices, q.excluded);
+}
+
+py::dict flows_dict(const std::vector<WordFlow>& flows) {
+  py::list query_word, doc_word, mass, cost;
+  for (const WordFlow& f : flows) {
+    query_word.append(f.query_word);
+    doc_word.append(f.doc_word);
+    mass.append(f.mass);
+    cost.append(f.cost);
+  }
+  py::dict d;
+  d["query_word"] = query_word;
+  d["doc_word"] = doc_word;
+  d["mass"] = mass;
+  d["cost"] = cost;
+  return d;
+}
+
+// Index.explain: one query document against one indexed document (by position).
+py::dict explain_with(const PyIndex& p, const py::object& query, std::size_t doc,
+                      const std::string& method, bool symmetric) {
+  py::list one;
+  one.append(query);
+  const Queries q = to_queries(p, one, std::nullopt);
+  if (q.set.size() == 0)
+    throw Error("explain: the query has no word known to the index or its embeddings");
+  Explanation e;
+  {
+    py::gil_scoped_release release;
+    e = explain(*p.index, q.set, 0, doc, parse_method(method), symmetric);
+  }
+  py::dict d;
+  d["doc"] = e.doc;
+  d["method"] = std::string(to_string(e.method));
+  d["symmetric"] = e.symmetric;
+  d["distance"] = e.distance;
+  d["flows"] = flows_dict(e.flows);
+  if (e.method != Method::wmd) {
+    d["doc_to_query"] = flows_dict(e.doc_to_query);
+    d["query_to_doc"] = flows_dict(e.query_to_doc);
+    d["doc_to_query_distance"] = e.doc_to_query_distance;
+    d["query_to_doc_distance"] = e.query_to_doc_distance;
+    d["doc_to_query_set_distance"] = e.doc_to_query_set_distance;
+  }
+  return d;
 }
 
 py::array_t<float> pairwise_with(const PyIndex& p, const Searcher& searcher,
@@ -394,6 +440,11 @@ PYBIND11_MODULE(_lcrwmd, m) {
           py::arg("queries"), py::arg("k") = 10, py::arg("method") = "lc-rwmd",
           py::arg("symmetric") = true, py::arg("backend") = "auto", py::arg("batch") = 64,
           py::arg("prune") = true)
+      .def(
+          "explain",
+          [](const PyIndex& p, const py::object& query, std::size_t doc, const std::string& method,
+             bool symmetric) { return explain_with(p, query, doc, method, symmetric); },
+          py::arg("query"), py::arg("doc"), py::arg("method") = "wmd", py::arg("symmetric") = true)
       .def(
           "pairwise",
           [](const PyIndex& p, const py::sequence& queries, const std::string& method,

@@ -3,6 +3,7 @@
 //
 //   double d = emd(a, b, cost);   // cost: a.size() x b.size(), row-major
 #include <span>
+#include <vector>
 
 namespace lcrwmd {
 
@@ -13,7 +14,9 @@ namespace lcrwmd {
 // LEMON's network simplex is exact only on integer data, so the solver sees the weights in
 // units of 2^-52 and the costs in units of 2^-40 of the largest cost; the returned value is
 // the true cost of the flow it finds (in double), within ~1e-12 of the largest cost of the
-// optimum of the unquantised problem.
-double emd(std::span<const double> a, std::span<const double> b, std::span<const double> cost);
+// optimum of the unquantised problem. With `flow`, the solver's optimal flow goes there:
+// a.size() x b.size(), row-major, summing to 1.
+double emd(std::span<const double> a, std::span<const double> b, std::span<const double> cost,
+           std::vector<double>* flow = nullptr);
 
 }  // namespace lcrwmd

@@ -88,6 +88,8 @@ class Index {
   std::string_view doc_id(std::size_t i) const;
   std::string_view label(std::size_t i) const;
   std::optional<std::uint32_t> find_word(std::string_view word) const;
+  // The first document with this id (a scan: O(n_docs)).
+  std::optional<std::size_t> find_doc(std::string_view id) const;
 
   // Weighted word-vector centroids of every document (n_docs x dim), computed on first use.
   const float* centroids() const;

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence, Union
 
 import numpy as np
@@ -22,8 +23,9 @@ import numpy.typing as npt
 from ._lcrwmd import Embeddings, Error, cpu_simd_level, cuda_devices, set_threads, tokenize
 from ._lcrwmd import Index as _NativeIndex
 
-__all__ = ["Embeddings", "Index", "GpuSearcher", "Error", "wmd", "rwmd", "wcd", "eval_knn",
-           "tokenize", "set_threads", "cuda_devices", "cpu_simd_level"]
+__all__ = ["Embeddings", "Index", "GpuSearcher", "Error", "Flow", "Explanation", "wmd", "rwmd",
+           "wcd", "eval_knn", "plot_alignment", "tokenize", "set_threads", "cuda_devices",
+           "cpu_simd_level"]
 
 #: A document: a string (tokenized by lcrwmd.tokenize) or a sequence of tokens taken as they are.
 Document = Union[str, Sequence[str]]
@@ -32,6 +34,63 @@ StopWords = Union[None, str, os.PathLike, Iterable[str]]
 #: search() returns (distances, indices), or (distances, indices, ids) with return_ids=True.
 SearchResult = Union[tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]],
                      tuple[npt.NDArray[np.float32], npt.NDArray[np.int64], list[list[str]]]]
+
+
+@dataclass(frozen=True)
+class Flow:
+    """`mass` of the query's word moved to the document's word at `cost` (their Euclidean
+    distance) per unit: it adds mass * cost to the distance. Masses are fractions of each
+    document's total weight 1."""
+    query_word: str
+    doc_word: str
+    mass: float
+    cost: float
+
+    @property
+    def contribution(self) -> float:
+        return self.mass * self.cost
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why a document is at its distance from a query (Index.explain). `flows`, largest
+    contribution first: for "wmd" the EMD solver's optimal flow; for "rwmd"/"lc-rwmd" the
+    direction that set the distance, both directions being in `doc_to_query` (each document
+    word to its nearest query word) and `query_to_doc` (each query word to its nearest document
+    word)."""
+    doc: str
+    method: str
+    symmetric: bool
+    distance: float
+    flows: list[Flow]
+    doc_to_query: list[Flow] = field(default_factory=list)
+    query_to_doc: list[Flow] = field(default_factory=list)
+    doc_to_query_distance: Optional[float] = None
+    query_to_doc_distance: Optional[float] = None
+    doc_to_query_set_distance: Optional[bool] = None
+
+
+def _flows(d) -> list[Flow]:
+    return [Flow(*f) for f in zip(d["query_word"], d["doc_word"], d["mass"], d["cost"])]
+
+
+def _explanation(d: dict) -> Explanation:
+    return Explanation(
+        doc=d["doc"], method=d["method"], symmetric=d["symmetric"], distance=d["distance"],
+        flows=_flows(d["flows"]),
+        doc_to_query=_flows(d["doc_to_query"]) if "doc_to_query" in d else [],
+        query_to_doc=_flows(d["query_to_doc"]) if "query_to_doc" in d else [],
+        doc_to_query_distance=d.get("doc_to_query_distance"),
+        query_to_doc_distance=d.get("query_to_doc_distance"),
+        doc_to_query_set_distance=d.get("doc_to_query_set_distance"))
+
+
+def plot_alignment(explanation: Explanation, path=None, top: int = 30, ax=None):
+    """Draws the query's words (left) and the document's (right) with the flow between them
+    as lines as wide as the mass moved (colour: cost), the `top` largest contributions; saves
+    a PNG to `path` where given. Needs matplotlib. Returns the matplotlib Axes."""
+    from .plot import plot_alignment as _plot
+    return _plot(explanation, path=path, top=top, ax=ax)
 
 
 def _from_gensim(keyed_vectors) -> Embeddings:
@@ -130,6 +189,22 @@ class Index:
                  batch: int = 64) -> npt.NDArray[np.float32]:
         """The (n_queries, n_docs) matrix of distances, float32."""
         return self._native.pairwise(_documents(queries), method, symmetric, backend, batch)
+
+    def explain(self, query: Document, doc: Union[int, str], method: str = "wmd",
+                symmetric: bool = True) -> Explanation:
+        """Which words carried the distance of `query` to document `doc` (its position, or its
+        id as a str): an Explanation with the flows, largest contribution first. For "wmd" its
+        distance is the one search reports and its flows' mass * cost sum to it; "rwmd" and
+        "lc-rwmd" give both directions of the relaxation. Raises lcrwmd.Error for an unknown
+        document or a query with no known word."""
+        if isinstance(doc, str):
+            try:
+                doc = self.ids.index(doc)
+            except ValueError:
+                raise Error(f"explain: no document with id {doc!r}") from None
+        elif not 0 <= int(doc) < self.n_docs:
+            raise Error(f"explain: document {doc} of {self.n_docs}")
+        return _explanation(self._native.explain(query, int(doc), method, symmetric))
 
     def to_gpu(self, device: int = 0, memory_mib: int = 0, tf32: bool = False) -> GpuSearcher:
         """A GpuSearcher: this index resident on CUDA device `device`, uploaded once, for many

@@ -31,6 +31,12 @@ std::string_view Index::word(std::size_t i) const { return storage_->vocab[i]; }
 std::string_view Index::doc_id(std::size_t i) const { return storage_->ids[i]; }
 std::string_view Index::label(std::size_t i) const { return storage_->labels[i]; }
 
+std::optional<std::size_t> Index::find_doc(std::string_view id) const {
+  for (std::size_t i = 0; i < n_docs(); ++i)
+    if (doc_id(i) == id) return i;
+  return std::nullopt;
+}
+
 std::optional<std::uint32_t> Index::find_word(std::string_view w) const {
   Storage& s = *storage_;
   std::call_once(s.word_map_once, [&] {

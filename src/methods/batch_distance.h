@@ -5,6 +5,7 @@
 // refined only where the bound does not already rule a document out.
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
@@ -58,6 +59,15 @@ std::unique_ptr<BatchDistance> make_wmd(const Index& index, QueryRange queries,
 // Exact WMD of one pair: EMD between the document's and the query's weights, Euclidean word
 // costs, all in double. Errors name the pair.
 double wmd_pair(const Index& index, std::size_t doc, const QuerySet& queries, std::size_t q);
+
+// wmd_pair with the optimal flow: what the document's word (position in the document) sends
+// to the query's word (position in the query), in units of the documents' total weight 1.
+struct PairFlow {
+  std::size_t doc_word, query_word;
+  double mass, cost;
+};
+double wmd_pair_flow(const Index& index, std::size_t doc, const QuerySet& queries, std::size_t q,
+                     std::vector<PairFlow>& flows);
 
 // A lower bound on wmd_pair from approximate dual potentials (ot/dual_bound.h). With
 // sq_distances (as from pair_sq_distances) the costs come from there instead of the vectors.

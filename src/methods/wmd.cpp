@@ -45,7 +45,9 @@ using numerics::kWmdCostRecomputeBelow;
 // problem with the same answer, scaled by the mass that remains.
 struct PairProblem {
   std::vector<double> a, b, cost;
-  double mass = 0;  // 0: the same histogram
+  double mass = 0;                      // 0: the same histogram
+  std::vector<std::size_t> rows, cols;  // the document's and the query's words left in a, b
+  std::vector<PairFlow> shared;         // mass left in place: a word in both, at cost 0
 };
 
 // Costs from the vectors in double, or from given float squared distances.
@@ -58,8 +60,10 @@ const PairProblem& pair_problem(const Index& index, std::size_t doc, const Query
   const std::uint32_t* dw = index.indices().data() + db;
   const std::uint32_t* qw = qs.words.data() + qb;
   thread_local std::vector<double> x, xn, y, yn, cost, a, b;
-  thread_local std::vector<std::size_t> rows, cols;
   thread_local PairProblem out;
+  std::vector<std::size_t>& rows = out.rows;
+  std::vector<std::size_t>& cols = out.cols;
+  out.shared.clear();
   cost.resize(dh * qh);
   if (!sq_distances) {
     gather_f64(index, nullptr, dw, dh, x, xn);
@@ -101,6 +105,7 @@ const PairProblem& pair_problem(const Index& index, std::size_t doc, const Query
       const double shared = std::min(a[p], b[t]);
       a[p] -= shared;
       b[t] -= shared;
+      out.shared.push_back({p, t, shared, 0.0});
       ++p, ++t;
     }
   }
@@ -132,6 +137,21 @@ double wmd_pair(const Index& index, std::size_t doc, const QuerySet& qs, std::si
     throw Error("WMD of query '" + qs.ids[q] + "' and document '" + std::string(index.doc_id(doc)) +
                 "': " + e.what());
   }
+}
+
+double wmd_pair_flow(const Index& index, std::size_t doc, const QuerySet& qs, std::size_t q,
+                     std::vector<PairFlow>& flows) {
+  const PairProblem& p = pair_problem(index, doc, qs, q);
+  flows = p.shared;
+  if (p.mass == 0) return 0;
+  thread_local std::vector<double> f;
+  const double d = p.mass * emd(p.a, p.b, p.cost, &f);  // as wmd_pair computes it
+  const std::size_t nc = p.cols.size();
+  for (std::size_t r = 0; r < p.rows.size(); ++r)
+    for (std::size_t c = 0; c < nc; ++c)
+      if (f[r * nc + c] > 0)
+        flows.push_back({p.rows[r], p.cols[c], p.mass * f[r * nc + c], p.cost[r * nc + c]});
+  return d;
 }
 
 double wmd_dual_bound(const Index& index, std::size_t doc, const QuerySet& qs, std::size_t q,

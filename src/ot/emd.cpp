@@ -47,9 +47,24 @@ std::vector<std::int64_t> quantise_weights(std::span<const double> w, const char
   return q;
 }
 
+// Where every cost is 0 any flow is optimal: the north-west corner rule gives one.
+void north_west_corner(const std::vector<std::int64_t>& qa, const std::vector<std::int64_t>& qb,
+                       std::vector<double>& flow) {
+  std::int64_t left_a = qa[0], left_b = qb[0];
+  for (std::size_t i = 0, j = 0; i < qa.size() && j < qb.size();) {
+    const std::int64_t f = std::min(left_a, left_b);
+    flow[i * qb.size() + j] = std::ldexp(static_cast<double>(f), -kWeightBits);
+    left_a -= f;
+    left_b -= f;
+    if (left_a == 0 && ++i < qa.size()) left_a = qa[i];
+    if (left_b == 0 && ++j < qb.size()) left_b = qb[j];
+  }
+}
+
 }  // namespace
 
-double emd(std::span<const double> a, std::span<const double> b, std::span<const double> cost) {
+double emd(std::span<const double> a, std::span<const double> b, std::span<const double> cost,
+           std::vector<double>* flow) {
   const std::size_t na = a.size(), nb = b.size();
   if (cost.size() != na * nb)
     throw Error("emd: cost matrix has " + std::to_string(cost.size()) + " entries, expected " +
@@ -61,11 +76,18 @@ double emd(std::span<const double> a, std::span<const double> b, std::span<const
     if (!std::isfinite(c) || c < 0) throw Error("emd: a cost is negative or not finite");
     max_cost = std::max(max_cost, c);
   }
-  if (max_cost == 0) return 0;
+  if (flow) flow->assign(na * nb, 0.0);
+  if (max_cost == 0) {
+    if (flow) north_west_corner(qa, qb, *flow);
+    return 0;
+  }
   if (na == 1 || nb == 1) {  // one side has a single bin: the only flow is the other side
     double total = 0;
-    for (std::size_t i = 0; i < na * nb; ++i)
-      total += static_cast<double>(na == 1 ? qb[i] : qa[i]) * cost[i];
+    for (std::size_t i = 0; i < na * nb; ++i) {
+      const auto f = static_cast<double>(na == 1 ? qb[i] : qa[i]);
+      total += f * cost[i];
+      if (flow) (*flow)[i] = std::ldexp(f, -kWeightBits);
+    }
     return std::ldexp(total, -kWeightBits);
   }
 
@@ -96,7 +118,9 @@ double emd(std::span<const double> a, std::span<const double> b, std::span<const
   double total = 0;
   for (std::size_t e = 0; e < na * nb; ++e) {
     const std::int64_t f = solver.flow(g.arc(static_cast<int>(e)));
-    if (f != 0) total += static_cast<double>(f) * cost[e];
+    if (f == 0) continue;
+    total += static_cast<double>(f) * cost[e];
+    if (flow) (*flow)[e] = std::ldexp(static_cast<double>(f), -kWeightBits);
   }
   return std::ldexp(total, -kWeightBits);
 }

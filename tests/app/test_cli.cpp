@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "lcrwmd/gpu.h"
@@ -259,6 +260,46 @@ TEST_F(Cli, PairwiseWritesNpy) {
   EXPECT_NE(s.out.find(expected), std::string::npos) << s.out;
   std::snprintf(expected, sizeof expected, "\ts1\t%.9g\n", static_cast<double>(m[3]));
   EXPECT_NE(s.out.find(expected), std::string::npos) << s.out;
+}
+
+TEST_F(Cli, ExplainShowsTheFlowOfTheReportedDistance) {
+  const auto q = test::write_file("cli_explain_q.tsv", "q1\t\tsoccer goal tennis\n");
+  const std::string common = " --index " + index + " --queries " + q + " --stopwords " + stop;
+  CliRun r = lcrwmd("search" + common + " --k 1 --method wmd");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string distance = r.out.substr(r.out.rfind('\t') + 1, r.out.size() - 1);  // "%.9g\n"
+  r = lcrwmd("explain" + common + " --doc s1 --json --top 0");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto json = nlohmann::json::parse(r.out);
+  EXPECT_EQ(json["query"], "q1");
+  EXPECT_EQ(json["doc"], "s1");
+  EXPECT_EQ(json["method"], "wmd");
+  char printed[32];
+  std::snprintf(printed, sizeof printed, "%.9g\n", json["distance"].get<double>());
+  EXPECT_EQ(printed, distance);  // the distance search reports
+  double mass = 0, total = 0;
+  for (const auto& f : json["flows"]) {
+    mass += f["mass"].get<double>();
+    total += f["mass"].get<double>() * f["cost"].get<double>();
+  }
+  EXPECT_NEAR(mass, 1.0, 1e-9);
+  EXPECT_NEAR(total, json["distance"].get<double>(), 1e-6);
+  // The table, and the RWMD's two directions.
+  r = lcrwmd("explain" + common + " --doc t1 --method rwmd");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("sets the distance"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tennis"), std::string::npos) << r.out;
+  // Bad input: a clear error and a non-zero exit.
+  r = lcrwmd("explain" + common + " --doc nosuchdoc");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("nosuchdoc"), std::string::npos) << r.err;
+  r = lcrwmd("explain" + common + " --doc s1 --method wcd");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("wcd"), std::string::npos) << r.err;
+  const auto unknown = test::write_file("cli_explain_unknown.tsv", "q9\t\tzebra\n");
+  r = lcrwmd("explain --index " + index + " --queries " + unknown + " --doc s1");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("no query with a known word"), std::string::npos) << r.err;
 }
 
 TEST_F(Cli, InfoJson) {

@@ -1,0 +1,117 @@
+// lcrwmd explain: which words carried a query's distance to one document (lcrwmd/explain.h),
+// as a table (largest contributions first) or as JSON, one object per query.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "app/commands.h"
+#include "app/query_input.h"
+#include "lcrwmd/error.h"
+#include "lcrwmd/explain.h"
+
+namespace lcrwmd::app {
+namespace {
+
+nlohmann::json flows_json(const std::vector<WordFlow>& flows, std::size_t top) {
+  nlohmann::json out = nlohmann::json::array();
+  for (std::size_t i = 0; i < flows.size() && (top == 0 || i < top); ++i)
+    out.push_back({{"query_word", flows[i].query_word},
+                   {"doc_word", flows[i].doc_word},
+                   {"mass", flows[i].mass},
+                   {"cost", flows[i].cost}});
+  return out;
+}
+
+nlohmann::json to_json(const Explanation& e, std::size_t top) {
+  nlohmann::json j = {
+      {"query", e.query},         {"doc", e.doc},           {"method", to_string(e.method)},
+      {"symmetric", e.symmetric}, {"distance", e.distance}, {"flows", flows_json(e.flows, top)}};
+  if (e.method != Method::wmd) {
+    j["doc_to_query"] = {{"distance", e.doc_to_query_distance},
+                         {"set_distance", e.doc_to_query_set_distance},
+                         {"flows", flows_json(e.doc_to_query, top)}};
+    j["query_to_doc"] = {{"distance", e.query_to_doc_distance},
+                         {"set_distance", !e.doc_to_query_set_distance},
+                         {"flows", flows_json(e.query_to_doc, top)}};
+  }
+  return j;
+}
+
+void print_flows(const char* title, const std::vector<WordFlow>& flows, double distance,
+                 std::size_t top) {
+  std::printf("  %s\n  %-20s %-20s %9s %9s %9s %6s\n", title, "query word", "document word", "mass",
+              "cost", "mass*cost", "share");
+  for (std::size_t i = 0; i < flows.size() && (top == 0 || i < top); ++i) {
+    const WordFlow& f = flows[i];
+    const double part = f.mass * f.cost;
+    std::printf("  %-20s %-20s %9.5f %9.5f %9.5f %5.1f%%\n", f.query_word.c_str(),
+                f.doc_word.c_str(), f.mass, f.cost, part, distance > 0 ? 100 * part / distance : 0);
+  }
+  if (top != 0 && flows.size() > top) std::printf("  ... %zu more\n", flows.size() - top);
+}
+
+void print_table(const Explanation& e, std::size_t top) {
+  std::printf("query %s -> document %s: %s %.9g\n", e.query.c_str(), e.doc.c_str(),
+              to_string(e.method), e.distance);
+  if (e.method == Method::wmd) {
+    print_flows("optimal flow (query word -> document word)", e.flows, e.distance, top);
+    return;
+  }
+  const bool d1 = e.doc_to_query_set_distance;
+  const std::string t1 = std::string(
+                             "document -> query: each document word to its nearest query "
+                             "word, ") +
+                         std::to_string(e.doc_to_query_distance) +
+                         (d1 ? " (sets the distance)" : "");
+  print_flows(t1.c_str(), e.doc_to_query, e.doc_to_query_distance, top);
+  if (!e.symmetric) return;
+  const std::string t2 = std::string(
+                             "query -> document: each query word to its nearest document "
+                             "word, ") +
+                         std::to_string(e.query_to_doc_distance) +
+                         (d1 ? "" : " (sets the distance)");
+  print_flows(t2.c_str(), e.query_to_doc, e.query_to_doc_distance, top);
+}
+
+}  // namespace
+
+void add_explain(CLI::App& app) {
+  auto* c =
+      app.add_subcommand("explain", "Which words carried the distance of queries to a document");
+  struct Flags {
+    QueryFlags q;
+    std::string doc;
+    bool json = false;
+    std::size_t top = 10;
+  };
+  auto f = std::make_shared<Flags>();
+  f->q.method = "wmd";
+  c->add_option("--index", f->q.index, "Index file (from lcrwmd build)")->required();
+  c->add_option("--queries", f->q.queries, "TSV: id<TAB>label<TAB>text")->required();
+  c->add_option("--doc", f->doc, "Document id in the index")->required();
+  c->add_option("--method", f->q.method, "wmd | rwmd | lc-rwmd")->capture_default_str();
+  c->add_flag("--one-sided", f->q.one_sided, "rwmd, lc-rwmd: document -> query only");
+  c->add_option("--stopwords", f->q.stopwords, "Stop words (one per line), as at build time");
+  c->add_option("--embeddings", f->q.embeddings, "Embeddings for query words the index lacks");
+  c->add_flag("--json", f->json, "One JSON object per query (a line each)");
+  c->add_option("--top", f->top, "Flows shown per direction (0: all)")->capture_default_str();
+  c->callback([f] {
+    const Method method = parse_method(f->q.method);
+    Loaded l = load_queries(f->q);
+    const auto doc = l.index.find_doc(f->doc);
+    if (!doc) throw Error("--doc " + f->doc + ": no document with this id in " + f->q.index);
+    if (l.queries.size() == 0) throw Error(f->q.queries + ": no query with a known word");
+    for (std::size_t q = 0; q < l.queries.size(); ++q) {
+      const Explanation e = explain(l.index, l.queries, q, *doc, method, !f->q.one_sided);
+      if (f->json)
+        std::printf("%s\n", to_json(e, f->top).dump().c_str());
+      else
+        print_table(e, f->top);
+    }
+    if (std::fflush(stdout) != 0) throw Error("cannot write to stdout");
+  });
+}
+
+}  // namespace lcrwmd::app

@@ -1,0 +1,48 @@
+#pragma once
+// Why a document is at its distance from a query: which words carried the distance.
+//
+//   Explanation e = explain(index, queries, 0, doc, Method::wmd);
+//   for (const WordFlow& f : e.flows) ...   // query word -> document word, mass, cost
+//
+// wmd: the optimal flow of the EMD solver (the one search's distance comes from). rwmd and
+// lc-rwmd (the same relaxation): each word's nearest counterpart in both directions; `flows`
+// is the direction that set the distance (the larger; doc -> query when one-sided).
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "lcrwmd/index.h"
+#include "lcrwmd/query.h"
+#include "lcrwmd/search.h"
+
+namespace lcrwmd {
+
+// `mass` of the query's word moved to the document's word, at `cost` (their Euclidean
+// distance) per unit: it adds mass * cost to the distance. Masses are fractions of each
+// document's total weight 1.
+struct WordFlow {
+  std::string query_word, doc_word;
+  double mass = 0, cost = 0;
+};
+
+struct Explanation {
+  std::string query, doc;  // ids
+  Method method = Method::wmd;
+  bool symmetric = true;
+  // As search reports it (a float); the flows' mass * cost sum to it within that rounding.
+  double distance = 0;
+  std::vector<WordFlow> flows;  // largest mass * cost first
+  // rwmd, lc-rwmd: both directions, each word with its nearest counterpart. doc_to_query
+  // moves every document word's weight (R(doc -> query), LC-RWMD's D1), query_to_doc every
+  // query word's (D2); `flows` is a copy of the one that set the distance.
+  std::vector<WordFlow> doc_to_query, query_to_doc;
+  double doc_to_query_distance = 0, query_to_doc_distance = 0;
+  bool doc_to_query_set_distance = true;
+};
+
+// Query q of `queries` against document `doc` of the index. Throws lcrwmd::Error for wcd (a
+// distance of centroids moves no word) or an index out of range.
+Explanation explain(const Index& index, const QuerySet& queries, std::size_t q, std::size_t doc,
+                    Method method, bool symmetric = true);
+
+}  // namespace lcrwmd

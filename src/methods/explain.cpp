@@ -1,0 +1,109 @@
+// explain(): the word-level flows behind one query-document distance, from the same
+// computations search runs (wmd_pair's solver, rwmd_pair's minima).
+#include "lcrwmd/explain.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "cpu/distance_kernels.h"
+#include "lcrwmd/error.h"
+#include "methods/batch_distance.h"
+
+namespace lcrwmd {
+namespace {
+
+std::string query_word(const Index& index, const QuerySet& qs, std::uint32_t u) {
+  return u < index.vocab_size() ? std::string(index.word(u))
+                                : qs.extra_words[u - index.vocab_size()];
+}
+
+void largest_first(std::vector<WordFlow>& flows) {
+  std::stable_sort(flows.begin(), flows.end(), [](const WordFlow& a, const WordFlow& b) {
+    return a.mass * a.cost > b.mass * b.cost;
+  });
+}
+
+// Both RWMD directions with the arithmetic of rwmd_pair (float squared distances, sums in
+// double), so each direction's sum is that distance.
+void explain_rwmd(const Index& index, const QuerySet& qs, std::size_t q, std::size_t doc,
+                  Explanation& e) {
+  const std::size_t m = index.dim();
+  const std::size_t db = index.indptr()[doc], dh = index.indptr()[doc + 1] - db;
+  const std::size_t qb = qs.indptr[q], qh = qs.length(q);
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> row_min(dh, inf), col_min(qh, inf);
+  std::vector<std::size_t> row_arg(dh, 0), col_arg(qh, 0);
+  for (std::size_t p = 0; p < dh; ++p) {
+    const float* v = index.vector(index.indices()[db + p]);
+    for (std::size_t t = 0; t < qh; ++t) {
+      const float d = cpu::sq_dist(v, query_word_vector(index, qs, qs.words[qb + t]), m);
+      if (d < row_min[p]) row_min[p] = d, row_arg[p] = t;
+      if (d < col_min[t]) col_min[t] = d, col_arg[t] = p;
+    }
+  }
+  double d1 = 0, d2 = 0;
+  for (std::size_t p = 0; p < dh; ++p) {
+    const double w = index.values()[db + p], c = std::sqrt(double{row_min[p]});
+    d1 += w * c;
+    e.doc_to_query.push_back({query_word(index, qs, qs.words[qb + row_arg[p]]),
+                              std::string(index.word(index.indices()[db + p])), w, c});
+  }
+  for (std::size_t t = 0; t < qh; ++t) {
+    const double w = qs.weights[qb + t], c = std::sqrt(double{col_min[t]});
+    d2 += w * c;
+    e.query_to_doc.push_back({query_word(index, qs, qs.words[qb + t]),
+                              std::string(index.word(index.indices()[db + col_arg[t]])), w, c});
+  }
+  largest_first(e.doc_to_query);
+  largest_first(e.query_to_doc);
+  e.doc_to_query_distance = d1;
+  e.query_to_doc_distance = d2;
+  e.doc_to_query_set_distance = !e.symmetric || d1 >= d2;
+  e.flows = e.doc_to_query_set_distance ? e.doc_to_query : e.query_to_doc;
+  e.distance = static_cast<float>(e.doc_to_query_set_distance ? d1 : d2);
+}
+
+void explain_wmd(const Index& index, const QuerySet& qs, std::size_t q, std::size_t doc,
+                 Explanation& e) {
+  std::vector<PairFlow> flows;
+  e.distance = static_cast<float>(wmd_pair_flow(index, doc, qs, q, flows));
+  const std::size_t db = index.indptr()[doc], qb = qs.indptr[q];
+  for (const PairFlow& f : flows)
+    e.flows.push_back({query_word(index, qs, qs.words[qb + f.query_word]),
+                       std::string(index.word(index.indices()[db + f.doc_word])), f.mass, f.cost});
+  largest_first(e.flows);
+}
+
+}  // namespace
+
+Explanation explain(const Index& index, const QuerySet& queries, std::size_t q, std::size_t doc,
+                    Method method, bool symmetric) {
+  if (q >= queries.size())
+    throw Error("explain: query " + std::to_string(q) + " of " + std::to_string(queries.size()));
+  if (doc >= index.n_docs())
+    throw Error("explain: document " + std::to_string(doc) + " of " +
+                std::to_string(index.n_docs()));
+  Explanation e;
+  e.query = queries.ids[q];
+  e.doc = index.doc_id(doc);
+  e.method = method;
+  e.symmetric = method == Method::wmd || symmetric;
+  switch (method) {
+    case Method::wmd:
+      explain_wmd(index, queries, q, doc, e);
+      break;
+    case Method::rwmd:
+    case Method::lc_rwmd:
+      explain_rwmd(index, queries, q, doc, e);
+      break;
+    case Method::wcd:
+      throw Error(
+          "explain: wcd compares the documents' centroids and moves no word; use wmd, "
+          "rwmd or lc-rwmd");
+  }
+  return e;
+}
+
+}  // namespace lcrwmd
