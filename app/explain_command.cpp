@@ -39,10 +39,10 @@ nlohmann::json to_json(const Explanation& e, std::size_t top) {
   return j;
 }
 
-void print_flows(const char* title, const std::vector<WordFlow>& flows, double distance,
+void print_flows(const std::string& title, const std::vector<WordFlow>& flows, double distance,
                  std::size_t top) {
-  std::printf("  %s\n  %-20s %-20s %9s %9s %9s %6s\n", title, "query word", "document word", "mass",
-              "cost", "mass*cost", "share");
+  std::printf("  %s\n  %-20s %-20s %9s %9s %9s %6s\n", title.c_str(), "query word", "document word",
+              "mass", "cost", "mass*cost", "share");
   for (std::size_t i = 0; i < flows.size() && (top == 0 || i < top); ++i) {
     const WordFlow& f = flows[i];
     const double part = f.mass * f.cost;
@@ -52,6 +52,15 @@ void print_flows(const char* title, const std::vector<WordFlow>& flows, double d
   if (top != 0 && flows.size() > top) std::printf("  ... %zu more\n", flows.size() - top);
 }
 
+// One RWMD direction: `from` words each to their nearest `to` word.
+void print_direction(const char* from, const char* to, const std::vector<WordFlow>& flows,
+                     double distance, bool sets_distance, std::size_t top) {
+  char title[160];
+  std::snprintf(title, sizeof title, "%s -> %s: each %s word to its nearest %s word, %.9g%s", from,
+                to, from, to, distance, sets_distance ? " (sets the distance)" : "");
+  print_flows(title, flows, distance, top);
+}
+
 void print_table(const Explanation& e, std::size_t top) {
   std::printf("query %s -> document %s: %s %.9g\n", e.query.c_str(), e.doc.c_str(),
               to_string(e.method), e.distance);
@@ -59,20 +68,11 @@ void print_table(const Explanation& e, std::size_t top) {
     print_flows("optimal flow (query word -> document word)", e.flows, e.distance, top);
     return;
   }
-  const bool d1 = e.doc_to_query_set_distance;
-  const std::string t1 = std::string(
-                             "document -> query: each document word to its nearest query "
-                             "word, ") +
-                         std::to_string(e.doc_to_query_distance) +
-                         (d1 ? " (sets the distance)" : "");
-  print_flows(t1.c_str(), e.doc_to_query, e.doc_to_query_distance, top);
-  if (!e.symmetric) return;
-  const std::string t2 = std::string(
-                             "query -> document: each query word to its nearest document "
-                             "word, ") +
-                         std::to_string(e.query_to_doc_distance) +
-                         (d1 ? "" : " (sets the distance)");
-  print_flows(t2.c_str(), e.query_to_doc, e.query_to_doc_distance, top);
+  print_direction("document", "query", e.doc_to_query, e.doc_to_query_distance,
+                  e.doc_to_query_set_distance, top);
+  if (e.symmetric)
+    print_direction("query", "document", e.query_to_doc, e.query_to_doc_distance,
+                    !e.doc_to_query_set_distance, top);
 }
 
 }  // namespace
