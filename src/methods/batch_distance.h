@@ -80,4 +80,13 @@ struct RwmdPair {
 };
 RwmdPair rwmd_pair(const Index& index, std::size_t doc, const QuerySet& queries, std::size_t q);
 
+// ACT-k of one pair, both directions, directly in double (act_pair.cpp): d1 = doc -> query,
+// d2 = query -> doc. `steps` = k; kIctSteps (or any k >= the words of the target side) gives ICT.
+struct ActPair {
+  double d1, d2;
+};
+inline constexpr std::size_t kIctSteps = static_cast<std::size_t>(-1);
+ActPair act_pair(const Index& index, std::size_t doc, const QuerySet& queries, std::size_t q,
+                 std::size_t steps);
+
 }  // namespace lcrwmd

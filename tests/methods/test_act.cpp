@@ -1,0 +1,101 @@
+// The per-pair ACT-k / ICT reference (act_pair.cpp): ACT-0 is RWMD, each step tightens, ICT
+// sits below the exact WMD, and the special cases come out as the definitions say.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "methods/batch_distance.h"
+#include "test_util.h"
+
+namespace lcrwmd {
+namespace {
+
+// RWMD directly in double: each word's whole mass (weights renormalised to 1, as the WMD's)
+// at its nearest counterpart.
+ActPair rwmd_f64(const Index& ix, std::size_t doc, const QuerySet& qs, std::size_t q) {
+  const std::size_t db = ix.indptr()[doc], dh = ix.indptr()[doc + 1] - db;
+  const std::size_t qb = qs.indptr[q], qh = qs.length(q);
+  auto cost = [&](std::size_t a, std::size_t t) {
+    double s = 0;
+    const float* x = ix.vector(ix.indices()[db + a]);
+    const float* y = query_word_vector(ix, qs, qs.words[qb + t]);
+    for (std::size_t d = 0; d < ix.dim(); ++d) s += (double{x[d]} - y[d]) * (double{x[d]} - y[d]);
+    return std::sqrt(s);
+  };
+  double sp = 0, sq = 0;
+  for (std::size_t a = 0; a < dh; ++a) sp += ix.values()[db + a];
+  for (std::size_t t = 0; t < qh; ++t) sq += qs.weights[qb + t];
+  ActPair r{0, 0};
+  for (std::size_t a = 0; a < dh; ++a) {
+    double best = std::numeric_limits<double>::infinity();
+    for (std::size_t t = 0; t < qh; ++t) best = std::min(best, cost(a, t));
+    r.d1 += ix.values()[db + a] / sp * best;
+  }
+  for (std::size_t t = 0; t < qh; ++t) {
+    double best = std::numeric_limits<double>::infinity();
+    for (std::size_t a = 0; a < dh; ++a) best = std::min(best, cost(a, t));
+    r.d2 += qs.weights[qb + t] / sq * best;
+  }
+  return r;
+}
+
+TEST(ActPair, ChainFromRwmdToWmd) {
+  // Duplicate vectors (ties at cost 0 between distinct words), one-word documents, unequal sizes.
+  const Index ix = Index::from_data(test::random_index(60, 50, 5, 12, 21));
+  const QuerySet qs = test::mixed_queries(ix, 6, 22);
+  std::size_t pairs = 0, act1_tighter = 0, ict_below_wmd = 0;
+  for (std::size_t q = 0; q < qs.size(); ++q)
+    for (std::size_t doc = 0; doc < ix.n_docs(); ++doc) {
+      SCOPED_TRACE("query " + std::to_string(q) + " doc " + std::to_string(doc));
+      const ActPair r = rwmd_f64(ix, doc, qs, q), a0 = act_pair(ix, doc, qs, q, 0);
+      EXPECT_NEAR(a0.d1, r.d1, 1e-12 * (1 + r.d1));  // ACT-0 is RWMD
+      EXPECT_NEAR(a0.d2, r.d2, 1e-12 * (1 + r.d2));
+      const double wmd = wmd_pair(ix, doc, qs, q), slack = 1e-9 * (1 + wmd);
+      ActPair prev = a0;
+      const ActPair a1 = act_pair(ix, doc, qs, q, 1), ict = act_pair(ix, doc, qs, q, kIctSteps);
+      ++pairs;
+      act1_tighter += std::max(a1.d1, a1.d2) > std::max(r.d1, r.d2) + 1e-9;
+      ict_below_wmd += std::max(ict.d1, ict.d2) < wmd - 1e-9;
+      for (std::size_t k : {std::size_t{1}, std::size_t{2}, std::size_t{5}, kIctSteps}) {
+        const ActPair a = act_pair(ix, doc, qs, q, k);
+        EXPECT_GE(a.d1, prev.d1 - slack) << "k " << k;
+        EXPECT_GE(a.d2, prev.d2 - slack) << "k " << k;
+        EXPECT_LE(std::max(a.d1, a.d2), wmd + slack) << "k " << k;
+        prev = a;
+      }
+      // Steps beyond the target side's words change nothing: that is ICT.
+      const std::size_t longest =
+          std::max<std::size_t>(qs.length(q), ix.indptr()[doc + 1] - ix.indptr()[doc]);
+      const ActPair all = act_pair(ix, doc, qs, q, longest);
+      EXPECT_DOUBLE_EQ(all.d1, prev.d1);
+      EXPECT_DOUBLE_EQ(all.d2, prev.d2);
+    }
+  // The bounds are not trivially RWMD or WMD: ACT-1 tightens most pairs, ICT stays below.
+  EXPECT_GT(act1_tighter, pairs / 2);
+  EXPECT_GT(ict_below_wmd, pairs / 2);
+}
+
+TEST(ActPair, OneWordQueryAndSelf) {
+  const Index ix = Index::from_data(test::random_index(20, 30, 4, 8, 5));
+  // Against itself every word has itself at cost 0, capacity its own mass: all zero.
+  const std::vector<std::size_t> self = {0, 7, 19};
+  const QuerySet same = query_set_from_index(ix, self);
+  for (std::size_t q = 0; q < self.size(); ++q)
+    for (std::size_t k : {std::size_t{0}, std::size_t{1}, kIctSteps}) {
+      const ActPair a = act_pair(ix, self[q], same, q, k);
+      EXPECT_NEAR(a.d1, 0.0, 1e-12);
+      EXPECT_NEAR(a.d2, 0.0, 1e-12);
+    }
+  // A one-word query (capacity 1): every step moves all of a word's mass to it, so each ACT-k
+  // and ICT equals the WMD in the doc -> query direction.
+  const QuerySet qs = test::mixed_queries(ix, 1, 9);  // its first fresh query has one word
+  const std::size_t one = qs.size() - 1;
+  ASSERT_EQ(qs.length(one), 1u);
+  for (std::size_t doc = 0; doc < ix.n_docs(); ++doc)
+    for (std::size_t k : {std::size_t{0}, std::size_t{3}, kIctSteps})
+      EXPECT_NEAR(act_pair(ix, doc, qs, one, k).d1, wmd_pair(ix, doc, qs, one), 1e-9);
+}
+
+}  // namespace
+}  // namespace lcrwmd
