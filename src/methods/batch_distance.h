@@ -51,6 +51,10 @@ std::unique_ptr<BatchDistance> make_quadratic_rwmd(const Index& index, QueryRang
 std::unique_ptr<BatchDistance> make_lc_rwmd(const Index& index, QueryRange queries, bool symmetric,
                                             const CpuOptions& options, std::size_t cache_budget);
 
+// Linear-complexity ACT-k, document -> query (lc_act.cpp); steps = k (0: LC-RWMD's D1).
+std::unique_ptr<BatchDistance> make_lc_act(const Index& index, QueryRange queries,
+                                           std::size_t steps, const CpuOptions& options);
+
 // Exact WMD: bounded by symmetric LC-RWMD (computed with the same options and cache budget),
 // tightened to the pair's RWMD, then to a dual bound of its EMD, refined by an EMD solve.
 std::unique_ptr<BatchDistance> make_wmd(const Index& index, QueryRange queries,

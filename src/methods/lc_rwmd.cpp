@@ -12,8 +12,6 @@
 //   word as from its nearest other vocabulary word, nn(t) (a by-product of phase 1), so
 //   D2 >= B2 = sum_t F_t nn(t) - sum_{t in doc} F_t nn(t). With D1 alone as the bound, ~7x
 //   more documents need D2 on the Set-1 shape.
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -30,7 +28,6 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 using numerics::kB2Slack;
-using numerics::kPhase1RecomputeBelow;
 constexpr std::size_t kDefaultTileRows = 512;
 constexpr std::size_t kDefaultTileWords = 512;
 constexpr std::size_t kPrefetchAhead = 4;
@@ -81,31 +78,6 @@ class LcRwmd final : public BatchDistance {
  private:
   std::size_t nq() const { return q_.size(); }
 
-  // Squared distances of vocabulary rows [u0, u0 + rows) to batch words [w0, w0 + wc), into
-  // dst column-major (word-major, row stride `rows`).
-  void tile_distances(std::size_t u0, std::size_t rows, std::size_t w0, std::size_t wc,
-                      float* dst) const {
-    const std::size_t m = index_.dim();
-    const float* e = index_.vector(u0);
-    const float* en = index_.sq_norms() + u0;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(wc),
-                static_cast<int>(rows), static_cast<int>(m), -2.0f, batch_.vectors.data() + w0 * m,
-                static_cast<int>(m), e, static_cast<int>(m), 0.0f, dst, static_cast<int>(rows));
-    const cpu::Kernels& k = cpu::kernels();
-    for (std::size_t c = 0; c < wc; ++c) {
-      float* col = dst + c * rows;
-      const float tn = batch_.norms[w0 + c];
-      if (k.finish_sq_distances(col, en, tn, rows, kPhase1RecomputeBelow) > 0)
-        for (std::size_t r = 0; r < rows; ++r)
-          if (col[r] < kPhase1RecomputeBelow * (en[r] + tn))
-            col[r] = k.sq_dist(e + r * m, batch_.vectors.data() + (w0 + c) * m, m);
-      // The query word itself: exactly 0, so a document is at distance 0 from itself.
-      const std::int64_t id = batch_.vocab_id[w0 + c];
-      if (id >= static_cast<std::int64_t>(u0) && id < static_cast<std::int64_t>(u0 + rows))
-        col[id - static_cast<std::int64_t>(u0)] = 0.0f;
-    }
-  }
-
   void phase1() {
     const std::size_t v = index_.vocab_size(), w = batch_.words.size(), Q = nq();
     z_.resize(v * Q);  // every entry is written below, tile by tile
@@ -127,7 +99,7 @@ class LcRwmd final : public BatchDistance {
         for (std::size_t w0 = 0; w0 < w; w0 += block_words_) {
           const std::size_t wc = std::min(block_words_, w - w0);
           float* tile = scratch.data();
-          tile_distances(u0, rows, w0, wc, tile);
+          batch_.tile_sq_distances(index_, u0, rows, w0, wc, tile);
           for (std::size_t j = 0; j < Q; ++j) {
             float* zj = zmin.data() + j * rows;
             std::size_t& p = cursor[j];

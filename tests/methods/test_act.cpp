@@ -97,5 +97,26 @@ TEST(ActPair, OneWordQueryAndSelf) {
       EXPECT_NEAR(act_pair(ix, doc, qs, one, k).d1, wmd_pair(ix, doc, qs, one), 1e-9);
 }
 
+// The linear-complexity ACT-k (document -> query) against the per-pair reference, with the
+// default tiles and with tiny ones (tiles splitting queries' words and the vocabulary).
+TEST(LcAct, EqualsThePerPairReference) {
+  const Index ix = Index::from_data(test::random_index(50, 70, 6, 14, 31));
+  const QuerySet qs = test::mixed_queries(ix, 7, 32);
+  const std::size_t n = ix.n_docs();
+  for (std::size_t steps : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{5}})
+    for (std::size_t tiny : {0, 1}) {
+      CpuOptions opt;
+      if (tiny) opt.tile_rows = 7, opt.tile_words = 3;
+      std::vector<float> out(qs.size() * n);
+      make_lc_act(ix, {qs, 0, qs.size()}, steps, opt)->compute(out.data());
+      for (std::size_t q = 0; q < qs.size(); ++q)
+        for (std::size_t doc = 0; doc < n; ++doc) {
+          const double want = act_pair(ix, doc, qs, q, steps).d1;
+          EXPECT_NEAR(out[q * n + doc], want, 2e-5 * (1 + want))
+              << "steps " << steps << " tiny " << tiny << " query " << q << " doc " << doc;
+        }
+    }
+}
+
 }  // namespace
 }  // namespace lcrwmd
