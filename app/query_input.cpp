@@ -40,10 +40,15 @@ void QueryFlags::add(CLI::App* c) {
   c->add_option("--embeddings", embeddings,
                 "Embeddings to look up query words the index does not hold (else dropped)");
   c->add_option("--stopwords", stopwords, "Stop-word file, one word per line");
-  c->add_option("--method", method, "wcd | rwmd (quadratic) | lc-rwmd | wmd (exact)")
-      ->check(CLI::IsMember({"wcd", "rwmd", "lc-rwmd", "wmd"}))
+  c->add_option(
+       "--method", method,
+       "wcd | rwmd (quadratic) | lc-rwmd | wmd (exact) | act (ACT-k, between RWMD and WMD)")
+      ->check(CLI::IsMember({"wcd", "rwmd", "lc-rwmd", "wmd", "act"}))
       ->capture_default_str();
-  c->add_flag("--one-sided", one_sided, "RWMD: D1 = R(document -> query) only, not max(D1, D2)");
+  c->add_option("--act-steps", act_steps, "act: capped steps per word, k (0 is RWMD)")
+      ->capture_default_str();
+  c->add_flag("--one-sided", one_sided,
+              "RWMD, act: D1 = R(document -> query) only, not max(D1, D2)");
   c->add_option("--batch", batch, "Queries that share one phase-1 pass")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -93,6 +98,7 @@ SearchOptions QueryFlags::options() const {
   o.symmetric = !one_sided;
   o.prune = prune == "bounds";
   o.batch = batch;
+  o.act_steps = act_steps;
   o.progress = [t = Clock::now()](std::size_t done, std::size_t total) {
     note("  %zu/%zu queries (%.2f s)", done, total, since(t));
   };
@@ -113,7 +119,8 @@ SearcherOptions QueryFlags::searcher_options() const {
 
 std::string describe(const SearchOptions& o) {
   std::string s = to_string(o.method);
-  if (o.method == Method::rwmd || o.method == Method::lc_rwmd)
+  if (o.method == Method::act) s += "-" + std::to_string(o.act_steps);
+  if (o.method == Method::rwmd || o.method == Method::lc_rwmd || o.method == Method::act)
     s += o.symmetric ? " symmetric" : " one-sided";
   return s;
 }

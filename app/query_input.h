@@ -35,6 +35,7 @@ struct QueryFlags {
   std::string distribute = "docs";
   bool one_sided = false, no_verify = false, tf32 = false;
   std::size_t batch = 64, memory_mib = 2048, device_memory_mib = 0, device_chunk = 0;
+  std::size_t act_steps = 1;
   int threads = 0, device = 0;
 
   void add(CLI::App* c);

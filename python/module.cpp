@@ -159,21 +159,22 @@ Queries to_queries(const PyIndex& p, const py::sequence& docs,
   return q;
 }
 
-SearchOptions make_options(const std::string& method, bool symmetric, std::size_t batch,
-                           bool prune) {
+SearchOptions make_options(const std::string& method, bool symmetric, std::size_t batch, bool prune,
+                           std::size_t act_steps = 1) {
   SearchOptions o;
   o.method = parse_method(method);
   o.symmetric = o.method == Method::wmd ? true : symmetric;
   o.batch = batch;
   o.prune = prune;
+  o.act_steps = act_steps;
   return o;
 }
 
 py::tuple search_with(const PyIndex& p, const Searcher& searcher, const py::sequence& queries,
                       std::size_t k, const std::string& method, bool symmetric, std::size_t batch,
-                      bool prune) {
+                      bool prune, std::size_t act_steps = 1) {
   if (k == 0) throw py::value_error("k must be at least 1");
-  const SearchOptions o = make_options(method, symmetric, batch, prune);
+  const SearchOptions o = make_options(method, symmetric, batch, prune, act_steps);
   const Queries q = to_queries(p, queries, std::nullopt);
   SearchResults r;
   {
@@ -245,8 +246,8 @@ py::dict explain_with(const PyIndex& p, const py::object& query, std::size_t doc
 
 py::array_t<float> pairwise_with(const PyIndex& p, const Searcher& searcher,
                                  const py::sequence& queries, const std::string& method,
-                                 bool symmetric, std::size_t batch) {
-  const SearchOptions o = make_options(method, symmetric, batch, true);
+                                 bool symmetric, std::size_t batch, std::size_t act_steps = 1) {
+  const SearchOptions o = make_options(method, symmetric, batch, true, act_steps);
   const Queries q = to_queries(p, queries, std::nullopt);
   if (!q.excluded.empty())
     throw py::value_error("query " + q.excluded.front() +
@@ -433,13 +434,13 @@ PYBIND11_MODULE(_lcrwmd, m) {
           "search",
           [](const PyIndex& p, const py::sequence& queries, std::size_t k,
              const std::string& method, bool symmetric, const std::string& backend,
-             std::size_t batch, bool prune) {
+             std::size_t batch, bool prune, std::size_t act_steps) {
             return search_with(p, *p.searcher(backend, method), queries, k, method, symmetric,
-                               batch, prune);
+                               batch, prune, act_steps);
           },
           py::arg("queries"), py::arg("k") = 10, py::arg("method") = "lc-rwmd",
           py::arg("symmetric") = true, py::arg("backend") = "auto", py::arg("batch") = 64,
-          py::arg("prune") = true)
+          py::arg("prune") = true, py::arg("act_steps") = 1)
       .def(
           "explain",
           [](const PyIndex& p, const py::object& query, std::size_t doc, const std::string& method,
@@ -448,12 +449,12 @@ PYBIND11_MODULE(_lcrwmd, m) {
       .def(
           "pairwise",
           [](const PyIndex& p, const py::sequence& queries, const std::string& method,
-             bool symmetric, const std::string& backend, std::size_t batch) {
-            return pairwise_with(p, *p.searcher(backend, method), queries, method, symmetric,
-                                 batch);
+             bool symmetric, const std::string& backend, std::size_t batch, std::size_t act_steps) {
+            return pairwise_with(p, *p.searcher(backend, method), queries, method, symmetric, batch,
+                                 act_steps);
           },
           py::arg("queries"), py::arg("method") = "lc-rwmd", py::arg("symmetric") = true,
-          py::arg("backend") = "auto", py::arg("batch") = 64)
+          py::arg("backend") = "auto", py::arg("batch") = 64, py::arg("act_steps") = 1)
       .def(
           "to_gpu",
           [](const PyIndex& p, int device, std::size_t memory_mib, bool tf32) {
@@ -471,9 +472,9 @@ PYBIND11_MODULE(_lcrwmd, m) {
           "eval_knn",
           [](const PyIndex& p, const py::sequence& queries, std::vector<std::string> labels,
              std::vector<std::size_t> ks, const std::string& method, bool symmetric,
-             const std::string& backend) {
+             const std::string& backend, std::size_t act_steps) {
             if (ks.empty()) throw py::value_error("ks: give at least one k");
-            const SearchOptions o = make_options(method, symmetric, 64, true);
+            const SearchOptions o = make_options(method, symmetric, 64, true, act_steps);
             const Queries q = to_queries(p, queries, labels);
             const std::shared_ptr<const Searcher> searcher = p.searcher(backend, method);
             KnnReport rep;
@@ -495,7 +496,7 @@ PYBIND11_MODULE(_lcrwmd, m) {
             return out;
           },
           py::arg("queries"), py::arg("labels"), py::arg("ks"), py::arg("method") = "lc-rwmd",
-          py::arg("symmetric") = true, py::arg("backend") = "auto")
+          py::arg("symmetric") = true, py::arg("backend") = "auto", py::arg("act_steps") = 1)
       .def("__len__", [](const PyIndex& p) { return p.index->n_docs(); })
       .def_property_readonly("n_docs", [](const PyIndex& p) { return p.index->n_docs(); })
       .def_property_readonly("vocab_size", [](const PyIndex& p) { return p.index->vocab_size(); })

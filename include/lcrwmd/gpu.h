@@ -38,6 +38,8 @@ std::vector<GpuDevice> gpu_devices();
 // The backend `b` resolves to for `method`: automatic becomes cuda where a device is present
 // and the method runs there (wcd, rwmd, lc-rwmd), else cpu.
 Backend resolve_backend(Backend b, Method method);
+// Whether the CUDA backend runs `method` (all but wmd and act).
+bool runs_on_gpu(Method method);
 
 // Where the CUDA backend puts its work.
 struct GpuOptions {

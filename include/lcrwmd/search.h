@@ -23,9 +23,10 @@ enum class Method {
   rwmd,     // quadratic RWMD: per pair cost matrix, row and column minima (the reference)
   lc_rwmd,  // linear-complexity RWMD (Atasu et al. 2017)
   wmd,      // exact Word Mover's Distance (an EMD per pair; top-k pruned by the RWMD bounds)
+  act,      // ACT-k (Atasu & Mittelholzer 2019): RWMD <= ACT-k <= WMD, linear complexity; CPU
 };
 const char* to_string(Method m);
-Method parse_method(std::string_view s);  // "wcd" | "rwmd" | "lc-rwmd" | "wmd"
+Method parse_method(std::string_view s);  // "wcd" | "rwmd" | "lc-rwmd" | "wmd" | "act"
 
 enum class Backend {
   cpu,        // BLAS + threads
@@ -41,6 +42,8 @@ struct SearchOptions {
   Method method = Method::lc_rwmd;
   // RWMD methods: D = max(D1, D2). false: D1 = R(document -> query) only. WMD is symmetric.
   bool symmetric = true;
+  // act: k, the capped steps of each word's transfer (0 is RWMD; more: tighter, costlier).
+  std::size_t act_steps = 1;
   // Queries that share one phase-1 pass (one GEMM against all their distinct words).
   std::size_t batch = 64;
   // Top-k of a bounded method (symmetric LC-RWMD, WMD): compute the exact distance only for

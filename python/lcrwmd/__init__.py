@@ -7,7 +7,8 @@
 
 Documents are strings (tokenized like the command line: lowercased runs of letters, digits and
 apostrophes) or lists of tokens (taken as they are). Methods: "wcd", "rwmd" (quadratic),
-"lc-rwmd" (the default) and "wmd" (exact, pruned top-k). Errors raise lcrwmd.Error (a
+"lc-rwmd" (the default), "act" (ACT-k, k = act_steps: between RWMD and WMD; CPU) and "wmd"
+(exact, pruned top-k). Errors raise lcrwmd.Error (a
 ValueError) with the engine's message.
 """
 from __future__ import annotations
@@ -174,21 +175,23 @@ class Index:
 
     def search(self, queries: Union[Document, Sequence[Document]], k: int = 10,
                method: str = "lc-rwmd", symmetric: bool = True, backend: str = "auto",
-               batch: int = 64, prune: bool = True, return_ids: bool = False) -> SearchResult:
+               batch: int = 64, prune: bool = True, return_ids: bool = False,
+               act_steps: int = 1) -> SearchResult:
         """The k nearest documents of each query: (distances, indices), both (n_queries, k),
         ascending distance, ties by the smaller index; -1 (and inf) where fewer than k
         documents exist or a query has no known word. return_ids=True adds the documents'
         ids, row by row. The searcher of each backend is made once and kept while the Index
         lives: with a GPU ("auto" or "cuda") only the first search uploads the index."""
         d, i, excluded = self._native.search(_documents(queries), k, method, symmetric, backend,
-                                             batch, prune)
+                                             batch, prune, act_steps)
         return _results(self, d, i, excluded, return_ids)
 
     def pairwise(self, queries: Union[Document, Sequence[Document]], method: str = "lc-rwmd",
-                 symmetric: bool = True, backend: str = "auto",
-                 batch: int = 64) -> npt.NDArray[np.float32]:
+                 symmetric: bool = True, backend: str = "auto", batch: int = 64,
+                 act_steps: int = 1) -> npt.NDArray[np.float32]:
         """The (n_queries, n_docs) matrix of distances, float32."""
-        return self._native.pairwise(_documents(queries), method, symmetric, backend, batch)
+        return self._native.pairwise(_documents(queries), method, symmetric, backend, batch,
+                                     act_steps)
 
     def explain(self, query: Document, doc: Union[int, str], method: str = "wmd",
                 symmetric: bool = True) -> Explanation:
@@ -277,11 +280,11 @@ def wcd(doc_a: Document, doc_b: Document, embeddings: Embeddings,
 
 def eval_knn(index: Index, queries: Sequence[Document], labels: Sequence,
              ks: Iterable[int] = range(1, 20), method: str = "lc-rwmd", symmetric: bool = True,
-             backend: str = "auto") -> dict:
+             backend: str = "auto", act_steps: int = 1) -> dict:
     """kNN classification error of labelled queries against the index's labels: a dict with
     "errors" {k: rate}, "best_k", "best_error", "n_queries" and "excluded_queries"."""
     return index._native.eval_knn(_documents(queries), _strings(labels), [int(k) for k in ks],
-                                  method, symmetric, backend)
+                                  method, symmetric, backend, act_steps)
 
 
 class GpuSearcher:

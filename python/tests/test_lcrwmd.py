@@ -292,3 +292,19 @@ def test_plot_alignment_writes_a_png(tmp_path, index, queries):
     path = tmp_path / "alignment.png"
     lcrwmd.plot_alignment(e, path, top=12)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_act_lies_between_rwmd_and_wmd(index, queries):
+    texts = [q[2] for q in queries[:3]]
+    rwmd = index.pairwise(texts, method="rwmd", backend="cpu")
+    wmd = index.pairwise(texts, method="wmd", backend="cpu")
+    act1 = index.pairwise(texts, method="act", backend="cpu")
+    act3 = index.pairwise(texts, method="act", act_steps=3, backend="cpu")
+    tol = 1e-4
+    assert np.all(rwmd <= act1 + tol) and np.all(act1 <= act3 + tol) and np.all(act3 <= wmd + tol)
+    assert np.mean(act1 > rwmd + 1e-3) > 0.5  # tighter than RWMD for most pairs
+    d, i = index.search(texts, k=5, method="act", backend="cpu")
+    for row in range(len(texts)):
+        np.testing.assert_allclose(d[row], np.sort(act1[row])[:5], rtol=1e-5)
+    with pytest.raises(lcrwmd.Error, match="CPU"):
+        index.search(texts, k=5, method="act", backend="cuda")

@@ -54,9 +54,10 @@ void GpuIndex::Impl::block(const QueryBatch& b, const QuerySet& q, Chunk& c,
     case Method::lc_rwmd:
       return lc_rwmd_block(b, c, rev, dst);
     case Method::wmd:
+    case Method::act:
       break;
   }
-  throw Error("wmd runs on the CPU backend only (--backend cpu or auto)");
+  throw Error(std::string(to_string(opt.method)) + " does not run on the GPU");  // unreachable
 }
 
 // Scratch keeps the capacity of the largest batch that used it, each array its own: after
@@ -76,8 +77,7 @@ void GpuIndex::Impl::release_scratch() {
 template <typename Use>
 void GpuIndex::Impl::for_each_batch(const QuerySet& q, const SearchOptions& opt, std::size_t k,
                                     bool full, SearchStats& st, Use&& use) {
-  if (opt.method == Method::wmd)
-    throw Error("wmd runs on the CPU backend only (--backend cpu or auto)");
+  resolve_backend(Backend::cuda, opt.method);  // wmd and act: an error naming the CPU backend
   LCRWMD_CUBLAS_CHECK(cublasSetMathMode(
       blas.get(), options.allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
   const WorkShape ws = shape(opt, k, full);

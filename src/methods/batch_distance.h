@@ -55,6 +55,11 @@ std::unique_ptr<BatchDistance> make_lc_rwmd(const Index& index, QueryRange queri
 std::unique_ptr<BatchDistance> make_lc_act(const Index& index, QueryRange queries,
                                            std::size_t steps, const CpuOptions& options);
 
+// ACT-k, one-sided (make_lc_act) or symmetric: max(D1, D2) with the linear-complexity D1 as
+// the bound and D2 (query -> document) computed per pair where the bound does not rule it out.
+std::unique_ptr<BatchDistance> make_act(const Index& index, QueryRange queries, bool symmetric,
+                                        std::size_t steps, const CpuOptions& options);
+
 // Exact WMD: bounded by symmetric LC-RWMD (computed with the same options and cache budget),
 // tightened to the pair's RWMD, then to a dual bound of its EMD, refined by an EMD solve.
 std::unique_ptr<BatchDistance> make_wmd(const Index& index, QueryRange queries,

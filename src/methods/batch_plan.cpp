@@ -23,8 +23,11 @@ std::vector<BatchPlan> plan_with_max(const Index& index, const QuerySet& qs,
                                      const SearchOptions& opt, const CpuOptions& cpu,
                                      std::size_t max_batch) {
   const std::size_t n = index.n_docs(), v = index.vocab_size();
-  const bool lc = uses_lc_rwmd(opt);
-  const std::size_t per_query = 4 * (n + (lc ? v : 0));
+  // Per query: its row of results, and phase 1's v minima (act: the k+1 nearest costs and
+  // weights).
+  const std::size_t phase1 =
+      opt.method == Method::act ? 2 * (opt.act_steps + 1) * v : (uses_lc_rwmd(opt) ? v : 0);
+  const std::size_t per_query = 4 * (n + phase1);
   std::vector<BatchPlan> plans;
   std::size_t q = 0;
   while (q < qs.size()) {

@@ -136,11 +136,37 @@ class LcAct final : public BatchDistance {
   LargeArray<float> cost_, mass_;  // v x Q x (k+1), see slot()
 };
 
+// Symmetric: max(D1, D2). D1 for every document is the bound; D2 (query -> document) per pair
+// from the vectors, for the documents the bound does not rule out.
+class SymmetricAct final : public BatchDistance {
+ public:
+  SymmetricAct(const Index& index, QueryRange q, std::size_t steps, const CpuOptions& opt)
+      : index_(index), q_(q), steps_(steps), d1_(index, q, steps, opt) {}
+
+  bool exact() const override { return false; }
+  void compute(float* out) override { d1_.compute(out); }
+  float refine(std::size_t j, std::size_t doc, float d1) const override {
+    return std::max(d1, static_cast<float>(act_pair(index_, doc, q_.set, q_.begin + j, steps_).d2));
+  }
+
+ private:
+  const Index& index_;
+  QueryRange q_;
+  std::size_t steps_;
+  LcAct d1_;
+};
+
 }  // namespace
 
 std::unique_ptr<BatchDistance> make_lc_act(const Index& index, QueryRange queries,
                                            std::size_t steps, const CpuOptions& options) {
   return std::make_unique<LcAct>(index, queries, steps, options);
+}
+
+std::unique_ptr<BatchDistance> make_act(const Index& index, QueryRange queries, bool symmetric,
+                                        std::size_t steps, const CpuOptions& options) {
+  if (!symmetric) return make_lc_act(index, queries, steps, options);
+  return std::make_unique<SymmetricAct>(index, queries, steps, options);
 }
 
 }  // namespace lcrwmd

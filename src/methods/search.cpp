@@ -30,6 +30,8 @@ const char* to_string(Method m) {
       return "lc-rwmd";
     case Method::wmd:
       return "wmd";
+    case Method::act:
+      return "act";
   }
   return "?";
 }
@@ -39,7 +41,8 @@ Method parse_method(std::string_view s) {
   if (s == "rwmd") return Method::rwmd;
   if (s == "lc-rwmd") return Method::lc_rwmd;
   if (s == "wmd") return Method::wmd;
-  throw Error("unknown method '" + std::string(s) + "' (expected wcd, rwmd, lc-rwmd or wmd)");
+  if (s == "act") return Method::act;
+  throw Error("unknown method '" + std::string(s) + "' (expected wcd, rwmd, lc-rwmd, wmd or act)");
 }
 
 const char* to_string(Backend b) {
@@ -61,11 +64,14 @@ Backend parse_backend(std::string_view s) {
   throw Error("unknown backend '" + std::string(s) + "' (expected cpu, cuda or auto)");
 }
 
+bool runs_on_gpu(Method method) { return method != Method::wmd && method != Method::act; }
+
 Backend resolve_backend(Backend b, Method method) {
-  if (b == Backend::cuda && method == Method::wmd)
-    throw Error("wmd runs on the CPU backend only (--backend cpu or auto)");
+  if (b == Backend::cuda && !runs_on_gpu(method))
+    throw Error(std::string(to_string(method)) +
+                " runs on the CPU backend only (--backend cpu or auto)");
   if (b != Backend::automatic) return b;
-  return method != Method::wmd && gpu_device_count() > 0 ? Backend::cuda : Backend::cpu;
+  return runs_on_gpu(method) && gpu_device_count() > 0 ? Backend::cuda : Backend::cpu;
 }
 
 void set_threads(int n) {
@@ -88,6 +94,8 @@ std::unique_ptr<BatchDistance> make_method(const Index& index, QueryRange range,
       return make_lc_rwmd(index, range, opt.symmetric, cpu, cache_budget);
     case Method::wmd:
       return make_wmd(index, range, cpu, cache_budget);
+    case Method::act:
+      return make_act(index, range, opt.symmetric, opt.act_steps, cpu);
   }
   throw Error("unknown method");
 }

@@ -2,9 +2,12 @@
 // sits below the exact WMD, and the special cases come out as the definitions say.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
+#include "lcrwmd/search.h"
 #include "methods/batch_distance.h"
 #include "test_util.h"
 
@@ -114,6 +117,49 @@ TEST(LcAct, EqualsThePerPairReference) {
           const double want = act_pair(ix, doc, qs, q, steps).d1;
           EXPECT_NEAR(out[q * n + doc], want, 2e-5 * (1 + want))
               << "steps " << steps << " tiny " << tiny << " query " << q << " doc " << doc;
+        }
+    }
+}
+
+// search and pairwise with method act: both modes, pruned or not, batched or not, against the
+// per-pair reference (the symmetric top-k refines D2 only where D1 does not rule it out).
+TEST(ActSearch, TopKAndMatrixEqualThePerPairReference) {
+  const Index ix = Index::from_data(test::random_index(80, 60, 5, 12, 41));
+  const QuerySet qs = test::mixed_queries(ix, 5, 42);
+  const std::size_t n = ix.n_docs(), k = 6;
+  for (std::size_t steps : {std::size_t{1}, std::size_t{3}})
+    for (bool symmetric : {true, false}) {
+      std::vector<double> want(qs.size() * n);
+      for (std::size_t q = 0; q < qs.size(); ++q)
+        for (std::size_t doc = 0; doc < n; ++doc) {
+          const ActPair a = act_pair(ix, doc, qs, q, steps);
+          want[q * n + doc] = symmetric ? std::max(a.d1, a.d2) : a.d1;
+        }
+      for (bool prune : {true, false})
+        for (std::size_t batch : {std::size_t{1}, std::size_t{64}}) {
+          SearchOptions o;
+          o.method = Method::act;
+          o.act_steps = steps;
+          o.symmetric = symmetric;
+          o.prune = prune;
+          o.batch = batch;
+          const std::string what = "steps " + std::to_string(steps) +
+                                   (symmetric ? " sym" : " one") + (prune ? " pruned" : "") +
+                                   " batch " + std::to_string(batch);
+          const std::vector<float> m = test::matrix(ix, qs, o);
+          for (std::size_t e = 0; e < m.size(); ++e)
+            ASSERT_NEAR(m[e], want[e], 2e-5 * (1 + want[e])) << what << " entry " << e;
+          SearchStats st;
+          const SearchResults r = CpuSearcher(ix).search(qs, k, o, &st);
+          for (std::size_t q = 0; q < qs.size(); ++q) {
+            std::vector<double> row(want.begin() + q * n, want.begin() + (q + 1) * n);
+            std::sort(row.begin(), row.end());
+            for (std::size_t t = 0; t < k; ++t)  // the k best distances, rank by rank
+              EXPECT_NEAR(r.distances[q * k + t], row[t], 2e-5 * (1 + row[t])) << what;
+          }
+          if (symmetric && prune) {
+            EXPECT_LT(st.refined, qs.size() * n) << what;
+          }
         }
     }
 }
