@@ -1,6 +1,7 @@
 // The CUDA backend's baselines (cuda_baselines.h), with no code of the library's own.
 #include "cuda_baselines.h"
 
+#include "bench_util.h"
 #include "lcrwmd/error.h"
 
 #if LCRWMD_WITH_CUDA
@@ -75,8 +76,7 @@ double median_seconds(std::size_t reps, Run&& run) {
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
-  std::sort(times.begin(), times.end());
-  return times.empty() ? 0.0 : times[times.size() / 2];
+  return median(times);
 }
 
 }  // namespace

@@ -15,56 +15,84 @@
 namespace lcrwmd {
 namespace {
 
-// One direction: rows of `cost` (n_from x n_to, row-major) send `from` to capacities `to`.
-double constrained_transfers(const std::vector<double>& cost, const std::vector<double>& from,
+// One pair: costs, document words x query words (row-major), and both sides' weights
+// renormalised to 1 in double, as wmd_pair does (the float weights sum to 1 only within
+// rounding, and ICT may touch the WMD).
+struct ActProblem {
+  std::size_t dh = 0, qh = 0;
+  std::vector<double> cost, doc_weights, query_weights;
+};
+
+void act_problem(const Index& index, std::size_t doc, const QuerySet& qs, std::size_t q,
+                 ActProblem& out) {
+  const std::size_t m = index.dim();
+  const std::size_t db = index.indptr()[doc], qb = qs.indptr[q];
+  out.dh = index.indptr()[doc + 1] - db;
+  out.qh = qs.length(q);
+  out.cost.resize(out.dh * out.qh);
+  out.doc_weights.assign(index.values().begin() + static_cast<std::ptrdiff_t>(db),
+                         index.values().begin() + static_cast<std::ptrdiff_t>(db + out.dh));
+  out.query_weights.assign(qs.weights.begin() + static_cast<std::ptrdiff_t>(qb),
+                           qs.weights.begin() + static_cast<std::ptrdiff_t>(qb + out.qh));
+  for (std::size_t a = 0; a < out.dh; ++a)
+    for (std::size_t t = 0; t < out.qh; ++t)
+      out.cost[a * out.qh + t] =
+          std::sqrt(cpu::sq_dist_f64(index.vector(index.indices()[db + a]),
+                                     query_word_vector(index, qs, qs.words[qb + t]), m));
+  for (auto* side : {&out.doc_weights, &out.query_weights}) {
+    const double total = std::accumulate(side->begin(), side->end(), 0.0);
+    for (double& x : *side) x /= total;
+  }
+}
+
+// One direction: word i of `from` sends from[i] to the words of `to`; the cost of (i, t) is
+// cost[i * row_stride + t * col_stride] (the pair's matrix read either way round).
+double constrained_transfers(const std::vector<double>& cost, std::size_t row_stride,
+                             std::size_t col_stride, const std::vector<double>& from,
                              const std::vector<double>& to, std::size_t steps) {
   const std::size_t n_to = to.size();
   std::vector<std::size_t> order(n_to);
   double total = 0;
   for (std::size_t i = 0; i < from.size(); ++i) {
-    const double* c = cost.data() + i * n_to;
+    const auto c = [&](std::size_t t) { return cost[i * row_stride + t * col_stride]; };
     std::iota(order.begin(), order.end(), std::size_t{0});
     // Ties in any order: equal costs give the same sum whichever capacity fills first.
     std::sort(order.begin(), order.end(),
-              [c](std::size_t a, std::size_t b) { return c[a] < c[b]; });
+              [&](std::size_t a, std::size_t b) { return c(a) < c(b); });
     double left = from[i];
     std::size_t s = 0;
     for (; s < n_to && s < steps && left > 0; ++s) {
       const double moved = std::min(left, to[order[s]]);
-      total += moved * c[order[s]];
+      total += moved * c(order[s]);
       left -= moved;
     }
-    if (left > 0) total += left * c[order[std::min(s, n_to - 1)]];
+    if (left > 0) total += left * c(order[std::min(s, n_to - 1)]);
   }
   return total;
+}
+
+double doc_to_query(const ActProblem& a, std::size_t steps) {
+  return constrained_transfers(a.cost, a.qh, 1, a.doc_weights, a.query_weights, steps);
+}
+
+double query_to_doc(const ActProblem& a, std::size_t steps) {
+  return constrained_transfers(a.cost, 1, a.qh, a.query_weights, a.doc_weights, steps);
 }
 
 }  // namespace
 
 ActPair act_pair(const Index& index, std::size_t doc, const QuerySet& qs, std::size_t q,
                  std::size_t steps) {
-  const std::size_t m = index.dim();
-  const std::size_t db = index.indptr()[doc], dh = index.indptr()[doc + 1] - db;
-  const std::size_t qb = qs.indptr[q], qh = qs.length(q);
-  std::vector<double> doc_to_query(dh * qh), query_to_doc(qh * dh), p(dh), w(qh);
-  for (std::size_t a = 0; a < dh; ++a) {
-    p[a] = index.values()[db + a];
-    for (std::size_t t = 0; t < qh; ++t) {
-      const double c =
-          std::sqrt(cpu::sq_dist_f64(index.vector(index.indices()[db + a]),
-                                     query_word_vector(index, qs, qs.words[qb + t]), m));
-      doc_to_query[a * qh + t] = query_to_doc[t * dh + a] = c;
-    }
-  }
-  for (std::size_t t = 0; t < qh; ++t) w[t] = qs.weights[qb + t];
-  // Both sides renormalised to 1 in double, as wmd_pair does: the float weights sum to 1 only
-  // within rounding, and ICT may touch the WMD.
-  for (auto* side : {&p, &w}) {
-    const double total = std::accumulate(side->begin(), side->end(), 0.0);
-    for (double& x : *side) x /= total;
-  }
-  return {constrained_transfers(doc_to_query, p, w, steps),
-          constrained_transfers(query_to_doc, w, p, steps)};
+  thread_local ActProblem a;
+  act_problem(index, doc, qs, q, a);
+  return {doc_to_query(a, steps), query_to_doc(a, steps)};
+}
+
+double act_query_to_doc(const Index& index, std::size_t doc, const QuerySet& qs, std::size_t q,
+                        std::size_t steps) {
+  thread_local ActProblem a;
+  act_problem(index, doc, qs, q, a);
+  return query_to_doc(a, steps);
 }
 
 }  // namespace lcrwmd

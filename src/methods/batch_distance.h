@@ -89,6 +89,16 @@ struct RwmdPair {
 };
 RwmdPair rwmd_pair(const Index& index, std::size_t doc, const QuerySet& queries, std::size_t q);
 
+// What rwmd_pair's sums are made of: each document word's nearest query word (row_min, the
+// squared distance in float, and row_arg, the query word's position) and each query word's
+// nearest document word (col_min, col_arg).
+struct PairNearest {
+  std::vector<float> row_min, col_min;
+  std::vector<std::size_t> row_arg, col_arg;
+};
+void pair_nearest(const Index& index, std::size_t doc, const QuerySet& queries, std::size_t q,
+                  PairNearest& out);
+
 // ACT-k of one pair, both directions, directly in double (act_pair.cpp): d1 = doc -> query,
 // d2 = query -> doc. `steps` = k; kIctSteps (or any k >= the words of the target side) gives ICT.
 struct ActPair {
@@ -97,5 +107,8 @@ struct ActPair {
 inline constexpr std::size_t kIctSteps = static_cast<std::size_t>(-1);
 ActPair act_pair(const Index& index, std::size_t doc, const QuerySet& queries, std::size_t q,
                  std::size_t steps);
+// Its d2 alone (what symmetric ACT refines).
+double act_query_to_doc(const Index& index, std::size_t doc, const QuerySet& queries, std::size_t q,
+                        std::size_t steps);
 
 }  // namespace lcrwmd

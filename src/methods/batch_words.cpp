@@ -37,6 +37,13 @@ BatchWords::BatchWords(const Index& index, const QuerySet& q, std::size_t begin,
   }
 }
 
+BatchWords::TileShape BatchWords::tile_shape(const CpuOptions& opt) const {
+  constexpr std::size_t kDefaultRows = 512, kDefaultWords = 512;
+  const std::size_t asked = opt.tile_words ? opt.tile_words : kDefaultWords;
+  return {opt.tile_rows ? opt.tile_rows : kDefaultRows,
+          std::min(asked, std::max<std::size_t>(words.size(), 1))};
+}
+
 void BatchWords::tile_sq_distances(const Index& index, std::size_t u0, std::size_t rows,
                                    std::size_t w0, std::size_t wc, float* dst) const {
   using numerics::kPhase1RecomputeBelow;

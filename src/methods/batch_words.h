@@ -8,6 +8,7 @@
 
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
+#include "lcrwmd/search.h"
 
 namespace lcrwmd {
 
@@ -23,6 +24,13 @@ struct BatchWords {
   // order of its words (so position p pairs with the query's weight p).
   std::vector<std::uint64_t> cols_indptr;
   std::vector<std::uint32_t> cols;
+
+  // Phase 1's tile shape: vocabulary rows x batch words, from `opt` or cache-friendly defaults
+  // (512 x 512), the words capped at the batch's.
+  struct TileShape {
+    std::size_t rows, words;
+  };
+  TileShape tile_shape(const CpuOptions& opt) const;
 
   // Phase 1's tile: squared distances of vocabulary rows [u0, u0 + rows) to columns
   // [w0, w0 + wc), into dst column-major (row stride `rows`), by one SGEMM of -2 e.t plus the

@@ -4,10 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <string>
 
-#include "cpu/distance_kernels.h"
 #include "lcrwmd/error.h"
 #include "methods/batch_distance.h"
 
@@ -25,36 +23,26 @@ void largest_first(std::vector<WordFlow>& flows) {
   });
 }
 
-// Both RWMD directions with the arithmetic of rwmd_pair (float squared distances, sums in
-// double), so each direction's sum is that distance.
+// Both RWMD directions from rwmd_pair's minima and in its arithmetic (sums in double), so
+// each direction's sum is that distance.
 void explain_rwmd(const Index& index, const QuerySet& qs, std::size_t q, std::size_t doc,
                   Explanation& e) {
-  const std::size_t m = index.dim();
-  const std::size_t db = index.indptr()[doc], dh = index.indptr()[doc + 1] - db;
-  const std::size_t qb = qs.indptr[q], qh = qs.length(q);
-  constexpr float inf = std::numeric_limits<float>::infinity();
-  std::vector<float> row_min(dh, inf), col_min(qh, inf);
-  std::vector<std::size_t> row_arg(dh, 0), col_arg(qh, 0);
-  for (std::size_t p = 0; p < dh; ++p) {
-    const float* v = index.vector(index.indices()[db + p]);
-    for (std::size_t t = 0; t < qh; ++t) {
-      const float d = cpu::sq_dist(v, query_word_vector(index, qs, qs.words[qb + t]), m);
-      if (d < row_min[p]) row_min[p] = d, row_arg[p] = t;
-      if (d < col_min[t]) col_min[t] = d, col_arg[t] = p;
-    }
-  }
+  PairNearest near;
+  pair_nearest(index, doc, qs, q, near);
+  const std::size_t db = index.indptr()[doc], qb = qs.indptr[q];
   double d1 = 0, d2 = 0;
-  for (std::size_t p = 0; p < dh; ++p) {
-    const double w = index.values()[db + p], c = std::sqrt(double{row_min[p]});
+  for (std::size_t p = 0; p < near.row_min.size(); ++p) {
+    const double w = index.values()[db + p], c = std::sqrt(double{near.row_min[p]});
     d1 += w * c;
-    e.doc_to_query.push_back({query_word(index, qs, qs.words[qb + row_arg[p]]),
+    e.doc_to_query.push_back({query_word(index, qs, qs.words[qb + near.row_arg[p]]),
                               std::string(index.word(index.indices()[db + p])), w, c});
   }
-  for (std::size_t t = 0; t < qh; ++t) {
-    const double w = qs.weights[qb + t], c = std::sqrt(double{col_min[t]});
+  for (std::size_t t = 0; t < near.col_min.size(); ++t) {
+    const double w = qs.weights[qb + t], c = std::sqrt(double{near.col_min[t]});
     d2 += w * c;
     e.query_to_doc.push_back({query_word(index, qs, qs.words[qb + t]),
-                              std::string(index.word(index.indices()[db + col_arg[t]])), w, c});
+                              std::string(index.word(index.indices()[db + near.col_arg[t]])), w,
+                              c});
   }
   largest_first(e.doc_to_query);
   largest_first(e.query_to_doc);

@@ -20,7 +20,6 @@ namespace lcrwmd {
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr std::size_t kTileRows = 512, kTileWords = 512;
 
 class LcAct final : public BatchDistance {
  public:
@@ -30,9 +29,9 @@ class LcAct final : public BatchDistance {
         steps_(steps),
         slots_(steps + 1),
         batch_(index, q.set, q.begin, q.end) {
-    rows_ = opt.tile_rows ? opt.tile_rows : kTileRows;
-    block_words_ = opt.tile_words ? opt.tile_words : kTileWords;
-    block_words_ = std::min(block_words_, std::max<std::size_t>(batch_.words.size(), 1));
+    const BatchWords::TileShape tiles = batch_.tile_shape(opt);
+    rows_ = tiles.rows;
+    block_words_ = tiles.words;
   }
 
   bool exact() const override { return true; }
@@ -146,7 +145,8 @@ class SymmetricAct final : public BatchDistance {
   bool exact() const override { return false; }
   void compute(float* out) override { d1_.compute(out); }
   float refine(std::size_t j, std::size_t doc, float d1) const override {
-    return std::max(d1, static_cast<float>(act_pair(index_, doc, q_.set, q_.begin + j, steps_).d2));
+    return std::max(
+        d1, static_cast<float>(act_query_to_doc(index_, doc, q_.set, q_.begin + j, steps_)));
   }
 
  private:

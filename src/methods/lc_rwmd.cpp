@@ -28,8 +28,6 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 using numerics::kB2Slack;
-constexpr std::size_t kDefaultTileRows = 512;
-constexpr std::size_t kDefaultTileWords = 512;
 constexpr std::size_t kPrefetchAhead = 4;
 constexpr std::size_t kPrefetchBytes = 1024;
 
@@ -38,10 +36,10 @@ class LcRwmd final : public BatchDistance {
   LcRwmd(const Index& index, QueryRange q, bool symmetric, const CpuOptions& opt,
          std::size_t cache_budget)
       : index_(index), q_(q), symmetric_(symmetric), batch_(index, q.set, q.begin, q.end) {
-    rows_ = opt.tile_rows ? opt.tile_rows : kDefaultTileRows;
-    const std::size_t v = index.vocab_size(), w = batch_.words.size();
-    block_words_ = opt.tile_words ? opt.tile_words : kDefaultTileWords;
-    block_words_ = std::min(block_words_, std::max<std::size_t>(w, 1));
+    const BatchWords::TileShape tiles = batch_.tile_shape(opt);
+    rows_ = tiles.rows;
+    block_words_ = tiles.words;
+    const std::size_t v = index.vocab_size();
     keep_distances_ = symmetric_ && v * batch_.cols.size() * sizeof(float) <= cache_budget;
     if (keep_distances_) {
       by_column_.resize(batch_.cols.size());

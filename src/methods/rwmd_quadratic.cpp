@@ -10,26 +10,36 @@
 
 namespace lcrwmd {
 
-RwmdPair rwmd_pair(const Index& index, std::size_t doc, const QuerySet& qs, std::size_t q) {
+void pair_nearest(const Index& index, std::size_t doc, const QuerySet& qs, std::size_t q,
+                  PairNearest& out) {
   const std::size_t m = index.dim();
   const auto indptr = index.indptr();
   const std::size_t db = indptr[doc], dh = indptr[doc + 1] - db;
   const std::size_t qb = qs.indptr[q], qh = qs.length(q);
   constexpr float inf = std::numeric_limits<float>::infinity();
-  thread_local std::vector<float> row_min, col_min;
-  row_min.assign(dh, inf);
-  col_min.assign(qh, inf);
+  out.row_min.assign(dh, inf);
+  out.col_min.assign(qh, inf);
+  out.row_arg.assign(dh, 0);
+  out.col_arg.assign(qh, 0);
   for (std::size_t p = 0; p < dh; ++p) {
     const float* e = index.vector(index.indices()[db + p]);
     for (std::size_t t = 0; t < qh; ++t) {
       const float d = cpu::sq_dist(e, query_word_vector(index, qs, qs.words[qb + t]), m);
-      row_min[p] = std::min(row_min[p], d);
-      col_min[t] = std::min(col_min[t], d);
+      if (d < out.row_min[p]) out.row_min[p] = d, out.row_arg[p] = t;
+      if (d < out.col_min[t]) out.col_min[t] = d, out.col_arg[t] = p;
     }
   }
+}
+
+RwmdPair rwmd_pair(const Index& index, std::size_t doc, const QuerySet& qs, std::size_t q) {
+  thread_local PairNearest near;
+  pair_nearest(index, doc, qs, q, near);
+  const std::size_t db = index.indptr()[doc], qb = qs.indptr[q];
   double d1 = 0, d2 = 0;
-  for (std::size_t p = 0; p < dh; ++p) d1 += index.values()[db + p] * std::sqrt(double{row_min[p]});
-  for (std::size_t t = 0; t < qh; ++t) d2 += qs.weights[qb + t] * std::sqrt(double{col_min[t]});
+  for (std::size_t p = 0; p < near.row_min.size(); ++p)
+    d1 += index.values()[db + p] * std::sqrt(double{near.row_min[p]});
+  for (std::size_t t = 0; t < near.col_min.size(); ++t)
+    d2 += qs.weights[qb + t] * std::sqrt(double{near.col_min[t]});
   return {static_cast<float>(d1), static_cast<float>(d2)};
 }
 
