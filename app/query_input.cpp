@@ -42,13 +42,14 @@ void QueryFlags::add(CLI::App* c) {
   c->add_option("--stopwords", stopwords, "Stop-word file, one word per line");
   c->add_option(
        "--method", method,
-       "wcd | rwmd (quadratic) | lc-rwmd | wmd (exact) | act (ACT-k, between RWMD and WMD)")
-      ->check(CLI::IsMember({"wcd", "rwmd", "lc-rwmd", "wmd", "act"}))
+       "wcd | rwmd (quadratic) | lc-rwmd | wmd (exact) | act (ACT-k, between RWMD and WMD) | "
+       "ict (between ACT-k and WMD)")
+      ->check(CLI::IsMember({"wcd", "rwmd", "lc-rwmd", "wmd", "act", "ict"}))
       ->capture_default_str();
   c->add_option("--act-steps", act_steps, "act: capped steps per word, k (0 is RWMD)")
       ->capture_default_str();
   c->add_flag("--one-sided", one_sided,
-              "RWMD, act: D1 = R(document -> query) only, not max(D1, D2)");
+              "RWMD, act, ict: D1 = R(document -> query) only, not max(D1, D2)");
   c->add_option("--batch", batch, "Queries that share one phase-1 pass")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -120,7 +121,7 @@ SearcherOptions QueryFlags::searcher_options() const {
 std::string describe(const SearchOptions& o) {
   std::string s = to_string(o.method);
   if (o.method == Method::act) s += "-" + std::to_string(o.act_steps);
-  if (o.method == Method::rwmd || o.method == Method::lc_rwmd || o.method == Method::act)
+  if (o.method != Method::wcd && o.method != Method::wmd)
     s += o.symmetric ? " symmetric" : " one-sided";
   return s;
 }
@@ -138,7 +139,7 @@ void report_refinement(const SearchOptions& o, const SearchStats& st) {
   if (o.method == Method::wmd)
     note("  EMD solves: %zu of %zu pairs (%.2f%% avoided); tighter bounds: %zu", st.refined,
          st.distances, 100.0 * (1.0 - static_cast<double>(st.refined) / pairs), st.tightened);
-  else if (o.method == Method::lc_rwmd && o.symmetric)
+  else if (o.symmetric && o.method != Method::wcd && o.method != Method::rwmd)
     note("  D2 computed for %zu of %zu pairs", st.refined, st.distances);
 }
 

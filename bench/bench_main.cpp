@@ -6,6 +6,7 @@
 //                     --train 20news/train.tsv.gz --test 20news/test.tsv.gz [--json out.json]
 //   lcrwmd_bench emd --problems problems.bin    (written by bench/peers.py: POT's own problems)
 //   lcrwmd_bench gpu --index set1.idx --queries set1_q.tsv [--json out.json]   (CUDA backend)
+//   lcrwmd_bench act --index set1.idx --queries set1_q.tsv [--json out.json]   (ACT-k vs LC-RWMD)
 //
 // Every time is the median over repetitions; ratios compare times taken in the same run.
 #include <cblas.h>
@@ -123,6 +124,46 @@ void quadratic_vs_lc(const Index& ix, const QuerySet& qs, double one_sided, Repo
   rep.add("quadratic RWMD: time per document pair (us)", 1e6 * quad, "us");
   rep.add("LC-RWMD one-sided: time per document pair (us)", 1e6 * lcp, "us");
   rep.add("quadratic / LC-RWMD per pair", quad / lcp, "x");
+}
+
+// ACT-k beside LC-RWMD, one-sided and symmetric top-10: single queries interleaved (the four
+// searches of one query back to back), then batches, each batch size measured side by side.
+void act_vs_lc(const Searcher& searcher, const QuerySet& qs, std::size_t reps, std::size_t steps,
+               const std::vector<std::size_t>& batches, Report& rep) {
+  const auto act = [&](bool symmetric, std::size_t batch) {
+    SearchOptions o = lc(symmetric, batch);
+    o.method = Method::act;
+    o.act_steps = steps;
+    return o;
+  };
+  const std::string name = "ACT-" + std::to_string(steps);
+  for (std::size_t batch : batches) {
+    const std::size_t size = std::min(batch, qs.size());
+    const std::string tag =
+        size == 1 ? "single query" : "batch of " + std::to_string(size) + ", per query";
+    const std::size_t rounds = size == 1 ? reps + 1 : 3;
+    std::vector<double> t[2][2], ratio[2];  // [symmetric][act]
+    for (std::size_t r = 0; r < rounds; ++r) {
+      const QuerySet q = slice(qs, size == 1 ? r % qs.size() : 0, size);
+      double s[2][2];
+      for (int sym = 0; sym < 2; ++sym) {
+        s[sym][0] = seconds_of([&] { searcher.search(q, 10, lc(sym, size)); });
+        s[sym][1] = seconds_of([&] { searcher.search(q, 10, act(sym, size)); });
+      }
+      if (r == 0) continue;  // warm-up
+      for (int sym = 0; sym < 2; ++sym) {
+        for (int a = 0; a < 2; ++a) t[sym][a].push_back(s[sym][a] / static_cast<double>(size));
+        ratio[sym].push_back(s[sym][1] / s[sym][0]);
+      }
+    }
+    for (int sym = 0; sym < 2; ++sym) {
+      const std::string mode = sym ? "symmetric" : "one-sided";
+      rep.add(tag + ": " + mode + " LC-RWMD top-10 (ms)", 1e3 * median(t[sym][0]), "ms");
+      rep.add(tag + ": " + mode + " " + name + " top-10 (ms)", 1e3 * median(t[sym][1]), "ms");
+      rep.add(tag + ": " + mode + " " + name + " / LC-RWMD (median of paired ratios)",
+              median(ratio[sym]), "x");
+    }
+  }
 }
 
 std::map<std::string, std::string> machine_meta() {
@@ -244,6 +285,14 @@ int main(int argc, char** argv) {
   gpu_cmd->add_option("--batches", gpu_batches, "Batch sizes for throughput");
   gpu_cmd->add_option("--device", device, "CUDA device");
 
+  auto* act_cmd = app.add_subcommand("act", "ACT-k beside LC-RWMD on Set-1/Set-2 shapes");
+  std::size_t act_steps = 1;
+  std::vector<std::size_t> act_batches = {1, 64};
+  act_cmd->add_option("--index", index_path, "Index from lcrwmd synth")->required();
+  act_cmd->add_option("--queries", queries_path, "Queries TSV from lcrwmd synth")->required();
+  act_cmd->add_option("--act-steps", act_steps, "k")->capture_default_str();
+  act_cmd->add_option("--batches", act_batches, "Batch sizes (1: single queries)");
+
   auto* merge_cmd = app.add_subcommand("merge", "The top-k merge of a distributed search");
 
   auto* emd_cmd = app.add_subcommand("emd", "Exact EMD on problems from bench/peers.py");
@@ -266,6 +315,13 @@ int main(int argc, char** argv) {
       meta["index"] = index_path;
       meta["n_docs"] = std::to_string(ix.n_docs());
       gpu_benchmarks(ix, qs, device, reps, gpu_batches, rep, meta);
+    } else if (*act_cmd) {
+      const Index ix = Index::load(index_path, false);
+      const QuerySet qs = make_query_set(ix, read_tsv(queries_path), {});
+      meta["index"] = index_path;
+      meta["n_docs"] = std::to_string(ix.n_docs());
+      const auto searcher = make_searcher(ix, so);
+      act_vs_lc(*searcher, qs, reps, act_steps, act_batches, rep);
     } else if (*syn) {
       const std::size_t rss0 = status_kib("VmRSS:");
       const Index ix = Index::load(index_path, false);

@@ -12,9 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "lcrwmd/corpus.h"
+#include "lcrwmd/embeddings.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
+#include "lcrwmd/text.h"
 
 namespace lcrwmd::test {
 
@@ -99,6 +102,28 @@ inline IndexData random_index(std::size_t n_docs, std::size_t vocab, std::size_t
     d.labels.push_back(numbered('c', i % 3));
   }
   return d;
+}
+
+// bbcsport from the shared data (callers REQUIRE_SHARED_DATA first): its first n_train training
+// documents (0: all) as the index, its first n_queries test documents as queries, with Kusner's
+// stop words and the shared CBOW vectors (also for query words the index lacks).
+struct RealData {
+  Index index;
+  QuerySet queries;
+};
+inline RealData bbcsport(std::size_t n_train, std::size_t n_queries) {
+  const std::string dir = shared_data();
+  const Embeddings emb = Embeddings::load(dir + "/embeddings/cbow300.bin");
+  const StopWords stop = StopWords::load(dir + "/stop_words.txt");
+  std::vector<RawDocument> train = read_tsv(dir + "/corpora/bbcsport/train.tsv");
+  if (n_train) train.resize(n_train);
+  std::vector<RawDocument> queries = read_tsv(dir + "/corpora/bbcsport/test.tsv");
+  queries.resize(n_queries);
+  BuildOptions bo;
+  bo.stopwords = &stop;
+  Index ix = Index::from_data(build_index_data(emb, train, bo, nullptr));
+  QuerySet qs = make_query_set(ix, queries, {&stop, &emb});
+  return {std::move(ix), std::move(qs)};
 }
 
 // The full distance matrix of a method, queries x documents.

@@ -24,9 +24,10 @@ enum class Method {
   lc_rwmd,  // linear-complexity RWMD (Atasu et al. 2017)
   wmd,      // exact Word Mover's Distance (an EMD per pair; top-k pruned by the RWMD bounds)
   act,      // ACT-k (Atasu & Mittelholzer 2019): RWMD <= ACT-k <= WMD, linear complexity; CPU
+  ict,      // ICT, every capped step ACT can take: ACT-k <= ICT <= WMD; CPU
 };
 const char* to_string(Method m);
-Method parse_method(std::string_view s);  // "wcd" | "rwmd" | "lc-rwmd" | "wmd" | "act"
+Method parse_method(std::string_view s);  // "wcd" | "rwmd" | "lc-rwmd" | "wmd" | "act" | "ict"
 
 enum class Backend {
   cpu,        // BLAS + threads

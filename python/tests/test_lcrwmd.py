@@ -300,8 +300,10 @@ def test_act_lies_between_rwmd_and_wmd(index, queries):
     wmd = index.pairwise(texts, method="wmd", backend="cpu")
     act1 = index.pairwise(texts, method="act", backend="cpu")
     act3 = index.pairwise(texts, method="act", act_steps=3, backend="cpu")
+    ict = index.pairwise(texts, method="ict", backend="cpu")
     tol = 1e-4
-    assert np.all(rwmd <= act1 + tol) and np.all(act1 <= act3 + tol) and np.all(act3 <= wmd + tol)
+    assert np.all(rwmd <= act1 + tol) and np.all(act1 <= act3 + tol) and np.all(act3 <= ict + tol)
+    assert np.all(ict <= wmd + tol)
     assert np.mean(act1 > rwmd + 1e-3) > 0.5  # tighter than RWMD for most pairs
     d, i = index.search(texts, k=5, method="act", backend="cpu")
     for row in range(len(texts)):

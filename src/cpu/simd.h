@@ -32,6 +32,14 @@ struct Kernels {
   // The same with z's negative entries (LC-RWMD's B2 terms) summed apart and left out of the dot.
   SplitDot (*sparse_dot_split)(const std::uint32_t* idx, const float* val, std::size_t h,
                                const float* z);
+  // ACT-1's phase 2 per document and one query: slots[4 u ..] = {c0, m0, c1, m1}, u's nearest
+  // and second-nearest query word (cost, weight); each word sends min(val, m0) at c0 and the
+  // rest at c1: sum_p min(val, m0) c0 + (val - min(val, m0)) c1.
+  float (*act1_dot)(const std::uint32_t* idx, const float* val, std::size_t h, const float* slots);
+  // The same for q queries at once: slots[(u * q + j) * 4 ..] is query j's row of u, and
+  // acc[j] += sum_p (word p's ACT-1 transfer to query j), adding over p in order.
+  void (*act1_rows)(const std::uint32_t* idx, const float* val, std::size_t h, const float* slots,
+                    std::size_t q, float* acc);
   // Finishes a GEMM column of -2 e.t into squared distances: col[r] = max(0, col[r] +
   // row_norms[r] + col_norm). Returns how many fell below `recompute_below` times their norms'
   // sum (cancellation: the caller recomputes those directly).

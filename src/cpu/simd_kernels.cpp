@@ -107,6 +107,62 @@ std::size_t sparse_lanes(const std::uint32_t* idx, const float* val, std::size_t
 }
 #endif
 
+// One word's ACT-1 transfer (see simd.h).
+inline float act1_term(float v, float c0, float m0, float c1) {
+  const float moved = std::min(v, m0);
+  return moved * c0 + (v - moved) * c1;
+}
+
+float act1_dot(const std::uint32_t* idx, const float* val, std::size_t h, const float* slots) {
+  float lanes[kLanes] = {};
+  std::size_t p = 0;
+#if defined(__AVX2__)
+  __m256 acc = _mm256_setzero_ps();
+  // Eight 16-byte rows loaded whole and transposed (cheaper than three gathers): a_l holds
+  // rows l and l + 4, so each shuffle's output lanes are words p .. p + 7 in order.
+  const auto row = [&](std::size_t q) { return _mm_loadu_ps(slots + 4 * std::size_t{idx[q]}); };
+  for (; p + kLanes <= h; p += kLanes) {
+    const __m256 a0 = _mm256_set_m128(row(p + 4), row(p));
+    const __m256 a1 = _mm256_set_m128(row(p + 5), row(p + 1));
+    const __m256 a2 = _mm256_set_m128(row(p + 6), row(p + 2));
+    const __m256 a3 = _mm256_set_m128(row(p + 7), row(p + 3));
+    const __m256 lo01 = _mm256_unpacklo_ps(a0, a1), lo23 = _mm256_unpacklo_ps(a2, a3);
+    const __m256 hi01 = _mm256_unpackhi_ps(a0, a1), hi23 = _mm256_unpackhi_ps(a2, a3);
+    const __m256 c0 = _mm256_shuffle_ps(lo01, lo23, 0x44);
+    const __m256 m0 = _mm256_shuffle_ps(lo01, lo23, 0xEE);
+    const __m256 c1 = _mm256_shuffle_ps(hi01, hi23, 0x44);
+    const __m256 v = _mm256_loadu_ps(val + p);
+    const __m256 moved = _mm256_min_ps(v, m0);
+    // not fused, in act1_term's order: see simd.h
+    acc = _mm256_add_ps(acc, _mm256_add_ps(_mm256_mul_ps(moved, c0),
+                                           _mm256_mul_ps(_mm256_sub_ps(v, moved), c1)));
+  }
+  _mm256_storeu_ps(lanes, acc);
+#else
+  for (; p + kLanes <= h; p += kLanes)
+    for (std::size_t l = 0; l < kLanes; ++l) {
+      const float* s = slots + 4 * std::size_t{idx[p + l]};
+      lanes[l] += act1_term(val[p + l], s[0], s[1], s[2]);
+    }
+#endif
+  float tail = 0;
+  for (; p < h; ++p) {
+    const float* s = slots + 4 * std::size_t{idx[p]};
+    tail += act1_term(val[p], s[0], s[1], s[2]);
+  }
+  return combine(lanes) + tail;
+}
+
+void act1_rows(const std::uint32_t* idx, const float* val, std::size_t h, const float* slots,
+               std::size_t q, float* acc) {
+  for (std::size_t p = 0; p < h; ++p) {
+    const float v = val[p];
+    const float* s = slots + std::size_t{idx[p]} * q * 4;
+    for (std::size_t j = 0; j < q; ++j)
+      acc[j] += act1_term(v, s[4 * j], s[4 * j + 1], s[4 * j + 2]);
+  }
+}
+
 float sparse_dot(const std::uint32_t* idx, const float* val, std::size_t h, const float* z) {
   float lanes[kLanes] = {};
   std::size_t p = sparse_lanes<false>(idx, val, h, z, lanes, nullptr);
@@ -179,7 +235,7 @@ void sparse_times_dense(const std::uint64_t* indptr, const std::uint32_t* idx, c
 const Kernels& table() {
   static const Kernels k{
       Simd::LCRWMD_SIMD_LEVEL, sq_norm,  sq_dist, sq_dist_f64,       sparse_dot, sparse_dot_split,
-      finish_sq_distances,     min_into, min_of,  sparse_times_dense};
+      act1_dot,                act1_rows, finish_sq_distances,     min_into, min_of,  sparse_times_dense};
   return k;
 }
 

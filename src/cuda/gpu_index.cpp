@@ -55,6 +55,7 @@ void GpuIndex::Impl::block(const QueryBatch& b, const QuerySet& q, Chunk& c,
       return lc_rwmd_block(b, c, rev, dst);
     case Method::wmd:
     case Method::act:
+    case Method::ict:
       break;
   }
   throw Error(std::string(to_string(opt.method)) + " does not run on the GPU");  // unreachable

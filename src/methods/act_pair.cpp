@@ -46,37 +46,56 @@ void act_problem(const Index& index, std::size_t doc, const QuerySet& qs, std::s
 }
 
 // One direction: word i of `from` sends from[i] to the words of `to`; the cost of (i, t) is
-// cost[i * row_stride + t * col_stride] (the pair's matrix read either way round).
-double constrained_transfers(const std::vector<double>& cost, std::size_t row_stride,
-                             std::size_t col_stride, const std::vector<double>& from,
-                             const std::vector<double>& to, std::size_t steps) {
-  const std::size_t n_to = to.size();
-  std::vector<std::size_t> order(n_to);
-  double total = 0;
-  for (std::size_t i = 0; i < from.size(); ++i) {
+// cost[i * row_stride + t * col_stride] (the pair's matrix read either way round). T is double
+// for the reference, float for the pair bounds the search computes from cached distances.
+template <typename T>
+T constrained_transfers(const T* cost, std::size_t row_stride, std::size_t col_stride,
+                        const T* from, std::size_t n_from, const T* to, std::size_t n_to,
+                        std::size_t steps) {
+  thread_local std::vector<std::size_t> order;
+  order.resize(n_to);
+  // The nearest steps + 1 are all a word can reach: the capped ones and the one taking the rest.
+  const std::size_t reach = std::min(n_to, steps == kIctSteps ? n_to : steps + 1);
+  T total = 0;
+  for (std::size_t i = 0; i < n_from; ++i) {
     const auto c = [&](std::size_t t) { return cost[i * row_stride + t * col_stride]; };
+    const auto nearer = [&](std::size_t a, std::size_t b) { return c(a) < c(b); };
     std::iota(order.begin(), order.end(), std::size_t{0});
-    // Ties in any order: equal costs give the same sum whichever capacity fills first.
-    std::sort(order.begin(), order.end(),
-              [&](std::size_t a, std::size_t b) { return c(a) < c(b); });
-    double left = from[i];
+    // Ascending order as far as the transfer reaches, a few words at a time (ICT mostly
+    // spends a word's mass long before the last target). Ties in any order: equal costs give
+    // the same sum whichever capacity fills first.
+    std::size_t sorted = 0;
+    const auto sort_through = [&](std::size_t s) {
+      if (s < sorted) return;
+      const std::size_t upto = std::min(reach, std::max(s + 1, 2 * sorted + 4));
+      std::partial_sort(order.begin() + static_cast<std::ptrdiff_t>(sorted),
+                        order.begin() + static_cast<std::ptrdiff_t>(upto), order.end(), nearer);
+      sorted = upto;
+    };
+    T left = from[i];
     std::size_t s = 0;
-    for (; s < n_to && s < steps && left > 0; ++s) {
-      const double moved = std::min(left, to[order[s]]);
+    for (; s + 1 < reach && s < steps && left > 0; ++s) {
+      sort_through(s);
+      const T moved = std::min(left, to[order[s]]);
       total += moved * c(order[s]);
       left -= moved;
     }
-    if (left > 0) total += left * c(order[std::min(s, n_to - 1)]);
+    if (left > 0) {
+      sort_through(s);
+      total += left * c(order[s]);
+    }
   }
   return total;
 }
 
 double doc_to_query(const ActProblem& a, std::size_t steps) {
-  return constrained_transfers(a.cost, a.qh, 1, a.doc_weights, a.query_weights, steps);
+  return constrained_transfers(a.cost.data(), a.qh, 1, a.doc_weights.data(), a.dh,
+                               a.query_weights.data(), a.qh, steps);
 }
 
 double query_to_doc(const ActProblem& a, std::size_t steps) {
-  return constrained_transfers(a.cost, 1, a.qh, a.query_weights, a.doc_weights, steps);
+  return constrained_transfers(a.cost.data(), 1, a.qh, a.query_weights.data(), a.qh,
+                               a.doc_weights.data(), a.dh, steps);
 }
 
 }  // namespace
@@ -93,6 +112,17 @@ double act_query_to_doc(const Index& index, std::size_t doc, const QuerySet& qs,
   thread_local ActProblem a;
   act_problem(index, doc, qs, q, a);
   return query_to_doc(a, steps);
+}
+
+float act_from_sq_distances(const float* sq, std::size_t dh, std::size_t qh,
+                            const float* doc_weights, const float* query_weights, std::size_t steps,
+                            ActDirection direction) {
+  thread_local std::vector<float> cost;
+  cost.resize(dh * qh);
+  for (std::size_t e = 0; e < dh * qh; ++e) cost[e] = std::sqrt(sq[e]);
+  return direction == ActDirection::doc_to_query
+             ? constrained_transfers(cost.data(), qh, 1, doc_weights, dh, query_weights, qh, steps)
+             : constrained_transfers(cost.data(), 1, qh, query_weights, qh, doc_weights, dh, steps);
 }
 
 }  // namespace lcrwmd

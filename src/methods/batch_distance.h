@@ -37,6 +37,9 @@ class BatchDistance {
   virtual bool pair_sq_distances(std::size_t /*q*/, std::size_t /*doc*/, float* /*out*/) const {
     return false;
   }
+  // The same cache by vocabulary word: u's squared distances to the batch's query words, in
+  // BatchWords::cols order (query after query); null where the method keeps none.
+  virtual const float* sq_distance_row(std::size_t /*u*/) const { return nullptr; }
   virtual float tighten(std::size_t /*q*/, std::size_t /*doc*/, float lower,
                         std::size_t /*level*/) const {
     return lower;
@@ -51,14 +54,18 @@ std::unique_ptr<BatchDistance> make_quadratic_rwmd(const Index& index, QueryRang
 std::unique_ptr<BatchDistance> make_lc_rwmd(const Index& index, QueryRange queries, bool symmetric,
                                             const CpuOptions& options, std::size_t cache_budget);
 
-// Linear-complexity ACT-k, document -> query (lc_act.cpp); steps = k (0: LC-RWMD's D1).
+// Linear-complexity ACT-k, document -> query (lc_act.cpp); steps = k (0: LC-RWMD's D1,
+// kIctSteps: ICT).
 std::unique_ptr<BatchDistance> make_lc_act(const Index& index, QueryRange queries,
                                            std::size_t steps, const CpuOptions& options);
 
-// ACT-k, one-sided (make_lc_act) or symmetric: max(D1, D2) with the linear-complexity D1 as
-// the bound and D2 (query -> document) computed per pair where the bound does not rule it out.
+// ACT-k or ICT, one-sided (make_lc_act) or symmetric: max(D1, D2), bounded below by the
+// linear-complexity D1 and symmetric LC-RWMD's bound, tightened to the pair's RWMD, with D2
+// (query -> document) computed per pair where the bounds do not rule it out, from symmetric
+// LC-RWMD's cached word distances where cache_budget holds them.
 std::unique_ptr<BatchDistance> make_act(const Index& index, QueryRange queries, bool symmetric,
-                                        std::size_t steps, const CpuOptions& options);
+                                        std::size_t steps, const CpuOptions& options,
+                                        std::size_t cache_budget);
 
 // Exact WMD: bounded by symmetric LC-RWMD (computed with the same options and cache budget),
 // tightened to the pair's RWMD, then to a dual bound of its EMD, refined by an EMD solve.
@@ -107,8 +114,15 @@ struct ActPair {
 inline constexpr std::size_t kIctSteps = static_cast<std::size_t>(-1);
 ActPair act_pair(const Index& index, std::size_t doc, const QuerySet& queries, std::size_t q,
                  std::size_t steps);
-// Its d2 alone (what symmetric ACT refines).
+// Its d2 alone (what symmetric ACT refines without cached distances).
 double act_query_to_doc(const Index& index, std::size_t doc, const QuerySet& queries, std::size_t q,
                         std::size_t steps);
+
+// One direction of ACT-k of one pair from its squared word distances in float (document words
+// x query words, row-major, as pair_sq_distances gives them) and both sides' stored weights.
+enum class ActDirection { doc_to_query, query_to_doc };
+float act_from_sq_distances(const float* sq, std::size_t dh, std::size_t qh,
+                            const float* doc_weights, const float* query_weights, std::size_t steps,
+                            ActDirection direction);
 
 }  // namespace lcrwmd

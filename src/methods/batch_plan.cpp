@@ -5,12 +5,25 @@
 namespace lcrwmd {
 namespace {
 
-// WMD's bounds are symmetric LC-RWMD's: same phase 1, same cache.
-bool uses_lc_rwmd(const SearchOptions& opt) {
-  return opt.method == Method::lc_rwmd || opt.method == Method::wmd;
+bool bounds_by_act(const SearchOptions& opt) {
+  return opt.method == Method::act || opt.method == Method::ict;
 }
+// WMD's bounds and symmetric ACT's are symmetric LC-RWMD's: same phase 1, same cache.
 bool caches_word_distances(const SearchOptions& opt) {
-  return opt.method == Method::wmd || (opt.method == Method::lc_rwmd && opt.symmetric);
+  return opt.method == Method::wmd ||
+         (opt.symmetric && (opt.method == Method::lc_rwmd || bounds_by_act(opt)));
+}
+
+// Floats a query keeps per vocabulary word beyond the cache: LC-RWMD's minimum; ACT's k+1
+// nearest words' (cost, weight) pairs (ICT: all of the query's words), with symmetric
+// LC-RWMD's minimum beside them.
+std::size_t phase1_floats(const SearchOptions& opt, std::size_t words) {
+  if (bounds_by_act(opt)) {
+    const std::size_t reach =
+        opt.method == Method::ict ? words : std::min(words, opt.act_steps + 1);
+    return 2 * reach + (opt.symmetric ? 1 : 0);
+  }
+  return opt.method == Method::lc_rwmd || opt.method == Method::wmd ? 1 : 0;
 }
 
 // Symmetric LC-RWMD caches 4·v·h bytes of word distances per query. Where the budget admits only
@@ -23,21 +36,17 @@ std::vector<BatchPlan> plan_with_max(const Index& index, const QuerySet& qs,
                                      const SearchOptions& opt, const CpuOptions& cpu,
                                      std::size_t max_batch) {
   const std::size_t n = index.n_docs(), v = index.vocab_size();
-  // Per query: its row of results, and phase 1's v minima (act: the k+1 nearest costs and
-  // weights).
-  const std::size_t phase1 =
-      opt.method == Method::act ? 2 * (opt.act_steps + 1) * v : (uses_lc_rwmd(opt) ? v : 0);
-  const std::size_t per_query = 4 * (n + phase1);
   std::vector<BatchPlan> plans;
   std::size_t q = 0;
   while (q < qs.size()) {
     const std::size_t begin = q;
-    std::size_t bytes = 0;
+    std::size_t bytes = 0;  // per query: its row of results and its phase-1 arrays
     do {
+      const std::size_t next = bytes + 4 * (n + v * phase1_floats(opt, qs.length(q)));
       const std::size_t words = qs.indptr[q + 1] - qs.indptr[begin];
       const std::size_t cache = caches_word_distances(opt) ? 4 * v * words : 0;
-      if (q > begin && per_query * (q - begin + 1) + cache > cpu.memory_budget) break;
-      bytes = per_query * (q - begin + 1);
+      if (q > begin && next + cache > cpu.memory_budget) break;
+      bytes = next;
       ++q;
     } while (q < qs.size() && q - begin < max_batch);
     plans.push_back({begin, q, cpu.memory_budget > bytes ? cpu.memory_budget - bytes : 0});

@@ -91,7 +91,9 @@ Explanation explain(const Index& index, const QuerySet& queries, std::size_t q, 
           "explain: wcd compares the documents' centroids and moves no word; use wmd, "
           "rwmd or lc-rwmd");
     case Method::act:
-      throw Error("explain: act is not explained yet; use wmd, rwmd or lc-rwmd");
+    case Method::ict:
+      throw Error("explain: " + std::string(to_string(method)) +
+                  " is not explained yet; use wmd, rwmd or lc-rwmd");
   }
   return e;
 }

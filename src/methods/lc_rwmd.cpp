@@ -73,6 +73,10 @@ class LcRwmd final : public BatchDistance {
     return true;
   }
 
+  const float* sq_distance_row(std::size_t u) const override {
+    return keep_distances_ ? dist_.data() + u * batch_.cols.size() : nullptr;
+  }
+
  private:
   std::size_t nq() const { return q_.size(); }
 

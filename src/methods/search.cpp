@@ -32,6 +32,8 @@ const char* to_string(Method m) {
       return "wmd";
     case Method::act:
       return "act";
+    case Method::ict:
+      return "ict";
   }
   return "?";
 }
@@ -42,7 +44,9 @@ Method parse_method(std::string_view s) {
   if (s == "lc-rwmd") return Method::lc_rwmd;
   if (s == "wmd") return Method::wmd;
   if (s == "act") return Method::act;
-  throw Error("unknown method '" + std::string(s) + "' (expected wcd, rwmd, lc-rwmd, wmd or act)");
+  if (s == "ict") return Method::ict;
+  throw Error("unknown method '" + std::string(s) +
+              "' (expected wcd, rwmd, lc-rwmd, wmd, act or ict)");
 }
 
 const char* to_string(Backend b) {
@@ -64,7 +68,9 @@ Backend parse_backend(std::string_view s) {
   throw Error("unknown backend '" + std::string(s) + "' (expected cpu, cuda or auto)");
 }
 
-bool runs_on_gpu(Method method) { return method != Method::wmd && method != Method::act; }
+bool runs_on_gpu(Method method) {
+  return method != Method::wmd && method != Method::act && method != Method::ict;
+}
 
 Backend resolve_backend(Backend b, Method method) {
   if (b == Backend::cuda && !runs_on_gpu(method))
@@ -95,7 +101,9 @@ std::unique_ptr<BatchDistance> make_method(const Index& index, QueryRange range,
     case Method::wmd:
       return make_wmd(index, range, cpu, cache_budget);
     case Method::act:
-      return make_act(index, range, opt.symmetric, opt.act_steps, cpu);
+      return make_act(index, range, opt.symmetric, opt.act_steps, cpu, cache_budget);
+    case Method::ict:
+      return make_act(index, range, opt.symmetric, kIctSteps, cpu, cache_budget);
   }
   throw Error("unknown method");
 }

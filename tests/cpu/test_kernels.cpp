@@ -126,6 +126,59 @@ TEST(SimdKernels, SparseKernelsBitIdenticalToScalar) {
   }
 }
 
+// ACT-1's gathered transfer: the scalar level against a direct sum in double (words whose
+// mass fits the nearest word's weight and words that spill to the second), every wider level
+// bit for bit.
+TEST(SimdKernels, Act1DotMatchesDirectTransfers) {
+  std::mt19937 rng(7);
+  const std::size_t v = 500;
+  std::vector<float> slots = random_floats(4 * v, rng, 0, 1);
+  for (std::size_t u = 0; u < v; ++u) slots[4 * u + 2] += slots[4 * u];  // c1 >= c0
+  for (std::size_t h : kLengths) {
+    std::vector<std::uint32_t> idx(h);
+    for (auto& i : idx) i = static_cast<std::uint32_t>(rng() % v);
+    const std::vector<float> val = random_floats(h, rng, 0, 1);
+    double want = 0;
+    std::size_t spilled = 0;
+    for (std::size_t p = 0; p < h; ++p) {
+      const float* s = slots.data() + 4 * idx[p];
+      const double moved = std::min<double>(val[p], s[1]);
+      want += moved * s[0] + (val[p] - moved) * s[2];
+      spilled += val[p] > s[1];
+    }
+    if (h > 8) {
+      EXPECT_GT(spilled, 0u);
+      EXPECT_LT(spilled, h);
+    }
+    const float s = scalar().act1_dot(idx.data(), val.data(), h, slots.data());
+    EXPECT_NEAR(s, want, 1e-5 * static_cast<double>(1 + h)) << h;
+    for (const Kernels* k : wider_levels())
+      EXPECT_EQ(k->act1_dot(idx.data(), val.data(), h, slots.data()), s)
+          << cpu::simd_name(k->level) << " h " << h;
+    // act1_rows: the slots read as q = 5 queries' rows (vocabulary v / 5); query j's sum is
+    // the one-query kernel's scalar tail order, word by word.
+    constexpr std::size_t q = 5;
+    std::vector<std::uint32_t> rows(idx);
+    for (auto& i : rows) i /= q;
+    std::vector<float> acc(q, 0.0f);
+    scalar().act1_rows(rows.data(), val.data(), h, slots.data(), q, acc.data());
+    for (std::size_t j = 0; j < q; ++j) {
+      float direct = 0;
+      for (std::size_t p = 0; p < h; ++p) {
+        const float* r = slots.data() + (rows[p] * q + j) * 4;
+        const float moved = std::min(val[p], r[1]);
+        direct += moved * r[0] + (val[p] - moved) * r[2];
+      }
+      EXPECT_EQ(acc[j], direct) << "query " << j << " h " << h;
+    }
+    for (const Kernels* k : wider_levels()) {
+      std::vector<float> wide(q, 0.0f);
+      k->act1_rows(rows.data(), val.data(), h, slots.data(), q, wide.data());
+      EXPECT_EQ(wide, acc) << cpu::simd_name(k->level) << " h " << h;
+    }
+  }
+}
+
 TEST(SimdKernels, SparseTimesDenseMatchesPerColumnDots) {
   std::mt19937 rng(4);
   const std::size_t v = 300, rows = 5;

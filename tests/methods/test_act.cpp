@@ -106,7 +106,8 @@ TEST(LcAct, EqualsThePerPairReference) {
   const Index ix = Index::from_data(test::random_index(50, 70, 6, 14, 31));
   const QuerySet qs = test::mixed_queries(ix, 7, 32);
   const std::size_t n = ix.n_docs();
-  for (std::size_t steps : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{5}})
+  for (std::size_t steps :
+       {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{5}, kIctSteps})
     for (std::size_t tiny : {0, 1}) {
       CpuOptions opt;
       if (tiny) opt.tile_rows = 7, opt.tile_words = 3;
@@ -121,13 +122,14 @@ TEST(LcAct, EqualsThePerPairReference) {
     }
 }
 
-// search and pairwise with method act: both modes, pruned or not, batched or not, against the
-// per-pair reference (the symmetric top-k refines D2 only where D1 does not rule it out).
+// search and pairwise with methods act and ict: both modes, pruned or not, batched or not, with
+// symmetric LC-RWMD's word-distance cache and without it (a budget too small for it: D2 from
+// the vectors), against the per-pair reference.
 TEST(ActSearch, TopKAndMatrixEqualThePerPairReference) {
   const Index ix = Index::from_data(test::random_index(80, 60, 5, 12, 41));
   const QuerySet qs = test::mixed_queries(ix, 5, 42);
   const std::size_t n = ix.n_docs(), k = 6;
-  for (std::size_t steps : {std::size_t{1}, std::size_t{3}})
+  for (std::size_t steps : {std::size_t{1}, std::size_t{3}, kIctSteps})
     for (bool symmetric : {true, false}) {
       std::vector<double> want(qs.size() * n);
       for (std::size_t q = 0; q < qs.size(); ++q)
@@ -135,33 +137,71 @@ TEST(ActSearch, TopKAndMatrixEqualThePerPairReference) {
           const ActPair a = act_pair(ix, doc, qs, q, steps);
           want[q * n + doc] = symmetric ? std::max(a.d1, a.d2) : a.d1;
         }
-      for (bool prune : {true, false})
-        for (std::size_t batch : {std::size_t{1}, std::size_t{64}}) {
-          SearchOptions o;
-          o.method = Method::act;
-          o.act_steps = steps;
-          o.symmetric = symmetric;
-          o.prune = prune;
-          o.batch = batch;
-          const std::string what = "steps " + std::to_string(steps) +
-                                   (symmetric ? " sym" : " one") + (prune ? " pruned" : "") +
-                                   " batch " + std::to_string(batch);
-          const std::vector<float> m = test::matrix(ix, qs, o);
-          for (std::size_t e = 0; e < m.size(); ++e)
-            ASSERT_NEAR(m[e], want[e], 2e-5 * (1 + want[e])) << what << " entry " << e;
-          SearchStats st;
-          const SearchResults r = CpuSearcher(ix).search(qs, k, o, &st);
-          for (std::size_t q = 0; q < qs.size(); ++q) {
-            std::vector<double> row(want.begin() + q * n, want.begin() + (q + 1) * n);
-            std::sort(row.begin(), row.end());
-            for (std::size_t t = 0; t < k; ++t)  // the k best distances, rank by rank
-              EXPECT_NEAR(r.distances[q * k + t], row[t], 2e-5 * (1 + row[t])) << what;
+      for (bool cached : {true, false})
+        for (bool prune : {true, false})
+          for (std::size_t batch : {std::size_t{1}, std::size_t{64}}) {
+            SearchOptions o;
+            o.method = steps == kIctSteps ? Method::ict : Method::act;
+            o.act_steps = steps == kIctSteps ? 1 : steps;
+            o.symmetric = symmetric;
+            o.prune = prune;
+            o.batch = batch;
+            CpuOptions cpu;
+            if (!cached) cpu.memory_budget = 1;
+            const std::string what = std::string(to_string(o.method)) + " steps " +
+                                     std::to_string(o.act_steps) + (symmetric ? " sym" : " one") +
+                                     (cached ? " cached" : "") + (prune ? " pruned" : "") +
+                                     " batch " + std::to_string(batch);
+            const CpuSearcher searcher(ix, cpu);
+            const std::vector<float> m = test::matrix(searcher, qs, o);
+            for (std::size_t e = 0; e < m.size(); ++e)
+              ASSERT_NEAR(m[e], want[e], 2e-5 * (1 + want[e])) << what << " entry " << e;
+            SearchStats st;
+            const SearchResults r = searcher.search(qs, k, o, &st);
+            for (std::size_t q = 0; q < qs.size(); ++q) {
+              std::vector<double> row(want.begin() + q * n, want.begin() + (q + 1) * n);
+              std::sort(row.begin(), row.end());
+              for (std::size_t t = 0; t < k; ++t)  // the k best distances, rank by rank
+                EXPECT_NEAR(r.distances[q * k + t], row[t], 2e-5 * (1 + row[t])) << what;
+            }
+            if (symmetric && prune) {
+              EXPECT_LT(st.refined, qs.size() * n) << what;
+            }
           }
-          if (symmetric && prune) {
-            EXPECT_LT(st.refined, qs.size() * n) << what;
-          }
-        }
     }
+}
+
+// The same on a real corpus and real embeddings: each direction of ACT-k and ICT, one-sided and
+// symmetric, equals the per-pair reference, and the chain RWMD <= ACT-1 <= ACT-3 <= ICT holds
+// entry by entry.
+TEST(RealCorpus, ActAndIctEqualThePerPairReferenceOnBbcsport) {
+  REQUIRE_SHARED_DATA();
+  const test::RealData d = test::bbcsport(80, 8);
+  const Index& ix = d.index;
+  const QuerySet& qs = d.queries;
+  const std::size_t n = ix.n_docs();
+  std::vector<float> prev(qs.size() * n, 0.0f);
+  for (std::size_t steps :
+       {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{5}, kIctSteps}) {
+    std::vector<ActPair> want(qs.size() * n);
+#pragma omp parallel for schedule(dynamic)
+    for (std::size_t x = 0; x < want.size(); ++x) want[x] = act_pair(ix, x % n, qs, x / n, steps);
+    for (bool symmetric : {false, true}) {
+      SearchOptions o;
+      o.method = steps == kIctSteps ? Method::ict : Method::act;
+      o.act_steps = steps == kIctSteps ? 1 : steps;
+      o.symmetric = symmetric;
+      const std::vector<float> m = test::matrix(ix, qs, o);
+      for (std::size_t x = 0; x < m.size(); ++x) {
+        const double w = symmetric ? std::max(want[x].d1, want[x].d2) : want[x].d1;
+        ASSERT_NEAR(m[x], w, 1e-5 * (1 + w)) << "steps " << steps << " sym " << symmetric;
+        if (symmetric) {
+          EXPECT_GE(m[x], prev[x] * (1 - 1e-6f)) << "steps " << steps << " entry " << x;
+          prev[x] = m[x];
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

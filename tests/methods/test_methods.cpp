@@ -269,7 +269,7 @@ TEST(Methods, DegenerateShapes) {
     qs.indptr.push_back(qs.words.size());
     qs.ids.push_back("x");
     qs.labels.emplace_back();
-    for (Method m : {Method::wcd, Method::rwmd, Method::lc_rwmd}) {
+    for (Method m : {Method::wcd, Method::rwmd, Method::lc_rwmd, Method::act, Method::ict}) {
       SearchOptions o;
       o.method = m;
       const SearchResults r = search(ix, qs, 3, o);

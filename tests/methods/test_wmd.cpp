@@ -214,28 +214,9 @@ TEST(Wmd, BoundsLieBelow) {
   expect_bounds_below_wmd(ix, test::mixed_queries(ix, 10, 9));
 }
 
-struct RealData {
-  Index index;
-  QuerySet queries;
-};
-
-RealData bbcsport(std::size_t n_queries) {
-  const std::string dir = test::shared_data();
-  const Embeddings emb = Embeddings::load(dir + "/embeddings/cbow300.bin");
-  const StopWords stop = StopWords::load(dir + "/stop_words.txt");
-  BuildOptions bo;
-  bo.stopwords = &stop;
-  Index ix = Index::from_data(
-      build_index_data(emb, read_tsv(dir + "/corpora/bbcsport/train.tsv"), bo, nullptr));
-  std::vector<RawDocument> test_docs = read_tsv(dir + "/corpora/bbcsport/test.tsv");
-  test_docs.resize(n_queries);
-  QuerySet qs = make_query_set(ix, test_docs, {&stop, &emb});
-  return {std::move(ix), std::move(qs)};
-}
-
 TEST(RealCorpus, WmdBoundsAndPrunedTopKOnBbcsport) {
   REQUIRE_SHARED_DATA();
-  const RealData d = bbcsport(4);
+  const test::RealData d = test::bbcsport(0, 4);
   expect_bounds_below_wmd(d.index, d.queries);
   SearchOptions o;
   o.method = Method::wmd;
