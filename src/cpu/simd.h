@@ -40,6 +40,20 @@ struct Kernels {
   // acc[j] += sum_p (word p's ACT-1 transfer to query j), adding over p in order.
   void (*act1_rows)(const std::uint32_t* idx, const float* val, std::size_t h, const float* slots,
                     std::size_t q, float* acc);
+  // out[e] = sqrt(double(sq[e])): ground costs in double from cached float squared distances.
+  void (*sqrt_to_f64)(const float* sq, std::size_t n, double* out);
+  // The dual bound's pieces (ot/dual_bound.cpp). out[e] = exp(-c[e] * scale) for c[e] * scale
+  // in [0, 80] (beyond: e^-80), to ~2e-7 relative near 0 and ~1e-7 |x| further out (the float
+  // range reduction); the bound's feasibility does not depend on it, only its tightness.
+  void (*exp_neg_scaled)(const double* c, std::size_t n, float scale, float* out);
+  // Sinkhorn iterations on the na x nb kernel (row-major): u = a / (K v), v = b / (K^T u),
+  // from u, v as given; col (nb floats) is scratch.
+  void (*sinkhorn)(const float* kernel, std::size_t na, std::size_t nb, const float* a,
+                   const float* b, int iterations, float* u, float* v, float* col);
+  // sum_i a_i min_j (cost_ij - g_j) + sum_j b_j g_j with g_j = min_i (cost_ij - f_i): the dual
+  // objective of f after both c-transforms. g (nb doubles) is scratch.
+  double (*c_transformed_dual)(const double* cost, std::size_t na, std::size_t nb, const double* a,
+                               const double* b, const double* f, double* g);
   // Finishes a GEMM column of -2 e.t into squared distances: col[r] = max(0, col[r] +
   // row_norms[r] + col_norm). Returns how many fell below `recompute_below` times their norms'
   // sum (cancellation: the caller recomputes those directly).

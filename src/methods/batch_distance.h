@@ -10,6 +10,7 @@
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
+#include "ot/dual_bound.h"
 
 namespace lcrwmd {
 
@@ -88,7 +89,7 @@ double wmd_pair_flow(const Index& index, std::size_t doc, const QuerySet& querie
 // A lower bound on wmd_pair from approximate dual potentials (ot/dual_bound.h). With
 // sq_distances (as from pair_sq_distances) the costs come from there instead of the vectors.
 double wmd_dual_bound(const Index& index, std::size_t doc, const QuerySet& queries, std::size_t q,
-                      const float* sq_distances = nullptr);
+                      const float* sq_distances, ot::DualEffort effort);
 
 // Quadratic RWMD of one pair, both directions: d1 = R(doc -> query), d2 = R(query -> doc).
 struct RwmdPair {

@@ -11,6 +11,7 @@
 
 #include "core/numerics.h"
 #include "cpu/distance_kernels.h"
+#include "cpu/simd.h"
 #include "lcrwmd/emd.h"
 #include "lcrwmd/error.h"
 #include "methods/batch_distance.h"
@@ -50,7 +51,8 @@ struct PairProblem {
   std::vector<PairFlow> shared;         // mass left in place: a word in both, at cost 0
 };
 
-// Costs from the vectors in double, or from given float squared distances.
+// Costs from the vectors in double, or from given float squared distances (document words x
+// query words), computed only for the words left once the shared mass is in place.
 const PairProblem& pair_problem(const Index& index, std::size_t doc, const QuerySet& qs,
                                 std::size_t q, const float* sq_distances = nullptr) {
   const std::size_t m = index.dim();
@@ -59,19 +61,12 @@ const PairProblem& pair_problem(const Index& index, std::size_t doc, const Query
   const std::size_t qb = qs.indptr[q], qh = qs.length(q);
   const std::uint32_t* dw = index.indices().data() + db;
   const std::uint32_t* qw = qs.words.data() + qb;
-  thread_local std::vector<double> x, xn, y, yn, cost, a, b;
+  thread_local std::vector<double> x, xn, y, yn, a, b;
+  thread_local std::vector<std::uint32_t> row_words, col_words;
   thread_local PairProblem out;
   std::vector<std::size_t>& rows = out.rows;
   std::vector<std::size_t>& cols = out.cols;
   out.shared.clear();
-  cost.resize(dh * qh);
-  if (!sq_distances) {
-    gather_f64(index, nullptr, dw, dh, x, xn);
-    gather_f64(index, &qs, qw, qh, y, yn);
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(dh), static_cast<int>(qh),
-                static_cast<int>(m), -2.0, x.data(), static_cast<int>(m), y.data(),
-                static_cast<int>(m), 0.0, cost.data(), static_cast<int>(qh));
-  }
   a.assign(index.values().begin() + static_cast<std::ptrdiff_t>(db),
            index.values().begin() + static_cast<std::ptrdiff_t>(db + dh));
   b.assign(qs.weights.begin() + static_cast<std::ptrdiff_t>(qb),
@@ -81,27 +76,15 @@ const PairProblem& pair_problem(const Index& index, std::size_t doc, const Query
     for (double v : *w) total += v;
     for (double& v : *w) v /= total;
   }
-  if (sq_distances) {
-    for (std::size_t e = 0; e < dh * qh; ++e) cost[e] = std::sqrt(double{sq_distances[e]});
-  } else {
-    for (std::size_t p = 0; p < dh; ++p)
-      for (std::size_t t = 0; t < qh; ++t) {
-        double& c = cost[p * qh + t];
-        c += xn[p] + yn[t];
-        if (c < kWmdCostRecomputeBelow * (xn[p] + yn[t]))
-          c = cpu::sq_dist_f64(index.vector(dw[p]), query_word_vector(index, qs, qw[t]), m);
-        c = std::sqrt(std::max(c, 0.0));
-      }
-  }
-  // A word in both documents (both word lists ascending): cost exactly 0, shared mass removed.
-  // Only a saving: a pair this walk missed would still cost 0 and be moved by the solver.
+  // A word in both documents (both word lists ascending): its shared mass stays in place at
+  // cost 0, and one side of it leaves the problem. Only a saving: a pair this walk missed
+  // would still cost 0 and be moved by the solver.
   for (std::size_t p = 0, t = 0; p < dh && t < qh;) {
     if (dw[p] < qw[t]) {
       ++p;
     } else if (qw[t] < dw[p]) {
       ++t;
     } else {
-      cost[p * qh + t] = 0;
       const double shared = std::min(a[p], b[t]);
       a[p] -= shared;
       b[t] -= shared;
@@ -119,10 +102,39 @@ const PairProblem& pair_problem(const Index& index, std::size_t doc, const Query
   for (std::size_t t = 0; t < qh; ++t)
     if (b[t] > 0) cols.push_back(t), out.b.push_back(b[t]), mass_b += b[t];
   out.mass = rows.empty() || cols.empty() ? 0.0 : 0.5 * (mass_a + mass_b);
-  out.cost.resize(rows.size() * cols.size());
-  for (std::size_t r = 0; r < rows.size(); ++r)
-    for (std::size_t c = 0; c < cols.size(); ++c)
-      out.cost[r * cols.size() + c] = cost[rows[r] * qh + cols[c]];
+  const std::size_t nr = rows.size(), nc = cols.size();
+  out.cost.resize(nr * nc);
+  if (out.mass == 0) return out;
+  if (sq_distances) {
+    // The kept entries gathered, then square roots eight at a time.
+    thread_local std::vector<float> kept;
+    kept.resize(nr * nc);
+    for (std::size_t r = 0; r < nr; ++r) {
+      const float* src = sq_distances + rows[r] * qh;
+      for (std::size_t c = 0; c < nc; ++c) kept[r * nc + c] = src[cols[c]];
+    }
+    cpu::kernels().sqrt_to_f64(kept.data(), nr * nc, out.cost.data());
+    return out;
+  }
+  row_words.resize(nr);
+  col_words.resize(nc);
+  for (std::size_t r = 0; r < nr; ++r) row_words[r] = dw[rows[r]];
+  for (std::size_t c = 0; c < nc; ++c) col_words[c] = qw[cols[c]];
+  gather_f64(index, nullptr, row_words.data(), nr, x, xn);
+  gather_f64(index, &qs, col_words.data(), nc, y, yn);
+  double* cost = out.cost.data();
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(nr), static_cast<int>(nc),
+              static_cast<int>(m), -2.0, x.data(), static_cast<int>(m), y.data(),
+              static_cast<int>(m), 0.0, cost, static_cast<int>(nc));
+  for (std::size_t r = 0; r < nr; ++r)
+    for (std::size_t c = 0; c < nc; ++c) {
+      double& d = cost[r * nc + c];
+      d += xn[r] + yn[c];
+      if (d < kWmdCostRecomputeBelow * (xn[r] + yn[c]))
+        d = cpu::sq_dist_f64(index.vector(row_words[r]), query_word_vector(index, qs, col_words[c]),
+                             m);
+      d = std::sqrt(std::max(d, 0.0));
+    }
   return out;
 }
 
@@ -155,14 +167,15 @@ double wmd_pair_flow(const Index& index, std::size_t doc, const QuerySet& qs, st
 }
 
 double wmd_dual_bound(const Index& index, std::size_t doc, const QuerySet& qs, std::size_t q,
-                      const float* sq_distances) {
+                      const float* sq_distances, ot::DualEffort effort) {
   const PairProblem& p = pair_problem(index, doc, qs, q, sq_distances);
-  return p.mass == 0 ? 0 : p.mass * ot::emd_dual_bound(p.a, p.b, p.cost);
+  return p.mass == 0 ? 0 : p.mass * ot::emd_dual_bound(p.a, p.b, p.cost, effort);
 }
 
 namespace {
 
 using numerics::kWmdBoundSlack;
+
 
 class Wmd final : public BatchDistance {
  public:
@@ -177,7 +190,7 @@ class Wmd final : public BatchDistance {
   }
 
   bool exact() const override { return false; }
-  std::size_t tighten_levels() const override { return 2; }
+  std::size_t tighten_levels() const override { return 3; }
 
   float tighten(std::size_t j, std::size_t doc, float lower, std::size_t level) const override {
     if (level == 0) return (1.0f - kWmdBoundSlack) * bounds_->refine(j, doc, lower);
@@ -187,8 +200,8 @@ class Wmd final : public BatchDistance {
     thread_local std::vector<float> sq;
     sq.resize(h * q_.set.length(q_.begin + j));
     const bool cached = bounds_->pair_sq_distances(j, doc, sq.data());
-    const double d =
-        wmd_dual_bound(index_, doc, q_.set, q_.begin + j, cached ? sq.data() : nullptr);
+    const double d = wmd_dual_bound(index_, doc, q_.set, q_.begin + j,
+                                    cached ? sq.data() : nullptr, level == 1 ? ot::kQuickDual : ot::kCloseDual);
     return std::max(lower, static_cast<float>(cached ? (1.0 - kWmdBoundSlack) * d : d));
   }
 
