@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Reproduces RESULTS.md: kNN test error of WCD, LC-RWMD (symmetric = RWMD, and one-sided) and
-# exact WMD on the shared corpora, the overlap and precision figures, and their plots.
+# Reproduces RESULTS.md: kNN test error of WCD, LC-RWMD (symmetric = RWMD, and one-sided),
+# ACT-1/3/7, ICT and exact WMD on the shared corpora, the overlap and precision figures, the
+# bounds' ratios to the WMD (bench/act_bounds.py), and the plots.
 #   bench/quality.sh [WORK_DIR] [SHARED_DATA_DIR] [CORPUS ...]
 # Indexes go to WORK_DIR, JSON to bench/results/quality/, PNG to docs/figures/.
 set -euo pipefail
@@ -17,6 +18,14 @@ scripts/build.sh >/dev/null
 
 file() {  # the corpus file, plain or gzipped
   if [ -f "$DATA/corpora/$1/$2.tsv" ]; then echo "$DATA/corpora/$1/$2.tsv"; else echo "$DATA/corpora/$1/$2.tsv.gz"; fi
+}
+act_family() {  # NAME ARGS...: symmetric ACT-1, ACT-3, ACT-7 and ICT
+  local name=$1
+  shift
+  for k in 1 3 7; do
+    $BIN eval knn "$@" --method act --act-steps $k >"$OUT/${name}_knn_act-$k.json"
+  done
+  $BIN eval knn "$@" --method ict >"$OUT/${name}_knn_ict.json"
 }
 
 for c in "${CORPORA[@]}"; do
@@ -46,9 +55,11 @@ for c in "${CORPORA[@]}"; do
       done
       $BIN eval knn "${sample[@]}" --method lc-rwmd --one-sided \
         >"$OUT/20news-sample_knn_lc-rwmd-one-sided.json"
+      act_family 20news-sample "${sample[@]}"
       ;;
     bbcsport | twitter | r8)
       $BIN eval knn "${common[@]}" --method wmd >"$OUT/${c}_knn_wmd.json"
+      act_family "$c" "${common[@]}"
       for m in wcd lc-rwmd; do
         $BIN eval precision "${common[@]}" --method $m >"$OUT/${c}_precision_$m.json"
       done
@@ -63,6 +74,8 @@ for c in "${CORPORA[@]}"; do
       done
       $BIN eval overlap "${common[@]}" --method lc-rwmd --one-sided --reference wmd \
         >"$OUT/${c}_overlap_lc-rwmd-one-sided.json"
+      /usr/bin/python3 bench/act_bounds.py --lcrwmd $BIN --index "$idx" --queries "$test_file" \
+        --data "$DATA" --json "$OUT/${c}_act_bounds.json"
       ;;
   esac
 done
