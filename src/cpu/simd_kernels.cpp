@@ -137,8 +137,8 @@ float act1_dot(const std::uint32_t* idx, const float* val, std::size_t h, const 
     const __m256 v = _mm256_loadu_ps(val + p);
     const __m256 moved = _mm256_min_ps(v, m0);
     // not fused, in act1_term's order: see simd.h
-    acc = _mm256_add_ps(acc, _mm256_add_ps(_mm256_mul_ps(moved, c0),
-                                           _mm256_mul_ps(_mm256_sub_ps(v, moved), c1)));
+    acc = _mm256_add_ps(
+        acc, _mm256_add_ps(_mm256_mul_ps(moved, c0), _mm256_mul_ps(_mm256_sub_ps(v, moved), c1)));
   }
   _mm256_storeu_ps(lanes, acc);
 #else
@@ -172,8 +172,8 @@ void sqrt_to_f64(const float* sq, std::size_t n, double* out) {
 
 // exp(x) for x in [-80, 0] as plain float arithmetic the vectoriser takes (libm's exp is a
 // call per element): 2^n e^f with f in [-ln 2 / 2, ln 2 / 2], Taylor to degree 7 (error
-// < 2e-7; the float reduction adds ~1e-7 |x|). -80 keeps clear of denormals, whose arithmetic is slow (e^-80 ~ 0 beside any row's
-// nearest entries).
+// < 2e-7; the float reduction adds ~1e-7 |x|). -80 keeps clear of denormals, whose arithmetic is
+// slow (e^-80 ~ 0 beside any row's nearest entries).
 void exp_neg_scaled(const double* c, std::size_t n, float scale, float* out) {
   constexpr float kRound = 0x1.8p23f;  // adding it rounds to an integer, kept in the low bits
   for (std::size_t e = 0; e < n; ++e) {
@@ -312,10 +312,22 @@ void sparse_times_dense(const std::uint64_t* indptr, const std::uint32_t* idx, c
 }  // namespace
 
 const Kernels& table() {
-  static const Kernels k{
-      Simd::LCRWMD_SIMD_LEVEL, sq_norm,  sq_dist, sq_dist_f64,       sparse_dot, sparse_dot_split,
-      act1_dot,                act1_rows, sqrt_to_f64, exp_neg_scaled, sinkhorn, c_transformed_dual,
-      finish_sq_distances,     min_into, min_of,  sparse_times_dense};
+  static const Kernels k{Simd::LCRWMD_SIMD_LEVEL,
+                         sq_norm,
+                         sq_dist,
+                         sq_dist_f64,
+                         sparse_dot,
+                         sparse_dot_split,
+                         act1_dot,
+                         act1_rows,
+                         sqrt_to_f64,
+                         exp_neg_scaled,
+                         sinkhorn,
+                         c_transformed_dual,
+                         finish_sq_distances,
+                         min_into,
+                         min_of,
+                         sparse_times_dense};
   return k;
 }
 

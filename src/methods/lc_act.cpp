@@ -119,9 +119,9 @@ class LcAct final : public BatchDistance {
       if (keeps_all(j)) {
         float held = 0;
         Slot* sorted = seg;
-        for (std::size_t chunk = kFirstSorted; sorted != end && held < max_weight_[u];
-             chunk *= 2) {
-          Slot* next = sorted + std::min<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(chunk), end - sorted);
+        for (std::size_t chunk = kFirstSorted; sorted != end && held < max_weight_[u]; chunk *= 2) {
+          Slot* next =
+              sorted + std::min<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(chunk), end - sorted);
           std::partial_sort(sorted, next, end, ascending);
           for (; sorted != next && held < max_weight_[u]; ++sorted) held += sorted->mass;
         }
@@ -255,9 +255,9 @@ class LcAct final : public BatchDistance {
           k.act1_rows(idx.data() + b, val.data() + b, indptr[i + 1] - b, flat, Q, acc.data());
         } else {
           for (std::uint64_t p = indptr[i]; p < indptr[i + 1]; ++p) {
-          const Slot* row = slots + std::size_t{idx[p]} * S;
-          for (std::size_t j = 0; j < Q; ++j)
-            acc[j] += transfer(val[p], row + begin_[j], begin_[j + 1] - begin_[j]);
+            const Slot* row = slots + std::size_t{idx[p]} * S;
+            for (std::size_t j = 0; j < Q; ++j)
+              acc[j] += transfer(val[p], row + begin_[j], begin_[j + 1] - begin_[j]);
           }
         }
         for (std::size_t j = 0; j < Q; ++j) {
@@ -274,10 +274,11 @@ class LcAct final : public BatchDistance {
   const BatchDistance* cached_;
   std::size_t rows_ = 0, block_words_ = 0;
   BatchWords batch_;
-  std::vector<std::size_t> begin_;  // query j's slots of a vocabulary word: [begin_[j], begin_[j+1])
-  LargeArray<Slot> slots_;          // v x stride(): per vocabulary word, query after query
-  std::vector<float> max_weight_;   // per vocabulary word, its largest weight in a document
-                                    // (only where some query keeps all its words)
+  std::vector<std::size_t>
+      begin_;                      // query j's slots of a vocabulary word: [begin_[j], begin_[j+1])
+  LargeArray<Slot> slots_;         // v x stride(): per vocabulary word, query after query
+  std::vector<float> max_weight_;  // per vocabulary word, its largest weight in a document
+                                   // (only where some query keeps all its words)
 };
 
 // Symmetric: max(D1, D2). The bound is max(symmetric LC-RWMD's bound, ACT's D1), both for
@@ -311,12 +312,11 @@ class SymmetricAct final : public BatchDistance {
     const std::size_t qh = q_.set.length(q);
     thread_local std::vector<float> sq;
     sq.resize(dh * qh);
-    const double d2 =
-        rwmd_->pair_sq_distances(j, doc, sq.data())
-            ? act_from_sq_distances(sq.data(), dh, qh, index_.values().data() + db,
-                                    q_.set.weights.data() + q_.set.indptr[q], steps_,
-                                    ActDirection::query_to_doc)
-            : act_query_to_doc(index_, doc, q_.set, q, steps_);
+    const double d2 = rwmd_->pair_sq_distances(j, doc, sq.data())
+                          ? act_from_sq_distances(sq.data(), dh, qh, index_.values().data() + db,
+                                                  q_.set.weights.data() + q_.set.indptr[q], steps_,
+                                                  ActDirection::query_to_doc)
+                          : act_query_to_doc(index_, doc, q_.set, q, steps_);
     return std::max(lower, static_cast<float>(d2));
   }
 

@@ -176,7 +176,6 @@ namespace {
 
 using numerics::kWmdBoundSlack;
 
-
 class Wmd final : public BatchDistance {
  public:
   Wmd(const Index& index, QueryRange q, const CpuOptions& opt, std::size_t cache_budget)
@@ -200,8 +199,8 @@ class Wmd final : public BatchDistance {
     thread_local std::vector<float> sq;
     sq.resize(h * q_.set.length(q_.begin + j));
     const bool cached = bounds_->pair_sq_distances(j, doc, sq.data());
-    const double d = wmd_dual_bound(index_, doc, q_.set, q_.begin + j,
-                                    cached ? sq.data() : nullptr, level == 1 ? ot::kQuickDual : ot::kCloseDual);
+    const double d = wmd_dual_bound(index_, doc, q_.set, q_.begin + j, cached ? sq.data() : nullptr,
+                                    level == 1 ? ot::kQuickDual : ot::kCloseDual);
     return std::max(lower, static_cast<float>(cached ? (1.0 - kWmdBoundSlack) * d : d));
   }
 

@@ -49,7 +49,8 @@ double emd_dual_bound(std::span<const double> a_in, std::span<const double> b_in
     f[i] = std::isfinite(x) ? x : 0.0;
   }
   g.resize(nb);
-  const double bound = k.c_transformed_dual(cost.data(), na, nb, a.data(), b.data(), f.data(), g.data());
+  const double bound =
+      k.c_transformed_dual(cost.data(), na, nb, a.data(), b.data(), f.data(), g.data());
   // emd() quantises weights to 2^-52 and costs to 2^-40 of the largest: its answer may lie
   // below this bound by that much, and the bound must stay below it.
   return bound - 1e-11 * max_cost;

@@ -224,8 +224,8 @@ TEST(SimdKernels, DualBoundKernelsMatchDirectLoops) {
       for (std::size_t j = 0; j < nb; ++j) EXPECT_NEAR(v[j], vd[j], 1e-4 * vd[j]);
       std::vector<double> f(na), g(nb), ad(a.begin(), a.end()), bd(b.begin(), b.end());
       for (double& x : f) x = std::uniform_real_distribution<double>(-1, 1)(rng);
-      const double dual =
-          scalar().c_transformed_dual(cost.data(), na, nb, ad.data(), bd.data(), f.data(), g.data());
+      const double dual = scalar().c_transformed_dual(cost.data(), na, nb, ad.data(), bd.data(),
+                                                      f.data(), g.data());
       std::vector<double> gd(nb, std::numeric_limits<double>::infinity());
       for (std::size_t i = 0; i < na; ++i)
         for (std::size_t j = 0; j < nb; ++j) gd[j] = std::min(gd[j], cost[i * nb + j] - f[i]);
@@ -248,9 +248,9 @@ TEST(SimdKernels, DualBoundKernelsMatchDirectLoops) {
         k->sinkhorn(kw.data(), na, nb, a.data(), b.data(), 3, uw.data(), vw.data(), cw.data());
         EXPECT_EQ(uw, u);
         EXPECT_EQ(vw, v);
-        EXPECT_EQ(k->c_transformed_dual(cost.data(), na, nb, ad.data(), bd.data(), f.data(),
-                                        gw.data()),
-                  dual);
+        EXPECT_EQ(
+            k->c_transformed_dual(cost.data(), na, nb, ad.data(), bd.data(), f.data(), gw.data()),
+            dual);
       }
     }
 }
