@@ -220,17 +220,9 @@ TEST(Search, EmptyQuerySetAndKLargerThanIndex) {
 // The same checks on a real corpus and real embeddings.
 TEST(RealCorpus, LcRwmdEqualsQuadraticOnBbcsport) {
   REQUIRE_SHARED_DATA();
-  const std::string data = test::shared_data();
-  const Embeddings emb = Embeddings::load(data + "/embeddings/cbow300.bin");
-  const StopWords stop = StopWords::load(data + "/stop_words.txt");
-  auto train = read_tsv(data + "/corpora/bbcsport/train.tsv");
-  auto test_docs = read_tsv(data + "/corpora/bbcsport/test.tsv");
-  train.resize(80);
-  test_docs.resize(16);
-  BuildOptions bo;
-  bo.stopwords = &stop;
-  const Index ix = Index::from_data(build_index_data(emb, train, bo));
-  const QuerySet qs = make_query_set(ix, test_docs, {&stop, &emb});
+  const test::RealData d = test::bbcsport(80, 16);
+  const Index& ix = d.index;
+  const QuerySet& qs = d.queries;
   ASSERT_EQ(qs.size(), 16u);
   EXPECT_FALSE(qs.extra_words.empty());
   std::vector<std::pair<double, double>> ref(qs.size() * ix.n_docs());
