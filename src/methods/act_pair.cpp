@@ -74,7 +74,7 @@ T constrained_transfers(const T* cost, std::size_t row_stride, std::size_t col_s
     };
     T left = from[i];
     std::size_t s = 0;
-    for (; s + 1 < reach && s < steps && left > 0; ++s) {
+    for (; s + 1 < reach && left > 0; ++s) {  // reach <= steps + 1: at most `steps` capped
       sort_through(s);
       const T moved = std::min(left, to[order[s]]);
       total += moved * c(order[s]);
