@@ -16,8 +16,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-LABELS = {"wcd": "WCD", "lc-rwmd": "RWMD (LC-RWMD, symmetric)",
-          "lc-rwmd-one-sided": "LC-RWMD one-sided", "wmd": "WMD"}
+LABELS = {"wcd": "WCD", "lc-rwmd-one-sided": "LC-RWMD one-sided",
+          "lc-rwmd": "RWMD (LC-RWMD, symmetric)", "act-1": "ACT-1", "act-3": "ACT-3",
+          "act-7": "ACT-7", "ict": "ICT", "wmd": "WMD"}
 
 
 def load(pattern):
@@ -29,7 +30,8 @@ def load(pattern):
     return out
 
 
-COLORS = {"wcd": "tab:green", "lc-rwmd": "tab:orange", "lc-rwmd-one-sided": "tab:blue",
+COLORS = {"wcd": "tab:green", "lc-rwmd-one-sided": "tab:blue", "lc-rwmd": "tab:orange",
+          "act-1": "tab:olive", "act-3": "tab:cyan", "act-7": "tab:pink", "ict": "tab:purple",
           "wmd": "tab:red"}
 
 
@@ -56,7 +58,7 @@ def knn(src, dst):
         ax.set_ylabel("kNN test error (%)")
         ax.grid(alpha=0.3)
     handles = [plt.Line2D([], [], color=c, marker=".", label=LABELS[m]) for m, c in COLORS.items()]
-    fig.legend(handles=handles, loc="upper center", ncol=4, fontsize=8)
+    fig.legend(handles=handles, loc="upper center", ncol=8, fontsize=7)
     fig.tight_layout(rect=(0, 0, 1, 0.95))
     fig.savefig(os.path.join(dst, "knn_error.png"), dpi=110)
 
@@ -117,12 +119,11 @@ def precision(src, dst):
 
 def knn_table(src):
     runs = load(os.path.join(src, "*_knn_*.json"))
-    order = ["wcd", "lc-rwmd-one-sided", "lc-rwmd", "wmd"]
     print("| corpus | queries x docs | method | best k | error | error at k=1..19 (min-max) "
           "| seconds | EMD solves |")
     print("|---|---|---|---|---|---|---|---|")
     for corpus in sorted({n.split("_knn_")[0] for n in runs}):
-        for method in order:
+        for method in LABELS:
             r = runs.get(f"{corpus}_knn_{method}")
             if r is None:
                 continue
@@ -134,10 +135,27 @@ def knn_table(src):
                   f"| {min(errs):.1f}-{max(errs):.1f}% | {r['seconds']:.2f} | {solves} |")
 
 
+def bounds_table(src):
+    runs = load(os.path.join(src, "*_act_bounds.json"))
+    if not runs:
+        return
+    print()
+    print("| corpus | queries x docs | bound | mean bound/WMD | min bound/WMD "
+          "| top-10 WMD pairs pruned |")
+    print("|---|---|---|---|---|---|")
+    for name, r in runs.items():
+        corpus = name[:-len("_act_bounds")]
+        for b in r["bounds"]:
+            print(f"| {corpus} | {r['queries']} x {r['docs']} | {b['bound']} "
+                  f"| {b['mean_ratio']:.3f} | {b['min_ratio']:.3f} "
+                  f"| {100 * b['top10_pruned_share']:.1f}% |")
+
+
 def main():
     src, dst = sys.argv[1], sys.argv[2]
     os.makedirs(dst, exist_ok=True)
     knn_table(src)
+    bounds_table(src)
     knn(src, dst)
     overlap(src, dst)
     precision(src, dst)
