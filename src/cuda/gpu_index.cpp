@@ -39,7 +39,18 @@ WorkShape GpuIndex::Impl::shape(const SearchOptions& opt, std::size_t k, bool fu
   w.dim = index.dim();
   w.docs = set.largest_chunk();
   w.k = k;
+  w.act_reach = act_reach(opt);
   return w;
+}
+
+// The methods with LC-RWMD's phase 1 against the whole vocabulary.
+bool GpuIndex::Impl::linear(Method m) {
+  return m == Method::lc_rwmd || m == Method::act || m == Method::ict;
+}
+
+void GpuIndex::Impl::linear_phase1(const QueryBatch& b, Reverse rev, const SearchOptions& opt) {
+  if (opt.method == Method::lc_rwmd) phase1(b, rev, rev != Reverse::none);
+  if (opt.method == Method::act || opt.method == Method::ict) act_phase1(b, rev, opt);
 }
 
 // dst[j * n_c + i]: distances (or, for Reverse::bound, bounds) of the batch to chunk c.
@@ -53,9 +64,10 @@ void GpuIndex::Impl::block(const QueryBatch& b, const QuerySet& q, Chunk& c,
       return quadratic_block(b, c, opt.symmetric, gather_bytes, dst);
     case Method::lc_rwmd:
       return lc_rwmd_block(b, c, rev, dst);
-    case Method::wmd:
     case Method::act:
     case Method::ict:
+      return act_block(b, c, opt, rev, dst);
+    case Method::wmd:
       break;
   }
   throw Error(std::string(to_string(opt.method)) + " does not run on the GPU");  // unreachable
@@ -66,9 +78,10 @@ void GpuIndex::Impl::block(const QueryBatch& b, const QuerySet& q, Chunk& c,
 // allocation (the batch is then tried once more).
 void GpuIndex::Impl::release_scratch() {
   for (DeviceArray<float>* a :
-       {&z, &tile, &cache, &nn_sum, &out[0], &out[1], &g_vectors, &g_norms, &q_centroids})
+       {&z, &tile, &cache, &nn_sum, &out[0], &out[1], &g_vectors, &g_norms, &q_centroids, &slots})
     a->release();
   nearest.release();
+  slot_begin.release();
   gather_indptr.release();
   g_positions.release();
   selector.release();
@@ -78,7 +91,7 @@ void GpuIndex::Impl::release_scratch() {
 template <typename Use>
 void GpuIndex::Impl::for_each_batch(const QuerySet& q, const SearchOptions& opt, std::size_t k,
                                     bool full, SearchStats& st, Use&& use) {
-  resolve_backend(Backend::cuda, opt.method);  // wmd and act: an error naming the CPU backend
+  resolve_backend(Backend::cuda, opt.method);  // wmd: an error naming the CPU backend
   LCRWMD_CUBLAS_CHECK(cublasSetMathMode(
       blas.get(), options.allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
   const WorkShape ws = shape(opt, k, full);
@@ -113,12 +126,12 @@ SearchResults GpuIndex::Impl::search(const QuerySet& q, std::size_t k, const Sea
   res.indices.assign(res.n_queries * res.k, -1);
   SearchStats st;
   const bool symmetric = opt.symmetric && opt.method != Method::wcd;
-  const Reverse rev = opt.method != Method::lc_rwmd || !symmetric ? Reverse::none
-                      : opt.prune                                 ? Reverse::bound
-                                                                  : Reverse::full;
+  const Reverse rev = !linear(opt.method) || !symmetric ? Reverse::none
+                      : opt.prune                       ? Reverse::bound
+                                                        : Reverse::full;
   std::vector<std::uint64_t> keys;
   for_each_batch(q, opt, res.k, false, st, [&](const QueryBatch& b, std::size_t gather_bytes) {
-    if (opt.method == Method::lc_rwmd) phase1(b, rev);
+    linear_phase1(b, rev, opt);
     std::vector<TopK> best(b.nq, TopK(res.k));
     for (std::size_t ci = 0; ci < set.ranges.size(); ++ci) {
       Chunk& c = set.chunk(ci);
@@ -127,8 +140,9 @@ SearchResults GpuIndex::Impl::search(const QuerySet& q, std::size_t k, const Sea
       out[0].reserve(b.nq * n);
       block(b, q, c, opt, rev, gather_bytes, out[0].data());
       if (rev == Reverse::bound) {
-        const auto tops = refiner.topk(out[0].data(), n, res.k, reverse_args(b, c.csr()), selector,
-                                       stream.get(), st.refined);
+        const auto tops =
+            refiner.topk(out[0].data(), n, res.k, reverse_args(b, c.csr(), act_reach(opt)),
+                         selector, stream.get(), st.refined);
         for (std::size_t j = 0; j < b.nq; ++j)
           for (const Neighbor& nb : tops[j]) best[j].push({nb.distance, first_doc + nb.index});
       } else {
@@ -139,7 +153,7 @@ SearchResults GpuIndex::Impl::search(const QuerySet& q, std::size_t k, const Sea
             const std::uint64_t key = keys[j * kk + r];
             best[j].push({key_distance(key), first_doc + key_doc(key)});
           }
-        if (symmetric && opt.method == Method::lc_rwmd) st.refined += b.nq * n;
+        if (rev == Reverse::full) st.refined += b.nq * n;
       }
     }
     for (std::size_t j = 0; j < b.nq; ++j) {
@@ -164,7 +178,7 @@ void GpuIndex::Impl::pairwise(const QuerySet& q, const SearchOptions& opt, const
   SearchStats st;
   const std::size_t n_all = index.n_docs();
   const bool symmetric = opt.symmetric && opt.method != Method::wcd;
-  const Reverse rev = opt.method == Method::lc_rwmd && symmetric ? Reverse::full : Reverse::none;
+  const Reverse rev = linear(opt.method) && symmetric ? Reverse::full : Reverse::none;
   std::size_t t = 0;
   struct Pending {
     std::size_t first = 0, count = 0;
@@ -179,7 +193,7 @@ void GpuIndex::Impl::pairwise(const QuerySet& q, const SearchOptions& opt, const
     const std::size_t buf = t++ % 2;
     hand_over(buf);  // batch t - 2's rows, if the sink has not had them yet
     host_rows[buf].reserve(b.nq * n_all);
-    if (opt.method == Method::lc_rwmd) phase1(b, rev);
+    linear_phase1(b, rev, opt);
     for (std::size_t ci = 0; ci < set.ranges.size(); ++ci) {
       Chunk& c = set.chunk(ci);
       const std::size_t n = c.docs.size();
@@ -194,7 +208,7 @@ void GpuIndex::Impl::pairwise(const QuerySet& q, const SearchOptions& opt, const
       copied[buf].record(copy_stream.get());
       if (!set.all_resident) copied[buf].sync();  // the chunk slot is refilled next
     }
-    if (symmetric && opt.method == Method::lc_rwmd) st.refined += b.nq * n_all;
+    if (rev == Reverse::full) st.refined += b.nq * n_all;
     pending[buf] = {b.begin, b.nq};
     hand_over(1 - buf);  // the previous batch, while this one computes
   });

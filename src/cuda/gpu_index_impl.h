@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <vector>
 
 #include "cuda/device_memory.h"
 #include "cuda/kernels.h"
@@ -52,21 +53,36 @@ struct GpuIndex::Impl {
   cuda::Event computed[2], copied[2];
   cuda::TopKSelector selector;
   cuda::Refiner refiner;
+  // ACT and ICT: the batch's slots, their offsets, and the vocabulary's largest document
+  // weights (computed on first use).
+  cuda::DeviceArray<float> slots, max_weight;
+  cuda::DeviceArray<std::uint32_t> slot_begin;
+  std::vector<std::uint32_t> host_slot_begin;
+  bool has_max_weight = false;
 
   // lc_rwmd_driver.cpp
   void phase1_rows(const cuda::QueryBatch& b, const float* row_vectors, const float* row_norms,
                    const std::uint32_t* row_word, std::size_t rows, float* cache_out,
                    unsigned* nearest_out);
-  void phase1(const cuda::QueryBatch& b, cuda::Reverse rev);
-  cuda::ReverseArgs reverse_args(const cuda::QueryBatch& b, const cuda::DeviceCsr& docs) const;
+  void phase1(const cuda::QueryBatch& b, cuda::Reverse rev, bool cache_distances);
+  // act_reach: 0 for RWMD's D2, else ACT's (act_reach(options)).
+  cuda::ReverseArgs reverse_args(const cuda::QueryBatch& b, const cuda::DeviceCsr& docs,
+                                 std::uint32_t act_reach) const;
   void lc_rwmd_block(const cuda::QueryBatch& b, const cuda::Chunk& c, cuda::Reverse rev,
                      float* dst);
+  // act_driver.cpp
+  void act_phase1(const cuda::QueryBatch& b, cuda::Reverse rev, const SearchOptions& opt);
+  cuda::ActSlots act_slots_args(const cuda::QueryBatch& b) const;
+  void act_block(const cuda::QueryBatch& b, const cuda::Chunk& c, const SearchOptions& opt,
+                 cuda::Reverse rev, float* dst);
   // quadratic_driver.cpp
   void quadratic_block(const cuda::QueryBatch& b, const cuda::Chunk& c, bool symmetric,
                        std::size_t gather_bytes, float* dst);
   // wcd_driver.cpp
   void wcd_block(const cuda::QueryBatch& b, const QuerySet& q, cuda::Chunk& c, float* dst);
   // gpu_index.cpp
+  static bool linear(Method m);
+  void linear_phase1(const cuda::QueryBatch& b, cuda::Reverse rev, const SearchOptions& opt);
   cuda::WorkShape shape(const SearchOptions& opt, std::size_t k, bool full) const;
   void block(const cuda::QueryBatch& b, const QuerySet& q, cuda::Chunk& c, const SearchOptions& opt,
              cuda::Reverse rev, std::size_t gather_bytes, float* dst);

@@ -254,6 +254,8 @@ void reverse_pairs(const ReverseArgs& a, const std::uint32_t* docs, const std::u
                    std::size_t n_pairs, const float* bound, std::size_t bound_stride, float* out,
                    cudaStream_t s) {
   if (n_pairs == 0) return;
+  if (a.act_reach > 0)
+    return act_reverse_pairs(a, docs, queries, n_pairs, bound, bound_stride, out, s);
   reverse_pairs_kernel<<<blocks_for(n_pairs, 1), kThreads, 0, s>>>(a, docs, queries, n_pairs, bound,
                                                                    bound_stride, out);
   LCRWMD_LAUNCH_CHECK();
@@ -261,6 +263,7 @@ void reverse_pairs(const ReverseArgs& a, const std::uint32_t* docs, const std::u
 
 void reverse_all(const ReverseArgs& a, float* d, std::size_t stride, cudaStream_t s) {
   if (a.docs.docs == 0 || a.q.n_queries == 0) return;
+  if (a.act_reach > 0) return act_reverse_all(a, d, stride, s);
   const dim3 grid(blocks_for(a.docs.docs, 1), static_cast<unsigned>(a.q.n_queries));
   reverse_all_kernel<<<grid, kThreads, 0, s>>>(a, d, stride);
   LCRWMD_LAUNCH_CHECK();

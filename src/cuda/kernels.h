@@ -82,12 +82,16 @@ void sparse_times_z(const DeviceCsr& docs, const float* z, int n_queries, bool s
 
 // The other direction from the query-major cache of squared distances (Phase1Args::cache,
 // rows as in docs.indices): D2(i, j) = sum over query j's positions p of
-// F_p sqrt(min over document i's words u of cache[u * stride][p]).
+// F_p sqrt(min over document i's words u of cache[u * stride][p]). With act_reach > 0, ACT's
+// query -> document direction instead (act_kernels.cu): each position's weight F_p goes to
+// the document's words in ascending cost, at most a word's weight for act_reach - 1 steps, the
+// rest at the next nearest (ICT where act_reach covers the document's words).
 struct ReverseArgs {
   DeviceCsr docs;
   const float* cache = nullptr;
   std::size_t stride = 0;
   QueryWords q;
+  std::uint32_t act_reach = 0;
 };
 // Listed pairs: out[l] = max(bound[j * bound_stride + doc], D2(doc, j)) for doc = docs[l],
 // j = queries[l]: the exact symmetric distance where the bound is max(D1, B2) (or D1).
@@ -96,6 +100,36 @@ void reverse_pairs(const ReverseArgs& a, const std::uint32_t* docs, const std::u
                    cudaStream_t s);
 // Every document and query: d[j * stride + i] = max(d[j * stride + i], D2(i, j)).
 void reverse_all(const ReverseArgs& a, float* d, std::size_t stride, cudaStream_t s);
+// Both where a.act_reach > 0 (act_kernels.cu; reverse_pairs and reverse_all hand over).
+void act_reverse_pairs(const ReverseArgs& a, const std::uint32_t* docs,
+                       const std::uint32_t* queries, std::size_t n_pairs, const float* bound,
+                       std::size_t bound_stride, float* out, cudaStream_t s);
+void act_reverse_all(const ReverseArgs& a, float* d, std::size_t stride, cudaStream_t s);
+
+// ACT-k and ICT (lc_act.cpp explains the method) after phase 1 has filled the cache of
+// squared distances. Per vocabulary word u and query j, the slots
+// [slot_begin[j], slot_begin[j + 1]) of row u (slot_stride slots a row, each a (cost, weight)
+// pair of floats) hold j's nearest words in ascending cost, as many as a transfer reaches:
+// min(k + 1, h_j), or all h_j for ICT. Where that is all of j's words, only the prefix a
+// transfer of u's largest document weight (max_weight[u]) can use is ordered, one slot more,
+// and the rest repeat its cost at weight 0.
+struct ActSlots {
+  const float* cache = nullptr;
+  std::size_t cache_stride = 0;
+  QueryWords q;
+  const std::uint32_t* slot_begin = nullptr;  // n_queries + 1
+  std::size_t slot_stride = 0;
+  const float* max_weight = nullptr;  // per vocabulary word; read where a query keeps all
+  float* slots = nullptr;             // vocab x slot_stride x 2
+  std::size_t vocab = 0;
+};
+void act_slots(const ActSlots& a, cudaStream_t s);
+
+// Phase 2 of ACT (document -> query): out[j * stride + i] = sum over document i's words of
+// the k-step transfer of its weight through its slots for query j; with keep_larger,
+// max(out, that) (symmetric ACT raises LC-RWMD's bound with it).
+void act_sparse(const DeviceCsr& docs, const ActSlots& a, bool keep_larger, float* out,
+                std::size_t stride, cudaStream_t s);
 
 // Weighted centroids (accumulated in double, as on the CPU) and WCD to query centroids.
 void centroids(const DeviceCsr& docs, const float* vectors, int dim, float* out, cudaStream_t s);

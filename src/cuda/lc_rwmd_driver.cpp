@@ -51,27 +51,29 @@ void GpuIndex::Impl::phase1_rows(const QueryBatch& b, const float* row_vectors,
   }
 }
 
-// Phase 1 of LC-RWMD for the batch: Z (v x nq, sqrt of the minima); symmetric, the cache of
-// squared distances D2 reads; for Reverse::bound also B2's terms in Z and nn_sum.
-void GpuIndex::Impl::phase1(const QueryBatch& b, Reverse rev) {
+// Phase 1 of LC-RWMD for the batch: Z (v x nq, sqrt of the minima); with cache_distances,
+// the cache of squared distances D2 (and ACT) reads; for Reverse::bound also B2's terms in Z
+// and nn_sum.
+void GpuIndex::Impl::phase1(const QueryBatch& b, Reverse rev, bool cache_distances) {
   const cudaStream_t s = stream.get();
   const std::size_t v = index.vocab_size(), w = b.columns();
   z.reserve(v * b.nq);
-  if (rev != Reverse::none) cache.reserve(v * b.positions());
+  if (cache_distances) cache.reserve(v * b.positions());
   const bool with_bound = rev == Reverse::bound;
   if (with_bound) {
     nearest.reserve(w);
     fill(reinterpret_cast<float*>(nearest.data()), w, INFINITY, s);
   }
   phase1_rows(b, set.vectors.data(), set.norms.data(), nullptr, v,
-              rev != Reverse::none ? cache.data() : nullptr, with_bound ? nearest.data() : nullptr);
+              cache_distances ? cache.data() : nullptr, with_bound ? nearest.data() : nullptr);
   if (!with_bound) return;
   nn_sum.reserve(b.nq);
   finish_bound_terms(batch.q, batch.word, nearest.data(), z.data(), nn_sum.data(), s);
 }
 
-ReverseArgs GpuIndex::Impl::reverse_args(const QueryBatch& b, const DeviceCsr& docs) const {
-  return {docs, cache.data(), b.positions(), batch.q};
+ReverseArgs GpuIndex::Impl::reverse_args(const QueryBatch& b, const DeviceCsr& docs,
+                                         std::uint32_t act_reach) const {
+  return {docs, cache.data(), b.positions(), batch.q, act_reach};
 }
 
 // The batch's distances (or bounds) to the chunk's documents: dst[j * n_c + i].
@@ -80,7 +82,7 @@ void GpuIndex::Impl::lc_rwmd_block(const QueryBatch& b, const Chunk& c, Reverse 
   const std::size_t n = c.docs.size();
   sparse_times_z(c.csr(), z.data(), static_cast<int>(b.nq), rev == Reverse::bound, nn_sum.data(),
                  dst, n, s);
-  if (rev == Reverse::full) reverse_all(reverse_args(b, c.csr()), dst, n, s);
+  if (rev == Reverse::full) reverse_all(reverse_args(b, c.csr(), 0), dst, n, s);
 }
 
 }  // namespace lcrwmd

@@ -50,15 +50,31 @@ std::vector<DocRange> plan_doc_chunks(std::span<const std::uint64_t> indptr, std
   return chunks;
 }
 
+std::uint32_t act_reach(const SearchOptions& opt) {
+  constexpr std::uint32_t kAll = std::numeric_limits<std::uint32_t>::max();
+  if (opt.method == Method::ict) return kAll;
+  if (opt.method != Method::act) return 0;
+  return opt.act_steps >= kAll - 1 ? kAll : static_cast<std::uint32_t>(opt.act_steps + 1);
+}
+
 std::size_t batch_bytes(const WorkShape& s, std::size_t queries, std::size_t words) {
   const std::size_t n = s.docs, f = sizeof(float);
   std::size_t bytes = words * (s.dim * f + f + 8 + 2 * 4) + queries * 64;  // query side
   if (s.method == Method::wcd)
     return bytes + queries * s.dim * f + 2 * queries * n * f +
            queries * select_capacity(n, s.k) * 16;
-  if (s.method == Method::lc_rwmd) {
-    bytes += s.vocab * queries * f + words * f;     // Z, nearest other words
-    if (s.symmetric) bytes += s.vocab * words * f;  // the squared distances D2 reads
+  const bool act = s.method == Method::act || s.method == Method::ict;
+  if (s.method == Method::lc_rwmd || act) {
+    bytes += s.vocab * queries * f + words * f;  // Z, nearest other words
+    // The squared distances D2 reads (and ACT's slots are chosen from).
+    if (s.symmetric || act) bytes += s.vocab * words * f;
+  }
+  if (act) {
+    // Per vocabulary word its slots, (cost, weight) each: at most k + 1 per query, never more
+    // than the batch's words; its largest document weight.
+    const std::size_t slots =
+        s.act_reach >= words ? words : std::min(words, queries * std::size_t{s.act_reach});
+    bytes += s.vocab * (slots * 2 * f + f);
   }
   // Output rows (twice: pairwise double-buffers them).
   bytes += queries * n * f * (s.full_matrix ? 2 : 1);

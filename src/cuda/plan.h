@@ -25,6 +25,10 @@ std::size_t csr_bytes(std::span<const std::uint64_t> indptr, std::size_t begin, 
 std::vector<DocRange> plan_doc_chunks(std::span<const std::uint64_t> indptr, std::size_t max_bytes,
                                       std::size_t max_docs);
 
+// ACT-k and ICT: the most of a query's words one transfer reaches (k + 1; ICT: all, written
+// as the largest value); 0 for the other methods.
+std::uint32_t act_reach(const SearchOptions& opt);
+
 // What one batch's working memory depends on.
 struct WorkShape {
   Method method = Method::lc_rwmd;
@@ -33,6 +37,7 @@ struct WorkShape {
   std::size_t vocab = 0, dim = 0;
   std::size_t docs = 0;  // documents of the largest resident chunk
   std::size_t k = 0;
+  std::uint32_t act_reach = 0;  // act_reach(options)
 };
 
 // Device bytes of a batch of `queries` queries with `words` query words in all, without the

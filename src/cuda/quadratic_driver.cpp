@@ -41,7 +41,7 @@ void GpuIndex::Impl::quadratic_block(const QueryBatch& b, const Chunk& c, bool s
                 symmetric ? cache.data() : nullptr, nullptr);
     float* at = dst + (part.begin - c.docs.begin);
     sparse_times_z(occurrences, z.data(), 1, false, nullptr, at, n, s);
-    if (symmetric) reverse_all(reverse_args(b, occurrences), at, n, s);
+    if (symmetric) reverse_all(reverse_args(b, occurrences, 0), at, n, s);
     LCRWMD_CUDA_CHECK(cudaStreamSynchronize(s));  // `rebased` and the scratch are reused
   }
 }

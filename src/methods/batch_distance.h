@@ -60,6 +60,10 @@ std::unique_ptr<BatchDistance> make_lc_rwmd(const Index& index, QueryRange queri
 std::unique_ptr<BatchDistance> make_lc_act(const Index& index, QueryRange queries,
                                            std::size_t steps, const CpuOptions& options);
 
+// Each vocabulary word's largest weight in a document: how far ICT's phase 1 has to order a
+// word's nearest query words (both backends).
+std::vector<float> largest_word_weights(const Index& index);
+
 // ACT-k or ICT, one-sided (make_lc_act) or symmetric: max(D1, D2), bounded below by the
 // linear-complexity D1 and symmetric LC-RWMD's bound, tightened to the pair's RWMD, with D2
 // (query -> document) computed per pair where the bounds do not rule it out, from symmetric

@@ -135,22 +135,7 @@ class LcAct final : public BatchDistance {
   void find_max_weights() {
     bool needed = false;
     for (std::size_t j = 0; j < nq(); ++j) needed |= keeps_all(j);
-    if (!needed || !max_weight_.empty()) return;
-    const std::size_t v = index_.vocab_size(), n = index_.n_docs();
-    const auto indptr = index_.indptr();
-    const auto idx = index_.indices();
-    const auto val = index_.values();
-    max_weight_.assign(v, 0.0f);
-#pragma omp parallel
-    {
-      std::vector<float> mine(v, 0.0f);
-#pragma omp for schedule(static)
-      for (std::size_t i = 0; i < n; ++i)
-        for (std::uint64_t p = indptr[i]; p < indptr[i + 1]; ++p)
-          mine[idx[p]] = std::max(mine[idx[p]], val[p]);
-#pragma omp critical
-      for (std::size_t u = 0; u < v; ++u) max_weight_[u] = std::max(max_weight_[u], mine[u]);
-    }
+    if (needed && max_weight_.empty()) max_weight_ = largest_word_weights(index_);
   }
 
   const float* query_weights(std::size_t j) const {
@@ -329,6 +314,25 @@ class SymmetricAct final : public BatchDistance {
 };
 
 }  // namespace
+
+std::vector<float> largest_word_weights(const Index& index) {
+  const std::size_t v = index.vocab_size(), n = index.n_docs();
+  const auto indptr = index.indptr();
+  const auto idx = index.indices();
+  const auto val = index.values();
+  std::vector<float> largest(v, 0.0f);
+#pragma omp parallel
+  {
+    std::vector<float> mine(v, 0.0f);
+#pragma omp for schedule(static)
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::uint64_t p = indptr[i]; p < indptr[i + 1]; ++p)
+        mine[idx[p]] = std::max(mine[idx[p]], val[p]);
+#pragma omp critical
+    for (std::size_t u = 0; u < v; ++u) largest[u] = std::max(largest[u], mine[u]);
+  }
+  return largest;
+}
 
 std::unique_ptr<BatchDistance> make_lc_act(const Index& index, QueryRange queries,
                                            std::size_t steps, const CpuOptions& options) {

@@ -68,9 +68,7 @@ Backend parse_backend(std::string_view s) {
   throw Error("unknown backend '" + std::string(s) + "' (expected cpu, cuda or auto)");
 }
 
-bool runs_on_gpu(Method method) {
-  return method != Method::wmd && method != Method::act && method != Method::ict;
-}
+bool runs_on_gpu(Method method) { return method != Method::wmd; }
 
 Backend resolve_backend(Backend b, Method method) {
   if (b == Backend::cuda && !runs_on_gpu(method))

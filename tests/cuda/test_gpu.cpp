@@ -106,11 +106,14 @@ TEST(GpuPlan, BatchesFitTheBudget) {
   std::vector<std::uint64_t> qptr{0};
   std::mt19937 rng(9);
   for (int q = 0; q < 300; ++q) qptr.push_back(qptr.back() + 1 + rng() % 120);
-  for (Method method : {Method::wcd, Method::rwmd, Method::lc_rwmd})
+  for (Method method : {Method::wcd, Method::rwmd, Method::lc_rwmd, Method::act, Method::ict})
     for (bool symmetric : {false, true})
       for (bool full : {false, true}) {
         cuda::WorkShape s;
         s.method = method;
+        SearchOptions o;
+        o.method = method;
+        s.act_reach = cuda::act_reach(o);
         s.symmetric = symmetric;
         s.full_matrix = full;
         s.vocab = 452058;
@@ -134,7 +137,7 @@ TEST(GpuPlan, BatchesFitTheBudget) {
             if (b.end - b.begin > 1) {
               EXPECT_LE(fixed, budget / 2);
             }
-            if (method == Method::lc_rwmd) {
+            if (method != Method::wcd && method != Method::rwmd) {
               EXPECT_LE(fixed + s.vocab * sizeof(float) * b.tile_words, budget);
             }
             next = b.end;
@@ -142,6 +145,38 @@ TEST(GpuPlan, BatchesFitTheBudget) {
           EXPECT_EQ(next, 300u);
         }
       }
+}
+
+// ACT keeps per vocabulary word k + 1 (cost, weight) slots a query, ICT one per query word,
+// beside the cache of distances it chooses them from (one-sided too).
+TEST(GpuPlan, ActCountsItsSlots) {
+  SearchOptions o;
+  EXPECT_EQ(cuda::act_reach(o), 0u);
+  o.method = Method::act;
+  o.act_steps = 0;
+  EXPECT_EQ(cuda::act_reach(o), 1u);
+  o.act_steps = 5;
+  EXPECT_EQ(cuda::act_reach(o), 6u);
+  o.act_steps = std::numeric_limits<std::size_t>::max();
+  EXPECT_EQ(cuda::act_reach(o), std::numeric_limits<std::uint32_t>::max());
+  o.method = Method::ict;
+  EXPECT_EQ(cuda::act_reach(o), std::numeric_limits<std::uint32_t>::max());
+
+  cuda::WorkShape s;
+  s.symmetric = false;
+  s.vocab = 1000;
+  s.dim = 10;
+  s.docs = 50;
+  s.k = 5;
+  const std::size_t queries = 4, words = 40, f = sizeof(float);
+  const std::size_t lc = cuda::batch_bytes(s, queries, words);
+  s.method = Method::act;
+  s.act_reach = 2;
+  const std::size_t act1 = cuda::batch_bytes(s, queries, words);
+  EXPECT_EQ(act1 - lc, s.vocab * words * f + s.vocab * (queries * 2 * 2 * f + f));
+  s.act_reach = std::numeric_limits<std::uint32_t>::max();
+  EXPECT_EQ(cuda::batch_bytes(s, queries, words) - lc,
+            s.vocab * words * f + s.vocab * (words * 2 * f + f));
 }
 
 TEST(GpuPlan, TooSmallABudgetIsAClearError) {
@@ -182,6 +217,8 @@ TEST(Backend, ParseAndResolve) {
   EXPECT_THROW(parse_backend("gpu"), Error);
   EXPECT_THROW(resolve_backend(Backend::cuda, Method::wmd), Error);
   EXPECT_EQ(resolve_backend(Backend::automatic, Method::wmd), Backend::cpu);
+  for (Method m : {Method::wcd, Method::rwmd, Method::lc_rwmd, Method::act, Method::ict})
+    EXPECT_EQ(resolve_backend(Backend::cuda, m), Backend::cuda) << to_string(m);
   EXPECT_EQ(resolve_backend(Backend::cpu, Method::lc_rwmd), Backend::cpu);
   EXPECT_EQ(resolve_backend(Backend::automatic, Method::lc_rwmd),
             gpu_device_count() == 0 ? Backend::cpu : Backend::cuda);
@@ -237,10 +274,12 @@ struct GpuCase {
   std::size_t n_docs, batch, tile_words, chunk_docs;
   bool prune;
   std::size_t budget_mib = 0;  // --device-memory; 0: the default
+  std::size_t act_steps = 1;   // act only
 };
 
 std::string describe(const GpuCase& c) {
   std::string s = to_string(c.method);
+  if (c.method == Method::act) s += std::to_string(c.act_steps);
   std::replace(s.begin(), s.end(), '-', '_');
   s += c.symmetric ? "_sym" : "_one";
   s += "_n" + std::to_string(c.n_docs) + "_b" + std::to_string(c.batch) + "_t" +
@@ -272,6 +311,7 @@ TEST_P(GpuVsCpu, SameDistancesAndTopK) {
   SearchOptions cpu;
   cpu.method = c.method;
   cpu.symmetric = c.symmetric;
+  cpu.act_steps = c.act_steps;
   SearchOptions gpu = cpu;
   gpu.batch = c.batch;
   gpu.prune = c.prune;
@@ -343,6 +383,25 @@ std::vector<GpuCase> gpu_cases() {
   // A budget so small that batches shrink to one query.
   cases.push_back({Method::lc_rwmd, true, 1021, 64, 0, 0, true, 40});
   cases.push_back({Method::lc_rwmd, false, 1021, 64, 0, 0, true, 40});
+  // ACT-k (k = 0, 1, 2, 5) and ICT: one-sided, symmetric top-k refined by ACT's D2, and every
+  // distance; single queries and batches, tiny tiles, several chunks, a tight budget.
+  for (std::size_t steps : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{5}})
+    for (std::size_t n : {std::size_t{1}, std::size_t{1021}}) {
+      cases.push_back({Method::act, false, n, 64, 0, 0, true, 0, steps});
+      cases.push_back({Method::act, true, n, 64, 0, 0, true, 0, steps});
+      cases.push_back({Method::act, true, n, 1, 0, 0, false, 0, steps});
+    }
+  for (std::size_t n : {std::size_t{1}, std::size_t{31}, std::size_t{1021}}) {
+    cases.push_back({Method::ict, false, n, 64, 0, 0, true});
+    cases.push_back({Method::ict, true, n, 64, 0, 0, true});
+    cases.push_back({Method::ict, true, n, 4, 0, 0, false});
+  }
+  cases.push_back({Method::act, true, 1021, 9, 4, 100, true, 0, 1});
+  cases.push_back({Method::act, false, 1021, 1, 3, 7, true, 0, 2});
+  cases.push_back({Method::ict, true, 1021, 9, 5, 0, true});
+  cases.push_back({Method::ict, false, 31, 5, 1, 7, false});
+  cases.push_back({Method::act, true, 1021, 64, 0, 0, true, 40, 1});
+  cases.push_back({Method::ict, true, 1021, 64, 0, 0, true, 40});
   return cases;
 }
 
