@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The CUDA backend's figures (BENCHMARKS.md): the GPU tests, then Set 1 and Set 2 at full scale
-# (generated once into $WORK) with lcrwmd_bench gpu, each beside the PyTorch reference
+# (generated once into $WORK) with lcrwmd_bench gpu and lcrwmd_bench act (ACT-1 against
+# LC-RWMD, bench/results/gpu_act_set{1,2}.json), each beside the PyTorch reference
 # (bench/torch_peer.py, same machine, same run) with the ratios merged into
 # bench/results/gpu_set{1,2}.json. Needs an NVIDIA GPU (and PyTorch for the reference).
 #   bench/gpu.sh [WORK_DIR] [BUNDLE_DIR]
@@ -64,6 +65,9 @@ print(f"{sys.argv[2]} queries: " + ", ".join(f"{k} {v:.3f} ms" for k, v in total
 PY
     done
   fi
+  echo "== $set: ACT-1 beside LC-RWMD on the GPU (issue 16's ratios: <= 1.5x one-sided, <= 2x symmetric)"
+  $BIN/lcrwmd_bench --reps 5 --backend cuda --json "$OUT/gpu_act_$set.json" act \
+    --index "$WORK/$set.idx" --queries "$WORK/${set}_q.tsv" --batches 1 64
   echo "== $set: the PyTorch reference, same GPU"
   if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
     python3 bench/torch_peer.py --preset $set --merge-into "$OUT/gpu_$set.json"
