@@ -42,7 +42,10 @@ struct Kernels {
                     std::size_t q, float* acc);
   // out[e] = sqrt(double(sq[e])): ground costs in double from cached float squared distances.
   void (*sqrt_to_f64)(const float* sq, std::size_t n, double* out);
-  // The dual bound's pieces (ot/dual_bound.cpp). out[e] = exp(-c[e] * scale) for c[e] * scale
+  // The dual bound's pieces (ot/dual_bound.cpp). sum_max_f64: the sum of x[0..n) >= 0 (in
+  // eight lanes) and, in *max, their largest.
+  double (*sum_max_f64)(const double* x, std::size_t n, double* max);
+  // out[e] = exp(-c[e] * scale) for c[e] * scale
   // in [0, 80] (beyond: e^-80), to ~2e-7 relative near 0 and ~1e-7 |x| further out (the float
   // range reduction); the bound's feasibility does not depend on it, only its tightness.
   void (*exp_neg_scaled)(const double* c, std::size_t n, float scale, float* out);

@@ -170,6 +170,27 @@ void sqrt_to_f64(const float* sq, std::size_t n, double* out) {
   for (std::size_t e = 0; e < n; ++e) out[e] = std::sqrt(static_cast<double>(sq[e]));
 }
 
+double sum_max_f64(const double* x, std::size_t n, double* max) {
+  double sum[kLanes] = {}, top[kLanes] = {};
+  std::size_t e = 0;
+  for (; e + kLanes <= n; e += kLanes)
+    for (std::size_t l = 0; l < kLanes; ++l) {
+      sum[l] += x[e + l];
+      top[l] = std::max(top[l], x[e + l]);
+    }
+  for (; e < n; ++e) {
+    sum[0] += x[e];
+    top[0] = std::max(top[0], x[e]);
+  }
+  double s = 0, m = 0;
+  for (std::size_t l = 0; l < kLanes; ++l) {
+    s += sum[l];
+    m = std::max(m, top[l]);
+  }
+  *max = m;
+  return s;
+}
+
 // exp(x) for x in [-80, 0] as plain float arithmetic the vectoriser takes (libm's exp is a
 // call per element): 2^n e^f with f in [-ln 2 / 2, ln 2 / 2], Taylor to degree 7 (error
 // < 2e-7; the float reduction adds ~1e-7 |x|). -80 keeps clear of denormals, whose arithmetic is
@@ -321,6 +342,7 @@ const Kernels& table() {
                          act1_dot,
                          act1_rows,
                          sqrt_to_f64,
+                         sum_max_f64,
                          exp_neg_scaled,
                          sinkhorn,
                          c_transformed_dual,

@@ -114,12 +114,13 @@ double act_query_to_doc(const Index& index, std::size_t doc, const QuerySet& qs,
   return query_to_doc(a, steps);
 }
 
-float act_from_sq_distances(const float* sq, std::size_t dh, std::size_t qh,
+float act_from_sq_distances(const float* const* sq_rows, std::size_t dh, std::size_t qh,
                             const float* doc_weights, const float* query_weights, std::size_t steps,
                             ActDirection direction) {
   thread_local std::vector<float> cost;
   cost.resize(dh * qh);
-  for (std::size_t e = 0; e < dh * qh; ++e) cost[e] = std::sqrt(sq[e]);
+  for (std::size_t p = 0; p < dh; ++p)
+    for (std::size_t t = 0; t < qh; ++t) cost[p * qh + t] = std::sqrt(sq_rows[p][t]);
   return direction == ActDirection::doc_to_query
              ? constrained_transfers(cost.data(), qh, 1, doc_weights, dh, query_weights, qh, steps)
              : constrained_transfers(cost.data(), 1, qh, query_weights, qh, doc_weights, dh, steps);

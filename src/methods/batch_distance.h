@@ -33,9 +33,10 @@ class BatchDistance {
   // for level < tighten_levels() returns a lower bound at least as tight as `lower` (that of
   // the level before), each level costlier and tighter than the last; thread-safe.
   virtual std::size_t tighten_levels() const { return 0; }
-  // The squared word distances of a pair, document words x query words (row-major), where the
-  // method keeps them (symmetric LC-RWMD's cache, in float); false where it does not.
-  virtual bool pair_sq_distances(std::size_t /*q*/, std::size_t /*doc*/, float* /*out*/) const {
+  // The squared word distances of a pair where the method keeps them (symmetric LC-RWMD's
+  // cache, in float): rows[p] points to the document's word p's distances to the query's
+  // words, in their order (no copy); false where it keeps none.
+  virtual bool pair_sq_rows(std::size_t /*q*/, std::size_t /*doc*/, const float** /*rows*/) const {
     return false;
   }
   // The same cache by vocabulary word: u's squared distances to the batch's query words, in
@@ -90,10 +91,10 @@ struct PairFlow {
 double wmd_pair_flow(const Index& index, std::size_t doc, const QuerySet& queries, std::size_t q,
                      std::vector<PairFlow>& flows);
 
-// A lower bound on wmd_pair from approximate dual potentials (ot/dual_bound.h). With
-// sq_distances (as from pair_sq_distances) the costs come from there instead of the vectors.
+// A lower bound on wmd_pair from approximate dual potentials (ot/dual_bound.h). With sq_rows
+// (as from pair_sq_rows) the costs come from there instead of the vectors.
 double wmd_dual_bound(const Index& index, std::size_t doc, const QuerySet& queries, std::size_t q,
-                      const float* sq_distances, ot::DualEffort effort);
+                      const float* const* sq_rows, ot::DualEffort effort);
 
 // Quadratic RWMD of one pair, both directions: d1 = R(doc -> query), d2 = R(query -> doc).
 struct RwmdPair {
@@ -124,9 +125,10 @@ double act_query_to_doc(const Index& index, std::size_t doc, const QuerySet& que
                         std::size_t steps);
 
 // One direction of ACT-k of one pair from its squared word distances in float (document words
-// x query words, row-major, as pair_sq_distances gives them) and both sides' stored weights.
+// x query words, a row per document word, as pair_sq_rows gives them) and both sides' stored
+// weights.
 enum class ActDirection { doc_to_query, query_to_doc };
-float act_from_sq_distances(const float* sq, std::size_t dh, std::size_t qh,
+float act_from_sq_distances(const float* const* sq_rows, std::size_t dh, std::size_t qh,
                             const float* doc_weights, const float* query_weights, std::size_t steps,
                             ActDirection direction);
 

@@ -295,9 +295,9 @@ class SymmetricAct final : public BatchDistance {
     const std::size_t q = q_.begin + j;
     const std::uint64_t db = index_.indptr()[doc], dh = index_.indptr()[doc + 1] - db;
     const std::size_t qh = q_.set.length(q);
-    thread_local std::vector<float> sq;
-    sq.resize(dh * qh);
-    const double d2 = rwmd_->pair_sq_distances(j, doc, sq.data())
+    thread_local std::vector<const float*> sq;
+    sq.resize(dh);
+    const double d2 = rwmd_->pair_sq_rows(j, doc, sq.data())
                           ? act_from_sq_distances(sq.data(), dh, qh, index_.values().data() + db,
                                                   q_.set.weights.data() + q_.set.indptr[q], steps_,
                                                   ActDirection::query_to_doc)

@@ -62,14 +62,12 @@ class LcRwmd final : public BatchDistance {
     return std::max(d1, reverse_direction(j, doc));
   }
 
-  bool pair_sq_distances(std::size_t j, std::size_t doc, float* out) const override {
+  bool pair_sq_rows(std::size_t j, std::size_t doc, const float** rows) const override {
     if (!keep_distances_) return false;
-    const std::uint64_t c0 = batch_.cols_indptr[j], h = batch_.cols_indptr[j + 1] - c0;
+    const std::uint64_t c0 = batch_.cols_indptr[j];
     const auto indptr = index_.indptr();
-    for (std::uint64_t p = indptr[doc]; p < indptr[doc + 1]; ++p, out += h) {
-      const float* row = dist_.data() + std::size_t{index_.indices()[p]} * batch_.cols.size() + c0;
-      std::copy(row, row + h, out);
-    }
+    for (std::uint64_t p = indptr[doc]; p < indptr[doc + 1]; ++p)
+      *rows++ = dist_.data() + std::size_t{index_.indices()[p]} * batch_.cols.size() + c0;
     return true;
   }
 

@@ -51,10 +51,10 @@ struct PairProblem {
   std::vector<PairFlow> shared;         // mass left in place: a word in both, at cost 0
 };
 
-// Costs from the vectors in double, or from given float squared distances (document words x
-// query words), computed only for the words left once the shared mass is in place.
+// Costs from the vectors in double, or from given float squared distances (a row per document
+// word), computed only for the words left once the shared mass is in place.
 const PairProblem& pair_problem(const Index& index, std::size_t doc, const QuerySet& qs,
-                                std::size_t q, const float* sq_distances = nullptr) {
+                                std::size_t q, const float* const* sq_rows = nullptr) {
   const std::size_t m = index.dim();
   const auto indptr = index.indptr();
   const std::size_t db = indptr[doc], dh = indptr[doc + 1] - db;
@@ -105,12 +105,12 @@ const PairProblem& pair_problem(const Index& index, std::size_t doc, const Query
   const std::size_t nr = rows.size(), nc = cols.size();
   out.cost.resize(nr * nc);
   if (out.mass == 0) return out;
-  if (sq_distances) {
+  if (sq_rows) {
     // The kept entries gathered, then square roots eight at a time.
     thread_local std::vector<float> kept;
     kept.resize(nr * nc);
     for (std::size_t r = 0; r < nr; ++r) {
-      const float* src = sq_distances + rows[r] * qh;
+      const float* src = sq_rows[rows[r]];
       for (std::size_t c = 0; c < nc; ++c) kept[r * nc + c] = src[cols[c]];
     }
     cpu::kernels().sqrt_to_f64(kept.data(), nr * nc, out.cost.data());
@@ -167,8 +167,8 @@ double wmd_pair_flow(const Index& index, std::size_t doc, const QuerySet& qs, st
 }
 
 double wmd_dual_bound(const Index& index, std::size_t doc, const QuerySet& qs, std::size_t q,
-                      const float* sq_distances, ot::DualEffort effort) {
-  const PairProblem& p = pair_problem(index, doc, qs, q, sq_distances);
+                      const float* const* sq_rows, ot::DualEffort effort) {
+  const PairProblem& p = pair_problem(index, doc, qs, q, sq_rows);
   return p.mass == 0 ? 0 : p.mass * ot::emd_dual_bound(p.a, p.b, p.cost, effort);
 }
 
@@ -196,9 +196,9 @@ class Wmd final : public BatchDistance {
     // From the cached float distances where LC-RWMD kept them (a gather instead of a GEMM),
     // then lowered like the other float bounds; else from the vectors in double.
     const std::size_t h = index_.indptr()[doc + 1] - index_.indptr()[doc];
-    thread_local std::vector<float> sq;
-    sq.resize(h * q_.set.length(q_.begin + j));
-    const bool cached = bounds_->pair_sq_distances(j, doc, sq.data());
+    thread_local std::vector<const float*> sq;
+    sq.resize(h);
+    const bool cached = bounds_->pair_sq_rows(j, doc, sq.data());
     const double d = wmd_dual_bound(index_, doc, q_.set, q_.begin + j, cached ? sq.data() : nullptr,
                                     level == 1 ? ot::kQuickDual : ot::kCloseDual);
     return std::max(lower, static_cast<float>(cached ? (1.0 - kWmdBoundSlack) * d : d));

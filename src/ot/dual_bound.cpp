@@ -15,22 +15,17 @@ double emd_dual_bound(std::span<const double> a_in, std::span<const double> b_in
   thread_local std::vector<float> kernel, af, bf, u, v, col;
   a.assign(a_in.begin(), a_in.end());
   b.assign(b_in.begin(), b_in.end());
-  double sa = 0, sb = 0, mean = 0;
+  double sa = 0, sb = 0;
   for (double x : a) sa += x;
   for (double x : b) sb += x;
   for (double& x : a) x /= sa;
   for (double& x : b) x /= sb;
+  const cpu::Kernels& k = cpu::kernels();
   double max_cost = 0;
-  const double* cp = cost.data();
-#pragma omp simd reduction(+ : mean) reduction(max : max_cost)
-  for (std::size_t e = 0; e < cost.size(); ++e) {
-    mean += cp[e];
-    max_cost = std::max(max_cost, cp[e]);
-  }
-  mean /= static_cast<double>(cost.size());
+  const double mean =
+      k.sum_max_f64(cost.data(), cost.size(), &max_cost) / static_cast<double>(cost.size());
   if (!(mean > 0)) return 0;
   // Sinkhorn in float: twice the vector width, and its potentials need not be exact.
-  const cpu::Kernels& k = cpu::kernels();
   const double eps = effort.temperature * mean;
   kernel.resize(na * nb);
   k.exp_neg_scaled(cost.data(), na * nb, static_cast<float>(1.0 / eps), kernel.data());

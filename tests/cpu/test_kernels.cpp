@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <numeric>
 #include <random>
 #include <vector>
 
@@ -202,6 +203,10 @@ TEST(SimdKernels, DualBoundKernelsMatchDirectLoops) {
       std::vector<double> roots(n);
       scalar().sqrt_to_f64(sq.data(), n, roots.data());
       for (std::size_t e = 0; e < n; ++e) EXPECT_EQ(roots[e], std::sqrt(double{sq[e]}));
+      double top = -1;
+      const double sum = scalar().sum_max_f64(cost.data(), n, &top);
+      EXPECT_EQ(top, *std::max_element(cost.begin(), cost.end()));
+      EXPECT_NEAR(sum, std::accumulate(cost.begin(), cost.end(), 0.0), 1e-12 * (1 + sum));
       const std::vector<float> a(na, 1.0f / static_cast<float>(na)),
           b(nb, 1.0f / static_cast<float>(nb));
       scalar().exp_neg_scaled(cost.data(), n, 1.0f, kern.data());  // well-conditioned kernel
@@ -245,6 +250,9 @@ TEST(SimdKernels, DualBoundKernelsMatchDirectLoops) {
         EXPECT_EQ(kw, kern);
         k->sqrt_to_f64(sq.data(), n, rw.data());
         EXPECT_EQ(rw, roots);
+        double top_w = -1;
+        EXPECT_EQ(k->sum_max_f64(cost.data(), n, &top_w), sum);
+        EXPECT_EQ(top_w, top);
         k->sinkhorn(kw.data(), na, nb, a.data(), b.data(), 3, uw.data(), vw.data(), cw.data());
         EXPECT_EQ(uw, u);
         EXPECT_EQ(vw, v);
