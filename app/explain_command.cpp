@@ -52,12 +52,15 @@ void print_flows(const std::string& title, const std::vector<WordFlow>& flows, d
   if (top != 0 && flows.size() > top) std::printf("  ... %zu more\n", flows.size() - top);
 }
 
-// One RWMD direction: `from` words each to their nearest `to` word.
-void print_direction(const char* from, const char* to, const std::vector<WordFlow>& flows,
-                     double distance, bool sets_distance, std::size_t top) {
-  char title[160];
-  std::snprintf(title, sizeof title, "%s -> %s: each %s word to its nearest %s word, %.9g%s", from,
-                to, from, to, distance, sets_distance ? " (sets the distance)" : "");
+// One direction: `from` words each to their nearest `to` word (RWMD), or in capped steps to
+// their nearest `to` words (ACT, ICT).
+void print_direction(const char* from, const char* to, bool capped,
+                     const std::vector<WordFlow>& flows, double distance, bool sets_distance,
+                     std::size_t top) {
+  char title[200];
+  std::snprintf(title, sizeof title, "%s -> %s: each %s word %s, %.9g%s", from, to, from,
+                capped ? "in capped steps to its nearest words" : "to its nearest word", distance,
+                sets_distance ? " (sets the distance)" : "");
   print_flows(title, flows, distance, top);
 }
 
@@ -68,10 +71,11 @@ void print_table(const Explanation& e, std::size_t top) {
     print_flows("optimal flow (query word -> document word)", e.flows, e.distance, top);
     return;
   }
-  print_direction("document", "query", e.doc_to_query, e.doc_to_query_distance,
+  const bool capped = e.method == Method::act || e.method == Method::ict;
+  print_direction("document", "query", capped, e.doc_to_query, e.doc_to_query_distance,
                   e.doc_to_query_set_distance, top);
   if (e.symmetric)
-    print_direction("query", "document", e.query_to_doc, e.query_to_doc_distance,
+    print_direction("query", "document", capped, e.query_to_doc, e.query_to_doc_distance,
                     !e.doc_to_query_set_distance, top);
 }
 
@@ -91,8 +95,10 @@ void add_explain(CLI::App& app) {
   c->add_option("--index", f->q.index, "Index file (from lcrwmd build)")->required();
   c->add_option("--queries", f->q.queries, "TSV: id<TAB>label<TAB>text")->required();
   c->add_option("--doc", f->doc, "Document id in the index")->required();
-  c->add_option("--method", f->q.method, "wmd | rwmd | lc-rwmd")->capture_default_str();
-  c->add_flag("--one-sided", f->q.one_sided, "rwmd, lc-rwmd: document -> query only");
+  c->add_option("--method", f->q.method, "wmd | rwmd | lc-rwmd | act | ict")->capture_default_str();
+  c->add_option("--act-steps", f->q.act_steps, "act: capped steps per word, k")
+      ->capture_default_str();
+  c->add_flag("--one-sided", f->q.one_sided, "rwmd, lc-rwmd, act, ict: document -> query only");
   c->add_option("--stopwords", f->q.stopwords, "Stop words (one per line), as at build time");
   c->add_option("--embeddings", f->q.embeddings, "Embeddings for query words the index lacks");
   c->add_flag("--json", f->json, "One JSON object per query (a line each)");
@@ -104,7 +110,8 @@ void add_explain(CLI::App& app) {
     if (!doc) throw Error("--doc " + f->doc + ": no document with this id in " + f->q.index);
     if (l.queries.size() == 0) throw Error(f->q.queries + ": no query with a known word");
     for (std::size_t q = 0; q < l.queries.size(); ++q) {
-      const Explanation e = explain(l.index, l.queries, q, *doc, method, !f->q.one_sided);
+      const Explanation e =
+          explain(l.index, l.queries, q, *doc, method, !f->q.one_sided, f->q.act_steps);
       if (f->json)
         std::printf("%s\n", to_json(e, f->top).dump().c_str());
       else

@@ -217,7 +217,7 @@ py::dict flows_dict(const std::vector<WordFlow>& flows) {
 
 // Index.explain: one query document against one indexed document (by position).
 py::dict explain_with(const PyIndex& p, const py::object& query, std::size_t doc,
-                      const std::string& method, bool symmetric) {
+                      const std::string& method, bool symmetric, std::size_t act_steps) {
   py::list one;
   one.append(query);
   const Queries q = to_queries(p, one, std::nullopt);
@@ -226,7 +226,7 @@ py::dict explain_with(const PyIndex& p, const py::object& query, std::size_t doc
   Explanation e;
   {
     py::gil_scoped_release release;
-    e = explain(*p.index, q.set, 0, doc, parse_method(method), symmetric);
+    e = explain(*p.index, q.set, 0, doc, parse_method(method), symmetric, act_steps);
   }
   py::dict d;
   d["doc"] = e.doc;
@@ -444,8 +444,11 @@ PYBIND11_MODULE(_lcrwmd, m) {
       .def(
           "explain",
           [](const PyIndex& p, const py::object& query, std::size_t doc, const std::string& method,
-             bool symmetric) { return explain_with(p, query, doc, method, symmetric); },
-          py::arg("query"), py::arg("doc"), py::arg("method") = "wmd", py::arg("symmetric") = true)
+             bool symmetric, std::size_t act_steps) {
+            return explain_with(p, query, doc, method, symmetric, act_steps);
+          },
+          py::arg("query"), py::arg("doc"), py::arg("method") = "wmd", py::arg("symmetric") = true,
+          py::arg("act_steps") = 1)
       .def(
           "pairwise",
           [](const PyIndex& p, const py::sequence& queries, const std::string& method,

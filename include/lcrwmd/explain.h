@@ -5,8 +5,10 @@
 //   for (const WordFlow& f : e.flows) ...   // query word -> document word, mass, cost
 //
 // wmd: the optimal flow of the EMD solver (the one search's distance comes from). rwmd and
-// lc-rwmd (the same relaxation): each word's nearest counterpart in both directions; `flows`
-// is the direction that set the distance (the larger; doc -> query when one-sided).
+// lc-rwmd (the same relaxation): each word's nearest counterpart in both directions; act and
+// ict: each word's capped transfers to its nearest counterparts, in both directions (from the
+// per-pair reference in double, which the search's float values equal within rounding).
+// `flows` is the direction that set the distance (the larger; doc -> query when one-sided).
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -32,17 +34,18 @@ struct Explanation {
   // As search reports it (a float); the flows' mass * cost sum to it within that rounding.
   double distance = 0;
   std::vector<WordFlow> flows;  // largest mass * cost first
-  // rwmd, lc-rwmd: both directions, each word with its nearest counterpart. doc_to_query
-  // moves every document word's weight (R(doc -> query), LC-RWMD's D1), query_to_doc every
-  // query word's (D2); `flows` is a copy of the one that set the distance.
+  // rwmd, lc-rwmd, act, ict: both directions. doc_to_query moves every document word's
+  // weight (R(doc -> query), LC-RWMD's D1), query_to_doc every query word's (D2); rwmd each
+  // word's to its nearest counterpart, act and ict in capped steps. `flows` is a copy of the
+  // one that set the distance.
   std::vector<WordFlow> doc_to_query, query_to_doc;
   double doc_to_query_distance = 0, query_to_doc_distance = 0;
   bool doc_to_query_set_distance = true;
 };
 
-// Query q of `queries` against document `doc` of the index. Throws lcrwmd::Error for wcd (a
-// distance of centroids moves no word) or an index out of range.
+// Query q of `queries` against document `doc` of the index (act_steps: act's k). Throws
+// lcrwmd::Error for wcd (a distance of centroids moves no word) or an index out of range.
 Explanation explain(const Index& index, const QuerySet& queries, std::size_t q, std::size_t doc,
-                    Method method, bool symmetric = true);
+                    Method method, bool symmetric = true, std::size_t act_steps = 1);
 
 }  // namespace lcrwmd

@@ -194,12 +194,13 @@ class Index:
                                      act_steps)
 
     def explain(self, query: Document, doc: Union[int, str], method: str = "wmd",
-                symmetric: bool = True) -> Explanation:
+                symmetric: bool = True, act_steps: int = 1) -> Explanation:
         """Which words carried the distance of `query` to document `doc` (its position, or its
         id as a str): an Explanation with the flows, largest contribution first. For "wmd" its
         distance is the one search reports and its flows' mass * cost sum to it; "rwmd" and
-        "lc-rwmd" give both directions of the relaxation. Raises lcrwmd.Error for an unknown
-        document or a query with no known word."""
+        "lc-rwmd" give both directions of the relaxation, "act" (act_steps = k) and "ict" both
+        directions of their capped transfers. Raises lcrwmd.Error for an unknown document or a
+        query with no known word."""
         if isinstance(doc, str):
             try:
                 doc = self.ids.index(doc)
@@ -207,7 +208,7 @@ class Index:
                 raise Error(f"explain: no document with id {doc!r}") from None
         elif not 0 <= int(doc) < self.n_docs:
             raise Error(f"explain: document {doc} of {self.n_docs}")
-        return _explanation(self._native.explain(query, int(doc), method, symmetric))
+        return _explanation(self._native.explain(query, int(doc), method, symmetric, act_steps))
 
     def to_gpu(self, device: int = 0, memory_mib: int = 0, tf32: bool = False) -> GpuSearcher:
         """A GpuSearcher: this index resident on CUDA device `device`, uploaded once, for many

@@ -273,6 +273,21 @@ def test_explain_rwmd_directions(index, queries):
         assert one.doc_to_query_set_distance and one.distance == pytest.approx(d1, rel=1e-6)
 
 
+def test_explain_act_and_ict_directions(index, queries):
+    text = queries[1][2]
+    for method, steps in (("act", 1), ("act", 3), ("ict", 1)):
+        full = index.pairwise([text], method=method, act_steps=steps, backend="cpu")[0]
+        for doc in (0, 5):
+            e = index.explain(text, doc, method=method, act_steps=steps)
+            d1 = sum(f.contribution for f in e.doc_to_query)
+            d2 = sum(f.contribution for f in e.query_to_doc)
+            assert max(d1, d2) == pytest.approx(e.distance, rel=1e-6)
+            assert e.distance == pytest.approx(float(full[doc]), rel=1e-5)
+            if method == "act":  # each word in at most k + 1 steps
+                words = [f.doc_word for f in e.doc_to_query]
+                assert max(words.count(w) for w in set(words)) <= steps + 1
+
+
 def test_explain_bad_input(index, queries):
     with pytest.raises(lcrwmd.Error, match="nosuchdoc"):
         index.explain(queries[0][2], "nosuchdoc")

@@ -48,10 +48,11 @@ void act_problem(const Index& index, std::size_t doc, const QuerySet& qs, std::s
 // One direction: word i of `from` sends from[i] to the words of `to`; the cost of (i, t) is
 // cost[i * row_stride + t * col_stride] (the pair's matrix read either way round). T is double
 // for the reference, float for the pair bounds the search computes from cached distances.
+// Where `moves` is given, each transfer is appended to it as {i, t, mass, cost}.
 template <typename T>
 T constrained_transfers(const T* cost, std::size_t row_stride, std::size_t col_stride,
                         const T* from, std::size_t n_from, const T* to, std::size_t n_to,
-                        std::size_t steps) {
+                        std::size_t steps, std::vector<PairFlow>* moves = nullptr) {
   thread_local std::vector<std::size_t> order;
   order.resize(n_to);
   // The nearest steps + 1 are all a word can reach: the capped ones and the one taking the rest.
@@ -79,23 +80,27 @@ T constrained_transfers(const T* cost, std::size_t row_stride, std::size_t col_s
       const T moved = std::min(left, to[order[s]]);
       total += moved * c(order[s]);
       left -= moved;
+      if (moves) moves->push_back({i, order[s], moved, c(order[s])});
     }
     if (left > 0) {
       sort_through(s);
       total += left * c(order[s]);
+      if (moves) moves->push_back({i, order[s], left, c(order[s])});
     }
   }
   return total;
 }
 
-double doc_to_query(const ActProblem& a, std::size_t steps) {
+double doc_to_query(const ActProblem& a, std::size_t steps,
+                    std::vector<PairFlow>* moves = nullptr) {
   return constrained_transfers(a.cost.data(), a.qh, 1, a.doc_weights.data(), a.dh,
-                               a.query_weights.data(), a.qh, steps);
+                               a.query_weights.data(), a.qh, steps, moves);
 }
 
-double query_to_doc(const ActProblem& a, std::size_t steps) {
+double query_to_doc(const ActProblem& a, std::size_t steps,
+                    std::vector<PairFlow>* moves = nullptr) {
   return constrained_transfers(a.cost.data(), 1, a.qh, a.query_weights.data(), a.qh,
-                               a.doc_weights.data(), a.dh, steps);
+                               a.doc_weights.data(), a.dh, steps, moves);
 }
 
 }  // namespace
@@ -105,6 +110,20 @@ ActPair act_pair(const Index& index, std::size_t doc, const QuerySet& qs, std::s
   thread_local ActProblem a;
   act_problem(index, doc, qs, q, a);
   return {doc_to_query(a, steps), query_to_doc(a, steps)};
+}
+
+ActPair act_pair_moves(const Index& index, std::size_t doc, const QuerySet& qs, std::size_t q,
+                       std::size_t steps, std::vector<PairFlow>& doc_moves,
+                       std::vector<PairFlow>& query_moves) {
+  thread_local ActProblem a;
+  act_problem(index, doc, qs, q, a);
+  doc_moves.clear();
+  query_moves.clear();
+  const double d1 = doc_to_query(a, steps, &doc_moves);
+  const double d2 = query_to_doc(a, steps, &query_moves);
+  // The query's moves as the other PairFlows: document word first.
+  for (PairFlow& f : query_moves) std::swap(f.doc_word, f.query_word);
+  return {d1, d2};
 }
 
 double act_query_to_doc(const Index& index, std::size_t doc, const QuerySet& qs, std::size_t q,

@@ -120,6 +120,11 @@ struct ActPair {
 inline constexpr std::size_t kIctSteps = static_cast<std::size_t>(-1);
 ActPair act_pair(const Index& index, std::size_t doc, const QuerySet& queries, std::size_t q,
                  std::size_t steps);
+// The same with every transfer: doc_moves of d1 (each document word's weight), query_moves of
+// d2 (each query word's), as {document word, query word, mass, cost} by position.
+ActPair act_pair_moves(const Index& index, std::size_t doc, const QuerySet& queries, std::size_t q,
+                       std::size_t steps, std::vector<PairFlow>& doc_moves,
+                       std::vector<PairFlow>& query_moves);
 // Its d2 alone (what symmetric ACT refines without cached distances).
 double act_query_to_doc(const Index& index, std::size_t doc, const QuerySet& queries, std::size_t q,
                         std::size_t steps);

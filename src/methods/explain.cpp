@@ -1,5 +1,6 @@
 // explain(): the word-level flows behind one query-document distance, from the same
-// computations search runs (wmd_pair's solver, rwmd_pair's minima).
+// computations search runs (wmd_pair's solver, rwmd_pair's minima) or their reference (ACT's
+// per-pair transfers in double).
 #include "lcrwmd/explain.h"
 
 #include <algorithm>
@@ -23,6 +24,18 @@ void largest_first(std::vector<WordFlow>& flows) {
   });
 }
 
+// Both directions in hand: sorted, and the one that sets the distance (the larger where
+// symmetric) copied to flows.
+void finish_directions(double d1, double d2, Explanation& e) {
+  largest_first(e.doc_to_query);
+  largest_first(e.query_to_doc);
+  e.doc_to_query_distance = d1;
+  e.query_to_doc_distance = d2;
+  e.doc_to_query_set_distance = !e.symmetric || d1 >= d2;
+  e.flows = e.doc_to_query_set_distance ? e.doc_to_query : e.query_to_doc;
+  e.distance = static_cast<float>(e.doc_to_query_set_distance ? d1 : d2);
+}
+
 // Both RWMD directions from rwmd_pair's minima and in its arithmetic (sums in double), so
 // each direction's sum is that distance.
 void explain_rwmd(const Index& index, const QuerySet& qs, std::size_t q, std::size_t doc,
@@ -44,13 +57,22 @@ void explain_rwmd(const Index& index, const QuerySet& qs, std::size_t q, std::si
                               std::string(index.word(index.indices()[db + near.col_arg[t]])), w,
                               c});
   }
-  largest_first(e.doc_to_query);
-  largest_first(e.query_to_doc);
-  e.doc_to_query_distance = d1;
-  e.query_to_doc_distance = d2;
-  e.doc_to_query_set_distance = !e.symmetric || d1 >= d2;
-  e.flows = e.doc_to_query_set_distance ? e.doc_to_query : e.query_to_doc;
-  e.distance = static_cast<float>(e.doc_to_query_set_distance ? d1 : d2);
+  finish_directions(d1, d2, e);
+}
+
+// ACT-k and ICT: the reference's transfers, both directions.
+void explain_act(const Index& index, const QuerySet& qs, std::size_t q, std::size_t doc,
+                 std::size_t steps, Explanation& e) {
+  std::vector<PairFlow> doc_moves, query_moves;
+  const ActPair d = act_pair_moves(index, doc, qs, q, steps, doc_moves, query_moves);
+  const std::size_t db = index.indptr()[doc], qb = qs.indptr[q];
+  const auto flow = [&](const PairFlow& f) {
+    return WordFlow{query_word(index, qs, qs.words[qb + f.query_word]),
+                    std::string(index.word(index.indices()[db + f.doc_word])), f.mass, f.cost};
+  };
+  for (const PairFlow& f : doc_moves) e.doc_to_query.push_back(flow(f));
+  for (const PairFlow& f : query_moves) e.query_to_doc.push_back(flow(f));
+  finish_directions(d.d1, d.d2, e);
 }
 
 void explain_wmd(const Index& index, const QuerySet& qs, std::size_t q, std::size_t doc,
@@ -67,7 +89,7 @@ void explain_wmd(const Index& index, const QuerySet& qs, std::size_t q, std::siz
 }  // namespace
 
 Explanation explain(const Index& index, const QuerySet& queries, std::size_t q, std::size_t doc,
-                    Method method, bool symmetric) {
+                    Method method, bool symmetric, std::size_t act_steps) {
   if (q >= queries.size())
     throw Error("explain: query " + std::to_string(q) + " of " + std::to_string(queries.size()));
   if (doc >= index.n_docs())
@@ -86,14 +108,16 @@ Explanation explain(const Index& index, const QuerySet& queries, std::size_t q, 
     case Method::lc_rwmd:
       explain_rwmd(index, queries, q, doc, e);
       break;
+    case Method::act:
+      explain_act(index, queries, q, doc, act_steps, e);
+      break;
+    case Method::ict:
+      explain_act(index, queries, q, doc, kIctSteps, e);
+      break;
     case Method::wcd:
       throw Error(
           "explain: wcd compares the documents' centroids and moves no word; use wmd, "
-          "rwmd or lc-rwmd");
-    case Method::act:
-    case Method::ict:
-      throw Error("explain: " + std::string(to_string(method)) +
-                  " is not explained yet; use wmd, rwmd or lc-rwmd");
+          "rwmd, lc-rwmd, act or ict");
   }
   return e;
 }

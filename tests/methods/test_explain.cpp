@@ -111,18 +111,74 @@ TEST_F(Explain, RwmdDirectionsAreEachWordsNearestAndSetTheMax) {
     }
 }
 
+// ACT-k and ICT: each side's weights all move, a word's in at most k + 1 steps (ICT: any),
+// every step but its last within the target word's weight; both directions sum to their
+// distances, the larger sets it, and it is what search reports (float against the double
+// reference: within rounding).
+TEST_F(Explain, ActAndIctMoveEachWordInCappedStepsAndSetTheMax) {
+  struct Variant {
+    Method method;
+    std::size_t steps;
+  };
+  for (const Variant v : {Variant{Method::act, 0}, Variant{Method::act, 1}, Variant{Method::act, 3},
+                          Variant{Method::ict, 1}})
+    for (const bool symmetric : {true, false}) {
+      SearchOptions o;
+      o.method = v.method;
+      o.act_steps = v.steps;
+      o.symmetric = symmetric;
+      const std::vector<float> d = test::matrix(ix, qs, o);
+      for (std::size_t q = 0; q < qs.size(); ++q)
+        for (std::size_t doc = 0; doc < ix.n_docs(); doc += 7) {
+          SCOPED_TRACE(std::string(to_string(v.method)) + " k=" + std::to_string(v.steps) +
+                       " query " + std::to_string(q) + " doc " + std::to_string(doc));
+          const Explanation e = explain(ix, qs, q, doc, v.method, symmetric, v.steps);
+          EXPECT_NEAR(e.distance, d[q * ix.n_docs() + doc], 1e-5 * (1 + e.distance));
+          const Sides d1 = sum_flows(e.doc_to_query), d2 = sum_flows(e.query_to_doc);
+          EXPECT_NEAR(d1.total, e.doc_to_query_distance, 1e-12);
+          EXPECT_NEAR(d2.total, e.query_to_doc_distance, 1e-12);
+          expect_masses(d1.doc, doc_weights(doc), 1e-9);
+          expect_masses(d2.query, query_weights(q), 1e-9);
+          // Steps per source word, and the capacities of the target words.
+          std::map<std::string, double> qcap = query_weights(q), dcap = doc_weights(doc);
+          double qt = 0, dt = 0;
+          for (const auto& [w, x] : qcap) qt += x;
+          for (const auto& [w, x] : dcap) dt += x;
+          std::map<std::string, std::size_t> d_steps, q_steps;
+          for (const WordFlow& f : e.doc_to_query) ++d_steps[f.doc_word];
+          for (const WordFlow& f : e.query_to_doc) ++q_steps[f.query_word];
+          if (v.method == Method::act) {
+            for (const auto& [w, n] : d_steps) EXPECT_LE(n, v.steps + 1) << w;
+            for (const auto& [w, n] : q_steps) EXPECT_LE(n, v.steps + 1) << w;
+          }
+          std::size_t over_capacity = 0;  // the last step of a word may exceed its target's
+          for (const WordFlow& f : e.doc_to_query)
+            over_capacity += f.mass > qcap[f.query_word] / qt + 1e-12;
+          EXPECT_LE(over_capacity, d_steps.size());
+          const double set = symmetric ? std::max(d1.total, d2.total) : d1.total;
+          EXPECT_NEAR(sum_flows(e.flows).total, set, 1e-12);
+          if (v.method == Method::act && v.steps == 0) {  // ACT-0 is RWMD
+            const Explanation r = explain(ix, qs, q, doc, Method::rwmd, symmetric);
+            EXPECT_NEAR(e.doc_to_query_distance, r.doc_to_query_distance, 1e-5);
+            EXPECT_NEAR(e.query_to_doc_distance, r.query_to_doc_distance, 1e-5);
+          }
+        }
+    }
+}
+
 TEST_F(Explain, ADocumentAgainstItselfMovesEveryWordOntoItselfForFree) {
   const std::vector<std::size_t> docs = {0, 5, 39};
   const QuerySet self = query_set_from_index(ix, docs);
   for (std::size_t q = 0; q < docs.size(); ++q)
-    for (const Method method : {Method::wmd, Method::rwmd, Method::lc_rwmd}) {
+    for (const Method method :
+         {Method::wmd, Method::rwmd, Method::lc_rwmd, Method::act, Method::ict}) {
       const Explanation e = explain(ix, self, q, docs[q], method);
       EXPECT_EQ(e.distance, 0.0);
       ASSERT_FALSE(e.flows.empty());
       for (const WordFlow& f : e.flows) {
         EXPECT_EQ(f.cost, 0.0);
-        // WMD leaves each word's mass in place; RWMD's nearest word may be another with the
-        // same vector (random_index duplicates some), at the same cost 0.
+        // WMD leaves each word's mass in place; RWMD's (and ACT's) nearest word may be another
+        // with the same vector (random_index duplicates some), at the same cost 0.
         if (method == Method::wmd) {
           EXPECT_EQ(f.query_word, f.doc_word);
         }
