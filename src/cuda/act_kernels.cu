@@ -9,6 +9,7 @@
 #include "cuda/check.h"
 #include "cuda/device_helpers.cuh"
 #include "cuda/kernels.h"
+#include "cuda/reverse_kernels.cuh"
 
 namespace lcrwmd::cuda {
 namespace {
@@ -108,35 +109,23 @@ __global__ void act_one_kernel(DeviceCsr x, ActSlots a, bool keep_larger, float*
   }
 }
 
-// Many queries: as sparse_many_kernel, a block per 32 documents x 32 queries, a lane per query
-// (a word's slots for consecutive queries are adjacent), rows written coalesced.
+// Many queries: a block per 32 documents x 32 queries (docs_by_queries), as LC-RWMD's
+// sparse pass; a word's slots for consecutive queries lie side by side.
 __global__ void act_many_kernel(DeviceCsr x, ActSlots a, bool keep_larger, float* out,
                                 std::size_t stride) {
-  __shared__ float res[32][33];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int j = blockIdx.y * 32 + lane;
-  const std::size_t i0 = static_cast<std::size_t>(blockIdx.x) * 32;
-  const bool query = j < a.q.n_queries;
-  const std::uint32_t s0 = query ? a.slot_begin[j] : 0;
-  const std::uint32_t reach = query ? a.slot_begin[j + 1] - s0 : 0;
-  for (int t = 0; t < 32 / kWarps; ++t) {
-    const int local = warp * (32 / kWarps) + t;
-    const std::size_t i = i0 + local;
-    float acc = 0;
-    if (i < x.docs && query)
-      for (std::uint64_t p = x.indptr[i]; p < x.indptr[i + 1]; ++p)
-        acc += transfer(x.values[p], a.slots + 2 * (std::size_t{x.indices[p]} * a.slot_stride + s0),
-                        reach);
-    res[lane][local] = acc;
-  }
-  __syncthreads();
-  for (int t = 0; t < 32 / kWarps; ++t) {
-    const int jl = warp * (32 / kWarps) + t;
-    const int jj = blockIdx.y * 32 + jl;
-    const std::size_t i = i0 + lane;
-    if (jj < a.q.n_queries && i < x.docs)
-      store(out + static_cast<std::size_t>(jj) * stride + i, res[jl][lane], keep_larger);
-  }
+  docs_by_queries(
+      x.docs, a.q.n_queries,
+      [&](std::size_t i, int j) {
+        const std::uint32_t s0 = a.slot_begin[j], reach = a.slot_begin[j + 1] - s0;
+        float acc = 0;
+        for (std::uint64_t p = x.indptr[i]; p < x.indptr[i + 1]; ++p)
+          acc += transfer(x.values[p],
+                          a.slots + 2 * (std::size_t{x.indices[p]} * a.slot_stride + s0), reach);
+        return acc;
+      },
+      [&](int j, std::size_t i, float d) {
+        store(out + static_cast<std::size_t>(j) * stride + i, d, keep_larger);
+      });
 }
 
 // ACT's query -> document direction of (document, query j) by one block: a thread per query
@@ -180,27 +169,11 @@ __device__ float act_reverse_distance(const ReverseArgs& a, std::size_t doc, int
   return sum;
 }
 
-__global__ void act_reverse_pairs_kernel(ReverseArgs a, const std::uint32_t* docs,
-                                         const std::uint32_t* queries, std::size_t n_pairs,
-                                         const float* bound, std::size_t bound_stride, float* out) {
-  for (std::size_t l = blockIdx.x; l < n_pairs; l += gridDim.x) {
-    const std::uint32_t doc = docs[l], j = queries[l];
-    const float d2 = act_reverse_distance(a, doc, static_cast<int>(j));
-    if (threadIdx.x == 0)
-      out[l] = bound ? fmaxf(bound[static_cast<std::size_t>(j) * bound_stride + doc], d2) : d2;
+struct ActReverse {
+  __device__ float operator()(const ReverseArgs& a, std::size_t doc, int j) const {
+    return act_reverse_distance(a, doc, j);
   }
-}
-
-__global__ void act_reverse_all_kernel(ReverseArgs a, float* d, std::size_t stride) {
-  const int j = blockIdx.y;
-  for (std::size_t i = blockIdx.x; i < a.docs.docs; i += gridDim.x) {
-    const float d2 = act_reverse_distance(a, i, j);
-    if (threadIdx.x == 0) {
-      float* x = d + static_cast<std::size_t>(j) * stride + i;
-      *x = fmaxf(*x, d2);
-    }
-  }
-}
+};
 
 }  // namespace
 
@@ -227,17 +200,11 @@ void act_sparse(const DeviceCsr& docs, const ActSlots& a, bool keep_larger, floa
 void act_reverse_pairs(const ReverseArgs& a, const std::uint32_t* docs,
                        const std::uint32_t* queries, std::size_t n_pairs, const float* bound,
                        std::size_t bound_stride, float* out, cudaStream_t s) {
-  if (n_pairs == 0) return;
-  act_reverse_pairs_kernel<<<blocks_for(n_pairs, 1), kThreads, 0, s>>>(a, docs, queries, n_pairs,
-                                                                       bound, bound_stride, out);
-  LCRWMD_LAUNCH_CHECK();
+  launch_reverse_pairs<ActReverse>(a, docs, queries, n_pairs, bound, bound_stride, out, s);
 }
 
 void act_reverse_all(const ReverseArgs& a, float* d, std::size_t stride, cudaStream_t s) {
-  if (a.docs.docs == 0 || a.q.n_queries == 0) return;
-  const dim3 grid(blocks_for(a.docs.docs, 1), static_cast<unsigned>(a.q.n_queries));
-  act_reverse_all_kernel<<<grid, kThreads, 0, s>>>(a, d, stride);
-  LCRWMD_LAUNCH_CHECK();
+  launch_reverse_all<ActReverse>(a, d, stride, s);
 }
 
 }  // namespace lcrwmd::cuda

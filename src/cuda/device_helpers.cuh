@@ -22,6 +22,30 @@ __device__ inline float warp_sum(float x) {
   return x;
 }
 
+// A block's 32 documents x 32 queries, the sparse passes' layout: a lane per query (so that a
+// document word's entries for consecutive queries are read together), the results staged in
+// shared memory and written a query's row at a time (coalesced). value(i, j) is called for
+// i < n_docs and j < n_queries only; write(j, i, value) stores a result. Block-uniform.
+template <typename Value, typename Write>
+__device__ void docs_by_queries(std::size_t n_docs, int n_queries, Value value, Write write) {
+  __shared__ float res[32][33];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int j = blockIdx.y * 32 + lane;
+  const std::size_t i0 = static_cast<std::size_t>(blockIdx.x) * 32;
+  for (int t = 0; t < 32 / kWarps; ++t) {
+    const int local = warp * (32 / kWarps) + t;
+    const std::size_t i = i0 + local;
+    res[lane][local] = i < n_docs && j < n_queries ? value(i, j) : 0.0f;
+  }
+  __syncthreads();
+  for (int t = 0; t < 32 / kWarps; ++t) {
+    const int jl = warp * (32 / kWarps) + t;
+    const int jj = blockIdx.y * 32 + jl;
+    const std::size_t i = i0 + lane;
+    if (jj < n_queries && i < n_docs) write(jj, i, res[jl][lane]);
+  }
+}
+
 __device__ inline float sq_dist(const float* a, const float* b, int dim) {
   float s = 0;
   for (int d = 0; d < dim; ++d) {

@@ -9,6 +9,7 @@
 #include "cuda/check.h"
 #include "cuda/device_helpers.cuh"
 #include "cuda/kernels.h"
+#include "cuda/reverse_kernels.cuh"
 #include "lcrwmd/error.h"
 
 namespace lcrwmd::cuda {
@@ -75,39 +76,25 @@ __global__ void sparse_one_kernel(DeviceCsr x, const float* z, const float* nn_s
   }
 }
 
-// Many queries: a block takes 32 documents and 32 queries (a lane per query, so a document's
-// Z row is read coalesced), stages the 32 x 32 results and writes each query's row coalesced.
+// Many queries: a block per 32 documents x 32 queries (docs_by_queries).
 __global__ void sparse_many_kernel(DeviceCsr x, const float* z, int nq, bool split,
                                    const float* nn_sum, float* out, std::size_t stride) {
-  __shared__ float res[32][33];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int j = blockIdx.y * 32 + lane;
-  const std::size_t i0 = static_cast<std::size_t>(blockIdx.x) * 32;
-  for (int t = 0; t < 32 / kWarps; ++t) {
-    const int local = warp * (32 / kWarps) + t;
-    const std::size_t i = i0 + local;
-    float acc = 0, shared = 0;
-    if (i < x.docs && j < nq) {
-      for (std::uint64_t p = x.indptr[i]; p < x.indptr[i + 1]; ++p) {
-        const float w = x.values[p], zz = z[std::size_t{x.indices[p]} * nq + j];
-        if (split) {
-          acc += w * fmaxf(zz, 0.0f);
-          shared -= fminf(zz, 0.0f);
-        } else {
-          acc += w * zz;
+  docs_by_queries(
+      x.docs, nq,
+      [&](std::size_t i, int j) {
+        float acc = 0, shared = 0;
+        for (std::uint64_t p = x.indptr[i]; p < x.indptr[i + 1]; ++p) {
+          const float w = x.values[p], zz = z[std::size_t{x.indices[p]} * nq + j];
+          if (split) {
+            acc += w * fmaxf(zz, 0.0f);
+            shared -= fminf(zz, 0.0f);
+          } else {
+            acc += w * zz;
+          }
         }
-      }
-      if (split) acc = bound(acc, nn_sum[j], shared);
-    }
-    res[lane][local] = acc;
-  }
-  __syncthreads();
-  for (int t = 0; t < 32 / kWarps; ++t) {
-    const int jl = warp * (32 / kWarps) + t;
-    const int jj = blockIdx.y * 32 + jl;
-    const std::size_t i = i0 + lane;
-    if (jj < nq && i < x.docs) out[static_cast<std::size_t>(jj) * stride + i] = res[jl][lane];
-  }
+        return split ? bound(acc, nn_sum[j], shared) : acc;
+      },
+      [&](int j, std::size_t i, float d) { out[static_cast<std::size_t>(j) * stride + i] = d; });
 }
 
 constexpr int kPositionsPerLane = 4;
@@ -150,27 +137,11 @@ __device__ float reverse_distance(const ReverseArgs& a, std::size_t doc, int j) 
   return warp == 0 ? warp_sum(total) : 0.0f;
 }
 
-__global__ void reverse_pairs_kernel(ReverseArgs a, const std::uint32_t* docs,
-                                     const std::uint32_t* queries, std::size_t n_pairs,
-                                     const float* bound, std::size_t bound_stride, float* out) {
-  for (std::size_t l = blockIdx.x; l < n_pairs; l += gridDim.x) {
-    const std::uint32_t doc = docs[l], j = queries[l];
-    const float d2 = reverse_distance(a, doc, static_cast<int>(j));
-    if (threadIdx.x == 0)
-      out[l] = bound ? fmaxf(bound[static_cast<std::size_t>(j) * bound_stride + doc], d2) : d2;
+struct RwmdReverse {
+  __device__ float operator()(const ReverseArgs& a, std::size_t doc, int j) const {
+    return reverse_distance(a, doc, j);
   }
-}
-
-__global__ void reverse_all_kernel(ReverseArgs a, float* d, std::size_t stride) {
-  const int j = blockIdx.y;
-  for (std::size_t i = blockIdx.x; i < a.docs.docs; i += gridDim.x) {
-    const float d2 = reverse_distance(a, i, j);
-    if (threadIdx.x == 0) {
-      float* x = d + static_cast<std::size_t>(j) * stride + i;
-      *x = fmaxf(*x, d2);
-    }
-  }
-}
+};
 
 __global__ void centroid_kernel(DeviceCsr x, const float* vectors, int dim, float* out) {
   const int lane = threadIdx.x & 31;
@@ -253,20 +224,14 @@ void sparse_times_z(const DeviceCsr& docs, const float* z, int n_queries, bool s
 void reverse_pairs(const ReverseArgs& a, const std::uint32_t* docs, const std::uint32_t* queries,
                    std::size_t n_pairs, const float* bound, std::size_t bound_stride, float* out,
                    cudaStream_t s) {
-  if (n_pairs == 0) return;
   if (a.act_reach > 0)
     return act_reverse_pairs(a, docs, queries, n_pairs, bound, bound_stride, out, s);
-  reverse_pairs_kernel<<<blocks_for(n_pairs, 1), kThreads, 0, s>>>(a, docs, queries, n_pairs, bound,
-                                                                   bound_stride, out);
-  LCRWMD_LAUNCH_CHECK();
+  launch_reverse_pairs<RwmdReverse>(a, docs, queries, n_pairs, bound, bound_stride, out, s);
 }
 
 void reverse_all(const ReverseArgs& a, float* d, std::size_t stride, cudaStream_t s) {
-  if (a.docs.docs == 0 || a.q.n_queries == 0) return;
   if (a.act_reach > 0) return act_reverse_all(a, d, stride, s);
-  const dim3 grid(blocks_for(a.docs.docs, 1), static_cast<unsigned>(a.q.n_queries));
-  reverse_all_kernel<<<grid, kThreads, 0, s>>>(a, d, stride);
-  LCRWMD_LAUNCH_CHECK();
+  launch_reverse_all<RwmdReverse>(a, d, stride, s);
 }
 
 void centroids(const DeviceCsr& docs, const float* vectors, int dim, float* out, cudaStream_t s) {
