@@ -12,5 +12,6 @@ void add_synth(CLI::App& app);
 void add_eval(CLI::App& app);
 void add_devices(CLI::App& app);
 void add_explain(CLI::App& app);
+void add_serve(CLI::App& app);
 
 }  // namespace lcrwmd::app

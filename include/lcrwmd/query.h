@@ -42,6 +42,10 @@ QuerySet make_query_set(const Index& index, const std::vector<RawDocument>& docs
 // Queries [begin, end) of a set, with its extra words.
 QuerySet subset(const QuerySet& q, std::size_t begin, std::size_t end);
 
+// The queries of several sets, in order, as one (their extra words renumbered after each
+// other's): what a service runs as one batch.
+QuerySet concat(const Index& index, const std::vector<const QuerySet*>& parts);
+
 // Resident documents as queries (for tests and self-similarity).
 QuerySet query_set_from_index(const Index& index, std::span<const std::size_t> docs);
 

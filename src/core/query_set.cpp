@@ -68,6 +68,24 @@ QuerySet subset(const QuerySet& q, std::size_t begin, std::size_t end) {
   return s;
 }
 
+QuerySet concat(const Index& index, const std::vector<const QuerySet*>& parts) {
+  QuerySet all;
+  const std::size_t v = index.vocab_size();
+  for (const QuerySet* q : parts) {
+    const auto offset = static_cast<std::uint32_t>(all.extra_words.size());
+    all.ids.insert(all.ids.end(), q->ids.begin(), q->ids.end());
+    all.labels.insert(all.labels.end(), q->labels.begin(), q->labels.end());
+    for (std::uint32_t u : q->words) all.words.push_back(u < v ? u : u + offset);
+    all.weights.insert(all.weights.end(), q->weights.begin(), q->weights.end());
+    const std::uint64_t base = all.indptr.back();
+    for (std::size_t j = 1; j < q->indptr.size(); ++j) all.indptr.push_back(base + q->indptr[j]);
+    all.extra_words.insert(all.extra_words.end(), q->extra_words.begin(), q->extra_words.end());
+    all.extra_vectors.insert(all.extra_vectors.end(), q->extra_vectors.begin(),
+                             q->extra_vectors.end());
+  }
+  return all;
+}
+
 QuerySet query_set_from_index(const Index& index, std::span<const std::size_t> docs) {
   QuerySet qs;
   const auto indptr = index.indptr();

@@ -1,0 +1,77 @@
+#pragma once
+// What `lcrwmd serve` answers, apart from HTTP: JSON requests in, JSON answers out, the
+// micro-batcher between them and the resident searcher, and the counters /metrics shows.
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "app/micro_batcher.h"
+#include "lcrwmd/embeddings.h"
+#include "lcrwmd/error.h"
+#include "lcrwmd/index.h"
+#include "lcrwmd/searcher.h"
+#include "lcrwmd/text.h"
+
+namespace lcrwmd::app {
+
+// A request the service refuses: the HTTP status and the field at fault.
+struct RequestError : Error {
+  RequestError(int http_status, std::string at, const std::string& message)
+      : Error(at + ": " + message), status(http_status), field(std::move(at)) {}
+  int status;
+  std::string field;
+};
+
+struct ServiceOptions {
+  MicroBatcher::Options batching;
+  std::size_t max_k = 1000;        // larger k: 400
+  std::size_t max_queries = 1024;  // queries in one request
+};
+
+class SearchService {
+ public:
+  // The index, stop words and embeddings must outlive the service.
+  SearchService(const Index& index, const StopWords* stopwords, const Embeddings* embeddings,
+                const SearcherOptions& searcher, const ServiceOptions& options);
+
+  // POST /search and /explain bodies (parsed); throw RequestError for bad requests.
+  nlohmann::json search(const nlohmann::json& request);
+  nlohmann::json explain(const nlohmann::json& request) const;
+  nlohmann::json info() const;
+  // Prometheus text exposition of the counters.
+  std::string metrics() const;
+  // A drain: searches waiting run now, new ones are refused (QueueFull).
+  void close() { batcher_.close(); }
+  // Counts one HTTP answer (for /metrics).
+  void record(const std::string& endpoint, int status, double seconds);
+
+ private:
+  QuerySet to_queries(const nlohmann::json& queries, std::vector<nlohmann::json>& names) const;
+  SearchOptions to_options(const nlohmann::json& request) const;
+
+  const Index& index_;
+  const StopWords* stopwords_;
+  const Embeddings* embeddings_;
+  std::unique_ptr<Searcher> searcher_;
+  ServiceOptions options_;
+  MicroBatcher batcher_;
+
+  static constexpr double kLatencyBuckets[] = {0.001, 0.002, 0.005, 0.01, 0.02, 0.05,
+                                               0.1,   0.2,   0.5,   1,    2,    5};
+  struct Endpoint {
+    std::string name;
+    std::vector<std::pair<int, std::size_t>> by_status;
+    std::vector<std::size_t> latency;  // per bucket, then +Inf
+    double seconds = 0;
+    std::size_t count = 0;
+  };
+  mutable std::mutex metrics_mutex_;
+  std::vector<Endpoint> endpoints_;
+};
+
+}  // namespace lcrwmd::app

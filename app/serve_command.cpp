@@ -1,0 +1,215 @@
+// lcrwmd serve: the search service over HTTP/1.1 (cpp-httplib), JSON in and out
+// (search_service.h has what it answers), on 127.0.0.1 unless told otherwise. SIGTERM or
+// SIGINT drains: requests already read are answered, new ones get 503 until none is left in
+// flight; then the server stops and exits 0.
+#include <httplib.h>
+#include <signal.h>
+#include <sys/socket.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "app/commands.h"
+#include "app/search_service.h"
+#include "app/serve_page.h"
+#include "lcrwmd/error.h"
+
+namespace lcrwmd::app {
+namespace {
+
+using nlohmann::json;
+
+struct ServeFlags {
+  std::string index, embeddings, stopwords, backend = "auto", host = "127.0.0.1";
+  int port = 8080, device = 0, threads = 0;
+  std::size_t max_batch = 256, max_queue = 4096, max_k = 1000, max_queries = 1024;
+  std::size_t max_body_kib = 1024, http_threads = 128, memory_mib = 2048, device_memory_mib = 0;
+  double max_wait_ms = 2;
+};
+
+void send_json(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(body.dump(), "application/json");
+}
+
+void send_error(httplib::Response& res, int status, const std::string& field,
+                const std::string& message) {
+  send_json(res, status, {{"error", message}, {"field", field}, {"status", status}});
+}
+
+// Requests being answered, and whether a stop signal came.
+struct Drain {
+  std::atomic<int> in_flight{0};
+  std::atomic<bool> draining{false};
+};
+
+// Runs a JSON endpoint: the body parsed, the answer or the error as JSON, the time counted.
+template <typename Handler>
+void answer(SearchService& service, Drain& drain, const char* endpoint, const httplib::Request& req,
+            httplib::Response& res, Handler&& handle) {
+  const auto start = std::chrono::steady_clock::now();
+  ++drain.in_flight;
+  try {
+    if (drain.draining) {
+      res.set_header("Connection", "close");
+      throw QueueFull("the service is shutting down");
+    }
+    json body;
+    if (req.method == "POST") {
+      if (req.body.empty()) throw RequestError(400, "body", "empty: expected a JSON object");
+      try {
+        body = json::parse(req.body);
+      } catch (const json::parse_error& e) {
+        throw RequestError(400, "body", std::string("malformed JSON: ") + e.what());
+      }
+    }
+    send_json(res, 200, handle(body));
+  } catch (const RequestError& e) {
+    send_error(res, e.status, e.field, e.what());
+  } catch (const QueueFull& e) {
+    send_error(res, 503, "queue", e.what());
+  } catch (const std::exception& e) {
+    send_error(res, 500, "server", e.what());
+  }
+  service.record(endpoint, res.status,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  --drain.in_flight;
+}
+
+void serve(const ServeFlags& f) {
+  set_threads(f.threads);
+  // SIGTERM and SIGINT go to one thread that stops the server (every thread made from here
+  // on inherits the mask, so none of them is interrupted).
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  const Index index = Index::load(f.index, true);
+  StopWords stop;
+  if (!f.stopwords.empty()) stop = StopWords::load(f.stopwords);
+  std::unique_ptr<Embeddings> emb;
+  if (!f.embeddings.empty()) emb = std::make_unique<Embeddings>(Embeddings::load(f.embeddings));
+  SearcherOptions so;
+  so.backend = parse_backend(f.backend);
+  so.cpu.memory_budget = f.memory_mib << 20;
+  so.gpu.device = f.device;
+  so.gpu.memory_budget = f.device_memory_mib << 20;
+  ServiceOptions opt;
+  opt.batching.max_batch = f.max_batch;
+  opt.batching.max_wait = std::chrono::microseconds(static_cast<long long>(f.max_wait_ms * 1000));
+  opt.batching.max_queued = f.max_queue;
+  opt.max_k = f.max_k;
+  opt.max_queries = f.max_queries;
+  SearchService service(index, f.stopwords.empty() ? nullptr : &stop, emb.get(), so, opt);
+
+  httplib::Server server;
+  Drain drain;
+  const std::size_t workers = f.http_threads;
+  server.new_task_queue = [workers] { return new httplib::ThreadPool(workers); };
+  server.set_payload_max_length(f.max_body_kib << 10);  // larger bodies: 413
+  server.Post("/search", [&](const httplib::Request& req, httplib::Response& res) {
+    answer(service, drain, "search", req, res,
+           [&](const json& body) { return service.search(body); });
+  });
+  server.Post("/explain", [&](const httplib::Request& req, httplib::Response& res) {
+    answer(service, drain, "explain", req, res,
+           [&](const json& body) { return service.explain(body); });
+  });
+  server.Get("/info", [&](const httplib::Request& req, httplib::Response& res) {
+    answer(service, drain, "info", req, res, [&](const json&) { return service.info(); });
+  });
+  server.Get("/health", [&](const httplib::Request& req, httplib::Response& res) {
+    answer(service, drain, "health", req, res, [&](const json&) { return json{{"status", "ok"}}; });
+  });
+  server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content(service.metrics(), "text/plain; version=0.0.4");
+  });
+  server.Get("/", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content(kServePage, "text/html; charset=utf-8");
+    service.record("page", 200, 0);
+  });
+  // Unknown paths, wrong methods, oversize bodies: a JSON error too.
+  server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    const std::string what = res.status == 413   ? "the request body is too large"
+                             : res.status == 404 ? "no such endpoint: " + req.path
+                                                 : "bad request";
+    send_error(res, res.status, res.status == 413 ? "body" : "path", what);
+  });
+
+  // Debian's cpp-httplib listens with a backlog of 5, compiled in: a burst of connections
+  // beyond it (64 clients at once) may be reset. The listening socket is noted as it is made
+  // and its backlog raised once bound (listen() again on a listening socket resizes it).
+  int listening = -1;
+  server.set_socket_options([&listening](socket_t sock) {
+    httplib::default_socket_options(sock);
+    listening = sock;
+  });
+  const int port = f.port == 0 ? server.bind_to_any_port(f.host)
+                               : (server.bind_to_port(f.host, f.port) ? f.port : -1);
+  if (port < 0 || listening < 0 || ::listen(listening, SOMAXCONN) != 0)
+    throw Error("cannot listen on " + f.host + ":" + std::to_string(f.port) +
+                " (in use, or not an address of this machine)");
+  std::thread stopper([&] {
+    int signal = 0;
+    sigwait(&stop_signals, &signal);
+    if (signal == 0) return;
+    drain.draining = true;
+    service.close();
+    while (drain.in_flight > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    server.stop();
+  });
+  std::fprintf(stderr, "lcrwmd serve: %zu documents, %s backend, listening on http://%s:%d\n",
+               index.n_docs(), service.info()["backend"].get<std::string>().c_str(), f.host.c_str(),
+               port);
+  std::fflush(stderr);
+  server.listen_after_bind();
+  // listen_after_bind returns once stop() was called and the accepted requests are answered.
+  if (stopper.joinable()) {
+    pthread_kill(stopper.native_handle(), SIGTERM);  // wakes sigwait where the server stopped
+    stopper.join();                                  // on its own (a failed socket)
+  }
+  std::fprintf(stderr, "lcrwmd serve: stopped\n");
+}
+
+}  // namespace
+
+void add_serve(CLI::App& app) {
+  auto* c = app.add_subcommand("serve", "A search service over a resident index (HTTP, JSON)");
+  auto f = std::make_shared<ServeFlags>();
+  c->add_option("--index", f->index, "Index file (from lcrwmd build)")->required();
+  c->add_option("--embeddings", f->embeddings, "Embeddings for query words the index lacks");
+  c->add_option("--stopwords", f->stopwords, "Stop words (one per line), as at build time");
+  c->add_option("--backend", f->backend, "cpu | cuda | auto")->capture_default_str();
+  c->add_option("--device", f->device, "CUDA device")->capture_default_str();
+  c->add_option("--host", f->host, "Address to listen on")->capture_default_str();
+  c->add_option("--port", f->port, "Port (0: any free one, printed on stderr)")
+      ->capture_default_str();
+  c->add_option("--max-batch", f->max_batch, "Queries per micro-batch")->capture_default_str();
+  c->add_option("--max-wait-ms", f->max_wait_ms, "How long a micro-batch waits for company")
+      ->capture_default_str();
+  c->add_option("--max-queue", f->max_queue, "Queries waiting, at most (beyond: 503)")
+      ->capture_default_str();
+  c->add_option("--max-k", f->max_k, "Largest k a request may ask for")->capture_default_str();
+  c->add_option("--max-queries", f->max_queries, "Queries per request, at most")
+      ->capture_default_str();
+  c->add_option("--max-body-kib", f->max_body_kib, "Request body size limit (beyond: 413)")
+      ->capture_default_str();
+  c->add_option("--http-threads", f->http_threads, "Connections served at once")
+      ->capture_default_str();
+  c->add_option("--threads", f->threads, "Search threads (default: all cores)");
+  c->add_option("--memory", f->memory_mib, "CPU working memory per batch (MiB)")
+      ->capture_default_str();
+  c->add_option("--device-memory", f->device_memory_mib, "GPU working memory (MiB; 0: most)");
+  c->callback([f] { serve(*f); });
+}
+
+}  // namespace lcrwmd::app

@@ -1,0 +1,76 @@
+#pragma once
+// The page `lcrwmd serve` answers at /: a query box, its neighbours, and the word alignment of
+// the one clicked (POST /search, POST /explain). Plain HTML and JavaScript, no external file.
+namespace lcrwmd::app {
+
+inline constexpr const char* kServePage = R"html(<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>lcrwmd search</title>
+<style>
+body{font:15px system-ui,sans-serif;margin:2em auto;max-width:64em;color:#222}
+textarea{width:100%;height:6em;font:inherit}
+table{border-collapse:collapse;width:100%}td,th{padding:.2em .5em;text-align:left}
+tr.hit{cursor:pointer}tr.hit:hover,tr.open{background:#eef}
+.flow{display:flex;align-items:center;gap:.5em;margin:.1em 0}
+.flow span{width:12em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+.bar{height:.8em;background:#57a}.err{color:#b00}
+</style></head><body>
+<h1>lcrwmd</h1>
+<form id="f"><textarea id="text" placeholder="a query text"></textarea>
+<p>k <input id="k" type="number" value="10" min="1" style="width:5em">
+method <select id="method"><option>lc-rwmd</option><option>rwmd</option><option>wcd</option>
+<option>act</option><option>ict</option><option>wmd</option></select>
+<button id="go">Search</button> <span id="status"></span></p></form>
+<table id="hits"></table><div id="alignment"></div>
+<script>
+const $ = id => document.getElementById(id);
+async function post(path, body) {
+  const r = await fetch(path, {method: "POST", headers: {"Content-Type": "application/json"},
+                               body: JSON.stringify(body)});
+  const j = await r.json();
+  if (!r.ok) throw new Error(j.error || r.statusText);
+  return j;
+}
+function cell(tr, text) { const td = document.createElement("td"); td.textContent = text; tr.append(td); }
+$("f").onsubmit = async e => {
+  e.preventDefault();
+  $("hits").replaceChildren(); $("alignment").replaceChildren(); $("status").textContent = "...";
+  const method = $("method").value, text = $("text").value;
+  try {
+    const t0 = performance.now();
+    const r = await post("/search", {queries: [text], k: +$("k").value, method});
+    $("status").textContent = `${Math.round(performance.now() - t0)} ms`;
+    const head = document.createElement("tr");
+    for (const h of ["#", "document", "label", "distance"]) { const th = document.createElement("th"); th.textContent = h; head.append(th); }
+    $("hits").append(head);
+    r.results[0].neighbors.forEach((n, i) => {
+      const tr = document.createElement("tr"); tr.className = "hit";
+      cell(tr, i + 1); cell(tr, n.id); cell(tr, n.label); cell(tr, n.distance.toFixed(4));
+      tr.onclick = () => align(tr, text, n.id, method === "wcd" ? "wmd" : method);
+      $("hits").append(tr);
+    });
+  } catch (err) { $("status").innerHTML = ""; $("status").append(Object.assign(document.createElement("span"), {className: "err", textContent: err.message})); }
+};
+async function align(tr, text, doc, method) {
+  document.querySelectorAll("tr.open").forEach(x => x.classList.remove("open")); tr.classList.add("open");
+  const box = $("alignment"); box.replaceChildren();
+  try {
+    const e = await post("/explain", {query: text, doc, method});
+    const h = document.createElement("h2");
+    h.textContent = `${doc}: ${e.method} ${e.distance.toFixed(4)}, the words that carried it`;
+    box.append(h);
+    const top = e.flows.slice(0, 30), most = Math.max(...top.map(f => f.mass * f.cost), 1e-12);
+    for (const f of top) {
+      const row = document.createElement("div"); row.className = "flow";
+      const q = document.createElement("span"); q.textContent = f.query_word;
+      const bar = document.createElement("div"); bar.className = "bar";
+      bar.style.width = `${(20 * f.mass * f.cost / most).toFixed(2)}em`;
+      bar.title = `mass ${f.mass.toFixed(4)} x cost ${f.cost.toFixed(3)}`;
+      const d = document.createElement("span"); d.textContent = "→ " + f.doc_word;
+      row.append(q, bar, d); box.append(row);
+    }
+  } catch (err) { box.append(Object.assign(document.createElement("p"), {className: "err", textContent: err.message})); }
+}
+</script></body></html>
+)html";
+
+}  // namespace lcrwmd::app

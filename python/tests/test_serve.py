@@ -1,0 +1,226 @@
+"""`lcrwmd serve` end to end: the command line's server on an ephemeral port of 127.0.0.1,
+queried concurrently, against `lcrwmd search` on the same texts; every kind of bad request;
+SIGTERM during load. Needs the built command line (LCRWMD_CLI), not the Python module."""
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+SOURCE = os.environ.get("LCRWMD_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+CLI = os.environ.get("LCRWMD_CLI", os.path.join(SOURCE, "build", "lcrwmd"))
+DEMO = os.path.join(SOURCE, "data", "demo")
+TEXT = ["--stopwords", os.path.join(DEMO, "stop_words.txt"),
+        "--embeddings", os.path.join(DEMO, "embeddings.bin")]
+
+pytestmark = pytest.mark.skipif(not os.path.exists(CLI), reason="no lcrwmd command line built")
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("serve") / "demo.idx")
+    subprocess.run([CLI, "build", "--docs", os.path.join(DEMO, "train.tsv"), "--output", path]
+                   + TEXT, check=True, capture_output=True)
+    return path
+
+
+def queries():
+    with open(os.path.join(DEMO, "queries.tsv"), encoding="utf-8") as f:
+        return [line.rstrip("\n").split("\t", 2) for line in f]
+
+
+class Server:
+    def __init__(self, index, *flags):
+        self.proc = subprocess.Popen([CLI, "serve", "--index", index, "--port", "0", *TEXT, *flags],
+                                     stderr=subprocess.PIPE, text=True)
+        line = self.proc.stderr.readline()
+        assert "listening on http://127.0.0.1:" in line, line
+        self.url = line.strip().rsplit(" ", 1)[1]
+
+    def request(self, path, body=None, raw=None):
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        req = urllib.request.Request(self.url + path, data=data,
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=60) as r:
+                text = r.read().decode()
+                return r.status, json.loads(text) if r.headers.get_content_type() == "application/json" else text
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read().decode())
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        code = self.proc.wait(timeout=60)
+        self.proc.stderr.close()
+        return code
+
+
+@pytest.fixture(scope="module")
+def server(index):
+    s = Server(index, "--max-wait-ms", "50")
+    yield s
+    assert s.stop() == 0
+
+
+def cli_search(index, method_flags, k):
+    out = subprocess.run([CLI, "search", "--index", index, "--queries",
+                          os.path.join(DEMO, "queries.tsv"), "--k", str(k), *TEXT, *method_flags],
+                         check=True, capture_output=True, text=True).stdout
+    top = {}
+    for line in out.splitlines():
+        qid, _, doc, dist = line.split("\t")
+        top.setdefault(qid, []).append((doc, float(dist)))
+    return top
+
+
+@pytest.mark.parametrize("body_extra,flags", [
+    ({}, []),
+    ({"symmetric": False}, ["--one-sided"]),
+    ({"method": "wmd"}, ["--method", "wmd"]),
+    ({"method": "act", "act_steps": 2}, ["--method", "act", "--act-steps", "2"]),
+])
+def test_concurrent_searches_answer_as_the_command_line(index, server, body_extra, flags):
+    want = cli_search(index, flags, 5)
+    qs = queries()
+    got, errors = {}, []
+
+    def one(qid, text, k):
+        status, body = server.request("/search", {"queries": [{"id": qid, "text": text}], "k": k,
+                                                  **body_extra})
+        if status != 200:
+            errors.append(body)
+            return
+        got[qid] = [(n["id"], n["distance"]) for n in body["results"][0]["neighbors"]]
+
+    # Every query from its own thread at once, k differing (a batch runs at the largest k).
+    threads = [threading.Thread(target=one, args=(qid, text, 5 if i % 2 else 3))
+               for i, (qid, _, text) in enumerate(qs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for i, (qid, _, _) in enumerate(qs):
+        k = 5 if i % 2 else 3
+        assert [d for d, _ in got[qid]] == [d for d, _ in want[qid][:k]], qid
+        for (_, a), (_, b) in zip(got[qid], want[qid]):
+            assert a == pytest.approx(b, rel=1e-6)
+    # Several queries in one request, in the request's order, named by position.
+    status, body = server.request("/search", {"queries": [t for _, _, t in qs[:3]], "k": 5,
+                                              **body_extra})
+    assert status == 200
+    assert [r["query"] for r in body["results"]] == [0, 1, 2]
+    for r, (qid, _, _) in zip(body["results"], qs[:3]):
+        assert [n["id"] for n in r["neighbors"]] == [d for d, _ in want[qid]]
+
+
+def test_concurrent_requests_share_batches(server):
+    before = server.request("/metrics")[1]
+    batches0 = metric(before, "lcrwmd_batch_queries_count")
+    queries0 = metric(before, "lcrwmd_batch_queries_sum")
+    text = queries()[0][2]
+    threads = [threading.Thread(target=server.request, args=("/search", {"queries": [text]}))
+               for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    after = server.request("/metrics")[1]
+    assert metric(after, "lcrwmd_batch_queries_sum") - queries0 == 16
+    assert metric(after, "lcrwmd_batch_queries_count") - batches0 < 16  # some shared a batch
+    assert 'lcrwmd_requests_total{endpoint="search",code="200"}' in after
+    assert "lcrwmd_queue_queries 0" in after
+
+
+def metric(text, name):
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise AssertionError(name + " missing")
+
+
+@pytest.mark.parametrize("raw,status,field", [
+    (b"", 400, "body"),
+    (b"{not json", 400, "body"),
+    (b"[1, 2]", 400, "body"),
+    (b'{"k": 3}', 400, "queries"),
+    (b'{"queries": []}', 400, "queries"),
+    (b'{"queries": [7]}', 400, "queries[0]"),
+    (b'{"queries": ["goal"], "k": 0}', 400, "k"),
+    (b'{"queries": ["goal"], "k": 100000000}', 400, "k"),
+    (b'{"queries": ["goal"], "k": -3}', 400, "k"),
+    (b'{"queries": ["goal"], "k": "ten"}', 400, "k"),
+    (b'{"queries": ["goal"], "method": "fast"}', 400, "method"),
+    (b'{"queries": ["goal"], "method": "wmd", "symmetric": false}', 400, "symmetric"),
+    (b'{"queries": ["goal", "qqqzzz xxyyzz"]}', 422, "queries[1]"),
+    (b'{"queries": [{"id": [1], "text": "goal"}]}', 400, "queries[0].id"),
+])
+def test_bad_requests_name_the_field(server, raw, status, field):
+    code, body = server.request("/search", raw=raw)
+    assert code == status, body
+    assert body["field"] == field
+    assert body["error"]
+
+
+def test_other_endpoints_and_limits(index, server):
+    assert server.request("/health") == (200, {"status": "ok"})
+    status, info = server.request("/info")
+    assert status == 200 and info["documents"] == 120 and info["backend"] == "cpu"
+    status, page = server.request("/")
+    assert status == 200 and "<textarea" in page and "/explain" in page
+    assert server.request("/nowhere")[0] == 404
+    code, body = server.request("/explain", {"query": queries()[0][2], "doc": "nosuchdoc"})
+    assert code == 404 and body["field"] == "doc"
+    text = queries()[0][2]
+    status, top = server.request("/search", {"queries": [text], "k": 1, "method": "wmd"})
+    doc = top["results"][0]["neighbors"][0]
+    status, e = server.request("/explain", {"query": text, "doc": doc["id"]})
+    assert status == 200 and e["method"] == "wmd"
+    assert e["distance"] == pytest.approx(doc["distance"], rel=1e-6)
+    assert sum(f["mass"] * f["cost"] for f in e["flows"]) == pytest.approx(e["distance"], rel=1e-5)
+    # A server with small limits: an oversize body is a 413, a full queue a 503.
+    small = Server(index, "--max-body-kib", "1", "--max-queries", "2")
+    try:
+        code, body = small.request("/search", {"queries": ["goal " * 400]})
+        assert code == 413
+        code, body = small.request("/search", {"queries": ["goal", "match", "ball"]})
+        assert code == 413 and body["field"] == "queries"
+    finally:
+        assert small.stop() == 0
+
+
+def test_sigterm_answers_every_accepted_request(index):
+    # Batches would wait 60 s for company: the requests are all in flight when SIGTERM comes,
+    # and the drain runs them at once.
+    s = Server(index, "--max-wait-ms", "60000")
+    text = queries()[1][2]
+    results = []
+
+    def one():
+        try:
+            results.append(s.request("/search", {"queries": [text], "k": 5, "method": "wmd"}))
+        except Exception as e:  # noqa: BLE001 (reported by the assertion below)
+            results.append((repr(e), None))
+
+    threads = [threading.Thread(target=one) for _ in range(24)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 30
+    while (queued := metric(s.request("/metrics")[1], "lcrwmd_queue_queries")) < 24:
+        assert time.monotonic() < deadline, f"{queued} requests arrived: {results}"
+        time.sleep(0.01)
+    s.proc.send_signal(signal.SIGTERM)
+    time.sleep(0.05)
+    late = s.request("/search", {"queries": [text]})  # during the drain: refused, clearly
+    assert late[0] == 503 and late[1]["field"] == "queue", late
+    for t in threads:
+        t.join()
+    assert [r[0] for r in results] == [200] * 24, results
+    assert len({json.dumps(r[1]) for r in results}) == 1  # the same answer for each
+    assert s.proc.wait(timeout=60) == 0
+    s.proc.stderr.close()

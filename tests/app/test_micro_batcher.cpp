@@ -1,0 +1,88 @@
+// The service's micro-batcher: searches submitted together share batches and still get exactly
+// what each would get alone (their own rows, their own k); a full queue and a closed batcher
+// refuse clearly. And concat(), which builds the shared batch.
+#include <gtest/gtest.h>
+
+#include <future>
+#include <thread>
+#include <vector>
+
+#include "app/micro_batcher.h"
+#include "lcrwmd/query.h"
+#include "test_util.h"
+
+namespace lcrwmd {
+namespace {
+
+TEST(Concat, KeepsEachSetsQueriesAndExtraWords) {
+  const Index ix = Index::from_data(test::random_index(60, 50, 6, 9, 5));
+  const QuerySet a = test::mixed_queries(ix, 3, 7), b = test::mixed_queries(ix, 4, 8);
+  ASSERT_FALSE(a.extra_words.empty());  // the words the index lacks must be renumbered
+  const QuerySet ab = concat(ix, {&a, &b});
+  ASSERT_EQ(ab.size(), a.size() + b.size());
+  SearchOptions o;
+  o.method = Method::wmd;
+  const SearchResults both = search(ix, ab, 5, o), ra = search(ix, a, 5, o),
+                      rb = search(ix, b, 5, o);
+  std::vector<std::int64_t> want = ra.indices;
+  want.insert(want.end(), rb.indices.begin(), rb.indices.end());
+  EXPECT_EQ(both.indices, want);
+  std::vector<float> want_d = ra.distances;
+  want_d.insert(want_d.end(), rb.distances.begin(), rb.distances.end());
+  EXPECT_EQ(both.distances, want_d);
+}
+
+TEST(MicroBatcher, SharedBatchesAnswerEachSearchAsAlone) {
+  const Index ix = Index::from_data(test::random_index(200, 60, 8, 11, 3));
+  const CpuSearcher searcher(ix);
+  app::MicroBatcher::Options opt;
+  opt.max_batch = 40;
+  opt.max_wait = std::chrono::milliseconds(50);
+  app::MicroBatcher batcher(searcher, opt);
+  struct Job {
+    QuerySet q;
+    std::size_t k;
+    SearchOptions o;
+  };
+  std::vector<Job> jobs;
+  for (std::size_t i = 0; i < 12; ++i) {
+    Job j{test::mixed_queries(ix, 1 + i % 3, static_cast<unsigned>(100 + i)), 1 + i % 5, {}};
+    j.o.symmetric = i % 4 != 0;  // two kinds of batches, interleaved
+    jobs.push_back(std::move(j));
+  }
+  std::vector<std::future<SearchResults>> answers(jobs.size());
+  std::vector<std::thread> clients;
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    clients.emplace_back([&, i] { answers[i] = batcher.submit(jobs[i].q, jobs[i].k, jobs[i].o); });
+  for (std::thread& t : clients) t.join();
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const SearchResults got = answers[i].get(),
+                        want = searcher.search(jobs[i].q, jobs[i].k, jobs[i].o);
+    EXPECT_EQ(got.k, want.k) << i;
+    EXPECT_EQ(got.indices, want.indices) << i;
+    EXPECT_EQ(got.distances, want.distances) << i;
+  }
+  const app::MicroBatcher::Stats s = batcher.stats();
+  EXPECT_EQ(s.searches, jobs.size());
+  EXPECT_LT(s.batches, jobs.size());  // some searches shared a batch
+  EXPECT_EQ(s.queued, 0u);
+}
+
+TEST(MicroBatcher, RefusesBeyondItsQueueAndOnceClosed) {
+  const Index ix = Index::from_data(test::random_index(30, 40, 5, 7, 2));
+  const CpuSearcher searcher(ix);
+  app::MicroBatcher::Options opt;
+  opt.max_queued = 4;
+  opt.max_wait = std::chrono::seconds(30);  // nothing runs until closed
+  app::MicroBatcher batcher(searcher, opt);
+  const std::vector<std::size_t> docs{0, 4, 9};
+  const QuerySet three = query_set_from_index(ix, docs);
+  auto first = batcher.submit(three, 2, {});
+  EXPECT_THROW(batcher.submit(three, 2, {}), app::QueueFull);  // 6 > 4 waiting
+  batcher.close();                                             // runs the waiting one now
+  EXPECT_EQ(first.get().indices, searcher.search(three, 2, {}).indices);
+  EXPECT_THROW(batcher.submit(three, 2, {}), app::QueueFull);
+}
+
+}  // namespace
+}  // namespace lcrwmd
