@@ -72,7 +72,7 @@ def main():
     def load(seconds=None):
         todo = list(reversed(kept))
         lock = threading.Lock()
-        latencies, same = [], [0]
+        latencies, same, errors = [], [0], []
         stop_at = time.monotonic() + seconds if seconds else None
 
         def client():
@@ -87,10 +87,16 @@ def main():
                         return
                     qid, _, body = todo.pop()
                 req = urllib.request.Request(url + "/search", data=json.dumps(
-                    {"queries": [{"id": qid, "text": body}], "k": 10}).encode())
+                    {"queries": [{"id": qid, "text": body}], "k": 10}).encode(),
+                    headers={"Content-Type": "application/json"})
                 t0 = time.perf_counter()
-                with urllib.request.urlopen(req, timeout=300) as resp:
-                    got = json.load(resp)
+                try:
+                    with urllib.request.urlopen(req, timeout=300) as resp:
+                        got = json.load(resp)
+                except OSError as e:  # urllib's HTTPError and URLError included
+                    with lock:
+                        errors.append(repr(e))
+                    continue
                 dt = time.perf_counter() - t0
                 docs = [n["id"] for n in got["results"][0]["neighbors"]]
                 with lock:
@@ -103,9 +109,9 @@ def main():
             t.start()
         for t in threads:
             t.join()
-        return time.perf_counter() - t0, latencies, same[0]
+        return time.perf_counter() - t0, latencies, same[0], errors
 
-    wall, lat, same = load()
+    wall, lat, same, errors = load()
     lat.sort()
     res = {
         "index": a.index, "queries": len(kept), "clients": a.clients,
@@ -115,16 +121,17 @@ def main():
         "latency_p50_ms": 1e3 * lat[len(lat) // 2],
         "latency_p99_ms": 1e3 * lat[min(len(lat) - 1, int(0.99 * len(lat)))],
         "latency_mean_ms": 1e3 * statistics.mean(lat),
-        "answers_identical_to_cli": same,
+        "answers_identical_to_cli": same, "errors": len(errors),
     }
     if a.soak_seconds > 0:
         rss = [rss_mib(server.pid)]
         half = threading.Timer(a.soak_seconds / 2, lambda: rss.append(rss_mib(server.pid)))
         half.start()
-        _, soak_lat, _ = load(a.soak_seconds)
+        _, soak_lat, _, soak_errors = load(a.soak_seconds)
         half.join()
         rss.append(rss_mib(server.pid))
         res.update({"soak_seconds": a.soak_seconds, "soak_requests": len(soak_lat),
+                    "soak_errors": len(soak_errors),
                     "rss_mib_start_middle_end": rss})
     server.terminate()
     res["server_exit"] = server.wait(timeout=120)
