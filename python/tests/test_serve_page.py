@@ -1,0 +1,63 @@
+"""The page `lcrwmd serve` answers at /, in a real headless browser (Debian's chromium through
+its WebDriver): type a query, see the neighbours the search endpoint gives, open one word
+alignment. With LCRWMD_SCREENSHOT set, the final page is saved there (docs/serve_page.png)."""
+import os
+import shutil
+
+import pytest
+
+from test_serve import CLI, Server, index, queries  # noqa: F401 (the fixture)
+
+webdriver = pytest.importorskip("selenium.webdriver")
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
+
+CHROMEDRIVER = shutil.which("chromedriver")
+pytestmark = [pytest.mark.skipif(not os.path.exists(CLI), reason="no lcrwmd command line built"),
+              pytest.mark.skipif(CHROMEDRIVER is None, reason="no chromium WebDriver")]
+
+
+@pytest.fixture
+def browser():
+    options = webdriver.ChromeOptions()
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--window-size=1100,1000"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    yield driver
+    driver.quit()
+
+
+def test_type_a_query_see_neighbours_open_an_alignment(index, browser):  # noqa: F811
+    server = Server(index)
+    try:
+        text = queries()[0][2]
+        status, want = server.request("/search", {"queries": [text], "k": 5, "method": "wmd"})
+        assert status == 200
+        want_ids = [n["id"] for n in want["results"][0]["neighbors"]]
+
+        browser.get(server.url + "/")
+        box = browser.find_element(By.ID, "text")
+        box.send_keys(text)
+        k = browser.find_element(By.ID, "k")
+        k.clear()
+        k.send_keys("5")
+        Select(browser.find_element(By.ID, "method")).select_by_visible_text("wmd")
+        browser.find_element(By.ID, "go").click()
+        wait = WebDriverWait(browser, 60)
+        rows = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#hits tr.hit") or None)
+        # The neighbours the endpoint gives, in order, with their labels and distances.
+        shown = [r.find_elements(By.TAG_NAME, "td")[1].text for r in rows]
+        assert shown == want_ids
+        rows[0].click()
+        flows = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#alignment .flow") or None)
+        heading = browser.find_element(By.CSS_SELECTOR, "#alignment h2").text
+        assert want_ids[0] in heading and "wmd" in heading
+        assert len(flows) >= 3
+        widths = [f.find_element(By.CLASS_NAME, "bar").size["width"] for f in flows]
+        assert widths == sorted(widths, reverse=True) and widths[0] > widths[-1] >= 0
+        if os.environ.get("LCRWMD_SCREENSHOT"):
+            browser.save_screenshot(os.environ["LCRWMD_SCREENSHOT"])
+    finally:
+        assert server.stop() == 0
