@@ -9,7 +9,6 @@ RWMD, ACT-1, ACT-3, ACT-7, ICT and WMD (`lcrwmd pairwise`), then per bound the m
 minimum of bound / WMD over the pairs, and the share of pairs whose bound already exceeds the
 query's 10th-smallest WMD (pairs a top-10 search never needs to solve). Needs numpy.
 """
-import argparse
 import json
 import os
 import subprocess
@@ -17,17 +16,15 @@ import tempfile
 
 import numpy as np
 
+from bench_args import index_and_queries
+
 METHODS = [("RWMD", ["--method", "lc-rwmd"]), ("ACT-1", ["--method", "act", "--act-steps", "1"]),
            ("ACT-3", ["--method", "act", "--act-steps", "3"]),
            ("ACT-7", ["--method", "act", "--act-steps", "7"]), ("ICT", ["--method", "ict"])]
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--lcrwmd", default="build/lcrwmd")
-    p.add_argument("--index", required=True)
-    p.add_argument("--queries", required=True)
-    p.add_argument("--data", default="../shared/data")
+    p = index_and_queries(__doc__)
     p.add_argument("--queries-sample", type=int, default=40)
     p.add_argument("--json")
     a = p.parse_args()

@@ -13,7 +13,6 @@
    start, the middle and the end (memory must stay flat).
 Load stays on 127.0.0.1 and is bounded in count and time. Needs nothing beyond Debian's Python.
 """
-import argparse
 import json
 import os
 import re
@@ -23,6 +22,8 @@ import tempfile
 import threading
 import time
 import urllib.request
+
+from bench_args import index_and_queries
 
 
 def rss_mib(pid):
@@ -34,11 +35,7 @@ def rss_mib(pid):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--lcrwmd", default="build/lcrwmd")
-    p.add_argument("--index", required=True)
-    p.add_argument("--queries", required=True)
-    p.add_argument("--data", default="../shared/data")
+    p = index_and_queries(__doc__)
     p.add_argument("--count", type=int, default=1024)
     p.add_argument("--clients", type=int, default=64)
     p.add_argument("--soak-seconds", type=float, default=0)
