@@ -1,8 +1,6 @@
 #pragma once
 // What `lcrwmd serve` answers, apart from HTTP: JSON requests in, JSON answers out, the
 // micro-batcher between them and the resident searcher, and the counters /metrics shows.
-#include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <mutex>

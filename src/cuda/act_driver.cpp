@@ -37,11 +37,10 @@ void GpuIndex::Impl::act_phase1(const QueryBatch& b, Reverse rev, const SearchOp
   }
   slot_begin.upload(host_slot_begin.data(), host_slot_begin.size(), s);
   const std::size_t v = index.vocab_size();
-  if (keeps_all && !has_max_weight) {
+  if (keeps_all && max_weight.bytes() == 0) {  // once: release_scratch() keeps it
     const std::vector<float> largest = largest_word_weights(index);
     max_weight.upload(largest.data(), v, s);
     stream.sync();  // `largest` goes out of scope
-    has_max_weight = true;
   }
   slots.reserve(2 * v * host_slot_begin.back());
   act_slots(act_slots_args(b), s);

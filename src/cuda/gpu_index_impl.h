@@ -54,11 +54,10 @@ struct GpuIndex::Impl {
   cuda::TopKSelector selector;
   cuda::Refiner refiner;
   // ACT and ICT: the batch's slots, their offsets, and the vocabulary's largest document
-  // weights (computed on first use).
+  // weights (uploaded on first use, then kept).
   cuda::DeviceArray<float> slots, max_weight;
   cuda::DeviceArray<std::uint32_t> slot_begin;
   std::vector<std::uint32_t> host_slot_begin;
-  bool has_max_weight = false;
 
   // lc_rwmd_driver.cpp
   void phase1_rows(const cuda::QueryBatch& b, const float* row_vectors, const float* row_norms,

@@ -55,8 +55,7 @@ T constrained_transfers(const T* cost, std::size_t row_stride, std::size_t col_s
                         std::size_t steps, std::vector<PairFlow>* moves = nullptr) {
   thread_local std::vector<std::size_t> order;
   order.resize(n_to);
-  // The nearest steps + 1 are all a word can reach: the capped ones and the one taking the rest.
-  const std::size_t reach = std::min(n_to, steps == kIctSteps ? n_to : steps + 1);
+  const std::size_t reach = reachable_words(steps, n_to);
   T total = 0;
   for (std::size_t i = 0; i < n_from; ++i) {
     const auto c = [&](std::size_t t) { return cost[i * row_stride + t * col_stride]; };

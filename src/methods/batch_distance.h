@@ -3,6 +3,7 @@
 // "compute a block of distances" apart from "collect the top-k" lets every method share one
 // search driver, and lets a bounded method (symmetric LC-RWMD: D1 bounds D from below) be
 // refined only where the bound does not already rule a document out.
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -118,6 +119,15 @@ struct ActPair {
   double d1, d2;
 };
 inline constexpr std::size_t kIctSteps = static_cast<std::size_t>(-1);
+// How many of a target side's n words one word's transfer reaches: its `steps` capped ones and
+// the one taking the rest (ICT: all of them).
+inline std::size_t reachable_words(std::size_t steps, std::size_t n) {
+  return steps == kIctSteps ? n : std::min(n, steps + 1);
+}
+// The k a search asks of ACT (ICT: kIctSteps).
+inline std::size_t act_steps(const SearchOptions& o) {
+  return o.method == Method::ict ? kIctSteps : o.act_steps;
+}
 ActPair act_pair(const Index& index, std::size_t doc, const QuerySet& queries, std::size_t q,
                  std::size_t steps);
 // The same with every transfer: doc_moves of d1 (each document word's weight), query_moves of

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "methods/batch_distance.h"
+
 namespace lcrwmd {
 namespace {
 
@@ -18,11 +20,8 @@ bool caches_word_distances(const SearchOptions& opt) {
 // nearest words' (cost, weight) pairs (ICT: all of the query's words), with symmetric
 // LC-RWMD's minimum beside them.
 std::size_t phase1_floats(const SearchOptions& opt, std::size_t words) {
-  if (bounds_by_act(opt)) {
-    const std::size_t reach =
-        opt.method == Method::ict ? words : std::min(words, opt.act_steps + 1);
-    return 2 * reach + (opt.symmetric ? 1 : 0);
-  }
+  if (bounds_by_act(opt))
+    return 2 * reachable_words(act_steps(opt), words) + (opt.symmetric ? 1 : 0);
   return opt.method == Method::lc_rwmd || opt.method == Method::wmd ? 1 : 0;
 }
 

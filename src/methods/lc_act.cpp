@@ -43,9 +43,11 @@ class LcAct final : public BatchDistance {
     const BatchWords::TileShape tiles = batch_.tile_shape(opt);
     rows_ = tiles.rows;
     block_words_ = tiles.words;
+    // Each query keeps as many of its words as a transfer reaches; where that is every word,
+    // phase 1 keeps them all and sorts them (keeps_all).
     begin_.push_back(0);
     for (std::size_t j = 0; j < nq(); ++j)
-      begin_.push_back(begin_.back() + reach(q.set.length(q.begin + j)));
+      begin_.push_back(begin_.back() + reachable_words(steps_, q.set.length(q.begin + j)));
   }
 
   bool exact() const override { return true; }
@@ -65,11 +67,6 @@ class LcAct final : public BatchDistance {
   std::size_t nq() const { return q_.size(); }
   std::size_t stride() const { return begin_.back(); }
 
-  // How many of a query's h words a transfer can reach: the k capped steps and the one taking
-  // the rest (ICT: all). Where that is every word, phase 1 keeps them all and sorts them.
-  std::size_t reach(std::size_t h) const {
-    return steps_ == kIctSteps ? h : std::min(h, steps_ + 1);
-  }
   bool keeps_all(std::size_t j) const {
     return begin_[j + 1] - begin_[j] == batch_.cols_indptr[j + 1] - batch_.cols_indptr[j];
   }

@@ -99,9 +99,8 @@ std::unique_ptr<BatchDistance> make_method(const Index& index, QueryRange range,
     case Method::wmd:
       return make_wmd(index, range, cpu, cache_budget);
     case Method::act:
-      return make_act(index, range, opt.symmetric, opt.act_steps, cpu, cache_budget);
     case Method::ict:
-      return make_act(index, range, opt.symmetric, kIctSteps, cpu, cache_budget);
+      return make_act(index, range, opt.symmetric, act_steps(opt), cpu, cache_budget);
   }
   throw Error("unknown method");
 }
