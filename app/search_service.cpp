@@ -53,9 +53,9 @@ SearchService::SearchService(const Index& index, const StopWords* stopwords,
         {name, {}, std::vector<std::size_t>(std::size(kLatencyBuckets) + 1), 0, 0});
 }
 
-SearchOptions SearchService::to_options(const json& request) const {
+SearchOptions SearchService::to_options(const json& request, Method default_method) const {
   SearchOptions o;
-  const std::string method = field<std::string>(request, "method", "lc-rwmd");
+  const std::string method = field<std::string>(request, "method", to_string(default_method));
   try {
     o.method = parse_method(method);
   } catch (const Error& e) {
@@ -116,7 +116,7 @@ json SearchService::search(const json& request) {
   const std::size_t k = field<std::size_t>(request, "k", 10);
   if (k == 0 || k > options_.max_k)
     throw RequestError(400, "k", "must be 1.." + std::to_string(options_.max_k));
-  const SearchOptions o = to_options(request);
+  const SearchOptions o = to_options(request, Method::lc_rwmd);
   std::vector<json> names;
   QuerySet qs = to_queries(*queries, names);
   const SearchResults r = batcher_.submit(std::move(qs), k, o).get();
@@ -144,8 +144,7 @@ json SearchService::explain(const json& request) const {
   const std::string doc_id = field<std::string>(request, "doc", "");
   const auto doc = index_.find_doc(doc_id);
   if (!doc) throw RequestError(404, "doc", "no document with id '" + doc_id + "'");
-  SearchOptions o = to_options(request);
-  if (request.find("method") == request.end()) o.method = Method::wmd;
+  const SearchOptions o = to_options(request, Method::wmd);
   std::vector<json> names;
   const QuerySet qs = to_queries(json::array({*text}), names);
   Explanation e;

@@ -50,7 +50,7 @@ class SearchService {
 
  private:
   QuerySet to_queries(const nlohmann::json& queries, std::vector<nlohmann::json>& names) const;
-  SearchOptions to_options(const nlohmann::json& request) const;
+  SearchOptions to_options(const nlohmann::json& request, Method default_method) const;
 
   const Index& index_;
   const StopWords* stopwords_;

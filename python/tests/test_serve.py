@@ -183,6 +183,14 @@ def test_other_endpoints_and_limits(index, server):
     assert status == 200 and e["method"] == "wmd"
     assert e["distance"] == pytest.approx(doc["distance"], rel=1e-6)
     assert sum(f["mass"] * f["cost"] for f in e["flows"]) == pytest.approx(e["distance"], rel=1e-5)
+    # explain's options mean what search's mean: its default method (wmd) refuses one-sided,
+    # and a one-sided lc-rwmd explanation is the doc -> query direction's.
+    code, body = server.request("/explain", {"query": text, "doc": doc["id"], "symmetric": False})
+    assert code == 400 and body["field"] == "symmetric"
+    status, e = server.request("/explain", {"query": text, "doc": doc["id"], "method": "lc-rwmd",
+                                            "symmetric": False})
+    assert status == 200 and e["symmetric"] is False
+    assert e["distance"] == pytest.approx(e["doc_to_query"]["distance"], rel=1e-6)
     # A server with small limits: an oversize body is a 413, a full queue a 503.
     small = Server(index, "--max-body-kib", "1", "--max-queries", "2")
     try:
