@@ -66,6 +66,9 @@ struct Kernels {
   void (*min_into)(float* dst, const float* src, std::size_t n);
   // min(init, min_r x[r])
   float (*min_of)(const float* x, std::size_t n, float init);
+  // min_t (sqrt(sq[t]) - g[t]): a word's c-transform against potentials g (WMD's pricing bound);
+  // +inf for n = 0.
+  float (*min_dist_minus)(const float* sq, const float* g, std::size_t n);
   // Rows r < n_rows of a CSR block (indptr relative to idx/val, indptr[0] may be > 0) times the
   // row-major dense z (width q): acc[r * q + j] += sum_p val[p] * z[idx[p] * q + j]. With
   // `negative`: max(z, 0) in the product and negative[r * q + j] -= min(z, 0) (B2's terms).

@@ -309,6 +309,17 @@ float min_of(const float* x, std::size_t n, float init) {
   return *std::min_element(acc, acc + kLanes);
 }
 
+float min_dist_minus(const float* sq, const float* g, std::size_t n) {
+  float acc[kLanes];
+  std::fill(acc, acc + kLanes, std::numeric_limits<float>::infinity());
+  std::size_t t = 0;
+  for (; t + kLanes <= n; t += kLanes)
+    for (std::size_t l = 0; l < kLanes; ++l)
+      acc[l] = std::min(acc[l], std::sqrt(sq[t + l]) - g[t + l]);
+  for (; t < n; ++t) acc[0] = std::min(acc[0], std::sqrt(sq[t]) - g[t]);
+  return *std::min_element(acc, acc + kLanes);
+}
+
 void sparse_times_dense(const std::uint64_t* indptr, const std::uint32_t* idx, const float* val,
                         std::size_t n_rows, const float* z, std::size_t q, float* acc,
                         float* negative) {
@@ -349,6 +360,7 @@ const Kernels& table() {
                          finish_sq_distances,
                          min_into,
                          min_of,
+                         min_dist_minus,
                          sparse_times_dense};
   return k;
 }

@@ -34,11 +34,21 @@ class BatchDistance {
   // for level < tighten_levels() returns a lower bound at least as tight as `lower` (that of
   // the level before), each level costlier and tighter than the last; thread-safe.
   virtual std::size_t tighten_levels() const { return 0; }
-  // The squared word distances of a pair where the method keeps them (symmetric LC-RWMD's
-  // cache, in float): rows[p] points to the document's word p's distances to the query's
-  // words, in their order (no copy); false where it keeps none.
-  virtual bool pair_sq_rows(std::size_t /*q*/, std::size_t /*doc*/, const float** /*rows*/) const {
+  // Methods that can lift every document's bound of one query at once, from what the bounds
+  // of the nearest say (WMD's pricing bound), do it here: row holds query q's lower bounds,
+  // one per document, and each may only rise and stay a lower bound; thread-safe.
+  virtual void raise_bounds(std::size_t /*q*/, float* /*row*/) const {}
+  // The squared distances of vocabulary words to query q's words where the method keeps them
+  // (symmetric LC-RWMD's cache, in float): rows[p] points to words[p]'s distances to the
+  // query's words, in their order (no copy); false where it keeps none.
+  virtual bool sq_rows(std::size_t /*q*/, const std::uint32_t* /*words*/, std::size_t /*n*/,
+                       const float** /*rows*/) const {
     return false;
+  }
+  // The same for a document's words (a row per word, in the document's order).
+  bool pair_sq_rows(const Index& index, std::size_t q, std::size_t doc, const float** rows) const {
+    const auto indptr = index.indptr();
+    return sq_rows(q, index.indices().data() + indptr[doc], indptr[doc + 1] - indptr[doc], rows);
   }
   // The same cache by vocabulary word: u's squared distances to the batch's query words, in
   // BatchWords::cols order (query after query); null where the method keeps none.
@@ -75,7 +85,8 @@ std::unique_ptr<BatchDistance> make_act(const Index& index, QueryRange queries, 
                                         std::size_t cache_budget);
 
 // Exact WMD: bounded by symmetric LC-RWMD (computed with the same options and cache budget),
-// tightened to the pair's RWMD, then to a dual bound of its EMD, refined by an EMD solve.
+// lifted for all documents at once by a pricing bound (raise_bounds), tightened to the pair's
+// RWMD, then to a dual bound of its EMD, refined by an EMD solve.
 std::unique_ptr<BatchDistance> make_wmd(const Index& index, QueryRange queries,
                                         const CpuOptions& options, std::size_t cache_budget);
 

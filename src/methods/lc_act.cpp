@@ -294,7 +294,7 @@ class SymmetricAct final : public BatchDistance {
     const std::size_t qh = q_.set.length(q);
     thread_local std::vector<const float*> sq;
     sq.resize(dh);
-    const double d2 = rwmd_->pair_sq_rows(j, doc, sq.data())
+    const double d2 = rwmd_->pair_sq_rows(index_, j, doc, sq.data())
                           ? act_from_sq_distances(sq.data(), dh, qh, index_.values().data() + db,
                                                   q_.set.weights.data() + q_.set.indptr[q], steps_,
                                                   ActDirection::query_to_doc)

@@ -62,12 +62,12 @@ class LcRwmd final : public BatchDistance {
     return std::max(d1, reverse_direction(j, doc));
   }
 
-  bool pair_sq_rows(std::size_t j, std::size_t doc, const float** rows) const override {
+  bool sq_rows(std::size_t j, const std::uint32_t* words, std::size_t n,
+               const float** rows) const override {
     if (!keep_distances_) return false;
     const std::uint64_t c0 = batch_.cols_indptr[j];
-    const auto indptr = index_.indptr();
-    for (std::uint64_t p = indptr[doc]; p < indptr[doc + 1]; ++p)
-      *rows++ = dist_.data() + std::size_t{index_.indices()[p]} * batch_.cols.size() + c0;
+    for (std::size_t p = 0; p < n; ++p)
+      rows[p] = dist_.data() + std::size_t{words[p]} * batch_.cols.size() + c0;
     return true;
   }
 

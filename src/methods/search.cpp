@@ -166,8 +166,9 @@ void refine_row(const BatchDistance& dist, std::size_t j, float* row, std::size_
   errors.rethrow();
 }
 
-// Top-k of a method with a chain of bounds below a costly exact distance (WMD: LC-RWMD bound
-// <= RWMD <= dual bound <= WMD). Candidates leave a min-heap in ascending bound order and come
+// Top-k of a method with a chain of bounds below a costly exact distance (WMD: LC-RWMD's bound,
+// lifted for the whole row by raise_bounds, <= quick dual <= close dual <= WMD). Candidates
+// leave a min-heap in ascending bound order and come
 // back one level tighter, or, at the last level, with their exact distance. The first bound
 // that cannot enter the top-k ends the search: each step is taken only while the bound before
 // it still beats the k-th best.
@@ -177,10 +178,11 @@ struct Candidate {
   std::size_t level;  // tighten() steps taken
 };
 
-std::vector<Neighbor> cascade_topk(const BatchDistance& dist, std::size_t j, const float* lower,
+std::vector<Neighbor> cascade_topk(const BatchDistance& dist, std::size_t j, float* lower,
                                    std::size_t n, std::size_t k, SearchStats& counts) {
   TopK best(k);
   const std::size_t levels = dist.tighten_levels();
+  dist.raise_bounds(j, lower);
   std::vector<Candidate> heap(n);
   for (std::size_t i = 0; i < n; ++i) heap[i] = {lower[i], static_cast<std::int64_t>(i), 0};
   const auto later = [](const Candidate& a, const Candidate& b) {

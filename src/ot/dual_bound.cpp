@@ -9,7 +9,7 @@
 namespace lcrwmd::ot {
 
 double emd_dual_bound(std::span<const double> a_in, std::span<const double> b_in,
-                      std::span<const double> cost, DualEffort effort) {
+                      std::span<const double> cost, DualEffort effort, std::vector<double>* g_out) {
   const std::size_t na = a_in.size(), nb = b_in.size();
   thread_local std::vector<double> a, b, f, g;
   thread_local std::vector<float> kernel, af, bf, u, v, col;
@@ -24,7 +24,10 @@ double emd_dual_bound(std::span<const double> a_in, std::span<const double> b_in
   double max_cost = 0;
   const double mean =
       k.sum_max_f64(cost.data(), cost.size(), &max_cost) / static_cast<double>(cost.size());
-  if (!(mean > 0)) return 0;
+  if (!(mean > 0)) {
+    if (g_out) g_out->assign(nb, 0.0);
+    return 0;
+  }
   // Sinkhorn in float: twice the vector width, and its potentials need not be exact.
   const double eps = effort.temperature * mean;
   kernel.resize(na * nb);
@@ -46,6 +49,7 @@ double emd_dual_bound(std::span<const double> a_in, std::span<const double> b_in
   g.resize(nb);
   const double bound =
       k.c_transformed_dual(cost.data(), na, nb, a.data(), b.data(), f.data(), g.data());
+  if (g_out) g_out->assign(g.begin(), g.end());
   // emd() quantises weights to 2^-52 and costs to 2^-40 of the largest: its answer may lie
   // below this bound by that much, and the bound must stay below it.
   return bound - 1e-11 * max_cost;

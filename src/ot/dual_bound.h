@@ -1,6 +1,7 @@
 #pragma once
 // A lower bound on the EMD, far cheaper than solving it and usually within a few percent.
 #include <span>
+#include <vector>
 
 namespace lcrwmd::ot {
 
@@ -22,7 +23,10 @@ struct DualEffort {
 // ~10% less time. (ACT-1 between the RWMD and the dual bounds, ~0.82 of the WMD against the
 // RWMD's ~0.80, cost more than the dual bounds it saved.)
 inline constexpr DualEffort kQuickDual{0.05, 3}, kCloseDual{0.02, 16};
+// With g: b's potentials (nb of them) whose c-transform gives the bound, for reuse against other
+// a's (WMD's pricing bound).
 double emd_dual_bound(std::span<const double> a, std::span<const double> b,
-                      std::span<const double> cost, DualEffort effort);
+                      std::span<const double> cost, DualEffort effort,
+                      std::vector<double>* g = nullptr);
 
 }  // namespace lcrwmd::ot

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -60,6 +61,14 @@ TEST(SimdKernels, ScalarMatchesDoublePrecision) {
     EXPECT_NEAR(scalar().sq_dist(a.data(), b.data(), m), dist, 1e-5 * (1 + dist)) << m;
     EXPECT_NEAR(scalar().sq_dist_f64(a.data(), b.data(), m), dist, 1e-12 * (1 + dist)) << m;
     EXPECT_EQ(scalar().sq_dist(a.data(), a.data(), m), 0.0f);  // a document's own words
+    // A word's c-transform: the least of its distances less the potentials.
+    const std::vector<float> sq = random_floats(m, rng, 0, 4);
+    double least = std::numeric_limits<double>::infinity();
+    for (std::size_t t = 0; t < m; ++t) least = std::min(least, std::sqrt(double{sq[t]}) - a[t]);
+    if (m == 0)
+      EXPECT_EQ(scalar().min_dist_minus(sq.data(), a.data(), m), least);
+    else
+      EXPECT_NEAR(scalar().min_dist_minus(sq.data(), a.data(), m), least, 1e-6) << m;
   }
 }
 
@@ -74,6 +83,9 @@ TEST(SimdKernels, DenseKernelsBitIdenticalToScalar) {
       EXPECT_EQ(k->sq_dist(a.data(), b.data(), m), scalar().sq_dist(a.data(), b.data(), m));
       EXPECT_EQ(k->sq_dist_f64(a.data(), b.data(), m), scalar().sq_dist_f64(a.data(), b.data(), m));
       EXPECT_EQ(k->min_of(a.data(), m, 2.5f), scalar().min_of(a.data(), m, 2.5f));
+      const std::vector<float> sq = random_floats(m, rng, 0, 9);
+      EXPECT_EQ(k->min_dist_minus(sq.data(), a.data(), m),
+                scalar().min_dist_minus(sq.data(), a.data(), m));
       std::vector<float> x = b, y = b;
       k->min_into(x.data(), a.data(), m);
       scalar().min_into(y.data(), a.data(), m);
