@@ -43,6 +43,14 @@ void gather_f64(const Index& index, const QuerySet* qs, const std::uint32_t* wor
 
 using numerics::kWmdCostRecomputeBelow;
 
+// Rows of the word-distance cache are read this many ahead of their use (measured on bbcsport:
+// the pair problems' gathers 13% -> 11% of the search, the pricing bound's pass 6% -> 3%).
+constexpr std::size_t kRowsAhead = 8;
+void prefetch(const float* row, std::size_t bytes) {
+  const char* p = reinterpret_cast<const char*>(row);
+  for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b);
+}
+
 // One pair's transport problem in double: weights renormalised, Euclidean word costs, and the
 // mass that both documents give the same word left in place. For a metric ground cost the EMD
 // depends only on a - b (Kantorovich-Rubinstein), so removing the shared mass leaves a smaller
@@ -112,7 +120,11 @@ const PairProblem& pair_problem(const Index& index, std::size_t doc, const Query
     // The kept entries gathered, then square roots eight at a time.
     thread_local std::vector<float> kept;
     kept.resize(nr * nc);
+    // The rows lie far apart in the cache, mostly beyond the CPU's: fetched ahead of use.
+    const std::size_t span = (cols.back() + 1) * sizeof(float);
+    for (std::size_t r = 0; r < std::min(nr, kRowsAhead); ++r) prefetch(sq_rows[rows[r]], span);
     for (std::size_t r = 0; r < nr; ++r) {
+      if (r + kRowsAhead < nr) prefetch(sq_rows[rows[r + kRowsAhead]], span);
       const float* src = sq_rows[rows[r]];
       for (std::size_t c = 0; c < nc; ++c) kept[r * nc + c] = src[cols[c]];
     }
@@ -237,7 +249,8 @@ class Wmd final : public BatchDistance {
     };
     // The mean of the documents of lowest bound (ties by position, for repeatable results).
     thread_local std::vector<std::uint32_t> order, words;
-    thread_local std::vector<double> mass, a, b, cost, g;
+    thread_local std::vector<double> mass, a, b, cost;
+    thread_local ot::Potentials dual;
     thread_local std::vector<float> gf, f;
     thread_local std::vector<const float*> rows;
     const std::size_t m = std::min(n, kPricingDocs);
@@ -268,7 +281,8 @@ class Wmd final : public BatchDistance {
     cost.resize(words.size() * qh);
     const cpu::Kernels& k = cpu::kernels();
     for (std::size_t r = 0; r < words.size(); ++r) k.sqrt_to_f64(rows[r], qh, cost.data() + r * qh);
-    ot::emd_dual_bound(a, b, cost, ot::kCloseDual, &g);
+    ot::emd_dual_bound(a, b, cost, ot::kCloseDual, &dual);
+    const std::vector<double>& g = dual.g;
     // Shifting g by a constant leaves the bound as it is; from 0 up, its terms stay small.
     const double g0 = *std::min_element(g.begin(), g.end());
     gf.resize(qh);
@@ -283,7 +297,10 @@ class Wmd final : public BatchDistance {
     std::iota(words.begin(), words.end(), 0u);
     bounds_->sq_rows(j, words.data(), v, rows.data());
     f.resize(v);
-    for (std::size_t u = 0; u < v; ++u) f[u] = k.min_dist_minus(rows[u], gf.data(), qh);
+    for (std::size_t u = 0; u < v; ++u) {
+      if (u + kRowsAhead < v) prefetch(rows[u + kRowsAhead], qh * sizeof(float));
+      f[u] = k.min_dist_minus(rows[u], gf.data(), qh);
+    }
     // The slack is taken of the terms' magnitude: a document equal to the query sums to 0 from
     // terms that need not cancel exactly.
     for (std::size_t i = 0; i < n; ++i) {

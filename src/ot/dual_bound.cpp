@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "cpu/simd.h"
@@ -9,7 +10,7 @@
 namespace lcrwmd::ot {
 
 double emd_dual_bound(std::span<const double> a_in, std::span<const double> b_in,
-                      std::span<const double> cost, DualEffort effort, std::vector<double>* g_out) {
+                      std::span<const double> cost, DualEffort effort, Potentials* potentials) {
   const std::size_t na = a_in.size(), nb = b_in.size();
   thread_local std::vector<double> a, b, f, g;
   thread_local std::vector<float> kernel, af, bf, u, v, col;
@@ -25,7 +26,10 @@ double emd_dual_bound(std::span<const double> a_in, std::span<const double> b_in
   const double mean =
       k.sum_max_f64(cost.data(), cost.size(), &max_cost) / static_cast<double>(cost.size());
   if (!(mean > 0)) {
-    if (g_out) g_out->assign(nb, 0.0);
+    if (potentials) {
+      potentials->f.assign(na, 0.0);
+      potentials->g.assign(nb, 0.0);
+    }
     return 0;
   }
   // Sinkhorn in float: twice the vector width, and its potentials need not be exact.
@@ -49,7 +53,15 @@ double emd_dual_bound(std::span<const double> a_in, std::span<const double> b_in
   g.resize(nb);
   const double bound =
       k.c_transformed_dual(cost.data(), na, nb, a.data(), b.data(), f.data(), g.data());
-  if (g_out) g_out->assign(g.begin(), g.end());
+  if (potentials) {
+    potentials->g.assign(g.begin(), g.end());
+    potentials->f.resize(na);
+    for (std::size_t i = 0; i < na; ++i) {
+      double least = std::numeric_limits<double>::infinity();
+      for (std::size_t j = 0; j < nb; ++j) least = std::min(least, cost[i * nb + j] - g[j]);
+      potentials->f[i] = least;
+    }
+  }
   // emd() quantises weights to 2^-52 and costs to 2^-40 of the largest: its answer may lie
   // below this bound by that much, and the bound must stay below it.
   return bound - 1e-11 * max_cost;

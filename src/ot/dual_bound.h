@@ -23,10 +23,14 @@ struct DualEffort {
 // ~10% less time. (ACT-1 between the RWMD and the dual bounds, ~0.82 of the WMD against the
 // RWMD's ~0.80, cost more than the dual bounds it saved.)
 inline constexpr DualEffort kQuickDual{0.05, 3}, kCloseDual{0.02, 16};
-// With g: b's potentials (nb of them) whose c-transform gives the bound, for reuse against other
-// a's (WMD's pricing bound).
+// With `potentials`: b's potentials g (nb of them) whose c-transform gives the bound, and that
+// c-transform f (na), f_i = min_j cost_ij - g_j, so f_i + g_j <= cost_ij: for reuse against
+// other a's (WMD's pricing bound) or to guess the optimal flow's arcs (emd()).
+struct Potentials {
+  std::vector<double> f, g;
+};
 double emd_dual_bound(std::span<const double> a, std::span<const double> b,
                       std::span<const double> cost, DualEffort effort,
-                      std::vector<double>* g = nullptr);
+                      Potentials* potentials = nullptr);
 
 }  // namespace lcrwmd::ot

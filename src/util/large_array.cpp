@@ -41,13 +41,11 @@ void* acquire(std::size_t bytes, std::size_t& capacity) {
   {
     Pool& p = pool();
     std::lock_guard lock(p.mutex);
-    // The smallest pooled mapping that fits without wasting more than half of it. (Pooled
-    // mappings were all live once, so reuse never lifts the footprint above its past peak.)
+    // The smallest pooled mapping that fits. (Pooled mappings were all live once, so reuse
+    // never lifts the footprint above its past peak.)
     auto best = p.free.end();
     for (auto it = p.free.begin(); it != p.free.end(); ++it)
-      if (it->second >= bytes && it->second <= 2 * bytes &&
-          (best == p.free.end() || it->second < best->second))
-        best = it;
+      if (it->second >= bytes && (best == p.free.end() || it->second < best->second)) best = it;
     if (best != p.free.end()) {
       void* ptr = best->first;
       capacity = best->second;
@@ -56,12 +54,22 @@ void* acquire(std::size_t bytes, std::size_t& capacity) {
       return ptr;
     }
     // No fit: hand every pooled mapping back before mapping more, so that pooled plus live
-    // memory never exceeds what the live buffers need.
+    // memory never exceeds what the live buffers need; the largest is grown instead, as its
+    // pages are already there.
     unused.swap(p.free);
     p.bytes = 0;
   }
+  std::sort(unused.begin(), unused.end(),
+            [](const auto& x, const auto& y) { return x.second < y.second; });
+  void* ptr = MAP_FAILED;
+  if (!unused.empty()) {
+    ptr = ::mremap(unused.back().first, unused.back().second, bytes, MREMAP_MAYMOVE);
+    if (ptr == MAP_FAILED) ::munmap(unused.back().first, unused.back().second);
+    unused.pop_back();
+  }
   for (auto [q, n] : unused) ::munmap(q, n);
-  void* ptr = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (ptr == MAP_FAILED)
+    ptr = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (ptr == MAP_FAILED) throw std::bad_alloc();
   ::madvise(ptr, bytes, MADV_HUGEPAGE);  // advisory: ignored where unsupported
   capacity = bytes;

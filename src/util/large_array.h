@@ -3,7 +3,9 @@
 // page fault and the kernel's zeroing per page — more than the arithmetic that fills such an
 // array — so mappings use transparent huge pages where offered, and released mappings are kept
 // in a small process-wide pool for the next batch or query to reuse (as GPU libraries keep
-// temporary memory), up to kPoolBytes; a request the pool cannot serve empties it first.
+// temporary memory), up to kPoolBytes. A request no pooled mapping fits grows the largest
+// one (its pages stay: on a VM whose host backs memory lazily a fresh page costs ~2.5 ms/MB,
+// BENCHMARKS.md) and hands the others back.
 #include <cstddef>
 #include <type_traits>
 

@@ -32,11 +32,24 @@ TEST(LargeArray, ReleasedMappingsAreReusedBySimilarSizes) {
     first = a.data();
   }
   // Within the same size class (1/16 of a power of two apart): the pooled mapping comes back.
-  LargeArray<float> b((3u << 20) - 1000);
-  EXPECT_EQ(static_cast<const void*>(b.data()), first);
-  // Too large for it: a fresh mapping.
+  {
+    LargeArray<float> b((3u << 20) - 1000);
+    EXPECT_EQ(static_cast<const void*>(b.data()), first);
+    b[0] = 7.0f;
+    // Smaller, also while another is live: a mapping of its own.
+    LargeArray<float> small(1000);
+    EXPECT_NE(static_cast<const void*>(small.data()), first);
+  }
+  // Smaller again: the smallest pooled mapping that fits.
+  {
+    LargeArray<float> b(1000);
+    EXPECT_NE(static_cast<const void*>(b.data()), first);
+  }
+  // Too large for any: the largest pooled mapping grows, its pages (here: contents) kept.
   LargeArray<float> c(64u << 20);
-  EXPECT_NE(static_cast<const void*>(c.data()), first);
+  EXPECT_EQ(c[0], 7.0f);
+  c[c.size() - 1] = 1.0f;
+  EXPECT_EQ(c[c.size() - 1], 1.0f);
 }
 
 }  // namespace
