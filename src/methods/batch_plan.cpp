@@ -30,6 +30,10 @@ std::size_t phase1_floats(const SearchOptions& opt, std::size_t words) {
 // queries share each row the sparse pass gathers, and one query at a time is faster (Set 1,
 // 2 GiB: ~10 queries per batch took 1.26x the single-query time; BENCHMARKS.md).
 constexpr std::size_t kMinSymmetricBatch = 16;
+// WMD's batch only shares phase 1 among queries whose pruned solves then dominate; a smaller one
+// keeps its cache of word distances smaller and closer to the CPU (bbcsport top-10: 16 queries
+// per batch took 2-8% less CPU time than 64 in three alternating pairs of runs).
+constexpr std::size_t kMaxWmdBatch = 16;
 
 std::vector<BatchPlan> plan_with_max(const Index& index, const QuerySet& qs,
                                      const SearchOptions& opt, const CpuOptions& cpu,
@@ -57,7 +61,8 @@ std::vector<BatchPlan> plan_with_max(const Index& index, const QuerySet& qs,
 
 std::vector<BatchPlan> plan_batches(const Index& index, const QuerySet& qs,
                                     const SearchOptions& opt, const CpuOptions& cpu) {
-  const std::size_t max_batch = std::max<std::size_t>(opt.batch, 1);
+  const std::size_t max_batch = std::max<std::size_t>(
+      opt.method == Method::wmd ? std::min(opt.batch, kMaxWmdBatch) : opt.batch, 1);
   std::vector<BatchPlan> plans = plan_with_max(index, qs, opt, cpu, max_batch);
   // Cramped: the memory budget, not the requested batch size, keeps batches small.
   const bool cramped =

@@ -90,20 +90,26 @@ void guess_arcs(std::span<const double> a, std::span<const double> b, std::span<
   const double slack = kReducedCostSlack * mean / static_cast<double>(na * nb);
   col_least.assign(nb, std::numeric_limits<double>::infinity());
   col_arg.assign(nb, 0);
+  char* use = in.data();
+  const double* g = dual.g.data();
+  double* cl = col_least.data();
+  std::size_t* ca = col_arg.data();
   for (std::size_t i = 0; i < na; ++i) {
+    const double* c = cost.data() + i * nb;
+    const double fi = dual.f[i];
     double least = std::numeric_limits<double>::infinity();
     std::size_t arg = 0;
     for (std::size_t j = 0; j < nb; ++j) {
-      const double r = cost[i * nb + j] - dual.f[i] - dual.g[j];
-      in[i * nb + j] = r <= slack;
+      const double r = c[j] - fi - g[j];
+      use[i * nb + j] = r <= slack;
       if (r < least) least = r, arg = j;
-      if (r < col_least[j]) col_least[j] = r, col_arg[j] = i;
+      if (r < cl[j]) cl[j] = r, ca[j] = i;
     }
-    in[i * nb + arg] = 1;
+    use[i * nb + arg] = 1;
   }
-  for (std::size_t j = 0; j < nb; ++j) in[col_arg[j] * nb + j] = 1;
+  for (std::size_t j = 0; j < nb; ++j) use[ca[j] * nb + j] = 1;
   north_west_corner(qa, qb,
-                    [&](std::size_t i, std::size_t j, std::int64_t) { in[i * nb + j] = 1; });
+                    [&](std::size_t i, std::size_t j, std::int64_t) { use[i * nb + j] = 1; });
 }
 
 // The optimum on the arcs marked in `in`: arcs (as i * nb + j), their flows, node potentials.
@@ -119,11 +125,13 @@ void solve_on(const std::vector<char>& in, std::size_t na, std::size_t nb,
   thread_local std::vector<std::pair<int, int>> ends;
   ends.clear();
   out.arcs.clear();
-  for (std::size_t e = 0; e < na * nb; ++e)
-    if (in[e]) {
-      ends.emplace_back(static_cast<int>(e / nb), static_cast<int>(na + e % nb));
-      out.arcs.push_back(e);
-    }
+  const char* use = in.data();
+  for (std::size_t i = 0; i < na; ++i)
+    for (std::size_t j = 0; j < nb; ++j)
+      if (use[i * nb + j]) {
+        ends.emplace_back(static_cast<int>(i), static_cast<int>(na + j));
+        out.arcs.push_back(i * nb + j);
+      }
   Graph g;
   g.build(static_cast<int>(na + nb), ends.begin(), ends.end());
   Graph::NodeMap<std::int64_t> supply(g);
@@ -150,16 +158,21 @@ void solve_on(const std::vector<char>& in, std::size_t na, std::size_t nb,
 // arc's is negative. Marks those that are, and says whether there were none.
 bool all_priced_out(const std::vector<std::int64_t>& icost, std::size_t na, std::size_t nb,
                     const std::vector<std::int64_t>& potential, std::vector<char>& in) {
-  bool optimal = true;
-  for (std::size_t i = 0; i < na; ++i)
+  // Branch-free: arcs already in have reduced cost >= 0 at the restricted optimum.
+  char* use = in.data();
+  const std::int64_t* pj = potential.data() + na;
+  std::size_t negative = 0;
+  for (std::size_t i = 0; i < na; ++i) {
+    const std::int64_t* c = icost.data() + i * nb;
+    const std::int64_t pi = potential[i];
+    char* u = use + i * nb;
     for (std::size_t j = 0; j < nb; ++j) {
-      const std::size_t e = i * nb + j;
-      if (!in[e] && icost[e] + potential[i] - potential[na + j] < 0) {
-        in[e] = 1;
-        optimal = false;
-      }
+      const bool below = c[j] + pi - pj[j] < 0;
+      negative += below;
+      u[j] |= static_cast<char>(below);
     }
-  return optimal;
+  }
+  return negative == 0;
 }
 
 }  // namespace
@@ -173,10 +186,12 @@ double emd(std::span<const double> a, std::span<const double> b, std::span<const
   const std::vector<std::int64_t> qa = quantise_weights(a, "first");
   const std::vector<std::int64_t> qb = quantise_weights(b, "second");
   double max_cost = 0;
+  bool valid = true;  // checked after the loop, which then vectorises
   for (double c : cost) {
-    if (!std::isfinite(c) || c < 0) throw Error("emd: a cost is negative or not finite");
+    valid &= c >= 0 && c <= std::numeric_limits<double>::max();
     max_cost = std::max(max_cost, c);
   }
+  if (!valid) throw Error("emd: a cost is negative or not finite");
   if (flow) flow->assign(na * nb, 0.0);
   if (max_cost == 0) {
     // Where every cost is 0 any flow is optimal.
