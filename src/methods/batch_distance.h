@@ -85,8 +85,8 @@ std::unique_ptr<BatchDistance> make_act(const Index& index, QueryRange queries, 
                                         std::size_t cache_budget);
 
 // Exact WMD: bounded by symmetric LC-RWMD (computed with the same options and cache budget),
-// lifted for all documents at once by a pricing bound (raise_bounds), tightened to the pair's
-// RWMD, then to a dual bound of its EMD, refined by an EMD solve.
+// lifted for all documents at once by a pricing bound (raise_bounds), tightened to a quick and
+// then a close dual bound of the pair's EMD, refined by an EMD solve.
 std::unique_ptr<BatchDistance> make_wmd(const Index& index, QueryRange queries,
                                         const CpuOptions& options, std::size_t cache_budget);
 

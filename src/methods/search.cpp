@@ -168,10 +168,9 @@ void refine_row(const BatchDistance& dist, std::size_t j, float* row, std::size_
 
 // Top-k of a method with a chain of bounds below a costly exact distance (WMD: LC-RWMD's bound,
 // lifted for the whole row by raise_bounds, <= quick dual <= close dual <= WMD). Candidates
-// leave a min-heap in ascending bound order and come
-// back one level tighter, or, at the last level, with their exact distance. The first bound
-// that cannot enter the top-k ends the search: each step is taken only while the bound before
-// it still beats the k-th best.
+// leave a min-heap in ascending bound order and come back one level tighter, or, at the last
+// level, with their exact distance. The first bound that cannot enter the top-k ends the
+// search: each step is taken only while the bound before it still beats the k-th best.
 struct Candidate {
   float bound;
   std::int64_t doc;

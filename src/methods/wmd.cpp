@@ -304,12 +304,12 @@ class Wmd final : public BatchDistance {
     // The slack is taken of the terms' magnitude: a document equal to the query sums to 0 from
     // terms that need not cancel exactly.
     for (std::size_t i = 0; i < n; ++i) {
-      double s = 0, magnitude = 0;
+      double s = 0, magnitude = 0, total = 0;
       for (std::uint64_t p = indptr[i]; p < indptr[i + 1]; ++p) {
         s += val[p] * double{f[idx[p]]};
         magnitude += val[p] * std::abs(double{f[idx[p]]});
+        total += val[p];
       }
-      const double total = doc_total(i);
       const double bound = base + s / total - kWmdBoundSlack * (base + magnitude / total);
       row[i] = std::max(row[i], static_cast<float>(bound));
     }
