@@ -57,6 +57,11 @@ void QueryFlags::add(CLI::App* c) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   c->add_option("--threads", threads, "Threads (default: all cores)");
+  c->add_option("--precision", precision,
+                "CPU phase-1 GEMM: auto (the fastest this CPU has) | f32 | bf16 | int8; every "
+                "precision gives the same results")
+      ->check(CLI::IsMember({"auto", "f32", "bf16", "int8"}))
+      ->capture_default_str();
   c->add_flag("--no-verify", no_verify, "Skip the index checksum on load");
   c->add_option("--backend", backend,
                 "cpu | cuda | auto (the GPU where one is present and the method runs there)")
@@ -111,6 +116,7 @@ SearcherOptions QueryFlags::searcher_options() const {
   o.backend = parse_backend(backend);
   resolve_backend(o.backend, parse_method(method));  // --backend cuda --method wmd: an error
   o.cpu.memory_budget = memory_mib << 20;
+  o.cpu.precision = parse_precision(precision);
   o.gpu.device = device;
   o.gpu.memory_budget = device_memory_mib << 20;
   o.gpu.chunk_docs = device_chunk;

@@ -33,6 +33,7 @@ struct QueryFlags {
   std::string index, queries, embeddings, stopwords, method = "lc-rwmd", prune = "bounds";
   std::string backend = "auto";
   std::string distribute = "docs";
+  std::string precision = "auto";
   bool one_sided = false, no_verify = false, tf32 = false;
   std::size_t batch = 64, memory_mib = 2048, device_memory_mib = 0, device_chunk = 0;
   std::size_t act_steps = 1;

@@ -257,6 +257,8 @@ int main(int argc, char** argv) {
   SearcherOptions so;
   app.add_option("--tile-rows", so.cpu.tile_rows, "Phase-1 tile rows (0: default)");
   app.add_option("--tile-words", so.cpu.tile_words, "Phase-1 tile query words (0: default)");
+  std::string precision = "auto";
+  app.add_option("--precision", precision, "CPU phase 1: auto | f32 | bf16 | int8");
   std::string backend = "cpu";
   app.add_option("--backend", backend,
                  "synthetic/real: cpu | cuda | auto (one searcher, kept for every search)");
@@ -303,6 +305,7 @@ int main(int argc, char** argv) {
   try {
     set_threads(threads);
     so.backend = parse_backend(backend);
+    so.cpu.precision = parse_precision(precision);
     Report rep;
     auto meta = machine_meta();
     if (*emd_cmd) {

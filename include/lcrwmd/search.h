@@ -10,6 +10,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -54,6 +57,25 @@ struct SearchOptions {
   std::function<void(std::size_t, std::size_t)> progress;
 };
 
+// How the CPU computes phase 1's word distances (every vocabulary word against a batch's query
+// words). Every precision gives the same results, bit for bit: the GEMM only has to tell which
+// query words can be a vocabulary word's nearest, since a rigorous bound on each low-precision
+// distance's error rules the others out; the distances that count are recomputed from the
+// vectors in float, in a fixed order. A lower precision is a faster GEMM, not a different answer.
+enum class Precision {
+  automatic,  // the fastest this CPU has: int8, else bf16, else f32
+  f32,        // OpenBLAS's SGEMM
+  bf16,       // oneDNN: AMX-BF16 or AVX-512 BF16
+  int8,       // oneDNN: AMX-INT8, AVX-512 VNNI or AVX-VNNI; a scale per vector
+};
+const char* to_string(Precision p);
+Precision parse_precision(std::string_view s);  // "auto" | "f32" | "bf16" | "int8"
+// What `p` runs as on this CPU (automatic: the fastest it has); an Error naming the missing
+// instruction set where the CPU cannot run it.
+Precision resolve_precision(Precision p);
+// How this CPU runs `p` (after resolve_precision), e.g. "int8 (oneDNN avx512_core_amx)".
+std::string describe_precision(Precision p);
+
 // The CPU backend's working memory and tiles.
 struct CpuOptions {
   // Bytes of working memory a batch may use beyond the index; batches shrink to fit.
@@ -61,6 +83,8 @@ struct CpuOptions {
   // Phase-1 tile shape (vocabulary rows x query words); 0 picks a cache-friendly size.
   std::size_t tile_rows = 0;
   std::size_t tile_words = 0;
+  // Phase 1's GEMM (see Precision). The vocabulary is rounded once per searcher.
+  Precision precision = Precision::automatic;
 };
 
 // The SIMD level the CPU kernels run at on this machine: "scalar", "avx2" or "avx512" (chosen
@@ -69,10 +93,14 @@ const char* cpu_simd_level();
 
 struct SearchStats {
   std::size_t batches = 0;
-  std::size_t distances = 0;       // query-document pairs bounded or computed
-  std::size_t refined = 0;         // pairs whose exact distance was computed from a bound:
-                                   // D2 for symmetric LC-RWMD, an EMD solve for WMD
-  std::size_t tightened = 0;       // WMD: tighter bounds computed (a pair's RWMD, its dual bound)
+  std::size_t distances = 0;  // query-document pairs bounded or computed
+  std::size_t refined = 0;    // pairs whose exact distance was computed from a bound:
+                              // D2 for symmetric LC-RWMD, an EMD solve for WMD
+  std::size_t tightened = 0;  // WMD: tighter bounds computed (a pair's RWMD, its dual bound)
+  // CPU phase 1: (vocabulary word, query) pairs whose nearest query words it decided, and the
+  // word distances it recomputed from the vectors for them (the candidates the bound left).
+  std::size_t word_pairs = 0;
+  std::size_t recomputed = 0;
   Backend backend = Backend::cpu;  // where the distances were computed
   std::size_t device_chunks = 0;   // CUDA: resident chunks the documents were split into
 };
@@ -104,22 +132,35 @@ class Searcher {
   std::size_t n_docs() const { return index().n_docs(); }
 };
 
-// BLAS + threads. Holds a reference to the index (which must outlive it) and nothing else.
+namespace cpu {
+class WordGemm;
+}
+
+// BLAS + threads. Holds a reference to the index (which must outlive it) and, from the first
+// search that needs it, the vocabulary rounded to its phase-1 precision (CpuOptions).
 class CpuSearcher final : public Searcher {
  public:
-  explicit CpuSearcher(const Index& index, const CpuOptions& options = {})
-      : index_(index), options_(options) {}
+  // An Error where the CPU lacks what options.precision needs.
+  explicit CpuSearcher(const Index& index, const CpuOptions& options = {});
+  ~CpuSearcher() override;
   SearchResults search(const QuerySet& queries, std::size_t k, const SearchOptions& options,
                        SearchStats* stats = nullptr) const override;
   void pairwise(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
                 SearchStats* stats = nullptr) const override;
   Backend backend() const override { return Backend::cpu; }
   const Index& index() const override { return index_; }
+  // The options as resolved: the precision phase 1 runs at here, the tile rows.
   const CpuOptions& options() const { return options_; }
+  // Memory the rounded vocabulary takes (0 before the first search that rounds it, and in f32).
+  std::size_t rounded_vocabulary_bytes() const;
 
  private:
+  const cpu::WordGemm& word_gemm() const;
+
   const Index& index_;
   CpuOptions options_;
+  mutable std::mutex gemm_mutex_;
+  mutable std::shared_ptr<const cpu::WordGemm> gemm_;
 };
 
 // One search on the CPU with default tiles (CpuSearcher(index).search(...)).

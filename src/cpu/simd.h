@@ -14,9 +14,33 @@ namespace lcrwmd::cpu {
 
 enum class Simd { scalar, avx2, avx512 };
 
+// A document's sum over its words adds them in one order whatever kernel, batch or level
+// computes it: word p into lane p mod 8 while eight more remain, the rest into a tail, then
+// combine_lanes(lanes) + tail. So a distance does not depend on which queries share its batch.
+inline constexpr std::size_t kSumLanes = 8;
+// Eight partial sums combined as a 256-bit horizontal add does: halves, then pairs.
+inline float combine_lanes(const float* a) {
+  return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+}
+// The same for lanes kept q apart (lane l of column j at a[l * q + j]).
+inline float combine_lanes(const float* a, std::size_t q) {
+  const float l[kSumLanes] = {a[0],     a[q],     a[2 * q], a[3 * q],
+                              a[4 * q], a[5 * q], a[6 * q], a[7 * q]};
+  return combine_lanes(l);
+}
+
 struct SplitDot {
   float dot;       // sum val * max(z, 0)
   float negative;  // sum -min(z, 0)
+};
+
+// Phase 1's certified intervals (cpu/word_bounds.h): a vector's squared norm and share of the
+// bound, and the same for consecutive vectors.
+struct BoundTerms {
+  float sq, a, b, c;
+};
+struct BoundTermArrays {
+  const float *sq, *a, *b, *c;
 };
 
 struct Kernels {
@@ -37,9 +61,9 @@ struct Kernels {
   // rest at c1: sum_p min(val, m0) c0 + (val - min(val, m0)) c1.
   float (*act1_dot)(const std::uint32_t* idx, const float* val, std::size_t h, const float* slots);
   // The same for q queries at once: slots[(u * q + j) * 4 ..] is query j's row of u, and
-  // acc[j] += sum_p (word p's ACT-1 transfer to query j), adding over p in order.
+  // acc[j] = act1_dot's sum for query j (the same bits). lanes: kSumLanes * q floats of scratch.
   void (*act1_rows)(const std::uint32_t* idx, const float* val, std::size_t h, const float* slots,
-                    std::size_t q, float* acc);
+                    std::size_t q, float* acc, float* lanes);
   // out[e] = sqrt(double(sq[e])): ground costs in double from cached float squared distances.
   void (*sqrt_to_f64)(const float* sq, std::size_t n, double* out);
   // The dual bound's pieces (ot/dual_bound.cpp). sum_max_f64: the sum of x[0..n) >= 0 (in
@@ -57,11 +81,22 @@ struct Kernels {
   // objective of f after both c-transforms. g (nb doubles) is scratch.
   double (*c_transformed_dual)(const double* cost, std::size_t na, std::size_t nb, const double* a,
                                const double* b, const double* f, double* g);
-  // Finishes a GEMM column of -2 e.t into squared distances: col[r] = max(0, col[r] +
-  // row_norms[r] + col_norm). Returns how many fell below `recompute_below` times their norms'
-  // sum (cancellation: the caller recomputes those directly).
-  std::size_t (*finish_sq_distances)(float* col, const float* row_norms, float col_norm,
-                                     std::size_t rows, float recompute_below);
+  // int8 phase 1: out[r] = float(sums[r]) * (row_scale[r] * col_scale).
+  void (*scale_products)(const std::int32_t* sums, const float* row_scale, float col_scale,
+                         std::size_t n, float* out);
+  // Phase 1's interval of n squared distances of one column from the rows' products p with it:
+  // estimate = (rows.sq[r] + col.sq) - 2 p[r], beta = rows.a[r] col.a + rows.b[r] col.b +
+  // rows.c[r] + col.c, lo[r] = max(estimate - beta, 0), hi[r] = estimate + beta; NaN gives
+  // [0, +inf]. lo may be p.
+  void (*bound_sq_distances)(const float* p, BoundTermArrays rows, BoundTerms col, std::size_t n,
+                             float* lo, float* hi);
+  // From kept lower bounds lo of one row against n columns: limit[t] = min(limit[t], lo[t] +
+  // 2 (row.a cols.a[t] + row.b cols.b[t] + row.c + cols.c[t])), an upper bound of each.
+  void (*upper_min_into)(float* limit, const float* lo, BoundTerms row, BoundTermArrays cols,
+                         std::size_t n);
+  // The r < n with lo[r] <= limit[r], ascending, into rows; returns how many.
+  std::size_t (*select_at_most)(const float* lo, const float* limit, std::size_t n,
+                                std::uint32_t* rows);
   // dst[r] = min(dst[r], src[r])
   void (*min_into)(float* dst, const float* src, std::size_t n);
   // min(init, min_r x[r])
@@ -70,11 +105,12 @@ struct Kernels {
   // +inf for n = 0.
   float (*min_dist_minus)(const float* sq, const float* g, std::size_t n);
   // Rows r < n_rows of a CSR block (indptr relative to idx/val, indptr[0] may be > 0) times the
-  // row-major dense z (width q): acc[r * q + j] += sum_p val[p] * z[idx[p] * q + j]. With
-  // `negative`: max(z, 0) in the product and negative[r * q + j] -= min(z, 0) (B2's terms).
+  // row-major dense z (width q): acc[r * q + j] = sparse_dot of row r with column j of z (the
+  // same bits). With `negative`: sparse_dot_split's parts, the dot into acc and the negative sum
+  // into negative[r * q + j]. lanes: 2 * kSumLanes * q floats of scratch.
   void (*sparse_times_dense)(const std::uint64_t* indptr, const std::uint32_t* idx,
                              const float* val, std::size_t n_rows, const float* z, std::size_t q,
-                             float* acc, float* negative);
+                             float* acc, float* negative, float* lanes);
 };
 
 // The kernels of the widest level this CPU supports, chosen on the first call. The environment

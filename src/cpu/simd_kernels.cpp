@@ -22,12 +22,8 @@
 namespace lcrwmd::cpu::LCRWMD_SIMD_LEVEL {
 namespace {
 
-constexpr std::size_t kLanes = 8;
-
-// Eight partial sums combined as a 256-bit horizontal add does: halves, then pairs.
-float combine(const float* a) {
-  return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
-}
+constexpr std::size_t kLanes = kSumLanes;
+float combine(const float* a) { return combine_lanes(a); }
 
 float sq_norm(const float* a, std::size_t m) {
   float acc[kLanes] = {};
@@ -157,13 +153,18 @@ float act1_dot(const std::uint32_t* idx, const float* val, std::size_t h, const 
 }
 
 void act1_rows(const std::uint32_t* idx, const float* val, std::size_t h, const float* slots,
-               std::size_t q, float* acc) {
+               std::size_t q, float* acc, float* lanes) {
+  std::fill(lanes, lanes + kLanes * q, 0.0f);
+  std::fill(acc, acc + q, 0.0f);  // the tail until the end
+  const std::size_t h8 = h / kLanes * kLanes;
   for (std::size_t p = 0; p < h; ++p) {
+    float* sum = p < h8 ? lanes + (p % kLanes) * q : acc;
     const float v = val[p];
     const float* s = slots + std::size_t{idx[p]} * q * 4;
     for (std::size_t j = 0; j < q; ++j)
-      acc[j] += act1_term(v, s[4 * j], s[4 * j + 1], s[4 * j + 2]);
+      sum[j] += act1_term(v, s[4 * j], s[4 * j + 1], s[4 * j + 2]);
   }
+  for (std::size_t j = 0; j < q; ++j) acc[j] = combine_lanes(lanes + j, q) + acc[j];
 }
 
 void sqrt_to_f64(const float* sq, std::size_t n, double* out) {
@@ -284,15 +285,79 @@ SplitDot sparse_dot_split(const std::uint32_t* idx, const float* val, std::size_
   return {combine(dot) + tail.dot, combine(negative) + tail.negative};
 }
 
-std::size_t finish_sq_distances(float* col, const float* row_norms, float col_norm,
-                                std::size_t rows, float recompute_below) {
-  unsigned small = 0;  // counted, not flagged: keeps the loop vectorisable
-  for (std::size_t r = 0; r < rows; ++r) {
-    const float d = std::max(0.0f, col[r] + row_norms[r] + col_norm);
-    small += d < recompute_below * (row_norms[r] + col_norm);
-    col[r] = d;
+void scale_products(const std::int32_t* sums, const float* row_scale, float col_scale,
+                    std::size_t n, float* out) {
+  for (std::size_t r = 0; r < n; ++r)
+    out[r] = static_cast<float>(sums[r]) * (row_scale[r] * col_scale);
+}
+
+void bound_sq_distances(const float* p, BoundTermArrays rows, BoundTerms col, std::size_t n,
+                        float* lo, float* hi) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const float *sq = rows.sq, *a = rows.a, *b = rows.b, *c = rows.c;
+  std::size_t r = 0;
+#if defined(__AVX2__)
+  // By hand (GCC 12 leaves the loop scalar), in the scalar loop's order; max and min return
+  // their second operand for NaN, as the scalar comparisons do.
+  const __m256 csq = _mm256_set1_ps(col.sq), ca = _mm256_set1_ps(col.a), cb = _mm256_set1_ps(col.b),
+               cc = _mm256_set1_ps(col.c), two = _mm256_set1_ps(2.0f), zero = _mm256_setzero_ps(),
+               inf = _mm256_set1_ps(kInf);
+  for (; r + kLanes <= n; r += kLanes) {
+    const __m256 estimate = _mm256_sub_ps(_mm256_add_ps(_mm256_loadu_ps(sq + r), csq),
+                                          _mm256_mul_ps(two, _mm256_loadu_ps(p + r)));
+    const __m256 beta =
+        _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(a + r), ca),
+                                                  _mm256_mul_ps(_mm256_loadu_ps(b + r), cb)),
+                                    _mm256_loadu_ps(c + r)),
+                      cc);
+    const __m256 low = _mm256_sub_ps(estimate, beta), high = _mm256_add_ps(estimate, beta);
+    _mm256_storeu_ps(lo + r, _mm256_max_ps(low, zero));
+    _mm256_storeu_ps(hi + r, _mm256_min_ps(high, inf));
   }
-  return small;
+#endif
+  for (; r < n; ++r) {
+    const float estimate = (sq[r] + col.sq) - 2.0f * p[r];
+    const float beta = a[r] * col.a + b[r] * col.b + c[r] + col.c;
+    const float low = estimate - beta, high = estimate + beta;
+    lo[r] = low > 0.0f ? low : 0.0f;    // NaN: 0
+    hi[r] = high < kInf ? high : kInf;  // NaN: +inf
+  }
+}
+
+void upper_min_into(float* limit, const float* lo, BoundTerms row, BoundTermArrays cols,
+                    std::size_t n) {
+  const float *a = cols.a, *b = cols.b, *c = cols.c;
+  for (std::size_t t = 0; t < n; ++t) {
+    const float beta = row.a * a[t] + row.b * b[t] + row.c + c[t];
+    limit[t] = std::min(limit[t], lo[t] + 2.0f * beta);
+  }
+}
+
+std::size_t select_at_most(const float* lo, const float* limit, std::size_t n,
+                           std::uint32_t* rows) {
+  std::size_t found = 0, r = 0;
+#if defined(__AVX512F__)
+  const __m512i step = _mm512_set1_epi32(16);
+  __m512i index = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  for (; r + 16 <= n; r += 16) {
+    const __mmask16 hit =
+        _mm512_cmp_ps_mask(_mm512_loadu_ps(lo + r), _mm512_loadu_ps(limit + r), _CMP_LE_OQ);
+    _mm512_mask_compressstoreu_epi32(rows + found, hit, index);
+    found += static_cast<std::size_t>(std::popcount(static_cast<unsigned>(hit)));
+    index = _mm512_add_epi32(index, step);
+  }
+#elif defined(__AVX2__)
+  for (; r + 8 <= n; r += 8) {
+    auto hit = static_cast<unsigned>(_mm256_movemask_ps(
+        _mm256_cmp_ps(_mm256_loadu_ps(lo + r), _mm256_loadu_ps(limit + r), _CMP_LE_OQ)));
+    for (; hit; hit &= hit - 1)
+      rows[found++] =
+          static_cast<std::uint32_t>(r + static_cast<std::size_t>(std::countr_zero(hit)));
+  }
+#endif
+  for (; r < n; ++r)
+    if (lo[r] <= limit[r]) rows[found++] = static_cast<std::uint32_t>(r);
+  return found;
 }
 
 void min_into(float* dst, const float* src, std::size_t n) {
@@ -322,21 +387,37 @@ float min_dist_minus(const float* sq, const float* g, std::size_t n) {
 
 void sparse_times_dense(const std::uint64_t* indptr, const std::uint32_t* idx, const float* val,
                         std::size_t n_rows, const float* z, std::size_t q, float* acc,
-                        float* negative) {
+                        float* negative, float* lanes) {
+  float* dot_lanes = lanes;
+  float* neg_lanes = lanes + kLanes * q;
   for (std::size_t r = 0; r < n_rows; ++r) {
     float* a = acc + r * q;
-    for (std::uint64_t p = indptr[r]; p < indptr[r + 1]; ++p) {
+    float* b = negative ? negative + r * q : nullptr;
+    std::fill(dot_lanes, dot_lanes + kLanes * q, 0.0f);
+    std::fill(a, a + q, 0.0f);  // the tails until the end
+    if (b) {
+      std::fill(neg_lanes, neg_lanes + kLanes * q, 0.0f);
+      std::fill(b, b + q, 0.0f);
+    }
+    const std::uint64_t first = indptr[r], h8 = (indptr[r + 1] - first) / kLanes * kLanes;
+    for (std::uint64_t p = first; p < indptr[r + 1]; ++p) {
+      const bool lane = p - first < h8;
+      float* dot = lane ? dot_lanes + ((p - first) % kLanes) * q : a;
       const float x = val[p];
       const float* zr = z + std::size_t{idx[p]} * q;
-      if (negative) {
-        float* b = negative + r * q;
+      if (b) {
+        float* neg = lane ? neg_lanes + ((p - first) % kLanes) * q : b;
         for (std::size_t j = 0; j < q; ++j) {
-          a[j] += x * std::max(zr[j], 0.0f);
-          b[j] -= std::min(zr[j], 0.0f);
+          neg[j] -= std::min(zr[j], 0.0f);
+          dot[j] += x * std::max(zr[j], 0.0f);
         }
       } else {
-        for (std::size_t j = 0; j < q; ++j) a[j] += x * zr[j];
+        for (std::size_t j = 0; j < q; ++j) dot[j] += x * zr[j];
       }
+    }
+    for (std::size_t j = 0; j < q; ++j) {
+      a[j] = combine_lanes(dot_lanes + j, q) + a[j];
+      if (b) b[j] = combine_lanes(neg_lanes + j, q) + b[j];
     }
   }
 }
@@ -357,7 +438,10 @@ const Kernels& table() {
                          exp_neg_scaled,
                          sinkhorn,
                          c_transformed_dual,
-                         finish_sq_distances,
+                         scale_products,
+                         bound_sq_distances,
+                         upper_min_into,
+                         select_at_most,
                          min_into,
                          min_of,
                          min_dist_minus,

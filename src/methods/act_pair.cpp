@@ -59,11 +59,13 @@ T constrained_transfers(const T* cost, std::size_t row_stride, std::size_t col_s
   T total = 0;
   for (std::size_t i = 0; i < n_from; ++i) {
     const auto c = [&](std::size_t t) { return cost[i * row_stride + t * col_stride]; };
-    const auto nearer = [&](std::size_t a, std::size_t b) { return c(a) < c(b); };
+    // Ties to the smaller position: the linear-complexity versions order words the same way.
+    const auto nearer = [&](std::size_t a, std::size_t b) {
+      return c(a) < c(b) || (c(a) == c(b) && a < b);
+    };
     std::iota(order.begin(), order.end(), std::size_t{0});
     // Ascending order as far as the transfer reaches, a few words at a time (ICT mostly
-    // spends a word's mass long before the last target). Ties in any order: equal costs give
-    // the same sum whichever capacity fills first.
+    // spends a word's mass long before the last target).
     std::size_t sorted = 0;
     const auto sort_through = [&](std::size_t s) {
       if (s < sorted) return;
@@ -132,16 +134,11 @@ double act_query_to_doc(const Index& index, std::size_t doc, const QuerySet& qs,
   return query_to_doc(a, steps);
 }
 
-float act_from_sq_distances(const float* const* sq_rows, std::size_t dh, std::size_t qh,
-                            const float* doc_weights, const float* query_weights, std::size_t steps,
-                            ActDirection direction) {
-  thread_local std::vector<float> cost;
-  cost.resize(dh * qh);
-  for (std::size_t p = 0; p < dh; ++p)
-    for (std::size_t t = 0; t < qh; ++t) cost[p * qh + t] = std::sqrt(sq_rows[p][t]);
+float act_from_costs(const float* cost, std::size_t dh, std::size_t qh, const float* doc_weights,
+                     const float* query_weights, std::size_t steps, ActDirection direction) {
   return direction == ActDirection::doc_to_query
-             ? constrained_transfers(cost.data(), qh, 1, doc_weights, dh, query_weights, qh, steps)
-             : constrained_transfers(cost.data(), 1, qh, query_weights, qh, doc_weights, dh, steps);
+             ? constrained_transfers(cost, qh, 1, doc_weights, dh, query_weights, qh, steps)
+             : constrained_transfers(cost, 1, qh, query_weights, qh, doc_weights, dh, steps);
 }
 
 }  // namespace lcrwmd

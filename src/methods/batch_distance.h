@@ -11,6 +11,7 @@
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
+#include "methods/phase1.h"
 #include "ot/dual_bound.h"
 
 namespace lcrwmd {
@@ -19,6 +20,12 @@ struct QueryRange {
   const QuerySet& set;
   std::size_t begin, end;
   std::size_t size() const { return end - begin; }
+};
+
+class WordDistanceCache;
+
+struct Phase1Counts {
+  std::size_t word_pairs = 0, recomputed = 0;
 };
 
 class BatchDistance {
@@ -38,21 +45,11 @@ class BatchDistance {
   // of the nearest say (WMD's pricing bound), do it here: row holds query q's lower bounds,
   // one per document, and each may only rise and stay a lower bound; thread-safe.
   virtual void raise_bounds(std::size_t /*q*/, float* /*row*/) const {}
-  // The squared distances of vocabulary words to query q's words where the method keeps them
-  // (symmetric LC-RWMD's cache, in float): rows[p] points to words[p]'s distances to the
-  // query's words, in their order (no copy); false where it keeps none.
-  virtual bool sq_rows(std::size_t /*q*/, const std::uint32_t* /*words*/, std::size_t /*n*/,
-                       const float** /*rows*/) const {
-    return false;
-  }
-  // The same for a document's words (a row per word, in the document's order).
-  bool pair_sq_rows(const Index& index, std::size_t q, std::size_t doc, const float** rows) const {
-    const auto indptr = index.indptr();
-    return sq_rows(q, index.indices().data() + indptr[doc], indptr[doc + 1] - indptr[doc], rows);
-  }
-  // The same cache by vocabulary word: u's squared distances to the batch's query words, in
-  // BatchWords::cols order (query after query); null where the method keeps none.
-  virtual const float* sq_distance_row(std::size_t /*u*/) const { return nullptr; }
+  // The word distances symmetric LC-RWMD keeps (lower bounds, with a way to the exact ones);
+  // null where the method keeps none.
+  virtual const WordDistanceCache* word_distances() const { return nullptr; }
+  // What phase 1 did: (vocabulary word, query) pairs decided, word distances recomputed.
+  virtual Phase1Counts phase1_counts() const { return {}; }
   virtual float tighten(std::size_t /*q*/, std::size_t /*doc*/, float lower,
                         std::size_t /*level*/) const {
     return lower;
@@ -65,12 +62,12 @@ std::unique_ptr<BatchDistance> make_quadratic_rwmd(const Index& index, QueryRang
 // cache_budget: bytes the symmetric variant may keep for the vocabulary x query-word
 // distances; without room, D2 falls back to direct per-pair distances.
 std::unique_ptr<BatchDistance> make_lc_rwmd(const Index& index, QueryRange queries, bool symmetric,
-                                            const CpuOptions& options, std::size_t cache_budget);
+                                            const Phase1& phase1, std::size_t cache_budget);
 
 // Linear-complexity ACT-k, document -> query (lc_act.cpp); steps = k (0: LC-RWMD's D1,
 // kIctSteps: ICT).
 std::unique_ptr<BatchDistance> make_lc_act(const Index& index, QueryRange queries,
-                                           std::size_t steps, const CpuOptions& options);
+                                           std::size_t steps, const Phase1& phase1);
 
 // Each vocabulary word's largest weight in a document: how far ICT's phase 1 has to order a
 // word's nearest query words (both backends).
@@ -81,14 +78,14 @@ std::vector<float> largest_word_weights(const Index& index);
 // (query -> document) computed per pair where the bounds do not rule it out, from symmetric
 // LC-RWMD's cached word distances where cache_budget holds them.
 std::unique_ptr<BatchDistance> make_act(const Index& index, QueryRange queries, bool symmetric,
-                                        std::size_t steps, const CpuOptions& options,
+                                        std::size_t steps, const Phase1& phase1,
                                         std::size_t cache_budget);
 
 // Exact WMD: bounded by symmetric LC-RWMD (computed with the same options and cache budget),
 // lifted for all documents at once by a pricing bound (raise_bounds), tightened to a quick and
 // then a close dual bound of the pair's EMD, refined by an EMD solve.
 std::unique_ptr<BatchDistance> make_wmd(const Index& index, QueryRange queries,
-                                        const CpuOptions& options, std::size_t cache_budget);
+                                        const Phase1& phase1, std::size_t cache_budget);
 
 // Exact WMD of one pair: EMD between the document's and the query's weights, Euclidean word
 // costs, all in double. Errors name the pair.
@@ -104,7 +101,8 @@ double wmd_pair_flow(const Index& index, std::size_t doc, const QuerySet& querie
                      std::vector<PairFlow>& flows);
 
 // A lower bound on wmd_pair from approximate dual potentials (ot/dual_bound.h). With sq_rows
-// (as from pair_sq_rows) the costs come from there instead of the vectors.
+// (lower bounds of the squared costs, a row per document word, as WordDistanceCache::doc_rows
+// gives them) the costs come from there instead of the vectors.
 double wmd_dual_bound(const Index& index, std::size_t doc, const QuerySet& queries, std::size_t q,
                       const float* const* sq_rows, ot::DualEffort effort);
 
@@ -150,12 +148,11 @@ ActPair act_pair_moves(const Index& index, std::size_t doc, const QuerySet& quer
 double act_query_to_doc(const Index& index, std::size_t doc, const QuerySet& queries, std::size_t q,
                         std::size_t steps);
 
-// One direction of ACT-k of one pair from its squared word distances in float (document words
-// x query words, a row per document word, as pair_sq_rows gives them) and both sides' stored
-// weights.
+// One direction of ACT-k of one pair in float from its word costs (document words x query
+// words, row-major) and both sides' stored weights; words of equal cost are taken in position
+// order.
 enum class ActDirection { doc_to_query, query_to_doc };
-float act_from_sq_distances(const float* const* sq_rows, std::size_t dh, std::size_t qh,
-                            const float* doc_weights, const float* query_weights, std::size_t steps,
-                            ActDirection direction);
+float act_from_costs(const float* cost, std::size_t dh, std::size_t qh, const float* doc_weights,
+                     const float* query_weights, std::size_t steps, ActDirection direction);
 
 }  // namespace lcrwmd

@@ -8,7 +8,6 @@
 
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
-#include "lcrwmd/search.h"
 
 namespace lcrwmd {
 
@@ -24,19 +23,6 @@ struct BatchWords {
   // order of its words (so position p pairs with the query's weight p).
   std::vector<std::uint64_t> cols_indptr;
   std::vector<std::uint32_t> cols;
-
-  // Phase 1's tile shape: vocabulary rows x batch words, from `opt` or cache-friendly defaults
-  // (512 x 512), the words capped at the batch's.
-  struct TileShape {
-    std::size_t rows, words;
-  };
-  TileShape tile_shape(const CpuOptions& opt) const;
-
-  // Phase 1's tile: squared distances of vocabulary rows [u0, u0 + rows) to columns
-  // [w0, w0 + wc), into dst column-major (row stride `rows`), by one SGEMM of -2 e.t plus the
-  // norms, recomputed directly where they cancel, exactly 0 for a query word against itself.
-  void tile_sq_distances(const Index& index, std::size_t u0, std::size_t rows, std::size_t w0,
-                         std::size_t wc, float* dst) const;
 };
 
 }  // namespace lcrwmd

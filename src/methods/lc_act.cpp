@@ -18,14 +18,15 @@
 #include "cpu/simd.h"
 #include "methods/batch_distance.h"
 #include "methods/batch_words.h"
+#include "methods/certified_order.h"
+#include "methods/phase1.h"
+#include "methods/word_distance_cache.h"
 #include "util/large_array.h"
 
 namespace lcrwmd {
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
-// Where a query's words are all kept (ICT), the first slots sorted at once; then doubling.
-constexpr std::size_t kFirstSorted = 8;
 
 // One of a query's nearest words to a vocabulary word: its cost (squared until phase 1 ends)
 // and its weight in the query.
@@ -35,16 +36,18 @@ struct Slot {
 
 class LcAct final : public BatchDistance {
  public:
-  // cached: symmetric LC-RWMD over the same batch, whose sq_distance_row() phase 1 reads
-  // instead of its own GEMM tiles once that method has computed (where it kept them).
-  LcAct(const Index& index, QueryRange q, std::size_t steps, const CpuOptions& opt,
-        const BatchDistance* cached = nullptr)
-      : index_(index), q_(q), steps_(steps), cached_(cached), batch_(index, q.set, q.begin, q.end) {
-    const BatchWords::TileShape tiles = batch_.tile_shape(opt);
-    rows_ = tiles.rows;
-    block_words_ = tiles.words;
+  // cache: symmetric LC-RWMD's word distances over the same batch, which phase 1 reads instead
+  // of its own GEMM tiles (the symmetric method has computed them already).
+  LcAct(const Index& index, QueryRange q, std::size_t steps, const Phase1& p1,
+        const WordDistanceCache* cache = nullptr)
+      : index_(index),
+        q_(q),
+        steps_(steps),
+        cache_(cache),
+        batch_(index, q.set, q.begin, q.end),
+        tiles_(index, p1, batch_) {
     // Each query keeps as many of its words as a transfer reaches; where that is every word,
-    // phase 1 keeps them all and sorts them (keeps_all).
+    // phase 1 keeps them all, ordered as far as a transfer goes (keeps_all).
     begin_.push_back(0);
     for (std::size_t j = 0; j < nq(); ++j)
       begin_.push_back(begin_.back() + reachable_words(steps_, q.set.length(q.begin + j)));
@@ -63,69 +66,42 @@ class LcAct final : public BatchDistance {
     phase2(out, true);
   }
 
+  Phase1Counts phase1_counts() const override { return counts_; }
+
  private:
   std::size_t nq() const { return q_.size(); }
   std::size_t stride() const { return begin_.back(); }
-
-  bool keeps_all(std::size_t j) const {
-    return begin_[j + 1] - begin_[j] == batch_.cols_indptr[j + 1] - batch_.cols_indptr[j];
+  std::size_t slots_of(std::size_t j) const { return begin_[j + 1] - begin_[j]; }
+  std::size_t words_of(std::size_t j) const {
+    return batch_.cols_indptr[j + 1] - batch_.cols_indptr[j];
   }
+  bool keeps_all(std::size_t j) const { return slots_of(j) == words_of(j); }
 
-  // Offers a word at squared distance d, of weight f, to the K ascending slots of seg.
+  // Offers a word at squared distance d, of weight f, to the K ascending slots of seg; a word
+  // offered later goes after equal ones (words come in ascending position).
   static void insert(Slot* seg, std::size_t K, float d, float f) {
     if (!(d < seg[K - 1].cost)) return;
     for (; K > 1 && d < seg[K - 2].cost; --K) seg[K - 1] = seg[K - 2];
     seg[K - 1] = {d, f};
   }
 
-  // Offers all of query j's words, at squared distances d[t], to u's slots (`row`).
-  void offer_row(Slot* row, std::size_t j, const float* d) const {
-    Slot* seg = row + begin_[j];
+  // Query j's slots of a vocabulary word from its certified order (certified_order.h): the
+  // ordered words, then, where all are kept, the others in position order at the last ordered
+  // one's cost (what rounding might still send there costs no more than that word does).
+  void fill(Slot* seg, std::size_t j, const std::vector<Ranked>& order) const {
     const float* f = query_weights(j);
-    const std::size_t h = batch_.cols_indptr[j + 1] - batch_.cols_indptr[j];
-    if (keeps_all(j)) {
-      for (std::size_t t = 0; t < h; ++t) seg[t] = {d[t], f[t]};
-      return;
-    }
-    const std::size_t K = begin_[j + 1] - begin_[j];
-    for (std::size_t t = 0; t < h; ++t) insert(seg, K, d[t], f[t]);
+    std::size_t s = 0;
+    for (const Ranked& r : order) seg[s++] = {r.d, f[r.t]};
+    if (!keeps_all(j)) return;
+    thread_local std::vector<char> ordered;
+    ordered.assign(words_of(j), 0);
+    for (const Ranked& r : order) ordered[r.t] = 1;
+    for (std::size_t t = 0; t < words_of(j); ++t)
+      if (!ordered[t]) seg[s++] = {order.back().d, f[t]};
   }
 
-  // Offers query j's word t, at squared distances col[r], to consecutive vocabulary words'
-  // slots (rows[r * stride()]).
-  void offer_column(Slot* rows, std::size_t n_rows, std::size_t j, std::size_t t,
-                    const float* col) const {
-    const std::size_t S = stride(), K = begin_[j + 1] - begin_[j];
-    const float f = query_weights(j)[t];
-    Slot* seg = rows + begin_[j];
-    if (keeps_all(j)) {
-      for (std::size_t r = 0; r < n_rows; ++r) seg[r * S + t] = {col[r], f};
-      return;
-    }
-    for (std::size_t r = 0; r < n_rows; ++r) insert(seg + r * S, K, col[r], f);
-  }
-
-  // After every word was offered: ascending order where all were kept, and distances. There
-  // the order matters only as far as a transfer of u's largest weight in any document reaches:
-  // the prefix whose capacities hold that mass, and one slot more for what rounding leaves.
-  void finish(Slot* row, std::size_t u) const {
-    const auto ascending = [](const Slot& a, const Slot& b) { return a.cost < b.cost; };
-    for (std::size_t j = 0; j < nq(); ++j) {
-      Slot* seg = row + begin_[j];
-      Slot* end = row + begin_[j + 1];
-      if (keeps_all(j)) {
-        float held = 0;
-        Slot* sorted = seg;
-        for (std::size_t chunk = kFirstSorted; sorted != end && held < max_weight_[u]; chunk *= 2) {
-          Slot* next =
-              sorted + std::min<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(chunk), end - sorted);
-          std::partial_sort(sorted, next, end, ascending);
-          for (; sorted != next && held < max_weight_[u]; ++sorted) held += sorted->mass;
-        }
-        if (sorted != end) std::partial_sort(sorted, sorted + 1, end, ascending);
-      }
-      for (; seg != end; ++seg) seg->cost = std::sqrt(seg->cost);
-    }
+  static void finish(Slot* row, std::size_t n) {
+    for (std::size_t s = 0; s < n; ++s) row[s].cost = std::sqrt(row[s].cost);
   }
 
   // Where some query keeps all its words: each vocabulary word's largest weight in a document.
@@ -134,6 +110,7 @@ class LcAct final : public BatchDistance {
     for (std::size_t j = 0; j < nq(); ++j) needed |= keeps_all(j);
     if (needed && max_weight_.empty()) max_weight_ = largest_word_weights(index_);
   }
+  float reach(std::size_t u) const { return max_weight_.empty() ? 0.0f : max_weight_[u]; }
 
   const float* query_weights(std::size_t j) const {
     return q_.set.weights.data() + q_.set.indptr[q_.begin + j];
@@ -143,48 +120,104 @@ class LcAct final : public BatchDistance {
     const std::size_t v = index_.vocab_size(), S = stride();
     slots_.resize(v * S);
     find_max_weights();
-    if (cached_ && cached_->sq_distance_row(0)) {
+    if (cache_) {
       phase1_from_cache();
       return;
     }
-    const std::size_t w = batch_.words.size(), Q = nq();
-    const std::size_t n_tiles = (v + rows_ - 1) / rows_;
-#pragma omp parallel
+    const std::size_t w = batch_.words.size(), Q = nq(), R = tiles_.rows();
+    const std::size_t block = tiles_.block_words();
+    std::size_t recomputed = 0;
+#pragma omp parallel reduction(+ : recomputed)
     {
-      std::vector<float> tile(block_words_ * rows_);
+      Phase1Tiles::Workspace ws = tiles_.workspace();
+      std::vector<Slot> upper(R * S);  // the K smallest upper bounds (mass unused)
+      std::vector<float> limit(R);
       std::vector<std::size_t> cursor(Q);
+      std::vector<std::uint32_t> found;
+      std::vector<Ranked> order, scratch;
 #pragma omp for schedule(dynamic)
-      for (std::size_t b = 0; b < n_tiles; ++b) {
-        const std::size_t u0 = b * rows_, rows = std::min(rows_, v - u0);
+      for (std::size_t b = 0; b < tiles_.n_tiles(); ++b) {
+        const std::size_t u0 = tiles_.first_row(b), rows = tiles_.rows_in(b);
         Slot* mine = slots_.data() + u0 * S;
         std::fill(mine, mine + rows * S, Slot{kInf, 0.0f});
+        std::fill(upper.begin(), upper.end(), Slot{kInf, 0.0f});
         for (std::size_t j = 0; j < Q; ++j) cursor[j] = batch_.cols_indptr[j];
-        for (std::size_t w0 = 0; w0 < w; w0 += block_words_) {
-          const std::size_t wc = std::min(block_words_, w - w0);
-          batch_.tile_sq_distances(index_, u0, rows, w0, wc, tile.data());
+        for (std::size_t w0 = 0; w0 < w; w0 += block) {
+          const std::size_t wc = std::min(block, w - w0);
+          tiles_.bound(ws, b, w0, wc);
           for (std::size_t j = 0; j < Q; ++j) {
-            const std::size_t c0 = batch_.cols_indptr[j];
             std::size_t& p = cursor[j];
-            for (; p < batch_.cols_indptr[j + 1] && batch_.cols[p] < w0 + wc; ++p)
-              offer_column(mine, rows, j, p - c0, tile.data() + (batch_.cols[p] - w0) * rows);
+            for (; p < batch_.cols_indptr[j + 1] && batch_.cols[p] < w0 + wc; ++p) {
+              if (keeps_all(j)) continue;
+              const float* hi = ws.hi_column(batch_.cols[p] - w0, R);
+              for (std::size_t r = 0; r < rows; ++r)
+                insert(upper.data() + r * S + begin_[j], slots_of(j), hi[r], 0.0f);
+            }
           }
         }
-        for (std::size_t r = 0; r < rows; ++r) finish(mine + r * S, u0 + r);
+        for (std::size_t j = 0; j < Q; ++j) {
+          const std::uint64_t c0 = batch_.cols_indptr[j];
+          const std::uint32_t* cols = batch_.cols.data() + c0;
+          const float* f = query_weights(j);
+          if (keeps_all(j)) {
+            for (std::size_t r = 0; r < rows; ++r) {
+              const std::size_t u = u0 + r;
+              const auto lo = [&](std::size_t t) { return ws.lo_column(cols[t], R)[r]; };
+              recomputed += certified_nearest(
+                  words_of(j), words_of(j), reach(u), lo,
+                  [&](std::size_t t) { return lo(t) + 2.0f * tiles_.half_width(u, cols[t]); },
+                  [&](std::size_t t) { return f[t]; },
+                  [&](std::size_t t) { return tiles_.exact(u, cols[t]); }, order, scratch);
+              fill(mine + r * S + begin_[j], j, order);
+            }
+            continue;
+          }
+          // The K-th smallest upper bound limits the K nearest; the words under it, in
+          // ascending position, offered exactly.
+          const std::size_t K = slots_of(j);
+          for (std::size_t r = 0; r < rows; ++r) limit[r] = upper[r * S + begin_[j] + K - 1].cost;
+          found.resize(rows);
+          for (std::size_t t = 0; t < words_of(j); ++t) {
+            const std::size_t n = cpu::kernels().select_at_most(ws.lo_column(cols[t], R),
+                                                                limit.data(), rows, found.data());
+            for (std::size_t i = 0; i < n; ++i) {
+              const std::uint32_t r = found[i];
+              insert(mine + r * S + begin_[j], K, tiles_.exact(u0 + r, cols[t]), f[t]);
+            }
+            recomputed += n;
+          }
+        }
+        for (std::size_t r = 0; r < rows; ++r) finish(mine + r * S, S);
       }
     }
+    counts_ = {v * Q, recomputed};
   }
 
-  // The cached row of u holds its distance to every query word in BatchWords::cols order.
+  // From symmetric LC-RWMD's cache: a vocabulary word's lower bounds to every query's words
+  // are one row.
   void phase1_from_cache() {
     const std::size_t v = index_.vocab_size(), S = stride(), Q = nq();
-#pragma omp parallel for schedule(static, 256)
-    for (std::size_t u = 0; u < v; ++u) {
-      Slot* row = slots_.data() + u * S;
-      std::fill(row, row + S, Slot{kInf, 0.0f});
-      const float* d = cached_->sq_distance_row(u);
-      for (std::size_t j = 0; j < Q; ++j) offer_row(row, j, d + batch_.cols_indptr[j]);
-      finish(row, u);
+    std::size_t recomputed = 0;
+#pragma omp parallel reduction(+ : recomputed)
+    {
+      std::vector<Ranked> order, scratch;
+#pragma omp for schedule(static, 256)
+      for (std::size_t u = 0; u < v; ++u) {
+        Slot* row = slots_.data() + u * S;
+        for (std::size_t j = 0; j < Q; ++j) {
+          const float* lo = cache_->row(u) + batch_.cols_indptr[j];
+          const float* f = query_weights(j);
+          recomputed += certified_nearest(
+              words_of(j), slots_of(j), reach(u), [&](std::size_t t) { return lo[t]; },
+              [&](std::size_t t) { return cache_->upper(u, j, t, lo[t]); },
+              [&](std::size_t t) { return f[t]; },
+              [&](std::size_t t) { return cache_->exact(u, j, t); }, order, scratch);
+          fill(row + begin_[j], j, order);
+        }
+        finish(row, S);
+      }
     }
+    counts_ = {v * Q, recomputed};
   }
 
   // What mass p of one word costs: capped steps while more than one reachable word is left,
@@ -226,21 +259,26 @@ class LcAct final : public BatchDistance {
     }
 #pragma omp parallel
     {
-      std::vector<float> acc(Q);
+      std::vector<float> acc(Q), lanes(cpu::kSumLanes * Q);
       // Query by query inside each nonzero: a vocabulary word's slots for the whole batch are
-      // one contiguous row.
+      // one contiguous row. Each query's sum in act1_dot's order (cpu::kSumLanes).
 #pragma omp for schedule(dynamic, 256)
       for (std::size_t i = 0; i < n; ++i) {
-        std::fill(acc.begin(), acc.end(), 0.0f);
+        const std::uint64_t b = indptr[i], h = indptr[i + 1] - b;
         if (S == 2 * Q) {  // ACT-1 for every query: vectorised across the queries
-          const std::uint64_t b = indptr[i];
-          k.act1_rows(idx.data() + b, val.data() + b, indptr[i + 1] - b, flat, Q, acc.data());
+          k.act1_rows(idx.data() + b, val.data() + b, h, flat, Q, acc.data(), lanes.data());
         } else {
-          for (std::uint64_t p = indptr[i]; p < indptr[i + 1]; ++p) {
-            const Slot* row = slots + std::size_t{idx[p]} * S;
+          std::fill(lanes.begin(), lanes.end(), 0.0f);
+          std::fill(acc.begin(), acc.end(), 0.0f);
+          const std::uint64_t h8 = h / cpu::kSumLanes * cpu::kSumLanes;
+          for (std::uint64_t p = 0; p < h; ++p) {
+            float* sum = p < h8 ? lanes.data() + (p % cpu::kSumLanes) * Q : acc.data();
+            const Slot* row = slots + std::size_t{idx[b + p]} * S;
             for (std::size_t j = 0; j < Q; ++j)
-              acc[j] += transfer(val[p], row + begin_[j], begin_[j + 1] - begin_[j]);
+              sum[j] += transfer(val[b + p], row + begin_[j], begin_[j + 1] - begin_[j]);
           }
+          for (std::size_t j = 0; j < Q; ++j)
+            acc[j] = cpu::combine_lanes(lanes.data() + j, Q) + acc[j];
         }
         for (std::size_t j = 0; j < Q; ++j) {
           float& o = out[j * n + i];
@@ -253,14 +291,15 @@ class LcAct final : public BatchDistance {
   const Index& index_;
   QueryRange q_;
   std::size_t steps_;
-  const BatchDistance* cached_;
-  std::size_t rows_ = 0, block_words_ = 0;
+  const WordDistanceCache* cache_;
   BatchWords batch_;
+  Phase1Tiles tiles_;
   std::vector<std::size_t>
       begin_;                      // query j's slots of a vocabulary word: [begin_[j], begin_[j+1])
   LargeArray<Slot> slots_;         // v x stride(): per vocabulary word, query after query
   std::vector<float> max_weight_;  // per vocabulary word, its largest weight in a document
                                    // (only where some query keeps all its words)
+  Phase1Counts counts_;
 };
 
 // Symmetric: max(D1, D2). The bound is max(symmetric LC-RWMD's bound, ACT's D1), both for
@@ -268,13 +307,13 @@ class LcAct final : public BatchDistance {
 // cheap step before ACT's D2, which reads the same cache (or, without it, the vectors).
 class SymmetricAct final : public BatchDistance {
  public:
-  SymmetricAct(const Index& index, QueryRange q, std::size_t steps, const CpuOptions& opt,
+  SymmetricAct(const Index& index, QueryRange q, std::size_t steps, const Phase1& p1,
                std::size_t cache_budget)
       : index_(index),
         q_(q),
         steps_(steps),
-        rwmd_(make_lc_rwmd(index, q, true, opt, cache_budget)),
-        d1_(index, q, steps, opt, rwmd_.get()) {}
+        rwmd_(make_lc_rwmd(index, q, true, p1, cache_budget)),
+        d1_(index, q, steps, p1, rwmd_->word_distances()) {}
 
   bool exact() const override { return false; }
 
@@ -283,26 +322,56 @@ class SymmetricAct final : public BatchDistance {
     d1_.raise(out);
   }
 
+  Phase1Counts phase1_counts() const override {
+    const Phase1Counts a = rwmd_->phase1_counts(), b = d1_.phase1_counts();
+    return {a.word_pairs, a.recomputed + b.recomputed};
+  }
+
+  // The pair's RWMD first: from the cache's lower bounds where it has them, else exactly.
   std::size_t tighten_levels() const override { return 1; }
   float tighten(std::size_t j, std::size_t doc, float lower, std::size_t) const override {
-    return rwmd_->refine(j, doc, lower);
+    return rwmd_->tighten_levels() ? rwmd_->tighten(j, doc, lower, 0)
+                                   : rwmd_->refine(j, doc, lower);
   }
 
   float refine(std::size_t j, std::size_t doc, float lower) const override {
-    const std::size_t q = q_.begin + j;
-    const std::uint64_t db = index_.indptr()[doc], dh = index_.indptr()[doc + 1] - db;
-    const std::size_t qh = q_.set.length(q);
-    thread_local std::vector<const float*> sq;
-    sq.resize(dh);
-    const double d2 = rwmd_->pair_sq_rows(index_, j, doc, sq.data())
-                          ? act_from_sq_distances(sq.data(), dh, qh, index_.values().data() + db,
-                                                  q_.set.weights.data() + q_.set.indptr[q], steps_,
-                                                  ActDirection::query_to_doc)
-                          : act_query_to_doc(index_, doc, q_.set, q, steps_);
+    const WordDistanceCache* cache = rwmd_->word_distances();
+    const double d2 = cache ? query_to_doc(*cache, j, doc)
+                            : act_query_to_doc(index_, doc, q_.set, q_.begin + j, steps_);
     return std::max(lower, static_cast<float>(d2));
   }
 
  private:
+  // ACT's D2 from the cache: each query word's document words in certified order with exact
+  // costs, the others at +inf (ACT-k stops before them) or, where all are ordered (ICT), at the
+  // last ordered one's cost, so that the matrix is the same whatever the precision.
+  float query_to_doc(const WordDistanceCache& cache, std::size_t j, std::size_t doc) const {
+    const std::size_t q = q_.begin + j;
+    const std::uint64_t db = index_.indptr()[doc], dh = index_.indptr()[doc + 1] - db;
+    const std::size_t qh = q_.set.length(q);
+    const std::uint32_t* words = index_.indices().data() + db;
+    const float* dw = index_.values().data() + db;
+    const float* qw = q_.set.weights.data() + q_.set.indptr[q];
+    thread_local std::vector<const float*> rows;
+    thread_local std::vector<float> cost;
+    thread_local std::vector<Ranked> order, scratch;
+    rows.resize(dh);
+    cost.resize(dh * qh);
+    cache.doc_rows(j, doc, rows.data());
+    const std::size_t count = reachable_words(steps_, dh);
+    for (std::size_t t = 0; t < qh; ++t) {
+      certified_nearest(
+          dh, count, qw[t], [&](std::size_t a) { return rows[a][t]; },
+          [&](std::size_t a) { return cache.upper(words[a], j, t, rows[a][t]); },
+          [&](std::size_t a) { return dw[a]; },
+          [&](std::size_t a) { return cache.exact(words[a], j, t); }, order, scratch);
+      const float rest = count < dh ? kInf : std::sqrt(order.back().d);
+      for (std::size_t a = 0; a < dh; ++a) cost[a * qh + t] = rest;
+      for (const Ranked& r : order) cost[r.t * qh + t] = std::sqrt(r.d);
+    }
+    return act_from_costs(cost.data(), dh, qh, dw, qw, steps_, ActDirection::query_to_doc);
+  }
+
   const Index& index_;
   QueryRange q_;
   std::size_t steps_;
@@ -332,15 +401,15 @@ std::vector<float> largest_word_weights(const Index& index) {
 }
 
 std::unique_ptr<BatchDistance> make_lc_act(const Index& index, QueryRange queries,
-                                           std::size_t steps, const CpuOptions& options) {
-  return std::make_unique<LcAct>(index, queries, steps, options);
+                                           std::size_t steps, const Phase1& phase1) {
+  return std::make_unique<LcAct>(index, queries, steps, phase1);
 }
 
 std::unique_ptr<BatchDistance> make_act(const Index& index, QueryRange queries, bool symmetric,
-                                        std::size_t steps, const CpuOptions& options,
+                                        std::size_t steps, const Phase1& phase1,
                                         std::size_t cache_budget) {
-  if (!symmetric) return make_lc_act(index, queries, steps, options);
-  return std::make_unique<SymmetricAct>(index, queries, steps, options, cache_budget);
+  if (!symmetric) return make_lc_act(index, queries, steps, phase1);
+  return std::make_unique<SymmetricAct>(index, queries, steps, phase1, cache_budget);
 }
 
 }  // namespace lcrwmd

@@ -8,8 +8,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
+#include <optional>
 
 #include "core/numerics.h"
+#include "cpu/word_gemm.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/gpu.h"
 #include "lcrwmd/topk.h"
@@ -86,8 +89,11 @@ void set_threads(int n) {
 
 namespace {
 
+// Whether the method computes phase 1 (and so needs the searcher's GEMM).
+bool uses_phase1(Method m) { return m != Method::wcd && m != Method::rwmd; }
+
 std::unique_ptr<BatchDistance> make_method(const Index& index, QueryRange range,
-                                           const SearchOptions& opt, const CpuOptions& cpu,
+                                           const SearchOptions& opt, const Phase1* p1,
                                            std::size_t cache_budget) {
   switch (opt.method) {
     case Method::wcd:
@@ -95,12 +101,12 @@ std::unique_ptr<BatchDistance> make_method(const Index& index, QueryRange range,
     case Method::rwmd:
       return make_quadratic_rwmd(index, range, opt.symmetric);
     case Method::lc_rwmd:
-      return make_lc_rwmd(index, range, opt.symmetric, cpu, cache_budget);
+      return make_lc_rwmd(index, range, opt.symmetric, *p1, cache_budget);
     case Method::wmd:
-      return make_wmd(index, range, cpu, cache_budget);
+      return make_wmd(index, range, *p1, cache_budget);
     case Method::act:
     case Method::ict:
-      return make_act(index, range, opt.symmetric, act_steps(opt), cpu, cache_budget);
+      return make_act(index, range, opt.symmetric, act_steps(opt), *p1, cache_budget);
   }
   throw Error("unknown method");
 }
@@ -238,22 +244,49 @@ std::vector<Neighbor> cascade_topk(const BatchDistance& dist, std::size_t j, flo
 // use(first_query, batch_size, method, block) then takes what its caller needs from it.
 template <typename Use>
 void for_each_batch(const Index& index, const QuerySet& queries, const SearchOptions& opt,
-                    const CpuOptions& cpu, SearchStats& st, Use&& use) {
+                    const CpuOptions& cpu, const Phase1* p1, SearchStats& st, Use&& use) {
   const std::size_t n = index.n_docs();
   LargeArray<float> block;
   for (const BatchPlan& plan : plan_batches(index, queries, opt, cpu)) {
     const QueryRange range{queries, plan.begin, plan.end};
-    const auto dist = make_method(index, range, opt, cpu, plan.cache_budget);
+    const auto dist = make_method(index, range, opt, p1, plan.cache_budget);
     block.resize(range.size() * n);
     dist->compute(block.data());
     ++st.batches;
     st.distances += range.size() * n;
+    const Phase1Counts counts = dist->phase1_counts();
+    st.word_pairs += counts.word_pairs;
+    st.recomputed += counts.recomputed;
     use(plan.begin, range.size(), *dist, block.data());
     if (opt.progress) opt.progress(plan.end, queries.size());
   }
 }
 
+// Vocabulary words per phase-1 tile: oneDNN's calls cost nothing at 64 rows, and a tile's
+// intervals for a large batch's words still fit the CPU's L2; OpenBLAS wants more per call.
+std::size_t default_tile_rows(Precision p) { return p == Precision::f32 ? 256 : 64; }
+
 }  // namespace
+
+CpuSearcher::CpuSearcher(const Index& index, const CpuOptions& options)
+    : index_(index), options_(options) {
+  options_.precision = resolve_precision(options.precision);
+  if (!options_.tile_rows) options_.tile_rows = default_tile_rows(options_.precision);
+}
+
+CpuSearcher::~CpuSearcher() = default;
+
+const cpu::WordGemm& CpuSearcher::word_gemm() const {
+  std::lock_guard lock(gemm_mutex_);
+  if (!gemm_)
+    gemm_ = std::make_shared<const cpu::WordGemm>(index_, options_.precision, options_.tile_rows);
+  return *gemm_;
+}
+
+std::size_t CpuSearcher::rounded_vocabulary_bytes() const {
+  std::lock_guard lock(gemm_mutex_);
+  return gemm_ ? gemm_->bytes() : 0;
+}
 
 SearchResults CpuSearcher::search(const QuerySet& queries, std::size_t k, const SearchOptions& opt,
                                   SearchStats* stats) const {
@@ -265,7 +298,9 @@ SearchResults CpuSearcher::search(const QuerySet& queries, std::size_t k, const 
   res.distances.assign(res.n_queries * res.k, 0.0f);
   res.indices.assign(res.n_queries * res.k, -1);
   SearchStats st;
-  for_each_batch(index, queries, opt, options_, st,
+  std::optional<Phase1> p1;
+  if (uses_phase1(opt.method)) p1.emplace(Phase1{word_gemm(), options_.tile_words});
+  for_each_batch(index, queries, opt, options_, p1 ? &*p1 : nullptr, st,
                  [&](std::size_t first, std::size_t size, const BatchDistance& dist, float* block) {
                    std::atomic<std::size_t> refined{0}, tightened{0};
                    ParallelErrors errors;
@@ -308,7 +343,9 @@ void CpuSearcher::pairwise(const QuerySet& queries, const SearchOptions& opt, co
   const Index& index = index_;
   const std::size_t n = index.n_docs();
   SearchStats st;
-  for_each_batch(index, queries, opt, options_, st,
+  std::optional<Phase1> p1;
+  if (uses_phase1(opt.method)) p1.emplace(Phase1{word_gemm(), options_.tile_words});
+  for_each_batch(index, queries, opt, options_, p1 ? &*p1 : nullptr, st,
                  [&](std::size_t first, std::size_t size, const BatchDistance& dist, float* block) {
                    if (!dist.exact()) {
                      for (std::size_t j = 0; j < size; ++j) refine_row(dist, j, block + j * n, n);

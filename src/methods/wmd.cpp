@@ -18,6 +18,7 @@
 #include "lcrwmd/error.h"
 #include "lcrwmd/topk.h"
 #include "methods/batch_distance.h"
+#include "methods/word_distance_cache.h"
 #include "ot/dual_bound.h"
 
 namespace lcrwmd {
@@ -198,8 +199,8 @@ constexpr std::size_t kPricingDocs = 30;
 
 class Wmd final : public BatchDistance {
  public:
-  Wmd(const Index& index, QueryRange q, const CpuOptions& opt, std::size_t cache_budget)
-      : index_(index), q_(q), bounds_(make_lc_rwmd(index, q, true, opt, cache_budget)) {}
+  Wmd(const Index& index, QueryRange q, const Phase1& p1, std::size_t cache_budget)
+      : index_(index), q_(q), bounds_(make_lc_rwmd(index, q, true, p1, cache_budget)) {}
 
   void compute(float* out) override {
     bounds_->compute(out);
@@ -209,15 +210,18 @@ class Wmd final : public BatchDistance {
   }
 
   bool exact() const override { return false; }
+  Phase1Counts phase1_counts() const override { return bounds_->phase1_counts(); }
   std::size_t tighten_levels() const override { return 2; }
 
   float tighten(std::size_t j, std::size_t doc, float lower, std::size_t level) const override {
-    // From the cached float distances where LC-RWMD kept them (a gather instead of a GEMM),
-    // then lowered like the other float bounds; else from the vectors in double.
+    // From the cached lower bounds of the distances where LC-RWMD kept them (a gather instead
+    // of a GEMM), then lowered like the other float bounds; else from the vectors in double.
     const std::size_t h = index_.indptr()[doc + 1] - index_.indptr()[doc];
     thread_local std::vector<const float*> sq;
     sq.resize(h);
-    const bool cached = bounds_->pair_sq_rows(index_, j, doc, sq.data());
+    const WordDistanceCache* cache = bounds_->word_distances();
+    if (cache) cache->doc_rows(j, doc, sq.data());
+    const bool cached = cache != nullptr;
     const double d = wmd_dual_bound(index_, doc, q_.set, q_.begin + j, cached ? sq.data() : nullptr,
                                     level == 0 ? ot::kQuickDual : ot::kCloseDual);
     return std::max(lower, static_cast<float>(cached ? (1.0 - kWmdBoundSlack) * d : d));
@@ -234,11 +238,13 @@ class Wmd final : public BatchDistance {
   // (g = 0 is RWMD's doc -> query direction). The bound is linear in p, so the g that
   // maximises the mean bound of a set of documents is the dual of the EMD between the query
   // and their mean: taken for the documents of lowest bound, those near the top-k, it lifts
-  // the bounds from 0.78 of the WMD on average to 0.92 (bbcsport, test_wmd.cpp).
+  // the bounds from 0.78 of the WMD on average to 0.92 (bbcsport, test_wmd.cpp). The costs
+  // come from the cache's lower bounds: a smaller c(u, t) only lowers f(u), and g stays feasible.
   void raise_bounds(std::size_t j, float* row) const override {
     const std::size_t n = index_.n_docs(), v = index_.vocab_size();
     const std::size_t q = q_.begin + j, qh = q_.set.length(q);
-    if (!bounds_->sq_distance_row(0) || n < 2) return;
+    const WordDistanceCache* cache = bounds_->word_distances();
+    if (!cache || n < 2) return;
     const auto indptr = index_.indptr();
     const auto idx = index_.indices();
     const auto val = index_.values();
@@ -277,7 +283,7 @@ class Wmd final : public BatchDistance {
     b.assign(qw, qw + qh);
     // Its dual potentials on the query's words, from the cached distances.
     rows.resize(std::max(words.size(), v));
-    bounds_->sq_rows(j, words.data(), words.size(), rows.data());
+    cache->query_rows(j, words.data(), words.size(), rows.data());
     cost.resize(words.size() * qh);
     const cpu::Kernels& k = cpu::kernels();
     for (std::size_t r = 0; r < words.size(); ++r) k.sqrt_to_f64(rows[r], qh, cost.data() + r * qh);
@@ -295,7 +301,7 @@ class Wmd final : public BatchDistance {
     // Every vocabulary word's f, then every document's bound, lowered as the other float bounds.
     words.resize(v);
     std::iota(words.begin(), words.end(), 0u);
-    bounds_->sq_rows(j, words.data(), v, rows.data());
+    cache->query_rows(j, words.data(), v, rows.data());
     f.resize(v);
     for (std::size_t u = 0; u < v; ++u) {
       if (u + kRowsAhead < v) prefetch(rows[u + kRowsAhead], qh * sizeof(float));
@@ -324,8 +330,8 @@ class Wmd final : public BatchDistance {
 }  // namespace
 
 std::unique_ptr<BatchDistance> make_wmd(const Index& index, QueryRange queries,
-                                        const CpuOptions& options, std::size_t cache_budget) {
-  return std::make_unique<Wmd>(index, queries, options, cache_budget);
+                                        const Phase1& phase1, std::size_t cache_budget) {
+  return std::make_unique<Wmd>(index, queries, phase1, cache_budget);
 }
 
 }  // namespace lcrwmd

@@ -91,15 +91,73 @@ TEST(SimdKernels, DenseKernelsBitIdenticalToScalar) {
       scalar().min_into(y.data(), a.data(), m);
       EXPECT_EQ(x, y);
 
-      // A GEMM column of -2 e.t with norms; some entries cancel to below the threshold.
-      std::vector<float> norms = random_floats(m, rng, 0.5f, 2.0f), col(m), col2;
-      for (std::size_t r = 0; r < m; ++r) col[r] = -(norms[r] + 1.0f) * (r % 3 ? 0.5f : 1.0f);
-      col2 = col;
-      const std::size_t small = k->finish_sq_distances(col.data(), norms.data(), 1.0f, m, 1e-2f);
-      EXPECT_EQ(small, scalar().finish_sq_distances(col2.data(), norms.data(), 1.0f, m, 1e-2f));
-      EXPECT_EQ(col, col2);
-      EXPECT_EQ(small, (m + 2) / 3);  // every third row cancels to 0
+      // Phase 1's intervals from products, and the candidates under a limit.
+      const std::vector<float> p = random_floats(m, rng, -2, 2),
+                               norms = random_floats(m, rng, 0, 4);
+      const std::vector<float> ta = random_floats(m, rng, 0, 1e-2f),
+                               tb = random_floats(m, rng, 0, 1e-2f),
+                               tc = random_floats(m, rng, 0, 1e-3f);
+      const cpu::BoundTermArrays rows{norms.data(), ta.data(), tb.data(), tc.data()};
+      const cpu::BoundTerms col{1.5f, 0.3f, 0.01f, 1e-4f};
+      std::vector<float> lo(m), hi(m), lo2(m), hi2(m);
+      k->bound_sq_distances(p.data(), rows, col, m, lo.data(), hi.data());
+      scalar().bound_sq_distances(p.data(), rows, col, m, lo2.data(), hi2.data());
+      EXPECT_EQ(lo, lo2);
+      EXPECT_EQ(hi, hi2);
+      std::vector<float> limit = random_floats(m, rng, 0, 8), up = limit, up2 = limit;
+      k->upper_min_into(up.data(), lo.data(), col, rows, m);
+      scalar().upper_min_into(up2.data(), lo.data(), col, rows, m);
+      EXPECT_EQ(up, up2);
+      std::vector<std::uint32_t> found(m), found2(m);
+      const std::size_t n = k->select_at_most(lo.data(), limit.data(), m, found.data());
+      ASSERT_EQ(n, scalar().select_at_most(lo.data(), limit.data(), m, found2.data()));
+      EXPECT_TRUE(std::equal(found.begin(), found.begin() + static_cast<std::ptrdiff_t>(n),
+                             found2.begin()));
+      std::vector<std::int32_t> sums(m);
+      for (std::size_t r = 0; r < m; ++r)
+        sums[r] = static_cast<std::int32_t>(rng() % 200001) - 100000;
+      std::vector<float> scaled(m), scaled2(m);
+      k->scale_products(sums.data(), norms.data(), 0.37f, m, scaled.data());
+      scalar().scale_products(sums.data(), norms.data(), 0.37f, m, scaled2.data());
+      EXPECT_EQ(scaled, scaled2);
     }
+}
+
+// Phase 1's interval kernel against its formula in double, and NaN taken as "anything".
+TEST(SimdKernels, BoundsHoldTheirEstimateAndSelectionIsExact) {
+  std::mt19937 rng(7);
+  for (std::size_t m : kLengths) {
+    const std::vector<float> p = random_floats(m, rng, -2, 2), sq = random_floats(m, rng, 0, 4);
+    const std::vector<float> ta = random_floats(m, rng, 0, 0.1f),
+                             tb = random_floats(m, rng, 0, 0.1f),
+                             tc = random_floats(m, rng, 0, 0.1f);
+    const cpu::BoundTerms col{2.0f, 0.5f, 0.25f, 0.125f};
+    std::vector<float> lo(m), hi(m);
+    std::vector<float> products = p;
+    if (m > 3) products[3] = std::numeric_limits<float>::quiet_NaN();
+    scalar().bound_sq_distances(products.data(), {sq.data(), ta.data(), tb.data(), tc.data()}, col,
+                                m, lo.data(), hi.data());
+    for (std::size_t r = 0; r < m; ++r) {
+      if (r == 3) {
+        EXPECT_EQ(lo[r], 0.0f);
+        EXPECT_EQ(hi[r], std::numeric_limits<float>::infinity());
+        continue;
+      }
+      const double estimate = double{sq[r]} + 2.0 - 2.0 * p[r];
+      const double beta = double{ta[r]} * 0.5 + double{tb[r]} * 0.25 + tc[r] + 0.125;
+      EXPECT_NEAR(lo[r], std::max(estimate - beta, 0.0), 1e-5) << r;
+      EXPECT_NEAR(hi[r], estimate + beta, 1e-5) << r;
+      EXPECT_GE(lo[r], 0.0f);
+    }
+    const std::vector<float> limit = random_floats(m, rng, 0, 6);
+    std::vector<std::uint32_t> found(m);
+    const std::size_t n = scalar().select_at_most(lo.data(), limit.data(), m, found.data());
+    std::vector<std::uint32_t> expected;
+    for (std::size_t r = 0; r < m; ++r)
+      if (lo[r] <= limit[r]) expected.push_back(static_cast<std::uint32_t>(r));
+    ASSERT_EQ(n, expected.size());
+    EXPECT_TRUE(std::equal(expected.begin(), expected.end(), found.begin()));
+  }
 }
 
 TEST(SimdKernels, SparseKernelsBitIdenticalToScalar) {
@@ -169,24 +227,22 @@ TEST(SimdKernels, Act1DotMatchesDirectTransfers) {
       EXPECT_EQ(k->act1_dot(idx.data(), val.data(), h, slots.data()), s)
           << cpu::simd_name(k->level) << " h " << h;
     // act1_rows: the slots read as q = 5 queries' rows (vocabulary v / 5); query j's sum is
-    // the one-query kernel's scalar tail order, word by word.
+    // act1_dot's on query j's slots alone, bit for bit (the batch does not change a sum).
     constexpr std::size_t q = 5;
     std::vector<std::uint32_t> rows(idx);
     for (auto& i : rows) i /= q;
-    std::vector<float> acc(q, 0.0f);
-    scalar().act1_rows(rows.data(), val.data(), h, slots.data(), q, acc.data());
+    std::vector<float> acc(q), lanes(cpu::kSumLanes * q);
+    scalar().act1_rows(rows.data(), val.data(), h, slots.data(), q, acc.data(), lanes.data());
     for (std::size_t j = 0; j < q; ++j) {
-      float direct = 0;
-      for (std::size_t p = 0; p < h; ++p) {
-        const float* r = slots.data() + (rows[p] * q + j) * 4;
-        const float moved = std::min(val[p], r[1]);
-        direct += moved * r[0] + (val[p] - moved) * r[2];
-      }
-      EXPECT_EQ(acc[j], direct) << "query " << j << " h " << h;
+      std::vector<float> own(slots.size() / q);
+      for (std::size_t u = 0; u < own.size() / 4; ++u)
+        std::copy_n(slots.data() + (u * q + j) * 4, 4, own.data() + u * 4);
+      EXPECT_EQ(acc[j], scalar().act1_dot(rows.data(), val.data(), h, own.data()))
+          << "query " << j << " h " << h;
     }
     for (const Kernels* k : wider_levels()) {
-      std::vector<float> wide(q, 0.0f);
-      k->act1_rows(rows.data(), val.data(), h, slots.data(), q, wide.data());
+      std::vector<float> wide(q);
+      k->act1_rows(rows.data(), val.data(), h, slots.data(), q, wide.data(), lanes.data());
       EXPECT_EQ(wide, acc) << cpu::simd_name(k->level) << " h " << h;
     }
   }
@@ -275,7 +331,7 @@ TEST(SimdKernels, DualBoundKernelsMatchDirectLoops) {
     }
 }
 
-TEST(SimdKernels, SparseTimesDenseMatchesPerColumnDots) {
+TEST(SimdKernels, SparseTimesDenseIsEachColumnsDot) {
   std::mt19937 rng(4);
   const std::size_t v = 300, rows = 5;
   for (std::size_t q : {1u, 3u, 8u, 17u}) {
@@ -286,27 +342,33 @@ TEST(SimdKernels, SparseTimesDenseMatchesPerColumnDots) {
     std::vector<std::uint32_t> idx(indptr.back());
     for (auto& i : idx) i = static_cast<std::uint32_t>(rng() % v);
     const std::vector<float> val = random_floats(idx.size(), rng, 0, 1);
+    std::vector<float> lanes(2 * cpu::kSumLanes * q);
     for (bool split : {false, true}) {
-      std::vector<float> acc(rows * q, 0.0f), neg(split ? rows * q : 0, 0.0f);
+      std::vector<float> acc(rows * q), neg(split ? rows * q : 0);
       scalar().sparse_times_dense(indptr.data(), idx.data(), val.data(), rows, z.data(), q,
-                                  acc.data(), split ? neg.data() : nullptr);
-      for (std::size_t r = 0; r < rows; ++r)
-        for (std::size_t j = 0; j < q; ++j) {
-          double want = 0, want_neg = 0;
-          for (std::uint64_t p = indptr[r]; p < indptr[r + 1]; ++p) {
-            const double x = z[idx[p] * q + j];
-            want += val[p] * (split ? std::max(x, 0.0) : x);
-            want_neg -= std::min(x, 0.0);
-          }
-          EXPECT_NEAR(acc[r * q + j], want, 1e-4) << r << " " << j;
+                                  acc.data(), split ? neg.data() : nullptr, lanes.data());
+      // Each entry is the one-query kernel's, bit for bit: a batch does not change a sum.
+      for (std::size_t j = 0; j < q; ++j) {
+        std::vector<float> column(v);
+        for (std::size_t u = 0; u < v; ++u) column[u] = z[u * q + j];
+        for (std::size_t r = 0; r < rows; ++r) {
+          const std::uint64_t b = indptr[r], h = indptr[r + 1] - b;
           if (split) {
-            EXPECT_NEAR(neg[r * q + j], want_neg, 1e-4) << r << " " << j;
+            const cpu::SplitDot d =
+                scalar().sparse_dot_split(idx.data() + b, val.data() + b, h, column.data());
+            EXPECT_EQ(acc[r * q + j], d.dot) << r << " " << j;
+            EXPECT_EQ(neg[r * q + j], d.negative) << r << " " << j;
+          } else {
+            EXPECT_EQ(acc[r * q + j],
+                      scalar().sparse_dot(idx.data() + b, val.data() + b, h, column.data()))
+                << r << " " << j;
           }
         }
+      }
       for (const Kernels* k : wider_levels()) {
-        std::vector<float> acc2(rows * q, 0.0f), neg2(split ? rows * q : 0, 0.0f);
+        std::vector<float> acc2(rows * q), neg2(split ? rows * q : 0);
         k->sparse_times_dense(indptr.data(), idx.data(), val.data(), rows, z.data(), q, acc2.data(),
-                              split ? neg2.data() : nullptr);
+                              split ? neg2.data() : nullptr, lanes.data());
         EXPECT_EQ(acc2, acc) << cpu::simd_name(k->level);
         EXPECT_EQ(neg2, neg) << cpu::simd_name(k->level);
       }

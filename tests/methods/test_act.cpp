@@ -9,6 +9,7 @@
 
 #include "lcrwmd/search.h"
 #include "methods/batch_distance.h"
+#include "methods/phase1_fixture.h"
 #include "test_util.h"
 
 namespace lcrwmd {
@@ -109,10 +110,9 @@ TEST(LcAct, EqualsThePerPairReference) {
   for (std::size_t steps :
        {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{5}, kIctSteps})
     for (std::size_t tiny : {0, 1}) {
-      CpuOptions opt;
-      if (tiny) opt.tile_rows = 7, opt.tile_words = 3;
+      const test::Phase1Fixture p1(ix, Precision::f32, tiny ? 7 : 64, tiny ? 3 : 0);
       std::vector<float> out(qs.size() * n);
-      make_lc_act(ix, {qs, 0, qs.size()}, steps, opt)->compute(out.data());
+      make_lc_act(ix, {qs, 0, qs.size()}, steps, p1.phase1)->compute(out.data());
       for (std::size_t q = 0; q < qs.size(); ++q)
         for (std::size_t doc = 0; doc < n; ++doc) {
           const double want = act_pair(ix, doc, qs, q, steps).d1;

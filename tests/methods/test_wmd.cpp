@@ -14,6 +14,7 @@
 #include "lcrwmd/error.h"
 #include "lcrwmd/search.h"
 #include "methods/batch_distance.h"
+#include "methods/phase1_fixture.h"
 #include "ot/dual_bound.h"
 #include "test_util.h"
 
@@ -276,7 +277,8 @@ void expect_bounds_below_wmd(const Index& ix, const QuerySet& qs) {
 std::pair<double, double> expect_pricing_below_wmd(const Index& ix, const QuerySet& qs) {
   const std::size_t n = ix.n_docs();
   const QueryRange range{qs, 0, qs.size()};
-  const auto wmd = make_wmd(ix, range, CpuOptions{}, std::size_t{1} << 30);
+  const test::Phase1Fixture p1(ix);
+  const auto wmd = make_wmd(ix, range, p1.phase1, std::size_t{1} << 30);
   std::vector<float> bounds(qs.size() * n);
   wmd->compute(bounds.data());
   double before = 0, after = 0, pairs = 0;

@@ -1,0 +1,48 @@
+// Precision's names and what this CPU runs each as (search.h).
+#include <string>
+
+#include "cpu/word_gemm.h"
+#include "lcrwmd/error.h"
+#include "lcrwmd/search.h"
+
+namespace lcrwmd {
+
+const char* to_string(Precision p) {
+  switch (p) {
+    case Precision::automatic:
+      return "auto";
+    case Precision::f32:
+      return "f32";
+    case Precision::bf16:
+      return "bf16";
+    case Precision::int8:
+      return "int8";
+  }
+  return "?";
+}
+
+Precision parse_precision(std::string_view s) {
+  for (Precision p : {Precision::automatic, Precision::f32, Precision::bf16, Precision::int8})
+    if (s == to_string(p)) return p;
+  throw Error("unknown precision '" + std::string(s) + "' (expected auto, f32, bf16 or int8)");
+}
+
+Precision resolve_precision(Precision p) {
+  if (p == Precision::automatic) {
+    for (Precision q : {Precision::int8, Precision::bf16})
+      if (cpu::missing_instructions(q).empty()) return q;
+    return Precision::f32;
+  }
+  const std::string missing = cpu::missing_instructions(p);
+  if (!missing.empty())
+    throw Error(std::string("precision ") + to_string(p) + " needs " + missing +
+                ", which this CPU lacks (auto takes the fastest it has)");
+  return p;
+}
+
+std::string describe_precision(Precision p) {
+  const Precision resolved = resolve_precision(p);
+  return std::string(to_string(resolved)) + " (" + cpu::gemm_implementation(resolved) + ")";
+}
+
+}  // namespace lcrwmd

@@ -1,0 +1,259 @@
+// Phase 1 in every precision gives the same bits (search.h's Precision): on data made to
+// trouble the certificate (exact ties between different words, near-ties inside the
+// low-precision error band, duplicated and zero vectors, norms from 1e-3 to 1e3, one-word
+// queries), for every method, with default and tiny tiles, in batches of any size (a batch
+// changes no sum either); and the distances themselves are the exact ones, recomputed from the
+// vectors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cpu/simd.h"
+#include "cpu/word_gemm.h"
+#include "lcrwmd/error.h"
+#include "lcrwmd/search.h"
+#include "methods/batch_distance.h"
+#include "test_util.h"
+
+namespace lcrwmd {
+namespace {
+
+std::vector<Precision> available_precisions() {
+  std::vector<Precision> out = {Precision::f32};
+  for (Precision p : {Precision::bf16, Precision::int8})
+    if (cpu::missing_instructions(p).empty()) out.push_back(p);
+  return out;
+}
+
+// Words whose distances tie or nearly tie: lattice vectors (entries -1, 0, 1: many distances
+// equal exactly), exact duplicates, zero vectors, copies nudged by 1e-7 .. 1e-3 of their norm
+// (distances inside bf16's and int8's error bands), and norms spread from 1e-3 to 1e3.
+IndexData troublesome_index(std::size_t n_docs, std::size_t vocab, std::size_t dim, unsigned seed) {
+  IndexData d = test::random_index(n_docs, vocab, dim, 12, seed);
+  std::mt19937 rng(seed + 1);
+  std::normal_distribution<float> normal;
+  std::uniform_int_distribution<int> trit(-1, 1);
+  std::uniform_real_distribution<double> decades(-3, 3);
+  auto vec = [&](std::size_t u) { return d.vectors.data() + u * dim; };
+  for (std::size_t u = 0; u < vocab; ++u) {
+    float* x = vec(u);
+    switch (u % 8) {
+      case 0:  // lattice
+        for (std::size_t k = 0; k < dim; ++k) x[k] = static_cast<float>(trit(rng));
+        break;
+      case 1:  // the word before, exactly
+        std::copy(vec(u - 1), vec(u - 1) + dim, x);
+        break;
+      case 2:  // the word before, nudged
+      {
+        const double nudge = std::pow(10.0, -7 + 4 * static_cast<double>(u % 5) / 4);
+        for (std::size_t k = 0; k < dim; ++k)
+          x[k] = vec(u - 1)[k] + static_cast<float>(nudge) * normal(rng);
+        break;
+      }
+      case 3:  // a scale from 1e-3 to 1e3
+      {
+        const auto scale = static_cast<float>(std::pow(10.0, decades(rng)));
+        for (std::size_t k = 0; k < dim; ++k) x[k] *= scale;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  std::fill(vec(13), vec(13) + dim, 0.0f);  // a zero vector
+  std::fill(vec(14), vec(14) + dim, 0.0f);  // and another: distance 0 between different words
+  return d;
+}
+
+// Queries: copies of documents, fresh ones (words the index lacks among them), one-word ones.
+QuerySet troublesome_queries(const Index& ix) {
+  QuerySet qs = test::mixed_queries(ix, 6, 5);
+  for (std::uint32_t u : {0u, 1u, 13u, 2u}) {  // one word each: lattice, duplicate, zero, nudged
+    qs.words.push_back(u);
+    qs.weights.push_back(1.0f);
+    qs.indptr.push_back(qs.words.size());
+    qs.ids.push_back("one" + std::to_string(u));
+    qs.labels.emplace_back();
+  }
+  return qs;
+}
+
+struct Answers {
+  std::vector<float> matrix;
+  SearchResults top;
+};
+
+Answers answers(const Index& ix, const QuerySet& qs, const SearchOptions& o, const CpuOptions& c) {
+  const CpuSearcher s(ix, c);
+  Answers a;
+  if (o.method != Method::wmd) a.matrix = test::matrix(s, qs, o);
+  a.top = s.search(qs, 7, o);
+  return a;
+}
+
+std::vector<SearchOptions> every_method() {
+  std::vector<SearchOptions> out;
+  for (Method m : {Method::lc_rwmd, Method::act, Method::ict, Method::wmd})
+    for (bool symmetric : {true, false}) {
+      if (m == Method::wmd && !symmetric) continue;
+      for (std::size_t steps : {0, 1, 2, 5}) {
+        if (m != Method::act && steps != 1) continue;
+        SearchOptions o;
+        o.method = m;
+        o.symmetric = symmetric;
+        o.act_steps = steps;
+        out.push_back(o);
+      }
+    }
+  return out;
+}
+
+std::string name(const SearchOptions& o) {
+  return std::string(to_string(o.method)) +
+         (o.method == Method::act ? std::to_string(o.act_steps) : "") +
+         (o.symmetric ? " symmetric" : " one-sided");
+}
+
+TEST(Precision, EveryPrecisionTileAndBatchGivesTheSameBits) {
+  const Index ix = Index::from_data(troublesome_index(61, 150, 37, 11));
+  const QuerySet qs = troublesome_queries(ix);
+  const std::vector<Precision> precisions = available_precisions();
+  if (precisions.size() == 1) std::printf("note: this CPU has neither bf16 nor int8\n");
+  // With the word-distance cache and without it (D2 from the vectors): each its own baseline.
+  for (std::size_t budget : {std::size_t{1} << 30, std::size_t{50000}})
+    for (SearchOptions o : every_method()) {
+      o.batch = 64;
+      CpuOptions base;
+      base.memory_budget = budget;
+      base.precision = Precision::f32;
+      const Answers want = answers(ix, qs, o, base);
+      for (Precision p : precisions)
+        for (std::size_t tiny : {0, 1})
+          for (std::size_t batch : {std::size_t{1}, std::size_t{5}, std::size_t{64}}) {
+            SearchOptions ob = o;
+            ob.batch = batch;
+            CpuOptions c = base;
+            c.precision = p;
+            if (tiny) c.tile_rows = 3, c.tile_words = 2;
+            SCOPED_TRACE(name(o) + " precision " + to_string(p) + (tiny ? " tiny tiles" : "") +
+                         " batch " + std::to_string(batch) + " budget " + std::to_string(budget));
+            const Answers got = answers(ix, qs, ob, c);
+            EXPECT_EQ(got.matrix, want.matrix);
+            EXPECT_EQ(got.top.distances, want.top.distances);
+            EXPECT_EQ(got.top.indices, want.top.indices);
+          }
+    }
+}
+
+TEST(Precision, ZIsTheExactMinimum) {
+  const Index ix = Index::from_data(troublesome_index(40, 120, 29, 3));
+  const QuerySet qs = troublesome_queries(ix);
+  const cpu::Kernels& k = cpu::kernels();
+  const std::size_t m = ix.dim(), v = ix.vocab_size(), n = ix.n_docs();
+  for (Precision p : available_precisions()) {
+    CpuOptions c;
+    c.precision = p;
+    SearchOptions o;
+    o.symmetric = false;
+    o.batch = 1;
+    const std::vector<float> got = test::matrix(CpuSearcher(ix, c), qs, o);
+    for (std::size_t q = 0; q < qs.size(); ++q) {
+      std::vector<float> z(v);
+      for (std::size_t u = 0; u < v; ++u) {
+        float least = std::numeric_limits<float>::infinity();
+        for (std::uint64_t t = qs.indptr[q]; t < qs.indptr[q + 1]; ++t)
+          least =
+              std::min(least, k.sq_dist(ix.vector(u), query_word_vector(ix, qs, qs.words[t]), m));
+        z[u] = std::sqrt(least);
+      }
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint64_t b = ix.indptr()[i];
+        const float want = k.sparse_dot(ix.indices().data() + b, ix.values().data() + b,
+                                        ix.indptr()[i + 1] - b, z.data());
+        ASSERT_EQ(got[q * n + i], want) << to_string(p) << " query " << q << " doc " << i;
+      }
+    }
+  }
+}
+
+// The certificate itself: every interval holds the exact distance, in every precision, for
+// vectors from 1e-3 to 1e3 and the troublesome words.
+TEST(Precision, IntervalsHoldTheExactDistance) {
+  const Index ix = Index::from_data(troublesome_index(30, 200, 41, 8));
+  const QuerySet qs = troublesome_queries(ix);
+  const BatchWords batch(ix, qs, 0, qs.size());
+  for (Precision p : available_precisions())
+    for (std::size_t rows : {std::size_t{5}, std::size_t{64}}) {
+      const cpu::WordGemm gemm(ix, p, rows);
+      const Phase1Tiles tiles(ix, Phase1{gemm, 3}, batch);
+      Phase1Tiles::Workspace ws = tiles.workspace();
+      std::size_t tight = 0, all = 0;
+      for (std::size_t t = 0; t < tiles.n_tiles(); ++t)
+        for (std::size_t w0 = 0; w0 < batch.words.size(); w0 += tiles.block_words()) {
+          const std::size_t wc = std::min(tiles.block_words(), batch.words.size() - w0);
+          tiles.bound(ws, t, w0, wc);
+          for (std::size_t c = w0; c < w0 + wc; ++c)
+            for (std::size_t r = 0; r < tiles.rows_in(t); ++r) {
+              const std::size_t u = tiles.first_row(t) + r;
+              const float lo = ws.lo_column(c, rows)[r], hi = ws.hi_column(c - w0, rows)[r];
+              const float d = tiles.exact(u, c);
+              ASSERT_LE(lo, d) << to_string(p) << " word " << u << " column " << c;
+              ASSERT_GE(hi, d) << to_string(p) << " word " << u << " column " << c;
+              ASSERT_GE(lo + 2.0f * tiles.half_width(u, c), d);
+              tight += hi - lo <= 0.25f * (ix.sq_norms()[u] + batch.norms[c]) + 1e-6f;
+              ++all;
+            }
+        }
+      // Not vacuous: the intervals are narrow beside the vectors' norms.
+      EXPECT_GT(static_cast<double>(tight), 0.95 * static_cast<double>(all)) << to_string(p);
+    }
+}
+
+TEST(Precision, NamesParseAndAutoResolves) {
+  for (Precision p : {Precision::automatic, Precision::f32, Precision::bf16, Precision::int8})
+    EXPECT_EQ(parse_precision(to_string(p)), p);
+  EXPECT_THROW(parse_precision("fp8"), Error);
+  const Precision a = resolve_precision(Precision::automatic);
+  EXPECT_NE(a, Precision::automatic);
+  EXPECT_EQ(resolve_precision(Precision::f32), Precision::f32);
+  for (Precision p : {Precision::bf16, Precision::int8}) {
+    if (cpu::missing_instructions(p).empty()) {
+      EXPECT_EQ(resolve_precision(p), p);
+    } else {
+      try {
+        resolve_precision(p);
+        ADD_FAILURE() << "no error for " << to_string(p);
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find(cpu::missing_instructions(p)), std::string::npos)
+            << e.what();
+      }
+    }
+  }
+  EXPECT_NE(describe_precision(Precision::automatic).find(to_string(a)), std::string::npos);
+}
+
+// The searcher's counts: one (word, query) pair per vocabulary word and query, and at least
+// one recomputed distance for each (the nearest is recomputed even where it is clear).
+TEST(Precision, StatsCountWordPairsAndRecomputedDistances) {
+  const Index ix = Index::from_data(troublesome_index(50, 90, 23, 4));
+  const QuerySet qs = troublesome_queries(ix);
+  for (Precision p : available_precisions()) {
+    CpuOptions c;
+    c.precision = p;
+    SearchOptions o;
+    o.symmetric = false;
+    SearchStats st;
+    CpuSearcher(ix, c).search(qs, 3, o, &st);
+    EXPECT_EQ(st.word_pairs, ix.vocab_size() * qs.size());
+    EXPECT_GE(st.recomputed, st.word_pairs);
+    EXPECT_LE(st.recomputed, st.word_pairs * 12);
+  }
+}
+
+}  // namespace
+}  // namespace lcrwmd
