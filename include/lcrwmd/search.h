@@ -137,7 +137,7 @@ class WordGemm;
 }
 
 // BLAS + threads. Holds a reference to the index (which must outlive it) and, from the first
-// search that needs it, the vocabulary rounded to its phase-1 precision (CpuOptions).
+// search that needs it, its phase-1 GEMM (CpuOptions::precision).
 class CpuSearcher final : public Searcher {
  public:
   // An Error where the CPU lacks what options.precision needs.
@@ -151,8 +151,9 @@ class CpuSearcher final : public Searcher {
   const Index& index() const override { return index_; }
   // The options as resolved: the precision phase 1 runs at here, the tile rows.
   const CpuOptions& options() const { return options_; }
-  // Memory the rounded vocabulary takes (0 before the first search that rounds it, and in f32).
-  std::size_t rounded_vocabulary_bytes() const;
+  // Memory phase 1 keeps beside the index (its error bound's terms: 12-16 bytes a word), 0
+  // before the first search that needs it.
+  std::size_t phase1_bytes() const;
 
  private:
   const cpu::WordGemm& word_gemm() const;

@@ -81,14 +81,21 @@ struct Kernels {
   // objective of f after both c-transforms. g (nb doubles) is scratch.
   double (*c_transformed_dual)(const double* cost, std::size_t na, std::size_t nb, const double* a,
                                const double* b, const double* f, double* g);
-  // int8 phase 1: out[r] = float(sums[r]) * (row_scale[r] * col_scale).
-  void (*scale_products)(const std::int32_t* sums, const float* row_scale, float col_scale,
-                         std::size_t n, float* out);
-  // Phase 1's interval of n squared distances of one column from the rows' products p with it:
-  // estimate = (rows.sq[r] + col.sq) - 2 p[r], beta = rows.a[r] col.a + rows.b[r] col.b +
-  // rows.c[r] + col.c, lo[r] = max(estimate - beta, 0), hi[r] = estimate + beta; NaN gives
-  // [0, +inf]. lo may be p.
-  void (*bound_sq_distances)(const float* p, BoundTermArrays rows, BoundTerms col, std::size_t n,
+  // Phase 1's rounding of a vector, the same bits at every level: bf16 to nearest even, with
+  // denormals and NaN to 0; int8 as nearbyint(x * invert) within [-127, 127] (NaN: -127).
+  void (*round_bf16)(const float* x, std::size_t n, std::uint16_t* out);
+  void (*round_int8)(const float* x, std::size_t n, float invert, std::int8_t* out);
+  // Phase 1's estimates of one column, less each row's squared norm: g[r] = col_sq - 2 p[r]
+  // from the products p (g may be p); from int8's integer sums, p[r] = float(sums[r]) *
+  // (row_scale[r] * col_scale).
+  void (*estimates)(const float* p, float col_sq, std::size_t n, float* g);
+  void (*estimates_s32)(const std::int32_t* sums, const float* row_scale, float col_scale,
+                        float col_sq, std::size_t n, float* g);
+  // Phase 1's interval of n squared distances of one column from its estimates g: estimate =
+  // rows.sq[r] + g[r], beta = rows.a[r] col.a + rows.b[r] col.b + rows.c[r] + col.c, lo[r] =
+  // max(estimate - beta, 0), hi[r] = estimate + beta (skipped where hi is null); NaN gives
+  // [0, +inf].
+  void (*bound_sq_distances)(const float* g, BoundTermArrays rows, BoundTerms col, std::size_t n,
                              float* lo, float* hi);
   // From kept lower bounds lo of one row against n columns: limit[t] = min(limit[t], lo[t] +
   // 2 (row.a cols.a[t] + row.b cols.b[t] + row.c + cols.c[t])), an upper bound of each.
@@ -97,6 +104,20 @@ struct Kernels {
   // The r < n with lo[r] <= limit[r], ascending, into rows; returns how many.
   std::size_t (*select_at_most)(const float* lo, const float* limit, std::size_t n,
                                 std::uint32_t* rows);
+  // Where src[r] < dst[r]: dst[r] = src[r] and arg[r] = id.
+  void (*min_arg_into)(float* dst, std::uint32_t* arg, const float* src, std::size_t n,
+                       std::uint32_t id);
+  // min_arg_into for n columns of a tile at once (one call: a query's words), column i being
+  // tile + (cols[i] - offset) * stride with id first_id + i.
+  void (*min_arg_columns)(float* dst, std::uint32_t* arg, const float* tile, std::size_t stride,
+                          std::size_t rows, const std::uint32_t* cols, std::size_t n,
+                          std::size_t offset, std::uint32_t first_id);
+  // select_at_most for n columns of a tile at once, as above: the (row, i) pairs with
+  // tile[(cols[i] - offset) * stride + row] <= limit[row], column after column, rows ascending;
+  // returns how many (rows[] and which[] hold rows x n entries at most).
+  std::size_t (*select_columns)(const float* tile, std::size_t stride, std::size_t rows,
+                                const std::uint32_t* cols, std::size_t n, std::size_t offset,
+                                const float* limit, std::uint32_t* row, std::uint32_t* which);
   // dst[r] = min(dst[r], src[r])
   void (*min_into)(float* dst, const float* src, std::size_t n);
   // min(init, min_r x[r])

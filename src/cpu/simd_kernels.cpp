@@ -36,18 +36,47 @@ float sq_norm(const float* a, std::size_t m) {
   return s;
 }
 
+// Thirty-two partial sums (four independent vector chains: one chain of dependent additions
+// is what limits this loop): lane l takes the elements d = l (mod 32), the tail as if padded
+// with zeros; then the four eight-lane parts are added pairwise and combined.
 float sq_dist(const float* a, const float* b, std::size_t m) {
-  float acc[kLanes] = {};
+  constexpr std::size_t kWide = 4 * kLanes;
+  float part[kLanes];
+#if defined(__AVX2__)
+  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                   _mm256_setzero_ps()};
+  const auto add = [&](int k, __m256 x, __m256 y) {
+    const __m256 t = _mm256_sub_ps(x, y);
+    acc[k] = _mm256_add_ps(acc[k], _mm256_mul_ps(t, t));  // not fused: see simd.h
+  };
   std::size_t d = 0;
-  for (; d + kLanes <= m; d += kLanes)
-    for (std::size_t l = 0; l < kLanes; ++l) {
+  for (; d + kWide <= m; d += kWide)
+    for (int k = 0; k < 4; ++k)
+      add(k, _mm256_loadu_ps(a + d + 8 * k), _mm256_loadu_ps(b + d + 8 * k));
+  for (int k = 0; d < m; ++k, d += kLanes) {  // the tail, eight at a time, zeros past the end
+    const auto left = static_cast<int>(std::min<std::size_t>(m - d, kLanes));
+    const __m256i mask =
+        _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    add(k, _mm256_maskload_ps(a + d, mask), _mm256_maskload_ps(b + d, mask));
+  }
+  _mm256_storeu_ps(part,
+                   _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
+#else
+  float acc[kWide] = {};
+  std::size_t d = 0;
+  for (; d + kWide <= m; d += kWide)
+    for (std::size_t l = 0; l < kWide; ++l) {
       const float t = a[d + l] - b[d + l];
       acc[l] += t * t;
     }
-  float s = 0;
-  for (; d < m; ++d) s += (a[d] - b[d]) * (a[d] - b[d]);
-  for (std::size_t l = 0; l < kLanes; ++l) s += acc[l];
-  return s;
+  for (std::size_t l = 0; d + l < m; ++l) {
+    const float t = a[d + l] - b[d + l];
+    acc[l] += t * t;
+  }
+  for (std::size_t l = 0; l < kLanes; ++l)
+    part[l] = (acc[l] + acc[kLanes + l]) + (acc[2 * kLanes + l] + acc[3 * kLanes + l]);
+#endif
+  return combine(part);
 }
 
 double sq_dist_f64(const float* a, const float* b, std::size_t m) {
@@ -285,13 +314,66 @@ SplitDot sparse_dot_split(const std::uint32_t* idx, const float* val, std::size_
   return {combine(dot) + tail.dot, combine(negative) + tail.negative};
 }
 
-void scale_products(const std::int32_t* sums, const float* row_scale, float col_scale,
-                    std::size_t n, float* out) {
-  for (std::size_t r = 0; r < n; ++r)
-    out[r] = static_cast<float>(sums[r]) * (row_scale[r] * col_scale);
+std::uint16_t bf16_of(float x) {
+  if (!(std::fabs(x) >= std::numeric_limits<float>::min())) return 0;
+  std::uint32_t bits = std::bit_cast<std::uint32_t>(x);
+  bits += 0x7FFFu + ((bits >> 16) & 1u);
+  return static_cast<std::uint16_t>(bits >> 16);
 }
 
-void bound_sq_distances(const float* p, BoundTermArrays rows, BoundTerms col, std::size_t n,
+void round_bf16(const float* x, std::size_t n, std::uint16_t* out) {
+  std::size_t d = 0;
+#if defined(__AVX2__)
+  const __m256 tiny = _mm256_set1_ps(std::numeric_limits<float>::min());
+  const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+  const __m256i half = _mm256_set1_epi32(0x7FFF), one = _mm256_set1_epi32(1);
+  for (; d + kLanes <= n; d += kLanes) {
+    const __m256 v = _mm256_loadu_ps(x + d);
+    const __m256 normal = _mm256_cmp_ps(_mm256_and_ps(v, magnitude), tiny, _CMP_GE_OQ);
+    __m256i bits = _mm256_castps_si256(_mm256_and_ps(v, normal));  // else 0
+    bits = _mm256_add_epi32(
+        bits, _mm256_add_epi32(half, _mm256_and_si256(_mm256_srli_epi32(bits, 16), one)));
+    bits = _mm256_srli_epi32(bits, 16);
+    const __m128i packed =
+        _mm_packus_epi32(_mm256_castsi256_si128(bits), _mm256_extracti128_si256(bits, 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + d), packed);
+  }
+#endif
+  for (; d < n; ++d) out[d] = bf16_of(x[d]);
+}
+
+void round_int8(const float* x, std::size_t n, float invert, std::int8_t* out) {
+  std::size_t d = 0;
+#if defined(__AVX2__)
+  const __m256 lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f),
+               f = _mm256_set1_ps(invert);
+  for (; d + kLanes <= n; d += kLanes) {
+    // max and min return their second operand for NaN: -127, as below.
+    const __m256 y = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_loadu_ps(x + d), f), lo), hi);
+    const __m256i q = _mm256_cvtps_epi32(y);  // to nearest even
+    const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + d), _mm_packs_epi16(w, w));
+  }
+#endif
+  for (; d < n; ++d) {
+    const float y = x[d] * invert;
+    float c = y > -127.0f ? y : -127.0f;
+    c = c < 127.0f ? c : 127.0f;
+    out[d] = static_cast<std::int8_t>(std::nearbyint(c));
+  }
+}
+
+void estimates(const float* p, float col_sq, std::size_t n, float* g) {
+  for (std::size_t r = 0; r < n; ++r) g[r] = col_sq - 2.0f * p[r];
+}
+
+void estimates_s32(const std::int32_t* sums, const float* row_scale, float col_scale, float col_sq,
+                   std::size_t n, float* g) {
+  for (std::size_t r = 0; r < n; ++r)
+    g[r] = col_sq - 2.0f * (static_cast<float>(sums[r]) * (row_scale[r] * col_scale));
+}
+
+void bound_sq_distances(const float* g, BoundTermArrays rows, BoundTerms col, std::size_t n,
                         float* lo, float* hi) {
   constexpr float kInf = std::numeric_limits<float>::infinity();
   const float *sq = rows.sq, *a = rows.a, *b = rows.b, *c = rows.c;
@@ -299,28 +381,25 @@ void bound_sq_distances(const float* p, BoundTermArrays rows, BoundTerms col, st
 #if defined(__AVX2__)
   // By hand (GCC 12 leaves the loop scalar), in the scalar loop's order; max and min return
   // their second operand for NaN, as the scalar comparisons do.
-  const __m256 csq = _mm256_set1_ps(col.sq), ca = _mm256_set1_ps(col.a), cb = _mm256_set1_ps(col.b),
-               cc = _mm256_set1_ps(col.c), two = _mm256_set1_ps(2.0f), zero = _mm256_setzero_ps(),
-               inf = _mm256_set1_ps(kInf);
+  const __m256 ca = _mm256_set1_ps(col.a), cb = _mm256_set1_ps(col.b), cc = _mm256_set1_ps(col.c),
+               zero = _mm256_setzero_ps(), inf = _mm256_set1_ps(kInf);
   for (; r + kLanes <= n; r += kLanes) {
-    const __m256 estimate = _mm256_sub_ps(_mm256_add_ps(_mm256_loadu_ps(sq + r), csq),
-                                          _mm256_mul_ps(two, _mm256_loadu_ps(p + r)));
+    const __m256 estimate = _mm256_add_ps(_mm256_loadu_ps(sq + r), _mm256_loadu_ps(g + r));
     const __m256 beta =
         _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(a + r), ca),
                                                   _mm256_mul_ps(_mm256_loadu_ps(b + r), cb)),
                                     _mm256_loadu_ps(c + r)),
                       cc);
-    const __m256 low = _mm256_sub_ps(estimate, beta), high = _mm256_add_ps(estimate, beta);
-    _mm256_storeu_ps(lo + r, _mm256_max_ps(low, zero));
-    _mm256_storeu_ps(hi + r, _mm256_min_ps(high, inf));
+    _mm256_storeu_ps(lo + r, _mm256_max_ps(_mm256_sub_ps(estimate, beta), zero));
+    if (hi) _mm256_storeu_ps(hi + r, _mm256_min_ps(_mm256_add_ps(estimate, beta), inf));
   }
 #endif
   for (; r < n; ++r) {
-    const float estimate = (sq[r] + col.sq) - 2.0f * p[r];
+    const float estimate = sq[r] + g[r];
     const float beta = a[r] * col.a + b[r] * col.b + c[r] + col.c;
     const float low = estimate - beta, high = estimate + beta;
-    lo[r] = low > 0.0f ? low : 0.0f;    // NaN: 0
-    hi[r] = high < kInf ? high : kInf;  // NaN: +inf
+    lo[r] = low > 0.0f ? low : 0.0f;            // NaN: 0
+    if (hi) hi[r] = high < kInf ? high : kInf;  // NaN: +inf
   }
 }
 
@@ -357,6 +436,46 @@ std::size_t select_at_most(const float* lo, const float* limit, std::size_t n,
 #endif
   for (; r < n; ++r)
     if (lo[r] <= limit[r]) rows[found++] = static_cast<std::uint32_t>(r);
+  return found;
+}
+
+void min_arg_into(float* dst, std::uint32_t* arg, const float* src, std::size_t n,
+                  std::uint32_t id) {
+  std::size_t r = 0;
+#if defined(__AVX2__)
+  const __m256i ids = _mm256_set1_epi32(static_cast<int>(id));
+  for (; r + kLanes <= n; r += kLanes) {
+    const __m256 s = _mm256_loadu_ps(src + r), d = _mm256_loadu_ps(dst + r);
+    const __m256 less = _mm256_cmp_ps(s, d, _CMP_LT_OQ);
+    _mm256_storeu_ps(dst + r, _mm256_blendv_ps(d, s, less));
+    auto* a = reinterpret_cast<__m256i*>(arg + r);
+    _mm256_storeu_si256(
+        a, _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(_mm256_loadu_si256(a)),
+                                                _mm256_castsi256_ps(ids), less)));
+  }
+#endif
+  for (; r < n; ++r)
+    if (src[r] < dst[r]) dst[r] = src[r], arg[r] = id;
+}
+
+void min_arg_columns(float* dst, std::uint32_t* arg, const float* tile, std::size_t stride,
+                     std::size_t rows, const std::uint32_t* cols, std::size_t n, std::size_t offset,
+                     std::uint32_t first_id) {
+  for (std::size_t i = 0; i < n; ++i)
+    min_arg_into(dst, arg, tile + (cols[i] - offset) * stride, rows,
+                 first_id + static_cast<std::uint32_t>(i));
+}
+
+std::size_t select_columns(const float* tile, std::size_t stride, std::size_t rows,
+                           const std::uint32_t* cols, std::size_t n, std::size_t offset,
+                           const float* limit, std::uint32_t* row, std::uint32_t* which) {
+  std::size_t found = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t hits =
+        select_at_most(tile + (cols[i] - offset) * stride, limit, rows, row + found);
+    std::fill(which + found, which + found + hits, static_cast<std::uint32_t>(i));
+    found += hits;
+  }
   return found;
 }
 
@@ -438,10 +557,16 @@ const Kernels& table() {
                          exp_neg_scaled,
                          sinkhorn,
                          c_transformed_dual,
-                         scale_products,
+                         round_bf16,
+                         round_int8,
+                         estimates,
+                         estimates_s32,
                          bound_sq_distances,
                          upper_min_into,
                          select_at_most,
+                         min_arg_into,
+                         min_arg_columns,
+                         select_columns,
                          min_into,
                          min_of,
                          min_dist_minus,

@@ -4,14 +4,13 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
+#include <limits>
 #include <map>
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include "cpu/simd.h"
 #include "lcrwmd/error.h"
 
 namespace lcrwmd::cpu {
@@ -38,78 +37,67 @@ std::size_t element_bytes(Precision p) { return p == Precision::bf16 ? 2 : 1; }
 // AMX multiplies tiles 64 bytes deep; zeros past the dimension change no product.
 std::size_t padded_dim(std::size_t dim) { return (dim + 63) / 64 * 64; }
 
-// Round to nearest even; denormals (which AMX would read as 0) become 0 here, so that the
-// residual counts them.
-std::uint16_t to_bf16(float x) {
-  if (!(std::fabs(x) >= std::numeric_limits<float>::min())) return 0;
-  std::uint32_t bits = std::bit_cast<std::uint32_t>(x);
-  bits += 0x7FFFu + ((bits >> 16) & 1u);
-  return static_cast<std::uint16_t>(bits >> 16);
-}
-float from_bf16(std::uint16_t h) { return std::bit_cast<float>(std::uint32_t{h} << 16); }
-
-// Rounds x (dim floats) into `out` (padded with zeros to kp elements); returns its scale (int8;
-// 1 for bf16) and sets the residual ||x - x'|| and the norm ||x||, in double.
-float round_vector(Precision p, const float* x, std::size_t dim, std::size_t kp, std::byte* out,
-                   double& residual, double& norm) {
-  double res = 0, nrm = 0;
-  float scale = 1;
-  if (p == Precision::bf16) {
-    auto* o = reinterpret_cast<std::uint16_t*>(out);
-    for (std::size_t d = 0; d < dim; ++d) {
-      o[d] = to_bf16(x[d]);
-      const double e = double{x[d]} - double{from_bf16(o[d])};
-      res += e * e;
-      nrm += double{x[d]} * x[d];
-    }
-    std::fill(o + dim, o + kp, std::uint16_t{0});
-  } else {
-    auto* o = reinterpret_cast<std::int8_t*>(out);
-    double largest = 0;
-    for (std::size_t d = 0; d < dim; ++d) largest = std::max(largest, std::fabs(double{x[d]}));
-    scale = std::isfinite(largest) ? static_cast<float>(largest / 127.0) : 0.0f;
-    for (std::size_t d = 0; d < dim; ++d) {
-      const double q =
-          scale > 0 ? std::clamp(std::nearbyint(x[d] / double{scale}), -127.0, 127.0) : 0.0;
-      o[d] = static_cast<std::int8_t>(q);
-      const double e = double{x[d]} - q * scale;
-      res += e * e;
-      nrm += double{x[d]} * x[d];
-    }
-    std::fill(o + dim, o + kp, std::int8_t{0});
-  }
-  residual = std::sqrt(res);
-  norm = std::sqrt(nrm);
-  return scale;
-}
-
 dnnl::primitive_attr user_scratchpad() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   return attr;
 }
 
-void* aligned_bytes(std::size_t n) {
-  void* p = std::aligned_alloc(64, std::max<std::size_t>((n + 63) / 64 * 64, 64));
-  if (!p) throw std::bad_alloc();
-  return p;
+float from_bf16(std::uint16_t h) { return std::bit_cast<float>(std::uint32_t{h} << 16); }
+
+// int8's scale of a vector: q = nearbyint(x * invert), x' = scale q. The products are scaled by
+// `scale` as a float, so x' is exactly what they multiply.
+struct Int8Scale {
+  float scale, invert;
+};
+Int8Scale int8_scale(const float* x, std::size_t dim) {
+  float largest = 0;
+  for (std::size_t d = 0; d < dim; ++d) largest = std::max(largest, std::fabs(x[d]));
+  if (!(largest > 0) || !std::isfinite(largest)) return {0.0f, 0.0f};
+  const float invert = 127.0f / largest;
+  return {static_cast<float>(1.0 / double{invert}), invert};
 }
 
-struct FreeBytes {
-  void operator()(void* p) const { std::free(p); }
+// A vector rounded as the GEMM reads it, padded with zeros to kp elements (out), and what
+// rounding took away, ||x - x'||, beside ||x||, in double.
+struct Rounding {
+  double residual = 0, norm = 0;
 };
+Rounding round_vector(Precision p, const float* x, std::size_t dim, std::size_t kp,
+                      const Int8Scale& s, std::byte* out) {
+  const Kernels& k = kernels();
+  Rounding r;
+  if (p == Precision::bf16) {
+    auto* o = reinterpret_cast<std::uint16_t*>(out);
+    k.round_bf16(x, dim, o);
+    std::fill(o + dim, o + kp, std::uint16_t{0});
+    for (std::size_t d = 0; d < dim; ++d) {
+      const double e = double{x[d]} - double{from_bf16(o[d])};
+      r.residual += e * e;
+      r.norm += double{x[d]} * x[d];
+    }
+  } else {
+    auto* o = reinterpret_cast<std::int8_t*>(out);
+    k.round_int8(x, dim, s.invert, o);
+    std::fill(o + dim, o + kp, std::int8_t{0});
+    for (std::size_t d = 0; d < dim; ++d) {
+      const double e = double{x[d]} - double{s.scale} * o[d];
+      r.residual += e * e;
+      r.norm += double{x[d]} * x[d];
+    }
+  }
+  r.residual = std::sqrt(r.residual);
+  r.norm = std::sqrt(r.norm);
+  return r;
+}
+
+double norm_of(const float* x, std::size_t dim) {
+  double s = 0;
+  for (std::size_t d = 0; d < dim; ++d) s += double{x[d]} * x[d];
+  return std::sqrt(s);
+}
 
 }  // namespace
-
-// The rounded vocabulary, one tile after another, each in the layout oneDNN's matmul reads
-// (tile_rows words wide, zeros past the vocabulary's end), and int8's scales.
-struct WordGemm::Packed {
-  std::size_t kp = 0;
-  dnnl::memory::desc weights;  // one tile: kp x tile_rows
-  std::size_t tile_bytes = 0;
-  std::unique_ptr<void, FreeBytes> data;
-  std::vector<float> scale;  // int8: per word, n_tiles * tile_rows (zeros past the end)
-};
 
 struct WordGemm::Workspace::State {
   struct Shape {
@@ -118,8 +106,9 @@ struct WordGemm::Workspace::State {
     std::vector<std::byte> scratch;
   };
   dnnl::stream stream{engine()};
-  std::map<std::size_t, Shape> shapes;  // by query words per call
-  std::vector<std::int32_t> sums;       // int8's products before scaling
+  std::map<std::array<std::size_t, 3>, Shape> shapes;  // by (query words, rows, ld)
+  std::vector<std::byte> tile;                         // the rounded vocabulary rows
+  std::vector<std::int32_t> sums;                      // int8's products unscaled
 };
 
 WordGemm::Workspace::Workspace() : state_(std::make_unique<State>()) {}
@@ -143,94 +132,57 @@ std::string missing_instructions(Precision p) {
 std::string gemm_implementation(Precision p) {
   if (p != Precision::bf16 && p != Precision::int8) return "openblas";
   const dnnl::memory::desc src({16, 64}, element_type(p), tag::ab);
-  const dnnl::memory::desc weights({64, 64}, element_type(p), tag::any);
+  const dnnl::memory::desc weights({64, 64}, element_type(p), tag::ba);
   const dnnl::memory::desc dst({16, 64}, product_type(p), tag::ab);
   const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, weights, dst), user_scratchpad(),
                                         engine());
   return pd.impl_info_str();
 }
 
-WordGemm::WordGemm(const Index& index, Precision precision, std::size_t tile_rows)
-    : WordGemm(index, precision, tile_rows, true) {}
+WordGemm::WordGemm(const Index& index, Precision precision) : WordGemm(index, precision, true) {}
 
-WordGemm::WordGemm(const Index& index, Precision precision, std::size_t tile_rows, bool check)
-    : index_(index), precision_(precision), tile_rows_(std::max<std::size_t>(tile_rows, 1)) {
+WordGemm::WordGemm(const Index& index, Precision precision, bool check)
+    : index_(index), precision_(precision) {
+  if (precision_ != Precision::f32 && precision_ != Precision::bf16 &&
+      precision_ != Precision::int8)
+    throw Error("phase 1: resolve the precision before making its GEMM");
   const std::size_t v = index.vocab_size(), m = index.dim();
   ra_.resize(v);
   rb_.resize(v);
   rc_.resize(v);
-  if (precision_ == Precision::f32) {
-#pragma omp parallel for schedule(static, 1024)
+  if (precision_ != Precision::f32) {
+    implementation_ = gemm_implementation(precision_);
+    kp_ = padded_dim(m);
+  }
+  if (precision_ == Precision::int8) {
+    scale_.resize(v);
+    invert_.resize(v);
+  }
+#pragma omp parallel
+  {
+    std::vector<std::byte> rounded(kp_ * element_bytes(precision_));
+#pragma omp for schedule(static, 1024)
     for (std::size_t u = 0; u < v; ++u) {
       const float* e = index.vector(u);
-      double nrm = 0;
-      for (std::size_t d = 0; d < m; ++d) nrm += double{e[d]} * e[d];
-      set_row_terms(u, bounds::row_terms(0.0, std::sqrt(nrm), index.sq_norms()[u], m));
+      Rounding r{0.0, 0.0};
+      if (precision_ == Precision::f32) {
+        r.norm = norm_of(e, m);
+      } else {
+        const Int8Scale s = precision_ == Precision::int8 ? int8_scale(e, m) : Int8Scale{1, 1};
+        if (!scale_.empty()) scale_[u] = s.scale, invert_[u] = s.invert;
+        r = round_vector(precision_, e, m, kp_, s, rounded.data());
+      }
+      const bounds::Terms t = bounds::row_terms(r.residual, r.norm, index.sq_norms()[u], m);
+      ra_[u] = t.a, rb_[u] = t.b, rc_[u] = t.c;
     }
-    return;
   }
-  if (precision_ != Precision::bf16 && precision_ != Precision::int8)
-    throw Error("phase 1: resolve the precision before making its GEMM");
-  pack_vocabulary();
-  if (check) check_products();
+  if (check && precision_ != Precision::f32) check_products();
 }
 
 WordGemm::~WordGemm() = default;
 
 std::size_t WordGemm::bytes() const {
-  if (!packed_) return 0;
-  return n_tiles() * packed_->tile_bytes + packed_->scale.size() * sizeof(float);
-}
-
-void WordGemm::pack_vocabulary() {
-  const std::size_t v = index_.vocab_size(), m = index_.dim(), R = tile_rows_;
-  packed_ = std::make_unique<Packed>();
-  Packed& pk = *packed_;
-  pk.kp = padded_dim(m);
-  const auto kp = static_cast<dnnl::memory::dim>(pk.kp);
-  const auto rows = static_cast<dnnl::memory::dim>(R);
-  const dnnl::memory::desc any({kp, rows}, element_type(precision_), tag::any);
-  const dnnl::memory::desc src({16, kp}, element_type(precision_), tag::ab);
-  const dnnl::memory::desc dst({16, rows}, product_type(precision_), tag::ab);
-  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, any, dst), user_scratchpad(),
-                                        engine());
-  implementation_ = pd.impl_info_str();
-  pk.weights = pd.weights_desc();
-  pk.tile_bytes = (pk.weights.get_size() + 63) / 64 * 64;
-  const std::size_t tiles = n_tiles();
-  pk.data.reset(aligned_bytes(tiles * pk.tile_bytes));
-  if (precision_ == Precision::int8) pk.scale.assign(tiles * R, 0.0f);
-  // Plain tiles (a word's kp elements contiguous: kp x rows in "ba") reordered into the packed
-  // layout, which oneDNN's reorder fills with whatever its kernel needs (VNNI's compensation).
-  const dnnl::memory::desc plain({kp, rows}, element_type(precision_), tag::ba);
-  const dnnl::reorder::primitive_desc rd(engine(), plain, engine(), pk.weights, user_scratchpad());
-  const dnnl::reorder reorder(rd);
-  const std::size_t eb = element_bytes(precision_);
-#pragma omp parallel
-  {
-    dnnl::stream stream(engine());
-    std::vector<std::byte> buffer(R * pk.kp * eb);
-    std::vector<std::byte> scratch(rd.scratchpad_desc().get_size() + 64);
-    dnnl::memory in(plain, engine(), buffer.data());
-    dnnl::memory out(pk.weights, engine(), pk.data.get());
-    dnnl::memory pad(rd.scratchpad_desc(), engine(), scratch.data());
-#pragma omp for schedule(dynamic)
-    for (std::size_t t = 0; t < tiles; ++t) {
-      std::fill(buffer.begin(), buffer.end(), std::byte{0});
-      for (std::size_t r = 0; r < R && t * R + r < v; ++r) {
-        const std::size_t u = t * R + r;
-        double residual = 0, norm = 0;
-        const float s = round_vector(precision_, index_.vector(u), m, pk.kp,
-                                     buffer.data() + r * pk.kp * eb, residual, norm);
-        if (!pk.scale.empty()) pk.scale[u] = s;
-        set_row_terms(u, bounds::row_terms(residual, norm, index_.sq_norms()[u], m));
-      }
-      out.set_data_handle(static_cast<std::byte*>(pk.data.get()) + t * pk.tile_bytes);
-      reorder.execute(stream,
-                      {{DNNL_ARG_FROM, in}, {DNNL_ARG_TO, out}, {DNNL_ARG_SCRATCHPAD, pad}});
-      stream.wait();
-    }
-  }
+  return (ra_.size() + rb_.size() + rc_.size() + scale_.size() + invert_.size()) * sizeof(float);
 }
 
 WordGemm::Columns WordGemm::columns(const float* vectors, const float* sq_norms,
@@ -238,90 +190,107 @@ WordGemm::Columns WordGemm::columns(const float* vectors, const float* sq_norms,
   const std::size_t m = index_.dim();
   Columns c;
   c.vectors = vectors;
+  c.sq_norms = sq_norms;
   c.terms.resize(n);
-  if (!packed_) {
-    for (std::size_t j = 0; j < n; ++j) {
-      double nrm = 0;
-      for (std::size_t d = 0; d < m; ++d) nrm += double{vectors[j * m + d]} * vectors[j * m + d];
-      c.terms[j] = bounds::column_terms(0.0, std::sqrt(nrm), sq_norms[j], m);
-    }
-    return c;
-  }
-  const std::size_t kp = packed_->kp, eb = element_bytes(precision_);
-  c.rounded.resize(n * kp * eb);
+  const std::size_t eb = element_bytes(precision_);
+  if (precision_ != Precision::f32) c.rounded.resize(n * kp_ * eb);
   if (precision_ == Precision::int8) c.scale.resize(n);
   for (std::size_t j = 0; j < n; ++j) {
-    double residual = 0, norm = 0;
-    const float s = round_vector(precision_, vectors + j * m, m, kp, c.rounded.data() + j * kp * eb,
-                                 residual, norm);
-    if (!c.scale.empty()) c.scale[j] = s;
-    c.terms[j] = bounds::column_terms(residual, norm, sq_norms[j], m);
+    const float* t = vectors + j * m;
+    Rounding r{0.0, 0.0};
+    if (precision_ == Precision::f32) {
+      r.norm = norm_of(t, m);
+    } else {
+      const Int8Scale s = precision_ == Precision::int8 ? int8_scale(t, m) : Int8Scale{1, 1};
+      if (!c.scale.empty()) c.scale[j] = s.scale;
+      r = round_vector(precision_, t, m, kp_, s, c.rounded.data() + j * kp_ * eb);
+    }
+    c.terms[j] = bounds::column_terms(r.residual, r.norm, sq_norms[j], m);
   }
   return c;
 }
 
-void WordGemm::products(Workspace& workspace, const Columns& cols, std::size_t tile, std::size_t c0,
-                        std::size_t nc, float* out) const {
-  const std::size_t m = index_.dim(), R = tile_rows_, u0 = tile * R;
-  if (!packed_) {
-    const std::size_t rows = std::min(R, index_.vocab_size() - u0);
+void WordGemm::estimates(Workspace& workspace, const Columns& cols, std::size_t u0,
+                         std::size_t rows, std::size_t c0, std::size_t nc, float* out,
+                         std::size_t ld) const {
+  const std::size_t m = index_.dim();
+  const Kernels& k = kernels();
+  if (precision_ == Precision::f32) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(nc),
                 static_cast<int>(rows), static_cast<int>(m), 1.0f, cols.vectors + c0 * m,
                 static_cast<int>(m), index_.vector(u0), static_cast<int>(m), 0.0f, out,
-                static_cast<int>(R));
+                static_cast<int>(ld));
+    for (std::size_t c = 0; c < nc; ++c)
+      k.estimates(out + c * ld, cols.sq_norms[c0 + c], rows, out + c * ld);
     return;
   }
-  const Packed& pk = *packed_;
   Workspace::State& ws = *workspace.state_;
-  auto it = ws.shapes.find(nc);
+  const std::size_t eb = element_bytes(precision_);
+  // The tile's rows rounded, each padded to kp_ (a row of the weights' "ba" layout).
+  ws.tile.resize(rows * kp_ * eb);
+  for (std::size_t r = 0; r < rows; ++r) {
+    std::byte* dst = ws.tile.data() + r * kp_ * eb;
+    if (precision_ == Precision::bf16) {
+      auto* o = reinterpret_cast<std::uint16_t*>(dst);
+      k.round_bf16(index_.vector(u0 + r), m, o);
+      std::fill(o + m, o + kp_, std::uint16_t{0});
+    } else {
+      auto* o = reinterpret_cast<std::int8_t*>(dst);
+      k.round_int8(index_.vector(u0 + r), m, invert_[u0 + r], o);
+      std::fill(o + m, o + kp_, std::int8_t{0});
+    }
+  }
+  // bf16's float products go straight to `out` (row stride ld) and become estimates there;
+  // int8's integer sums are scaled on the way.
+  const bool direct = precision_ == Precision::bf16;
+  const std::array<std::size_t, 3> shape{nc, rows, direct ? ld : rows};
+  auto it = ws.shapes.find(shape);
   if (it == ws.shapes.end()) {
-    const auto M = static_cast<dnnl::memory::dim>(nc);
-    const dnnl::memory::desc src({M, static_cast<dnnl::memory::dim>(pk.kp)},
-                                 element_type(precision_), tag::ab);
-    const dnnl::memory::desc dst({M, static_cast<dnnl::memory::dim>(R)}, product_type(precision_),
-                                 tag::ab);
-    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, pk.weights, dst),
-                                          user_scratchpad(), engine());
-    if (pd.weights_desc() != pk.weights)
-      throw Error("phase 1: oneDNN's matmul asks for another layout of the vocabulary");
+    const auto M = static_cast<dnnl::memory::dim>(nc), N = static_cast<dnnl::memory::dim>(rows),
+               K = static_cast<dnnl::memory::dim>(kp_);
+    const dnnl::memory::desc src({M, K}, element_type(precision_), tag::ab);
+    const dnnl::memory::desc weights({K, N}, element_type(precision_), tag::ba);
+    const dnnl::memory::desc dst({M, N}, product_type(precision_),
+                                 {static_cast<dnnl::memory::dim>(shape[2]), 1});
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, weights, dst), user_scratchpad(),
+                                          engine());
     Workspace::State::Shape s{dnnl::matmul(pd),
                               dnnl::memory(src, engine(), nullptr),
-                              dnnl::memory(pk.weights, engine(), nullptr),
+                              dnnl::memory(weights, engine(), nullptr),
                               dnnl::memory(dst, engine(), nullptr),
                               {},
                               std::vector<std::byte>(pd.scratchpad_desc().get_size() + 64)};
     s.scratchpad = dnnl::memory(pd.scratchpad_desc(), engine(), s.scratch.data());
-    it = ws.shapes.emplace(nc, std::move(s)).first;
+    it = ws.shapes.emplace(shape, std::move(s)).first;
   }
   Workspace::State::Shape& s = it->second;
-  const std::size_t eb = element_bytes(precision_);
-  s.src.set_data_handle(const_cast<std::byte*>(cols.rounded.data() + c0 * pk.kp * eb));
-  s.weights.set_data_handle(static_cast<std::byte*>(pk.data.get()) + tile * pk.tile_bytes);
-  if (precision_ == Precision::int8) {
-    ws.sums.resize(nc * R);
-    s.dst.set_data_handle(ws.sums.data());
-  } else {
+  s.src.set_data_handle(const_cast<std::byte*>(cols.rounded.data() + c0 * kp_ * eb));
+  s.weights.set_data_handle(ws.tile.data());
+  if (direct) {
     s.dst.set_data_handle(out);
+  } else {
+    ws.sums.resize(nc * rows);
+    s.dst.set_data_handle(ws.sums.data());
   }
   s.matmul.execute(ws.stream, {{DNNL_ARG_SRC, s.src},
                                {DNNL_ARG_WEIGHTS, s.weights},
                                {DNNL_ARG_DST, s.dst},
                                {DNNL_ARG_SCRATCHPAD, s.scratchpad}});
   ws.stream.wait();
-  if (precision_ == Precision::int8) {
-    const Kernels& k = kernels();
-    for (std::size_t c = 0; c < nc; ++c)
-      k.scale_products(ws.sums.data() + c * R, pk.scale.data() + u0, cols.scale[c0 + c], R,
-                       out + c * R);
-  }
+  for (std::size_t c = 0; c < nc; ++c)
+    if (direct)
+      k.estimates(out + c * ld, cols.sq_norms[c0 + c], rows, out + c * ld);
+    else
+      k.estimates_s32(ws.sums.data() + c * rows, scale_.data() + u0, cols.scale[c0 + c],
+                      cols.sq_norms[c0 + c], rows, out + c * ld);
 }
 
 // The bound takes oneDNN's kernels at their word: products of the rounded values, summed in
 // float (bf16) or exactly (int8). A kernel that saturated (int8 without VNNI adds pairs in 16
-// bits) or rounded otherwise would break it, so each new GEMM first multiplies one tile of
+// bits) or rounded otherwise would break it, so each new GEMM first multiplies a tile of
 // extreme vectors (all +1, +-1 alternating, all -1, and others) and checks every product.
 void WordGemm::check_products() const {
-  const std::size_t m = index_.dim(), R = tile_rows_;
+  const std::size_t m = index_.dim(), R = 64;
   const auto pattern = [](std::size_t r, std::size_t d) {
     switch (r % 4) {
       case 0:
@@ -347,36 +316,37 @@ void WordGemm::check_products() const {
   data.ids = {"probe"};
   data.labels = {""};
   const Index probe_index = Index::from_data(data);
-  const WordGemm probe(probe_index, precision_, R, false);
-  const std::size_t n = std::min<std::size_t>(R, 8);
+  const WordGemm probe(probe_index, precision_, false);
+  const std::size_t n = 8;
   const Columns cols = probe.columns(probe_index.vectors(), probe_index.sq_norms(), n);
   Workspace ws;
   std::vector<float> out(n * R);
-  probe.products(ws, cols, 0, 0, n, out.data());
-  const std::size_t kp = padded_dim(m), eb = element_bytes(precision_);
-  std::vector<std::byte> rounded(R * kp * eb);
-  std::vector<double> value(R * kp), scale(R);
+  probe.estimates(ws, cols, 0, R, 0, n, out.data(), R);
+  // The rounded values as the GEMM was given them, in double.
+  const std::size_t eb = element_bytes(precision_);
+  std::vector<std::byte> rounded(kp_ * eb);
+  std::vector<double> value(R * m);
   for (std::size_t r = 0; r < R; ++r) {
-    double residual = 0, norm = 0;
-    scale[r] = round_vector(precision_, probe_index.vector(r), m, kp, rounded.data() + r * kp * eb,
-                            residual, norm);
-    for (std::size_t d = 0; d < m; ++d) {
-      const std::byte* x = rounded.data() + (r * kp + d) * eb;
-      value[r * kp + d] =
+    const float* x = probe_index.vector(r);
+    const Int8Scale s = precision_ == Precision::int8 ? int8_scale(x, m) : Int8Scale{1, 1};
+    round_vector(precision_, x, m, kp_, s, rounded.data());
+    for (std::size_t d = 0; d < m; ++d)
+      value[r * m + d] =
           precision_ == Precision::bf16
-              ? double{from_bf16(*reinterpret_cast<const std::uint16_t*>(x))}
-              : scale[r] * static_cast<double>(*reinterpret_cast<const std::int8_t*>(x));
-    }
+              ? double{from_bf16(reinterpret_cast<const std::uint16_t*>(rounded.data())[d])}
+              : double{s.scale} * reinterpret_cast<const std::int8_t*>(rounded.data())[d];
   }
   for (std::size_t j = 0; j < n; ++j)
     for (std::size_t r = 0; r < R; ++r) {
       double exact = 0, magnitude = 0;
       for (std::size_t d = 0; d < m; ++d) {
-        exact += value[j * kp + d] * value[r * kp + d];
-        magnitude += std::fabs(value[j * kp + d] * value[r * kp + d]);
+        exact += value[j * m + d] * value[r * m + d];
+        magnitude += std::fabs(value[j * m + d] * value[r * m + d]);
       }
-      const double allowed = 4.0 * (static_cast<double>(m) + 2) * 0x1p-24 * magnitude;
-      if (!(std::fabs(double{out[j * R + r]} - exact) <= allowed))
+      // out = |t|^2 - 2 p, both terms rounded once more than the product.
+      const double tn = probe_index.sq_norms()[j];
+      const double allowed = 4.0 * (static_cast<double>(m) + 4) * 0x1p-24 * (2 * magnitude + tn);
+      if (!(std::fabs(double{out[j * R + r]} - (tn - 2 * exact)) <= allowed))
         throw Error("phase 1's " + std::string(to_string(precision_)) + " GEMM (oneDNN " +
                     implementation_ +
                     ") gives products outside their error bound on this CPU: use --precision f32");

@@ -1,5 +1,5 @@
 #pragma once
-// Phase 1's GEMM on the CPU: the products e'.t' of every vocabulary word's vector with a batch's
+// Phase 1's GEMM on the CPU: the products e'.t' of vocabulary words' vectors with a batch's
 // query-word vectors, in one precision, with the terms that bound each product's error
 // (cpu/word_bounds.h):
 //
@@ -9,9 +9,10 @@
 //   int8  both sides as int8 times a scale per vector (sums exact in int32): oneDNN on AMX-INT8,
 //         AVX-512 VNNI or AVX-VNNI.
 //
-// The vocabulary is rounded once, when the WordGemm is made, and packed tile by tile in the
-// layout oneDNN's kernels read, so a search copies nothing of it; a batch's query words are
-// rounded per batch (Columns). Each thread brings its own Workspace.
+// The vocabulary's vectors are rounded as a tile is multiplied, from the float vectors the
+// exact recomputation reads anyway: phase 1 reads each vector from memory once, and no rounded
+// copy of the vocabulary is kept. What is kept, computed once when the WordGemm is made, is
+// each word's share of the error bound (and int8's scale): 16 bytes a word.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -27,17 +28,15 @@ namespace lcrwmd::cpu {
 
 class WordGemm {
  public:
-  // precision: f32, bf16 or int8, as resolve_precision() gives it. tile_rows: the vocabulary
-  // words of one tile (products() computes a tile at a time).
-  WordGemm(const Index& index, Precision precision, std::size_t tile_rows);
+  // precision: f32, bf16 or int8, as resolve_precision() gives it. Checks oneDNN's kernel
+  // (check_products) before anything is computed with it.
+  WordGemm(const Index& index, Precision precision);
   ~WordGemm();
   WordGemm(const WordGemm&) = delete;
   WordGemm& operator=(const WordGemm&) = delete;
 
   Precision precision() const { return precision_; }
-  std::size_t tile_rows() const { return tile_rows_; }
-  std::size_t n_tiles() const { return (index_.vocab_size() + tile_rows_ - 1) / tile_rows_; }
-  // Memory the rounded vocabulary takes (0 for f32, which reads the index's vectors).
+  // Memory the GEMM keeps beside the index: the bound's terms and scales.
   std::size_t bytes() const;
   // The implementation oneDNN chose, e.g. "brg:avx512_core_amx_int8" ("openblas" for f32).
   const std::string& implementation() const { return implementation_; }
@@ -57,12 +56,13 @@ class WordGemm {
    private:
     friend class WordGemm;
     const float* vectors = nullptr;  // f32: read in place
+    const float* sq_norms = nullptr;
     std::vector<std::byte> rounded;  // bf16/int8: n x padded dim
     std::vector<float> scale;        // int8
   };
   Columns columns(const float* vectors, const float* sq_norms, std::size_t n) const;
 
-  // One thread's oneDNN stream, primitives and scratch.
+  // One thread's oneDNN stream, primitives and scratch, and its rounded tile.
   class Workspace {
    public:
     Workspace();
@@ -76,30 +76,26 @@ class WordGemm {
     std::unique_ptr<State> state_;
   };
 
-  // out[c * tile_rows() + r] = e'_{u0 + r} . t'_{c0 + c} for u0 = tile * tile_rows(), every
-  // r < tile_rows() (rows past the vocabulary's end hold garbage), c < nc.
-  void products(Workspace& ws, const Columns& cols, std::size_t tile, std::size_t c0,
-                std::size_t nc, float* out) const;
+  // The estimates of squared distances less the vocabulary words' squared norms:
+  // out[c * ld + r] = |t_{c0 + c}|^2 - 2 e'_{u0 + r} . t'_{c0 + c} for r < rows, c < nc
+  // (ld >= rows), |t|^2 the squared norm the Columns were made with.
+  void estimates(Workspace& ws, const Columns& cols, std::size_t u0, std::size_t rows,
+                 std::size_t c0, std::size_t nc, float* out, std::size_t ld) const;
 
  private:
-  struct Packed;
-  WordGemm(const Index& index, Precision precision, std::size_t tile_rows, bool check);
-  void pack_vocabulary();
+  WordGemm(const Index& index, Precision precision, bool check);
   void check_products() const;
 
   const Index& index_;
   Precision precision_;
-  std::size_t tile_rows_;
   std::string implementation_ = "openblas";
-  std::vector<float> ra_, rb_, rc_;  // per vocabulary word: bounds::Terms a, b, c
-  void set_row_terms(std::size_t u, const bounds::Terms& t) {
-    ra_[u] = t.a, rb_[u] = t.b, rc_[u] = t.c;
-  }
-  std::unique_ptr<Packed> packed_;  // bf16/int8
+  std::size_t kp_ = 0;                 // bf16/int8: the dimension, padded for AMX
+  std::vector<float> ra_, rb_, rc_;    // per vocabulary word: bounds::Terms a, b, c
+  std::vector<float> scale_, invert_;  // int8: per vocabulary word, e' = scale q, q = e invert
 };
 
-// The widest precision this CPU's oneDNN runs with exact products (bf16: AVX-512 BF16 or
-// AMX-BF16; int8: VNNI or AMX-INT8), or an empty string; else what it lacks.
+// What the CPU lacks for precision p (bf16: AVX-512 BF16 or AMX-BF16; int8: VNNI or AMX-INT8,
+// whose integer sums are exact), or "" where it has it.
 std::string missing_instructions(Precision p);
 // The implementation oneDNN picks for p's phase-1 GEMM on this CPU ("openblas" for f32).
 std::string gemm_implementation(Precision p);

@@ -144,7 +144,7 @@ class LcAct final : public BatchDistance {
         for (std::size_t j = 0; j < Q; ++j) cursor[j] = batch_.cols_indptr[j];
         for (std::size_t w0 = 0; w0 < w; w0 += block) {
           const std::size_t wc = std::min(block, w - w0);
-          tiles_.bound(ws, b, w0, wc);
+          tiles_.bound(ws, b, w0, wc, true);
           for (std::size_t j = 0; j < Q; ++j) {
             std::size_t& p = cursor[j];
             for (; p < batch_.cols_indptr[j + 1] && batch_.cols[p] < w0 + wc; ++p) {

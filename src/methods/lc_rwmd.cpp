@@ -84,27 +84,39 @@ class LcRwmd final : public BatchDistance {
     std::vector<float> nearest(w, kInf);  // squared distance to the nearest other word (bound)
     std::size_t recomputed = 0;
     const cpu::Kernels& k = cpu::kernels();
+    // Per query, the widest share of the bound among its words (see the candidates below).
+    std::vector<cpu::BoundTerms> widest(Q);
+    for (std::size_t j = 0; j < Q; ++j)
+      widest[j] = tiles_.column_terms_max(batch_.cols.data() + batch_.cols_indptr[j],
+                                          batch_.cols_indptr[j + 1] - batch_.cols_indptr[j]);
 #pragma omp parallel reduction(+ : recomputed)
     {
       Phase1Tiles::Workspace ws = tiles_.workspace();
-      std::vector<float> limit(Q * R), best(Q * R);
+      std::vector<float> least(Q * R), best(Q * R), limit(R);
+      std::vector<std::uint32_t> by_word, pending;
+      std::vector<std::uint32_t> arg(Q * R);  // the position in cols of each least estimate
       std::vector<float> my_nearest(symmetric_ ? w : 0, kInf);
       std::vector<std::size_t> cursor(Q);
-      std::vector<std::uint32_t> found(R);
-      TileCandidates candidates;
+      std::vector<std::uint32_t> found, which;
 #pragma omp for schedule(dynamic)
       for (std::size_t b = 0; b < tiles_.n_tiles(); ++b) {
         const std::size_t u0 = tiles_.first_row(b), rows = tiles_.rows_in(b);
-        std::fill(limit.begin(), limit.end(), kInf);
+        std::fill(least.begin(), least.end(), kInf);
         for (std::size_t j = 0; j < Q; ++j) cursor[j] = batch_.cols_indptr[j];
         for (std::size_t w0 = 0; w0 < w; w0 += block) {
           const std::size_t wc = std::min(block, w - w0);
-          tiles_.bound(ws, b, w0, wc);
-          // Each query's nearest word is no farther than its words' smallest upper bound.
+          if (symmetric_)
+            tiles_.bound(ws, b, w0, wc, false);
+          else
+            tiles_.estimate(ws, b, w0, wc);
+          // Each query's word of least estimate: very likely the nearest.
           for (std::size_t j = 0; j < Q; ++j) {
             std::size_t& p = cursor[j];
-            for (; p < batch_.cols_indptr[j + 1] && batch_.cols[p] < w0 + wc; ++p)
-              k.min_into(limit.data() + j * R, ws.hi_column(batch_.cols[p] - w0, R), rows);
+            const std::size_t first = p;
+            while (p < batch_.cols_indptr[j + 1] && batch_.cols[p] < w0 + wc) ++p;
+            k.min_arg_columns(least.data() + j * R, arg.data() + j * R, ws.g.data(), R, rows,
+                              batch_.cols.data() + first, p - first, 0,
+                              static_cast<std::uint32_t>(first));
           }
           if (!symmetric_) continue;
           for (std::size_t c = w0; c < w0 + wc; ++c) {
@@ -119,23 +131,50 @@ class LcRwmd final : public BatchDistance {
           }
           if (cache_) cache_->store(u0, rows, w0, wc, ws.lo.data(), R);
         }
-        // The words whose lower bound is under their query's limit, recomputed: Z is the
-        // exact minimum.
-        candidates.clear(rows);
+        // Z, exactly: the word of least estimate recomputed, and its distance x bounds the
+        // nearest's. A word t can only be nearer where its interval reaches below x:
+        // |e|^2 + g_t - beta(t) <= x. With beta <= the widest share's, g_t <= x - |e|^2 +
+        // beta(widest) screens every word at once; the few it leaves are tested with their own
+        // beta and, where they pass, recomputed. Query by query, column by column: the tile's
+        // vocabulary rows and one query's word vectors stay in the CPU's caches.
+        // First the word of least estimate of every (row, query), grouped by word: a batch's
+        // word vectors outgrow the CPU's caches, so each is read once per tile.
+        const float* row_sq = index_.sq_norms() + u0;
+        by_word.assign(w + 1, 0);
         for (std::size_t j = 0; j < Q; ++j)
-          for (std::uint64_t p = batch_.cols_indptr[j]; p < batch_.cols_indptr[j + 1]; ++p) {
-            const std::size_t n = k.select_at_most(ws.lo_column(batch_.cols[p], R),
-                                                   limit.data() + j * R, rows, found.data());
-            candidates.add(static_cast<std::uint32_t>(p), found.data(), n);
+          for (std::size_t r = 0; r < rows; ++r) ++by_word[batch_.cols[arg[j * R + r]] + 1];
+        for (std::size_t c = 0; c < w; ++c) by_word[c + 1] += by_word[c];
+        pending.resize(rows * Q);
+        for (std::size_t j = 0; j < Q; ++j)
+          for (std::size_t r = 0; r < rows; ++r)
+            pending[by_word[batch_.cols[arg[j * R + r]]]++] = static_cast<std::uint32_t>(j * R + r);
+        for (std::size_t i = 0; i < rows * Q; ++i) {
+          const std::uint32_t e = pending[i];
+          best[e] = tiles_.exact(u0 + e % R, batch_.cols[arg[e]]);
+        }
+        recomputed += rows * Q;
+        for (std::size_t j = 0; j < Q; ++j) {
+          const std::uint32_t* at = arg.data() + j * R;
+          float* least_j = best.data() + j * R;
+          for (std::size_t r = 0; r < rows; ++r)
+            limit[r] = least_j[r] - row_sq[r] + tiles_.half_width(u0 + r, widest[j]);
+          const std::uint64_t c0 = batch_.cols_indptr[j];
+          const std::size_t h = batch_.cols_indptr[j + 1] - c0;
+          found.resize(rows * h);
+          which.resize(rows * h);
+          const std::size_t n = k.select_columns(ws.g.data(), R, rows, batch_.cols.data() + c0, h,
+                                                 0, limit.data(), found.data(), which.data());
+          for (std::size_t i = 0; i < n; ++i) {
+            const std::uint32_t r = found[i], p = static_cast<std::uint32_t>(c0 + which[i]);
+            const std::uint32_t c = batch_.cols[p];
+            if (at[r] == p) continue;
+            const float lo = (row_sq[r] + ws.g_column(c, R)[r]) - tiles_.half_width(u0 + r, c);
+            if (!(lo <= least_j[r])) continue;
+            least_j[r] = std::min(least_j[r], tiles_.exact(u0 + r, c));
+            ++recomputed;
           }
-        recomputed += candidates.size();
-        std::fill(best.begin(), best.end(), kInf);
-        candidates.recompute(tiles_, batch_, u0, [&](std::size_t r, std::uint32_t p, float d) {
-          float& least = best[query_of_[p] * R + r];
-          least = std::min(least, d);
-        });
-        for (std::size_t r = 0; r < rows; ++r)
-          for (std::size_t j = 0; j < Q; ++j) z_[(u0 + r) * Q + j] = std::sqrt(best[j * R + r]);
+          for (std::size_t r = 0; r < rows; ++r) z_[(u0 + r) * Q + j] = std::sqrt(least_j[r]);
+        }
       }
       if (symmetric_) {
 #pragma omp critical

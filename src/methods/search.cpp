@@ -262,28 +262,22 @@ void for_each_batch(const Index& index, const QuerySet& queries, const SearchOpt
   }
 }
 
-// Vocabulary words per phase-1 tile: oneDNN's calls cost nothing at 64 rows, and a tile's
-// intervals for a large batch's words still fit the CPU's L2; OpenBLAS wants more per call.
-std::size_t default_tile_rows(Precision p) { return p == Precision::f32 ? 256 : 64; }
-
 }  // namespace
 
 CpuSearcher::CpuSearcher(const Index& index, const CpuOptions& options)
     : index_(index), options_(options) {
   options_.precision = resolve_precision(options.precision);
-  if (!options_.tile_rows) options_.tile_rows = default_tile_rows(options_.precision);
 }
 
 CpuSearcher::~CpuSearcher() = default;
 
 const cpu::WordGemm& CpuSearcher::word_gemm() const {
   std::lock_guard lock(gemm_mutex_);
-  if (!gemm_)
-    gemm_ = std::make_shared<const cpu::WordGemm>(index_, options_.precision, options_.tile_rows);
+  if (!gemm_) gemm_ = std::make_shared<const cpu::WordGemm>(index_, options_.precision);
   return *gemm_;
 }
 
-std::size_t CpuSearcher::rounded_vocabulary_bytes() const {
+std::size_t CpuSearcher::phase1_bytes() const {
   std::lock_guard lock(gemm_mutex_);
   return gemm_ ? gemm_->bytes() : 0;
 }
@@ -299,7 +293,8 @@ SearchResults CpuSearcher::search(const QuerySet& queries, std::size_t k, const 
   res.indices.assign(res.n_queries * res.k, -1);
   SearchStats st;
   std::optional<Phase1> p1;
-  if (uses_phase1(opt.method)) p1.emplace(Phase1{word_gemm(), options_.tile_words});
+  if (uses_phase1(opt.method))
+    p1.emplace(Phase1{word_gemm(), options_.tile_rows, options_.tile_words});
   for_each_batch(index, queries, opt, options_, p1 ? &*p1 : nullptr, st,
                  [&](std::size_t first, std::size_t size, const BatchDistance& dist, float* block) {
                    std::atomic<std::size_t> refined{0}, tightened{0};
@@ -344,7 +339,8 @@ void CpuSearcher::pairwise(const QuerySet& queries, const SearchOptions& opt, co
   const std::size_t n = index.n_docs();
   SearchStats st;
   std::optional<Phase1> p1;
-  if (uses_phase1(opt.method)) p1.emplace(Phase1{word_gemm(), options_.tile_words});
+  if (uses_phase1(opt.method))
+    p1.emplace(Phase1{word_gemm(), options_.tile_rows, options_.tile_words});
   for_each_batch(index, queries, opt, options_, p1 ? &*p1 : nullptr, st,
                  [&](std::size_t first, std::size_t size, const BatchDistance& dist, float* block) {
                    if (!dist.exact()) {

@@ -117,13 +117,35 @@ TEST(SimdKernels, DenseKernelsBitIdenticalToScalar) {
       for (std::size_t r = 0; r < m; ++r)
         sums[r] = static_cast<std::int32_t>(rng() % 200001) - 100000;
       std::vector<float> scaled(m), scaled2(m);
-      k->scale_products(sums.data(), norms.data(), 0.37f, m, scaled.data());
-      scalar().scale_products(sums.data(), norms.data(), 0.37f, m, scaled2.data());
+      k->estimates_s32(sums.data(), norms.data(), 0.37f, 2.5f, m, scaled.data());
+      scalar().estimates_s32(sums.data(), norms.data(), 0.37f, 2.5f, m, scaled2.data());
       EXPECT_EQ(scaled, scaled2);
+      k->estimates(p.data(), 2.5f, m, scaled.data());
+      scalar().estimates(p.data(), 2.5f, m, scaled2.data());
+      EXPECT_EQ(scaled, scaled2);
+      // Phase 1's rounding: the same bits at every level, on ordinary values, denormals, NaN,
+      // huge values and the int8 limits.
+      std::vector<float> v = random_floats(m, rng, -3, 3);
+      if (m > 4) {
+        v[0] = 1e-40f;
+        v[1] = std::numeric_limits<float>::quiet_NaN();
+        v[2] = 3.4e38f;
+        v[3] = -1e-39f;
+        v[4] = 2.99999f;
+      }
+      std::vector<std::uint16_t> b16(m), b16s(m);
+      k->round_bf16(v.data(), m, b16.data());
+      scalar().round_bf16(v.data(), m, b16s.data());
+      EXPECT_EQ(b16, b16s);
+      std::vector<std::int8_t> i8(m), i8s(m);
+      k->round_int8(v.data(), m, 127.0f / 3.0f, i8.data());
+      scalar().round_int8(v.data(), m, 127.0f / 3.0f, i8s.data());
+      EXPECT_EQ(i8, i8s);
     }
 }
 
-// Phase 1's interval kernel against its formula in double, and NaN taken as "anything".
+// Phase 1's interval kernel against its formula in double, NaN taken as "anything"; the
+// selections (one column, several) against a direct loop; min_arg_columns against min_arg_into.
 TEST(SimdKernels, BoundsHoldTheirEstimateAndSelectionIsExact) {
   std::mt19937 rng(7);
   for (std::size_t m : kLengths) {
@@ -143,7 +165,7 @@ TEST(SimdKernels, BoundsHoldTheirEstimateAndSelectionIsExact) {
         EXPECT_EQ(hi[r], std::numeric_limits<float>::infinity());
         continue;
       }
-      const double estimate = double{sq[r]} + 2.0 - 2.0 * p[r];
+      const double estimate = double{sq[r]} + p[r];  // p as the estimate less sq
       const double beta = double{ta[r]} * 0.5 + double{tb[r]} * 0.25 + tc[r] + 0.125;
       EXPECT_NEAR(lo[r], std::max(estimate - beta, 0.0), 1e-5) << r;
       EXPECT_NEAR(hi[r], estimate + beta, 1e-5) << r;
@@ -157,6 +179,54 @@ TEST(SimdKernels, BoundsHoldTheirEstimateAndSelectionIsExact) {
       if (lo[r] <= limit[r]) expected.push_back(static_cast<std::uint32_t>(r));
     ASSERT_EQ(n, expected.size());
     EXPECT_TRUE(std::equal(expected.begin(), expected.end(), found.begin()));
+    // Three columns of a tile (stride m + 1) named by batch word, offset 10.
+    const std::size_t stride = m + 1;
+    std::vector<float> tile = random_floats(4 * stride, rng, 0, 6);
+    const std::uint32_t cols[] = {13, 11, 12};
+    std::vector<std::uint32_t> row(3 * m), which(3 * m);
+    const std::size_t got = scalar().select_columns(tile.data(), stride, m, cols, 3, 10,
+                                                    limit.data(), row.data(), which.data());
+    std::size_t want = 0;
+    for (std::size_t i = 0; i < 3; ++i)
+      for (std::size_t r = 0; r < m; ++r)
+        if (tile[(cols[i] - 10) * stride + r] <= limit[r]) {
+          ASSERT_LT(want, got);
+          EXPECT_EQ(row[want], r);
+          EXPECT_EQ(which[want], i);
+          ++want;
+        }
+    EXPECT_EQ(got, want);
+    std::vector<float> least(m, 5.0f), least2(m, 5.0f);
+    std::vector<std::uint32_t> arg(m, 99), arg2(m, 99);
+    scalar().min_arg_columns(least.data(), arg.data(), tile.data(), stride, m, cols, 3, 10, 40);
+    for (std::size_t i = 0; i < 3; ++i)
+      scalar().min_arg_into(least2.data(), arg2.data(), tile.data() + (cols[i] - 10) * stride, m,
+                            static_cast<std::uint32_t>(40 + i));
+    EXPECT_EQ(least, least2);
+    EXPECT_EQ(arg, arg2);
+    for (std::size_t r = 0; r < m; ++r) {
+      float direct = 5.0f;
+      std::uint32_t at = 99;
+      for (std::size_t i = 0; i < 3; ++i)
+        if (tile[(cols[i] - 10) * stride + r] < direct)
+          direct = tile[(cols[i] - 10) * stride + r], at = static_cast<std::uint32_t>(40 + i);
+      EXPECT_EQ(least[r], direct);
+      EXPECT_EQ(arg[r], at);
+    }
+    for (const Kernels* k : wider_levels()) {
+      std::vector<float> l3(m, 5.0f);
+      std::vector<std::uint32_t> a3(m, 99), row3(3 * m), which3(3 * m);
+      k->min_arg_columns(l3.data(), a3.data(), tile.data(), stride, m, cols, 3, 10, 40);
+      EXPECT_EQ(l3, least);
+      EXPECT_EQ(a3, arg);
+      ASSERT_EQ(k->select_columns(tile.data(), stride, m, cols, 3, 10, limit.data(), row3.data(),
+                                  which3.data()),
+                got);
+      EXPECT_TRUE(
+          std::equal(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(got), row3.begin()));
+      EXPECT_TRUE(std::equal(which.begin(), which.begin() + static_cast<std::ptrdiff_t>(got),
+                             which3.begin()));
+    }
   }
 }
 

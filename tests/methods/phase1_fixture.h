@@ -11,7 +11,7 @@ namespace lcrwmd::test {
 struct Phase1Fixture {
   explicit Phase1Fixture(const Index& ix, Precision precision = Precision::f32,
                          std::size_t tile_rows = 64, std::size_t block_words = 0)
-      : gemm(ix, resolve_precision(precision), tile_rows), phase1{gemm, block_words} {}
+      : gemm(ix, resolve_precision(precision)), phase1{gemm, tile_rows, block_words} {}
   cpu::WordGemm gemm;
   Phase1 phase1;
 };

@@ -189,14 +189,14 @@ TEST(Precision, IntervalsHoldTheExactDistance) {
   const BatchWords batch(ix, qs, 0, qs.size());
   for (Precision p : available_precisions())
     for (std::size_t rows : {std::size_t{5}, std::size_t{64}}) {
-      const cpu::WordGemm gemm(ix, p, rows);
-      const Phase1Tiles tiles(ix, Phase1{gemm, 3}, batch);
+      const cpu::WordGemm gemm(ix, p);
+      const Phase1Tiles tiles(ix, Phase1{gemm, rows, 3}, batch);
       Phase1Tiles::Workspace ws = tiles.workspace();
       std::size_t tight = 0, all = 0;
       for (std::size_t t = 0; t < tiles.n_tiles(); ++t)
         for (std::size_t w0 = 0; w0 < batch.words.size(); w0 += tiles.block_words()) {
           const std::size_t wc = std::min(tiles.block_words(), batch.words.size() - w0);
-          tiles.bound(ws, t, w0, wc);
+          tiles.bound(ws, t, w0, wc, true);
           for (std::size_t c = w0; c < w0 + wc; ++c)
             for (std::size_t r = 0; r < tiles.rows_in(t); ++r) {
               const std::size_t u = tiles.first_row(t) + r;
