@@ -22,6 +22,9 @@ void add(SearchStats& total, const SearchStats& s) {
   total.distances += s.distances;
   total.refined += s.refined;
   total.tightened += s.tightened;
+  total.word_pairs += s.word_pairs;
+  total.recomputed += s.recomputed;
+  if (s.precision != Precision::automatic) total.precision = s.precision;
   total.device_chunks = std::max(total.device_chunks, s.device_chunks);  // per rank
 }
 

@@ -77,7 +77,11 @@ std::string json_head(const char* eval, const SearchOptions& o, const Loaded& l,
     << "\", \"symmetric\": " << (o.symmetric ? "true" : "false")
     << ", \"n_queries\": " << l.queries.size() << ", \"excluded_queries\": " << l.excluded
     << ", \"n_docs\": " << l.index.n_docs() << ", \"seconds\": " << r.seconds
-    << ", \"exact_refinements\": " << r.stats.refined << ", \"pairs\": " << r.stats.distances;
+    << ", \"exact_refinements\": " << r.stats.refined << ", \"pairs\": " << r.stats.distances
+    << ", \"phase1_precision\": \""
+    << (r.stats.precision == Precision::automatic ? "none" : to_string(r.stats.precision))
+    << "\", \"phase1_word_pairs\": " << r.stats.word_pairs
+    << ", \"phase1_recomputed\": " << r.stats.recomputed;
   return s.str();
 }
 

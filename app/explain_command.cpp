@@ -103,8 +103,14 @@ void add_explain(CLI::App& app) {
   c->add_option("--embeddings", f->q.embeddings, "Embeddings for query words the index lacks");
   c->add_flag("--json", f->json, "One JSON object per query (a line each)");
   c->add_option("--top", f->top, "Flows shown per direction (0: all)")->capture_default_str();
+  c->add_option("--precision", f->q.precision,
+                "As for search (explain recomputes each pair's word distances from the vectors, "
+                "so every precision gives the same flows)")
+      ->check(CLI::IsMember({"auto", "f32", "bf16", "int8"}))
+      ->capture_default_str();
   c->callback([f] {
     const Method method = parse_method(f->q.method);
+    resolve_precision(parse_precision(f->q.precision));  // a precision this CPU lacks: an error
     Loaded l = load_queries(f->q);
     const auto doc = l.index.find_doc(f->doc);
     if (!doc) throw Error("--doc " + f->doc + ": no document with this id in " + f->q.index);

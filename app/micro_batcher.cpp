@@ -109,7 +109,13 @@ void MicroBatcher::answer(std::vector<Job>& jobs) {
     }
     SearchOptions options = jobs.front().options;
     options.progress = nullptr;
-    const SearchResults all = searcher_.search(concat(searcher_.index(), parts), k, options);
+    SearchStats st;
+    const SearchResults all = searcher_.search(concat(searcher_.index(), parts), k, options, &st);
+    {
+      std::lock_guard lock(mutex_);
+      stats_.word_pairs += st.word_pairs;
+      stats_.recomputed += st.recomputed;
+    }
     std::size_t row = 0;
     for (Job& j : jobs) {
       SearchResults mine;

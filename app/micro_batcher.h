@@ -33,7 +33,8 @@ class MicroBatcher {
   };
   struct Stats {
     std::size_t batches = 0, searches = 0, queries = 0, queued = 0;
-    std::vector<std::size_t> batch_sizes;  // queries per batch, histogram over kBatchBuckets
+    std::size_t word_pairs = 0, recomputed = 0;  // the searches' phase 1 (SearchStats)
+    std::vector<std::size_t> batch_sizes;        // queries per batch, histogram over kBatchBuckets
   };
   static constexpr std::size_t kBatchBuckets[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
 

@@ -50,9 +50,10 @@ void QueryFlags::add(CLI::App* c) {
       ->capture_default_str();
   c->add_flag("--one-sided", one_sided,
               "RWMD, act, ict: D1 = R(document -> query) only, not max(D1, D2)");
-  c->add_option("--batch", batch, "Queries that share one phase-1 pass")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  c->add_option("--batch", batch,
+                "Queries that share one phase-1 pass, at most (default: as many as --memory "
+                "holds)")
+      ->check(CLI::PositiveNumber);
   c->add_option("--memory", memory_mib, "Working-memory budget in MiB beyond the index")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -133,7 +134,10 @@ std::string describe(const SearchOptions& o) {
 }
 
 std::string describe_backend(const SearcherOptions& o, const SearchStats& st) {
-  if (st.backend != Backend::cuda) return "cpu";
+  if (st.backend != Backend::cuda)
+    return st.precision == Precision::automatic
+               ? "cpu"
+               : "cpu, phase 1 in " + describe_precision(st.precision);
   std::string s = "cuda (" + gpu_device(o.gpu.device).name + ")";
   if (st.device_chunks > 1) s += ", " + std::to_string(st.device_chunks) + " resident chunks";
   return s;
@@ -147,6 +151,10 @@ void report_refinement(const SearchOptions& o, const SearchStats& st) {
          st.distances, 100.0 * (1.0 - static_cast<double>(st.refined) / pairs), st.tightened);
   else if (o.symmetric && o.method != Method::wcd && o.method != Method::rwmd)
     note("  D2 computed for %zu of %zu pairs", st.refined, st.distances);
+  if (st.word_pairs)
+    note("  phase 1: %.3f word distances recomputed per (vocabulary word, query) (%zu of %zu)",
+         static_cast<double>(st.recomputed) / static_cast<double>(st.word_pairs), st.recomputed,
+         st.word_pairs);
 }
 
 Loaded load_queries(const QueryFlags& f) {

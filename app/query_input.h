@@ -35,7 +35,7 @@ struct QueryFlags {
   std::string distribute = "docs";
   std::string precision = "auto";
   bool one_sided = false, no_verify = false, tf32 = false;
-  std::size_t batch = 64, memory_mib = 2048, device_memory_mib = 0, device_chunk = 0;
+  std::size_t batch = 0, memory_mib = 2048, device_memory_mib = 0, device_chunk = 0;
   std::size_t act_steps = 1;
   int threads = 0, device = 0;
 
@@ -55,7 +55,8 @@ struct QueryFlags {
 std::string describe(const SearchOptions& o);
 // "cpu" or "cuda (NVIDIA H100 ...)": where a search ran, from its stats.
 std::string describe_backend(const SearcherOptions& o, const SearchStats& st);
-// How much work the bounds saved: D2 (symmetric LC-RWMD) or EMD solves (WMD) per pair.
+// How much work the bounds saved: D2 (symmetric LC-RWMD) or EMD solves (WMD) per pair; and
+// phase 1's recomputed word distances.
 void report_refinement(const SearchOptions& o, const SearchStats& st);
 
 struct Loaded {

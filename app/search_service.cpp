@@ -46,6 +46,7 @@ SearchService::SearchService(const Index& index, const StopWords* stopwords,
       stopwords_(stopwords),
       embeddings_(embeddings),
       searcher_(make_searcher(index, searcher)),
+      cpu_precision_(describe_precision(searcher.cpu.precision)),
       options_(options),
       batcher_(*searcher_, options.batching) {
   for (const char* name : {"search", "explain", "info", "health", "metrics", "page"})
@@ -184,6 +185,7 @@ json SearchService::info() const {
           {"vocabulary", index_.vocab_size()},
           {"dim", index_.dim()},
           {"backend", to_string(searcher_->backend())},
+          {"precision", cpu_precision_},
           {"embeddings_for_unknown_words", embeddings_ != nullptr},
           {"max_batch", options_.batching.max_batch},
           {"max_wait_ms", static_cast<double>(options_.batching.max_wait.count()) / 1000.0},
@@ -254,7 +256,15 @@ std::string SearchService::metrics() const {
   out << "lcrwmd_batch_queries_sum " << s.queries << "\nlcrwmd_batch_queries_count " << s.batches
       << "\n# HELP lcrwmd_queue_queries Queries waiting for a batch.\n"
          "# TYPE lcrwmd_queue_queries gauge\nlcrwmd_queue_queries "
-      << s.queued << "\n";
+      << s.queued
+      << "\n# HELP lcrwmd_phase1_word_pairs_total (Vocabulary word, query) pairs whose nearest "
+         "query words CPU phase 1 decided.\n"
+         "# TYPE lcrwmd_phase1_word_pairs_total counter\nlcrwmd_phase1_word_pairs_total "
+      << s.word_pairs
+      << "\n# HELP lcrwmd_phase1_recomputed_total Word distances CPU phase 1 recomputed from the "
+         "vectors where its low-precision bound could not decide.\n"
+         "# TYPE lcrwmd_phase1_recomputed_total counter\nlcrwmd_phase1_recomputed_total "
+      << s.recomputed << "\n";
   return out.str();
 }
 

@@ -56,6 +56,7 @@ class SearchService {
   const StopWords* stopwords_;
   const Embeddings* embeddings_;
   std::unique_ptr<Searcher> searcher_;
+  std::string cpu_precision_;  // what CPU searches run phase 1 at
   ServiceOptions options_;
   MicroBatcher batcher_;
 

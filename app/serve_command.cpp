@@ -27,6 +27,7 @@ using nlohmann::json;
 
 struct ServeFlags {
   std::string index, embeddings, stopwords, backend = "auto", host = "127.0.0.1";
+  std::string precision = "auto";
   int port = 8080, device = 0, threads = 0;
   std::size_t max_batch = 256, max_queue = 4096, max_k = 1000, max_queries = 1024;
   std::size_t max_body_kib = 1024, http_threads = 128, memory_mib = 2048, device_memory_mib = 0;
@@ -100,6 +101,7 @@ void serve(const ServeFlags& f) {
   SearcherOptions so;
   so.backend = parse_backend(f.backend);
   so.cpu.memory_budget = f.memory_mib << 20;
+  so.cpu.precision = parse_precision(f.precision);
   so.gpu.device = f.device;
   so.gpu.memory_budget = f.device_memory_mib << 20;
   ServiceOptions opt;
@@ -209,6 +211,10 @@ void add_serve(CLI::App& app) {
   c->add_option("--memory", f->memory_mib, "CPU working memory per batch (MiB)")
       ->capture_default_str();
   c->add_option("--device-memory", f->device_memory_mib, "GPU working memory (MiB; 0: most)");
+  c->add_option("--precision", f->precision,
+                "CPU phase-1 GEMM: auto | f32 | bf16 | int8 (the same answers in each)")
+      ->check(CLI::IsMember({"auto", "f32", "bf16", "int8"}))
+      ->capture_default_str();
   c->callback([f] { serve(*f); });
 }
 

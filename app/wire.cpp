@@ -113,9 +113,11 @@ std::string pack(const SearchResults& res, const SearchStats& st) {
   w.pod(static_cast<std::uint64_t>(res.k));
   w.vec(res.distances);
   w.vec(res.indices);
-  for (std::size_t x : {st.batches, st.distances, st.refined, st.tightened, st.device_chunks})
+  for (std::size_t x : {st.batches, st.distances, st.refined, st.tightened, st.device_chunks,
+                        st.word_pairs, st.recomputed})
     w.pod(static_cast<std::uint64_t>(x));
   w.pod(static_cast<std::uint32_t>(st.backend));
+  w.pod(static_cast<std::uint32_t>(st.precision));
   return w.take();
 }
 
@@ -125,9 +127,11 @@ void unpack_results(const std::string& bytes, SearchResults& res, SearchStats& s
   res.k = r.pod<std::uint64_t>();
   res.distances = r.vec<float>();
   res.indices = r.vec<std::int64_t>();
-  for (std::size_t* x : {&st.batches, &st.distances, &st.refined, &st.tightened, &st.device_chunks})
+  for (std::size_t* x : {&st.batches, &st.distances, &st.refined, &st.tightened, &st.device_chunks,
+                         &st.word_pairs, &st.recomputed})
     *x = r.pod<std::uint64_t>();
   st.backend = static_cast<Backend>(r.pod<std::uint32_t>());
+  st.precision = static_cast<Precision>(r.pod<std::uint32_t>());
 }
 
 }  // namespace lcrwmd::app

@@ -76,11 +76,11 @@ StopWords to_stopwords(const std::optional<std::vector<std::string>>& words) {
   return s;
 }
 
-// The searchers an Index has made, one per backend name, kept while the Index lives: a GPU's
-// resident set is uploaded by the first search only.
+// The searchers an Index has made, one per backend and precision, kept while the Index lives: a
+// GPU's resident set is uploaded by the first search only.
 struct Searchers {
   std::mutex mutex;
-  std::map<std::string, std::shared_ptr<const Searcher>> by_backend;
+  std::map<std::string, std::shared_ptr<const Searcher>> by_backend;  // "backend/precision"
 };
 
 // An index and what its queries are read with: the embeddings it was built from (for query
@@ -93,14 +93,16 @@ struct PyIndex {
   // After `index`: destroyed first, since the searchers refer to it.
   std::shared_ptr<Searchers> searchers = std::make_shared<Searchers>();
 
-  // The searcher of `backend` for `method` (an error first where that backend cannot run it).
-  std::shared_ptr<const Searcher> searcher(const std::string& backend,
-                                           const std::string& method) const {
+  // The searcher of `backend` for `method` (an error first where that backend cannot run it),
+  // its CPU phase 1 at `precision`.
+  std::shared_ptr<const Searcher> searcher(const std::string& backend, const std::string& method,
+                                           const std::string& precision) const {
     SearcherOptions o;
     o.backend = parse_backend(backend);
     resolve_backend(o.backend, parse_method(method));
+    o.cpu.precision = resolve_precision(parse_precision(precision));
     std::lock_guard lock(searchers->mutex);
-    auto& s = searchers->by_backend[backend];
+    auto& s = searchers->by_backend[backend + "/" + to_string(o.cpu.precision)];
     if (!s) s = make_searcher(*index, o);
     return s;
   }
@@ -434,13 +436,13 @@ PYBIND11_MODULE(_lcrwmd, m) {
           "search",
           [](const PyIndex& p, const py::sequence& queries, std::size_t k,
              const std::string& method, bool symmetric, const std::string& backend,
-             std::size_t batch, bool prune, std::size_t act_steps) {
-            return search_with(p, *p.searcher(backend, method), queries, k, method, symmetric,
-                               batch, prune, act_steps);
+             std::size_t batch, bool prune, std::size_t act_steps, const std::string& precision) {
+            return search_with(p, *p.searcher(backend, method, precision), queries, k, method,
+                               symmetric, batch, prune, act_steps);
           },
           py::arg("queries"), py::arg("k") = 10, py::arg("method") = "lc-rwmd",
-          py::arg("symmetric") = true, py::arg("backend") = "auto", py::arg("batch") = 64,
-          py::arg("prune") = true, py::arg("act_steps") = 1)
+          py::arg("symmetric") = true, py::arg("backend") = "auto", py::arg("batch") = 0,
+          py::arg("prune") = true, py::arg("act_steps") = 1, py::arg("precision") = "auto")
       .def(
           "explain",
           [](const PyIndex& p, const py::object& query, std::size_t doc, const std::string& method,
@@ -452,12 +454,14 @@ PYBIND11_MODULE(_lcrwmd, m) {
       .def(
           "pairwise",
           [](const PyIndex& p, const py::sequence& queries, const std::string& method,
-             bool symmetric, const std::string& backend, std::size_t batch, std::size_t act_steps) {
-            return pairwise_with(p, *p.searcher(backend, method), queries, method, symmetric, batch,
-                                 act_steps);
+             bool symmetric, const std::string& backend, std::size_t batch, std::size_t act_steps,
+             const std::string& precision) {
+            return pairwise_with(p, *p.searcher(backend, method, precision), queries, method,
+                                 symmetric, batch, act_steps);
           },
           py::arg("queries"), py::arg("method") = "lc-rwmd", py::arg("symmetric") = true,
-          py::arg("backend") = "auto", py::arg("batch") = 64, py::arg("act_steps") = 1)
+          py::arg("backend") = "auto", py::arg("batch") = 0, py::arg("act_steps") = 1,
+          py::arg("precision") = "auto")
       .def(
           "to_gpu",
           [](const PyIndex& p, int device, std::size_t memory_mib, bool tf32) {
@@ -475,11 +479,11 @@ PYBIND11_MODULE(_lcrwmd, m) {
           "eval_knn",
           [](const PyIndex& p, const py::sequence& queries, std::vector<std::string> labels,
              std::vector<std::size_t> ks, const std::string& method, bool symmetric,
-             const std::string& backend, std::size_t act_steps) {
+             const std::string& backend, std::size_t act_steps, const std::string& precision) {
             if (ks.empty()) throw py::value_error("ks: give at least one k");
-            const SearchOptions o = make_options(method, symmetric, 64, true, act_steps);
+            const SearchOptions o = make_options(method, symmetric, 0, true, act_steps);
             const Queries q = to_queries(p, queries, labels);
-            const std::shared_ptr<const Searcher> searcher = p.searcher(backend, method);
+            const std::shared_ptr<const Searcher> searcher = p.searcher(backend, method, precision);
             KnnReport rep;
             {
               py::gil_scoped_release release;
@@ -499,7 +503,8 @@ PYBIND11_MODULE(_lcrwmd, m) {
             return out;
           },
           py::arg("queries"), py::arg("labels"), py::arg("ks"), py::arg("method") = "lc-rwmd",
-          py::arg("symmetric") = true, py::arg("backend") = "auto", py::arg("act_steps") = 1)
+          py::arg("symmetric") = true, py::arg("backend") = "auto", py::arg("act_steps") = 1,
+          py::arg("precision") = "auto")
       .def("__len__", [](const PyIndex& p) { return p.index->n_docs(); })
       .def_property_readonly("n_docs", [](const PyIndex& p) { return p.index->n_docs(); })
       .def_property_readonly("vocab_size", [](const PyIndex& p) { return p.index->vocab_size(); })
@@ -526,7 +531,7 @@ PYBIND11_MODULE(_lcrwmd, m) {
             return search_with(s.index, *s.gpu, queries, k, method, symmetric, batch, prune);
           },
           py::arg("queries"), py::arg("k") = 10, py::arg("method") = "lc-rwmd",
-          py::arg("symmetric") = true, py::arg("batch") = 64, py::arg("prune") = true)
+          py::arg("symmetric") = true, py::arg("batch") = 0, py::arg("prune") = true)
       .def(
           "pairwise",
           [](const PyGpuSearcher& s, const py::sequence& queries, const std::string& method,
@@ -534,7 +539,7 @@ PYBIND11_MODULE(_lcrwmd, m) {
             return pairwise_with(s.index, *s.gpu, queries, method, symmetric, batch);
           },
           py::arg("queries"), py::arg("method") = "lc-rwmd", py::arg("symmetric") = true,
-          py::arg("batch") = 64)
+          py::arg("batch") = 0)
       .def_property_readonly("uploads", [](const PyGpuSearcher& s) { return s.gpu->uploads(); })
       .def_property_readonly("device", [](const PyGpuSearcher& s) { return s.gpu->device().name; })
       .def_property_readonly("resident_bytes",
@@ -556,4 +561,10 @@ PYBIND11_MODULE(_lcrwmd, m) {
       "Names of the CUDA devices this build can use (empty without CUDA or a GPU).");
   m.def("cpu_simd_level", &cpu_simd_level,
         "The SIMD level of the CPU kernels here: 'scalar', 'avx2' or 'avx512'.");
+  m.def(
+      "cpu_precision",
+      [](const std::string& precision) { return describe_precision(parse_precision(precision)); },
+      py::arg("precision") = "auto",
+      "What the CPU's phase 1 runs `precision` as here, e.g. 'int8 (brg:avx512_core_amx_int8)' "
+      "('auto': the fastest this CPU has); lcrwmd.Error where the CPU lacks it.");
 }

@@ -28,5 +28,6 @@ docs = [line.split("\t")[2] for line in open(f"{demo}/train.tsv", encoding="utf-
 index = lcrwmd.Index.build(emb, docs, stopwords=f"{demo}/stop_words.txt")
 d, i = index.search(docs[:2], k=3, backend="cpu")
 assert list(i[:, 0]) == [0, 1] and d[0, 0] == 0.0, (d, i)
-print(f"pip install: {lcrwmd.__file__} ({index}), simd {lcrwmd.cpu_simd_level()}")
+print(f"pip install: {lcrwmd.__file__} ({index}), simd {lcrwmd.cpu_simd_level()}, "
+      f"phase 1 {lcrwmd.cpu_precision()}")
 PY

@@ -48,8 +48,9 @@ struct SearchOptions {
   bool symmetric = true;
   // act: k, the capped steps of each word's transfer (0 is RWMD; more: tighter, costlier).
   std::size_t act_steps = 1;
-  // Queries that share one phase-1 pass (one GEMM against all their distinct words).
-  std::size_t batch = 64;
+  // Queries that share one phase-1 pass (one GEMM against all their distinct words), at most;
+  // 0: as many as the backend's memory budget holds (bulk search is fastest in large batches).
+  std::size_t batch = 0;
   // Top-k of a bounded method (symmetric LC-RWMD, WMD): compute the exact distance only for
   // documents whose lower bound still beats the k-th best; the results are the same.
   bool prune = true;
@@ -101,8 +102,9 @@ struct SearchStats {
   // word distances it recomputed from the vectors for them (the candidates the bound left).
   std::size_t word_pairs = 0;
   std::size_t recomputed = 0;
-  Backend backend = Backend::cpu;  // where the distances were computed
-  std::size_t device_chunks = 0;   // CUDA: resident chunks the documents were split into
+  Precision precision = Precision::automatic;  // what phase 1 ran at (automatic: no phase 1)
+  Backend backend = Backend::cpu;              // where the distances were computed
+  std::size_t device_chunks = 0;  // CUDA: resident chunks the documents were split into
 };
 
 // Row q holds the k' = min(k, n_docs) nearest documents of query q, best first: ascending

@@ -21,12 +21,13 @@ from typing import Iterable, Optional, Sequence, Union
 import numpy as np
 import numpy.typing as npt
 
-from ._lcrwmd import Embeddings, Error, cpu_simd_level, cuda_devices, set_threads, tokenize
+from ._lcrwmd import (Embeddings, Error, cpu_precision, cpu_simd_level, cuda_devices,
+                      set_threads, tokenize)
 from ._lcrwmd import Index as _NativeIndex
 
 __all__ = ["Embeddings", "Index", "GpuSearcher", "Error", "Flow", "Explanation", "wmd", "rwmd",
            "wcd", "eval_knn", "plot_alignment", "tokenize", "set_threads", "cuda_devices",
-           "cpu_simd_level"]
+           "cpu_simd_level", "cpu_precision"]
 
 #: A document: a string (tokenized by lcrwmd.tokenize) or a sequence of tokens taken as they are.
 Document = Union[str, Sequence[str]]
@@ -175,32 +176,38 @@ class Index:
 
     def search(self, queries: Union[Document, Sequence[Document]], k: int = 10,
                method: str = "lc-rwmd", symmetric: bool = True, backend: str = "auto",
-               batch: int = 64, prune: bool = True, return_ids: bool = False,
-               act_steps: int = 1) -> SearchResult:
+               batch: int = 0, prune: bool = True, return_ids: bool = False,
+               act_steps: int = 1, precision: str = "auto") -> SearchResult:
         """The k nearest documents of each query: (distances, indices), both (n_queries, k),
         ascending distance, ties by the smaller index; -1 (and inf) where fewer than k
         documents exist or a query has no known word. return_ids=True adds the documents'
         ids, row by row. The searcher of each backend is made once and kept while the Index
-        lives: with a GPU ("auto" or "cuda") only the first search uploads the index."""
+        lives: with a GPU ("auto" or "cuda") only the first search uploads the index. batch caps
+        the queries that share one phase 1 (0: as many as the memory budget holds).
+        precision ("auto", "f32", "bf16", "int8") is the CPU's phase-1 GEMM: the same results
+        in each, "auto" the fastest this CPU has (lcrwmd.cpu_precision())."""
         d, i, excluded = self._native.search(_documents(queries), k, method, symmetric, backend,
-                                             batch, prune, act_steps)
+                                             batch, prune, act_steps, precision)
         return _results(self, d, i, excluded, return_ids)
 
     def pairwise(self, queries: Union[Document, Sequence[Document]], method: str = "lc-rwmd",
-                 symmetric: bool = True, backend: str = "auto", batch: int = 64,
-                 act_steps: int = 1) -> npt.NDArray[np.float32]:
-        """The (n_queries, n_docs) matrix of distances, float32."""
+                 symmetric: bool = True, backend: str = "auto", batch: int = 0,
+                 act_steps: int = 1, precision: str = "auto") -> npt.NDArray[np.float32]:
+        """The (n_queries, n_docs) matrix of distances, float32 (precision: as for search)."""
         return self._native.pairwise(_documents(queries), method, symmetric, backend, batch,
-                                     act_steps)
+                                     act_steps, precision)
 
     def explain(self, query: Document, doc: Union[int, str], method: str = "wmd",
-                symmetric: bool = True, act_steps: int = 1) -> Explanation:
+                symmetric: bool = True, act_steps: int = 1,
+                precision: str = "auto") -> Explanation:
         """Which words carried the distance of `query` to document `doc` (its position, or its
         id as a str): an Explanation with the flows, largest contribution first. For "wmd" its
         distance is the one search reports and its flows' mass * cost sum to it; "rwmd" and
         "lc-rwmd" give both directions of the relaxation, "act" (act_steps = k) and "ict" both
         directions of their capped transfers. Raises lcrwmd.Error for an unknown document or a
-        query with no known word."""
+        query with no known word. precision is accepted as search's (an explanation recomputes
+        its pair's word distances from the vectors: every precision gives the same flows)."""
+        cpu_precision(precision)  # a precision this CPU lacks: an error, as for search
         if isinstance(doc, str):
             try:
                 doc = self.ids.index(doc)
@@ -281,11 +288,12 @@ def wcd(doc_a: Document, doc_b: Document, embeddings: Embeddings,
 
 def eval_knn(index: Index, queries: Sequence[Document], labels: Sequence,
              ks: Iterable[int] = range(1, 20), method: str = "lc-rwmd", symmetric: bool = True,
-             backend: str = "auto", act_steps: int = 1) -> dict:
+             backend: str = "auto", act_steps: int = 1, precision: str = "auto") -> dict:
     """kNN classification error of labelled queries against the index's labels: a dict with
-    "errors" {k: rate}, "best_k", "best_error", "n_queries" and "excluded_queries"."""
+    "errors" {k: rate}, "best_k", "best_error", "n_queries" and "excluded_queries"
+    (precision: as for Index.search)."""
     return index._native.eval_knn(_documents(queries), _strings(labels), [int(k) for k in ks],
-                                  method, symmetric, backend, act_steps)
+                                  method, symmetric, backend, act_steps, precision)
 
 
 class GpuSearcher:
@@ -297,7 +305,7 @@ class GpuSearcher:
         self._native = native
 
     def search(self, queries: Union[Document, Sequence[Document]], k: int = 10,
-               method: str = "lc-rwmd", symmetric: bool = True, batch: int = 64,
+               method: str = "lc-rwmd", symmetric: bool = True, batch: int = 0,
                prune: bool = True, return_ids: bool = False) -> SearchResult:
         """As Index.search, on this GPU."""
         d, i, excluded = self._native.search(_documents(queries), k, method, symmetric, batch,
@@ -305,7 +313,7 @@ class GpuSearcher:
         return _results(self.index, d, i, excluded, return_ids)
 
     def pairwise(self, queries: Union[Document, Sequence[Document]], method: str = "lc-rwmd",
-                 symmetric: bool = True, batch: int = 64) -> npt.NDArray[np.float32]:
+                 symmetric: bool = True, batch: int = 0) -> npt.NDArray[np.float32]:
         """As Index.pairwise, on this GPU."""
         return self._native.pairwise(_documents(queries), method, symmetric, batch)
 

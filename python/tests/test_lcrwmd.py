@@ -329,3 +329,34 @@ def test_act_lies_between_rwmd_and_wmd(index, queries):
     else:
         with pytest.raises(lcrwmd.Error, match="no CUDA device|without CUDA"):
             index.search(texts, k=5, method="act", backend="cuda")
+
+
+def _precisions():
+    """The CPU phase-1 precisions this machine runs."""
+    out = []
+    for p in ("f32", "bf16", "int8"):
+        try:
+            lcrwmd.cpu_precision(p)
+            out.append(p)
+        except lcrwmd.Error as e:
+            assert "lacks" in str(e)
+    return out
+
+
+@pytest.mark.parametrize("method", ["lc-rwmd", "act", "wmd"])
+def test_every_precision_gives_the_same_results(index, queries, method):
+    assert lcrwmd.cpu_precision().split()[0] in ("f32", "bf16", "int8")
+    texts = [q[2] for q in queries]
+    want = index.search(texts, k=7, method=method, backend="cpu", precision="f32")
+    assert np.isfinite(want[0]).all() and (want[1] >= 0).all()
+    for p in _precisions() + ["auto"]:
+        got = index.search(texts, k=7, method=method, backend="cpu", precision=p)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+    if method != "wmd":
+        m = index.pairwise(texts[:3], method=method, backend="cpu", precision="f32")
+        for p in _precisions():
+            np.testing.assert_array_equal(
+                index.pairwise(texts[:3], method=method, backend="cpu", precision=p), m)
+    with pytest.raises(lcrwmd.Error, match="precision"):
+        index.search(texts, precision="fp8")

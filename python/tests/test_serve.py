@@ -12,6 +12,8 @@ import urllib.request
 
 import pytest
 
+import lcrwmd
+
 SOURCE = os.environ.get("LCRWMD_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 CLI = os.environ.get("LCRWMD_CLI", os.path.join(SOURCE, "build", "lcrwmd"))
 DEMO = os.path.join(SOURCE, "data", "demo")
@@ -135,6 +137,13 @@ def test_concurrent_requests_share_batches(server):
     assert metric(after, "lcrwmd_batch_queries_count") - batches0 < 16  # some shared a batch
     assert 'lcrwmd_requests_total{endpoint="search",code="200"}' in after
     assert "lcrwmd_queue_queries 0" in after
+    # Phase 1's work: a (word, query) pair per vocabulary word and query, a distance recomputed
+    # for each at least.
+    pairs = metric(after, "lcrwmd_phase1_word_pairs_total") - metric(
+        before, "lcrwmd_phase1_word_pairs_total")
+    assert pairs > 0 and pairs % 16 == 0
+    assert metric(after, "lcrwmd_phase1_recomputed_total") - metric(
+        before, "lcrwmd_phase1_recomputed_total") >= pairs
 
 
 def metric(text, name):
@@ -171,6 +180,7 @@ def test_other_endpoints_and_limits(index, server):
     assert server.request("/health") == (200, {"status": "ok"})
     status, info = server.request("/info")
     assert status == 200 and info["documents"] == 120 and info["backend"] == "cpu"
+    assert info["precision"] == lcrwmd.cpu_precision()
     status, page = server.request("/")
     assert status == 200 and "<textarea" in page and "/explain" in page
     assert server.request("/nowhere")[0] == 404

@@ -93,7 +93,8 @@ std::vector<GpuBatch> plan_gpu_batches(const WorkShape& s,
   const std::size_t nq = query_indptr.size() - 1;
   const bool quadratic = s.method == Method::rwmd;
   // The kernels give each query of a batch its own row of blocks (a grid's y: 65535 at most).
-  max_batch = quadratic ? 1 : std::clamp<std::size_t>(max_batch, 1, 65535);
+  // max_batch 0: as many as the budget holds.
+  max_batch = quadratic ? 1 : std::clamp<std::size_t>(max_batch ? max_batch : 65535, 1, 65535);
   std::size_t tile_cap = std::min(max_tile_words ? max_tile_words : kMaxTileWords, kMaxTileWords);
   std::vector<GpuBatch> batches;
   std::size_t q = 0;

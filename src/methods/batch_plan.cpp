@@ -1,8 +1,11 @@
 #include "methods/batch_plan.h"
 
+#include <omp.h>
+
 #include <algorithm>
 
 #include "methods/batch_distance.h"
+#include "methods/phase1.h"
 
 namespace lcrwmd {
 namespace {
@@ -39,6 +42,7 @@ std::vector<BatchPlan> plan_with_max(const Index& index, const QuerySet& qs,
                                      const SearchOptions& opt, const CpuOptions& cpu,
                                      std::size_t max_batch) {
   const std::size_t n = index.n_docs(), v = index.vocab_size();
+  const std::size_t per_word = phase1_scratch_per_word(index, opt, cpu);
   std::vector<BatchPlan> plans;
   std::size_t q = 0;
   while (q < qs.size()) {
@@ -48,7 +52,7 @@ std::vector<BatchPlan> plan_with_max(const Index& index, const QuerySet& qs,
       const std::size_t next = bytes + 4 * (n + v * phase1_floats(opt, qs.length(q)));
       const std::size_t words = qs.indptr[q + 1] - qs.indptr[begin];
       const std::size_t cache = caches_word_distances(opt) ? 4 * v * words : 0;
-      if (q > begin && next + cache > cpu.memory_budget) break;
+      if (q > begin && next + cache + per_word * words > cpu.memory_budget) break;
       bytes = next;
       ++q;
     } while (q < qs.size() && q - begin < max_batch);
@@ -59,10 +63,21 @@ std::vector<BatchPlan> plan_with_max(const Index& index, const QuerySet& qs,
 
 }  // namespace
 
+std::size_t phase1_scratch_per_word(const Index& index, const SearchOptions& opt,
+                                    const CpuOptions& cpu) {
+  if (opt.method == Method::wcd || opt.method == Method::rwmd) return 0;
+  const std::size_t rows =
+      std::min(cpu.tile_rows ? cpu.tile_rows : kDefaultTileRows, index.vocab_size());
+  return static_cast<std::size_t>(omp_get_max_threads()) * rows * sizeof(float) *
+         (opt.symmetric || opt.method == Method::wmd ? 2 : 1);
+}
+
 std::vector<BatchPlan> plan_batches(const Index& index, const QuerySet& qs,
                                     const SearchOptions& opt, const CpuOptions& cpu) {
-  const std::size_t max_batch = std::max<std::size_t>(
-      opt.method == Method::wmd ? std::min(opt.batch, kMaxWmdBatch) : opt.batch, 1);
+  // batch 0: as many queries as the budget holds.
+  const std::size_t asked = opt.batch ? opt.batch : qs.size();
+  const std::size_t max_batch =
+      std::max<std::size_t>(opt.method == Method::wmd ? std::min(asked, kMaxWmdBatch) : asked, 1);
   std::vector<BatchPlan> plans = plan_with_max(index, qs, opt, cpu, max_batch);
   // Cramped: the memory budget, not the requested batch size, keeps batches small.
   const bool cramped =

@@ -17,10 +17,15 @@ struct BatchPlan {
   std::size_t cache_budget;
 };
 
-// Consecutive batches covering every query, each of at most options.batch queries (at least
-// one) within cpu.memory_budget where more than one query is in it; symmetric LC-RWMD and
+// Consecutive batches covering every query, each of at most options.batch queries (0: no cap;
+// at least one) within cpu.memory_budget where more than one query is in it; symmetric LC-RWMD and
 // WMD take one query at a time where the budget would cramp batches below 16 queries.
 std::vector<BatchPlan> plan_batches(const Index& index, const QuerySet& queries,
                                     const SearchOptions& options, const CpuOptions& cpu);
+
+// Phase 1's scratch per word of a batch: every thread's tile of estimates (and, symmetric,
+// lower bounds) for each batch word (methods/phase1.h), part of a batch's working memory.
+std::size_t phase1_scratch_per_word(const Index& index, const SearchOptions& options,
+                                    const CpuOptions& cpu);
 
 }  // namespace lcrwmd

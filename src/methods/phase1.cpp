@@ -7,11 +7,10 @@ namespace lcrwmd {
 namespace {
 // Batch words per GEMM call: a tile's hi block (tile rows x this) stays in the CPU's L2.
 constexpr std::size_t kDefaultBlockWords = 1024;
-// Vocabulary words per tile. oneDNN's calls cost ~25% more at 64 rows than at 256 on one
-// query's words, and a batch's word vectors, read once per tile by the recomputation, want tall
-// tiles too (Set 1, 64 queries: 48 rows took 1.25x the phase-1 time of 256); the tile's
-// estimates for a large batch (rows x words floats) then live in L3, which costs less.
-constexpr std::size_t kDefaultRows = 256;
+// kDefaultTileRows: oneDNN's calls cost ~25% more at 64 rows than at 256 on one query's words,
+// and a batch's word vectors, read once per tile by the recomputation, want tall tiles too
+// (Set 1, 64 queries: 48 rows took 1.25x the phase-1 time of 256); the tile's estimates for a
+// large batch (rows x words floats) then live in L3, which costs less.
 }  // namespace
 
 Phase1Tiles::Phase1Tiles(const Index& index, const Phase1& phase1, const BatchWords& batch)
@@ -19,7 +18,7 @@ Phase1Tiles::Phase1Tiles(const Index& index, const Phase1& phase1, const BatchWo
       gemm_(phase1.gemm),
       batch_(batch),
       columns_(phase1.gemm.columns(batch.vectors.data(), batch.norms.data(), batch.words.size())),
-      rows_(phase1.tile_rows ? phase1.tile_rows : kDefaultRows),
+      rows_(phase1.tile_rows ? phase1.tile_rows : kDefaultTileRows),
       block_(std::min(phase1.block_words ? phase1.block_words : kDefaultBlockWords,
                       std::max<std::size_t>(batch.words.size(), 1))) {}
 

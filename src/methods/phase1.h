@@ -17,6 +17,9 @@
 
 namespace lcrwmd {
 
+// Vocabulary words per phase-1 tile (phase1.cpp says why).
+inline constexpr std::size_t kDefaultTileRows = 256;
+
 // What a CPU method computes phase 1 with: the searcher's GEMM and its tile shape.
 struct Phase1 {
   const cpu::WordGemm& gemm;

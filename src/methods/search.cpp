@@ -257,6 +257,7 @@ void for_each_batch(const Index& index, const QuerySet& queries, const SearchOpt
     const Phase1Counts counts = dist->phase1_counts();
     st.word_pairs += counts.word_pairs;
     st.recomputed += counts.recomputed;
+    if (p1) st.precision = p1->gemm.precision();
     use(plan.begin, range.size(), *dist, block.data());
     if (opt.progress) opt.progress(plan.end, queries.size());
   }

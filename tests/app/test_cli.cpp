@@ -379,6 +379,70 @@ TEST(CliSimd, EveryLevelGivesTheSameBytes) {
   EXPECT_NE(bad.err.find("LCRWMD_SIMD=sse9"), std::string::npos) << bad.err;
 }
 
+// ---- phase-1 precisions: the same bytes whichever precision, oneDNN kernel and SIMD level -
+
+TEST(CliPrecision, EveryPrecisionGivesTheSameBytes) {
+  const std::string demo = std::string(LCRWMD_SOURCE_DIR) + "/data/demo";
+  const std::string index = tmp("precision.idx");
+  ASSERT_EQ(lcrwmd("build --embeddings " + demo + "/embeddings.bin --docs " + demo +
+                   "/train.tsv --stopwords " + demo + "/stop_words.txt --output " + index)
+                .code,
+            0);
+  const std::string common = " --index " + index + " --queries " + demo +
+                             "/queries.tsv --stopwords " + demo + "/stop_words.txt --embeddings " +
+                             demo + "/embeddings.bin";
+  const std::vector<std::string> runs = {"search --k 9 --method lc-rwmd",
+                                         "search --k 9 --method lc-rwmd --one-sided --batch 3",
+                                         "search --k 9 --method act --act-steps 2",
+                                         "search --k 9 --method ict --one-sided",
+                                         "search --k 5 --method wmd",
+                                         "pairwise --method lc-rwmd --output "};
+  // The f32 baseline of each run: its stdout, or for pairwise the .npy file.
+  const auto output = [&](const std::string& env, const std::string& run,
+                          const std::string& precision, CliRun& r) {
+    const bool npy = run.rfind("pairwise", 0) == 0;
+    const std::string file = tmp("precision.npy");
+    r = lcrwmd_via(env + LCRWMD_CLI + " " + run + (npy ? file : "") + common + " --precision " +
+                   precision);
+    return npy ? slurp(file) : r.out;
+  };
+  std::map<std::string, std::string> want;
+  for (const std::string& run : runs) {
+    CliRun r;
+    want[run] = output("", run, "f32", r);
+    ASSERT_EQ(r.code, 0) << run << ": " << r.err;
+    ASSERT_FALSE(want[run].empty()) << run;
+  }
+  std::size_t compared = 0;
+  // oneDNN's kernels capped below AMX (VNNI, AVX-512 BF16), and our SIMD levels.
+  for (const std::string env :
+       {"", "DNNL_MAX_CPU_ISA=AVX512_CORE_VNNI ", "DNNL_MAX_CPU_ISA=AVX512_CORE_BF16 ",
+        "LCRWMD_SIMD=scalar ", "LCRWMD_SIMD=avx2 "})
+    for (const std::string precision : {"auto", "f32", "bf16", "int8"})
+      for (const std::string& run : runs) {
+        CliRun r;
+        const std::string got = output(env, run, precision, r);
+        if (r.code != 0 && r.err.find("which this CPU lacks") != std::string::npos) continue;
+        ASSERT_EQ(r.code, 0) << env << run << " --precision " << precision << ": " << r.err;
+        EXPECT_EQ(got, want[run]) << env << run << " --precision " << precision;
+        ++compared;
+      }
+  EXPECT_GE(compared, 5 * 2 * runs.size());  // every environment ran f32 and auto at least
+  // A precision the CPU lacks (oneDNN capped at AVX2): a clear error naming what is missing.
+  const CliRun lacking = lcrwmd_via("DNNL_MAX_CPU_ISA=AVX2 " + std::string(LCRWMD_CLI) + " search" +
+                                    common + " --precision int8");
+  EXPECT_NE(lacking.code, 0);
+  EXPECT_NE(lacking.err.find("AVX512_VNNI"), std::string::npos) << lacking.err;
+  EXPECT_TRUE(lacking.out.empty());
+  // devices names what auto takes; the search report counts the recomputed distances.
+  const CliRun devices = lcrwmd("devices");
+  EXPECT_NE(devices.out.find("phase 1\tauto: "), std::string::npos) << devices.out;
+  CliRun r;
+  output("", runs[0], "auto", r);
+  EXPECT_NE(r.err.find("word distances recomputed per (vocabulary word, query)"), std::string::npos)
+      << r.err;
+}
+
 // ---- mpirun: the same bytes as one process, and a failing rank stops the job -----------
 
 #ifdef LCRWMD_MPIRUN

@@ -19,6 +19,24 @@ void expect_cover(const std::vector<BatchPlan>& plans, std::size_t n_queries,
   EXPECT_EQ(next, n_queries);
 }
 
+TEST(BatchPlan, BatchZeroTakesAllTheBudgetHolds) {
+  const Index ix = Index::from_data(test::random_index(200, 90, 6, 12, 4));
+  const QuerySet qs = test::mixed_queries(ix, 300, 6);
+  SearchOptions o;  // batch 0
+  ASSERT_EQ(o.batch, 0u);
+  for (bool symmetric : {true, false}) {
+    o.symmetric = symmetric;
+    const auto plans = plan_batches(ix, qs, o, CpuOptions{});
+    EXPECT_EQ(plans.size(), 1u) << "the default budget holds every query";
+    CpuOptions small;
+    small.memory_budget = 100 * 4 * (ix.n_docs() + ix.vocab_size() * (symmetric ? 30 : 1));
+    const auto split = plan_batches(ix, qs, o, small);
+    expect_cover(split, qs.size(), qs.size());
+    EXPECT_GT(split.size(), 1u);
+    EXPECT_GT(split.front().end - split.front().begin, 16u) << "no cap but the budget";
+  }
+}
+
 TEST(BatchPlan, CoversTheQueriesWithinTheBatchSize) {
   const Index ix = Index::from_data(test::random_index(200, 90, 6, 12, 4));
   const QuerySet qs = test::mixed_queries(ix, 40, 6);
@@ -46,9 +64,10 @@ TEST(BatchPlan, TheBudgetSplitsBatchesAndLeavesTheCacheWhatRemains) {
   const Index ix = Index::from_data(test::random_index(200, 90, 6, 12, 4));
   const QuerySet qs = test::mixed_queries(ix, 40, 6);
   SearchOptions o;
-  o.symmetric = false;  // no word-distance cache: rows and minima alone
+  o.symmetric = false;     // no word-distance cache: rows, minima and phase 1's tiles
+  o.method = Method::wcd;  // no phase 1 either: rows and centroids alone
   CpuOptions cpu;
-  const std::size_t per_query = 4 * (ix.n_docs() + ix.vocab_size());
+  const std::size_t per_query = 4 * ix.n_docs();
   cpu.memory_budget = 5 * per_query;
   const auto plans = plan_batches(ix, qs, o, cpu);
   expect_cover(plans, qs.size(), 5);
@@ -56,6 +75,21 @@ TEST(BatchPlan, TheBudgetSplitsBatchesAndLeavesTheCacheWhatRemains) {
     EXPECT_EQ(p.end - p.begin, std::min<std::size_t>(5, qs.size() - p.begin));
     EXPECT_EQ(p.cache_budget, cpu.memory_budget - (p.end - p.begin) * per_query);
   }
+  // LC-RWMD: each query's minima, and phase 1's tiles per batch word.
+  o.method = Method::lc_rwmd;
+  const std::size_t per_word = phase1_scratch_per_word(ix, o, cpu);
+  EXPECT_GT(per_word, 0u);
+  cpu.memory_budget = 4 * (ix.n_docs() + ix.vocab_size()) * 3 + per_word * qs.length(0) * 2;
+  std::size_t words = 0;
+  for (const BatchPlan& p : plan_batches(ix, qs, o, cpu)) {
+    const std::size_t w = qs.indptr[p.end] - qs.indptr[p.begin];
+    if (p.end - p.begin > 1) {
+      EXPECT_LE(4 * (ix.n_docs() + ix.vocab_size()) * (p.end - p.begin) + per_word * w,
+                cpu.memory_budget);
+    }
+    words += w;
+  }
+  EXPECT_EQ(words, qs.words.size());
   cpu.memory_budget = 1;  // smaller than one query: still one at a time, nothing refused
   expect_cover(plan_batches(ix, qs, o, cpu), qs.size(), 1);
 }
