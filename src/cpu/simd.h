@@ -29,6 +29,12 @@ inline float combine_lanes(const float* a, std::size_t q) {
   return combine_lanes(l);
 }
 
+// Per row, the least three values seen and the names of the least two (least_three_columns).
+struct Least3 {
+  float *v1, *v2, *v3;
+  std::uint32_t *a1, *a2;
+};
+
 struct SplitDot {
   float dot;       // sum val * max(z, 0)
   float negative;  // sum -min(z, 0)
@@ -49,6 +55,9 @@ struct Kernels {
   float (*sq_norm)(const float* a, std::size_t m);
   // ||a - b||^2 from the differences: exactly 0 for identical vectors, accurate when small.
   float (*sq_dist)(const float* a, const float* b, std::size_t m);
+  // out[i] = sq_dist(a[i], b, m) for i < n (the same bits), several at once.
+  void (*sq_dist_batch)(const float* const* a, const float* b, std::size_t n, std::size_t m,
+                        float* out);
   // ||a - b||^2 with differences and sums in double: the ground costs of exact WMD.
   double (*sq_dist_f64)(const float* a, const float* b, std::size_t m);
   // sum_p val[p] * z[idx[p]]: phase 2 of LC-RWMD per document.
@@ -104,20 +113,12 @@ struct Kernels {
   // The r < n with lo[r] <= limit[r], ascending, into rows; returns how many.
   std::size_t (*select_at_most)(const float* lo, const float* limit, std::size_t n,
                                 std::uint32_t* rows);
-  // Where src[r] < dst[r]: dst[r] = src[r] and arg[r] = id.
-  void (*min_arg_into)(float* dst, std::uint32_t* arg, const float* src, std::size_t n,
-                       std::uint32_t id);
-  // min_arg_into for n columns of a tile at once (one call: a query's words), column i being
-  // tile + (cols[i] - offset) * stride with id first_id + i.
-  void (*min_arg_columns)(float* dst, std::uint32_t* arg, const float* tile, std::size_t stride,
-                          std::size_t rows, const std::uint32_t* cols, std::size_t n,
-                          std::size_t offset, std::uint32_t first_id);
-  // select_at_most for n columns of a tile at once, as above: the (row, i) pairs with
-  // tile[(cols[i] - offset) * stride + row] <= limit[row], column after column, rows ascending;
-  // returns how many (rows[] and which[] hold rows x n entries at most).
-  std::size_t (*select_columns)(const float* tile, std::size_t stride, std::size_t rows,
-                                const std::uint32_t* cols, std::size_t n, std::size_t offset,
-                                const float* limit, std::uint32_t* row, std::uint32_t* which);
+  // The least three values of each row over n columns of a tile (column i at tile + cols[i] *
+  // stride, named first_id + i), and the names of the least two: a column's value below t.v1[r]
+  // moves v1, v2 down, below v2 moves v2 down, below v3 replaces it; ties keep the earlier
+  // column; NaN is passed over.
+  void (*least_three_columns)(Least3 t, const float* tile, std::size_t stride, std::size_t rows,
+                              const std::uint32_t* cols, std::size_t n, std::uint32_t first_id);
   // dst[r] = min(dst[r], src[r])
   void (*min_into)(float* dst, const float* src, std::size_t n);
   // min(init, min_r x[r])

@@ -129,7 +129,7 @@ class LcAct final : public BatchDistance {
     std::size_t recomputed = 0;
 #pragma omp parallel reduction(+ : recomputed)
     {
-      Phase1Tiles::Workspace ws = tiles_.workspace();
+      Phase1Tiles::Workspace ws(tiles_, tiles_.rows());
       std::vector<Slot> upper(R * S);  // the K smallest upper bounds (mass unused)
       std::vector<float> limit(R);
       std::vector<std::size_t> cursor(Q);
@@ -144,12 +144,12 @@ class LcAct final : public BatchDistance {
         for (std::size_t j = 0; j < Q; ++j) cursor[j] = batch_.cols_indptr[j];
         for (std::size_t w0 = 0; w0 < w; w0 += block) {
           const std::size_t wc = std::min(block, w - w0);
-          tiles_.bound(ws, b, w0, wc, true);
+          tiles_.bound(ws, u0, rows, w0, wc, true);
           for (std::size_t j = 0; j < Q; ++j) {
             std::size_t& p = cursor[j];
             for (; p < batch_.cols_indptr[j + 1] && batch_.cols[p] < w0 + wc; ++p) {
               if (keeps_all(j)) continue;
-              const float* hi = ws.hi_column(batch_.cols[p] - w0, R);
+              const float* hi = ws.hi_column(batch_.cols[p] - w0);
               for (std::size_t r = 0; r < rows; ++r)
                 insert(upper.data() + r * S + begin_[j], slots_of(j), hi[r], 0.0f);
             }
@@ -162,7 +162,7 @@ class LcAct final : public BatchDistance {
           if (keeps_all(j)) {
             for (std::size_t r = 0; r < rows; ++r) {
               const std::size_t u = u0 + r;
-              const auto lo = [&](std::size_t t) { return ws.lo_column(cols[t], R)[r]; };
+              const auto lo = [&](std::size_t t) { return ws.lo_column(cols[t])[r]; };
               recomputed += certified_nearest(
                   words_of(j), words_of(j), reach(u), lo,
                   [&](std::size_t t) { return lo(t) + 2.0f * tiles_.half_width(u, cols[t]); },
@@ -178,8 +178,8 @@ class LcAct final : public BatchDistance {
           for (std::size_t r = 0; r < rows; ++r) limit[r] = upper[r * S + begin_[j] + K - 1].cost;
           found.resize(rows);
           for (std::size_t t = 0; t < words_of(j); ++t) {
-            const std::size_t n = cpu::kernels().select_at_most(ws.lo_column(cols[t], R),
-                                                                limit.data(), rows, found.data());
+            const std::size_t n = cpu::kernels().select_at_most(ws.lo_column(cols[t]), limit.data(),
+                                                                rows, found.data());
             for (std::size_t i = 0; i < n; ++i) {
               const std::uint32_t r = found[i];
               insert(mine + r * S + begin_[j], K, tiles_.exact(u0 + r, cols[t]), f[t]);

@@ -33,6 +33,7 @@ namespace lcrwmd {
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr std::uint32_t kNoSlot = std::numeric_limits<std::uint32_t>::max();
 using numerics::kB2Slack;
 constexpr std::size_t kPrefetchAhead = 4;
 constexpr std::size_t kPrefetchBytes = 1024;
@@ -46,9 +47,6 @@ class LcRwmd final : public BatchDistance {
         symmetric_(symmetric),
         batch_(index, q.set, q.begin, q.end),
         tiles_(index, p1, batch_) {
-    for (std::size_t j = 0; j < q.size(); ++j)
-      query_of_.insert(query_of_.end(), batch_.cols_indptr[j + 1] - batch_.cols_indptr[j],
-                       static_cast<std::uint32_t>(j));
     if (symmetric_ && WordDistanceCache::bytes(index, batch_.cols.size()) <= cache_budget)
       cache_ = std::make_unique<WordDistanceCache>(index, batch_, tiles_);
   }
@@ -84,44 +82,39 @@ class LcRwmd final : public BatchDistance {
     std::vector<float> nearest(w, kInf);  // squared distance to the nearest other word (bound)
     std::size_t recomputed = 0;
     const cpu::Kernels& k = cpu::kernels();
-    // Per query, the widest share of the bound among its words (see the candidates below).
-    std::vector<cpu::BoundTerms> widest(Q);
-    for (std::size_t j = 0; j < Q; ++j)
-      widest[j] = tiles_.column_terms_max(batch_.cols.data() + batch_.cols_indptr[j],
-                                          batch_.cols_indptr[j + 1] - batch_.cols_indptr[j]);
 #pragma omp parallel reduction(+ : recomputed)
     {
-      Phase1Tiles::Workspace ws = tiles_.workspace();
-      std::vector<float> least(Q * R), best(Q * R), limit(R);
-      std::vector<std::uint32_t> by_word, pending;
-      std::vector<std::uint32_t> arg(Q * R);  // the position in cols of each least estimate
+      Phase1Tiles::Workspace ws(tiles_, R);
+      // Per (query, row): the least three lower bounds and the positions in cols of the least
+      // two; then the nearest word's squared distance.
+      std::vector<float> v1(Q * R), v2(Q * R), v3(Q * R), best(Q * R);
+      std::vector<std::uint32_t> a1(Q * R), a2(Q * R), by_word, pending;
+      const cpu::Least3 least{v1.data(), v2.data(), v3.data(), a1.data(), a2.data()};
+      std::vector<const float*> vectors;
       std::vector<float> my_nearest(symmetric_ ? w : 0, kInf);
       std::vector<std::size_t> cursor(Q);
-      std::vector<std::uint32_t> found, which;
 #pragma omp for schedule(dynamic)
       for (std::size_t b = 0; b < tiles_.n_tiles(); ++b) {
         const std::size_t u0 = tiles_.first_row(b), rows = tiles_.rows_in(b);
-        std::fill(least.begin(), least.end(), kInf);
+        for (auto* of : {&v1, &v2, &v3}) std::fill(of->begin(), of->end(), kInf);
         for (std::size_t j = 0; j < Q; ++j) cursor[j] = batch_.cols_indptr[j];
         for (std::size_t w0 = 0; w0 < w; w0 += block) {
           const std::size_t wc = std::min(block, w - w0);
-          if (symmetric_)
-            tiles_.bound(ws, b, w0, wc, false);
-          else
-            tiles_.estimate(ws, b, w0, wc);
-          // Each query's word of least estimate: very likely the nearest.
+          tiles_.bound(ws, u0, rows, w0, wc, false);
           for (std::size_t j = 0; j < Q; ++j) {
             std::size_t& p = cursor[j];
             const std::size_t first = p;
             while (p < batch_.cols_indptr[j + 1] && batch_.cols[p] < w0 + wc) ++p;
-            k.min_arg_columns(least.data() + j * R, arg.data() + j * R, ws.g.data(), R, rows,
-                              batch_.cols.data() + first, p - first, 0,
-                              static_cast<std::uint32_t>(first));
+            const std::size_t e = j * R;
+            k.least_three_columns(
+                {v1.data() + e, v2.data() + e, v3.data() + e, a1.data() + e, a2.data() + e},
+                ws.lo.data(), R, rows, batch_.cols.data() + first, p - first,
+                static_cast<std::uint32_t>(first));
           }
           if (!symmetric_) continue;
           for (std::size_t c = w0; c < w0 + wc; ++c) {
             // Nearest *other* word: hide the word itself (at 0) for a branch-free minimum.
-            float* col = ws.lo_column(c, R);
+            float* col = ws.lo_column(c);
             const std::int64_t self = batch_.vocab_id[c] - static_cast<std::int64_t>(u0);
             const bool here = self >= 0 && self < static_cast<std::int64_t>(rows);
             const float kept = here ? col[self] : 0.0f;
@@ -131,50 +124,12 @@ class LcRwmd final : public BatchDistance {
           }
           if (cache_) cache_->store(u0, rows, w0, wc, ws.lo.data(), R);
         }
-        // Z, exactly: the word of least estimate recomputed, and its distance x bounds the
-        // nearest's. A word t can only be nearer where its interval reaches below x:
-        // |e|^2 + g_t - beta(t) <= x. With beta <= the widest share's, g_t <= x - |e|^2 +
-        // beta(widest) screens every word at once; the few it leaves are tested with their own
-        // beta and, where they pass, recomputed. Query by query, column by column: the tile's
-        // vocabulary rows and one query's word vectors stay in the CPU's caches.
-        // First the word of least estimate of every (row, query), grouped by word: a batch's
-        // word vectors outgrow the CPU's caches, so each is read once per tile.
-        const float* row_sq = index_.sq_norms() + u0;
-        by_word.assign(w + 1, 0);
-        for (std::size_t j = 0; j < Q; ++j)
-          for (std::size_t r = 0; r < rows; ++r) ++by_word[batch_.cols[arg[j * R + r]] + 1];
-        for (std::size_t c = 0; c < w; ++c) by_word[c + 1] += by_word[c];
-        pending.resize(rows * Q);
-        for (std::size_t j = 0; j < Q; ++j)
-          for (std::size_t r = 0; r < rows; ++r)
-            pending[by_word[batch_.cols[arg[j * R + r]]]++] = static_cast<std::uint32_t>(j * R + r);
-        for (std::size_t i = 0; i < rows * Q; ++i) {
-          const std::uint32_t e = pending[i];
-          best[e] = tiles_.exact(u0 + e % R, batch_.cols[arg[e]]);
-        }
-        recomputed += rows * Q;
-        for (std::size_t j = 0; j < Q; ++j) {
-          const std::uint32_t* at = arg.data() + j * R;
-          float* least_j = best.data() + j * R;
-          for (std::size_t r = 0; r < rows; ++r)
-            limit[r] = least_j[r] - row_sq[r] + tiles_.half_width(u0 + r, widest[j]);
-          const std::uint64_t c0 = batch_.cols_indptr[j];
-          const std::size_t h = batch_.cols_indptr[j + 1] - c0;
-          found.resize(rows * h);
-          which.resize(rows * h);
-          const std::size_t n = k.select_columns(ws.g.data(), R, rows, batch_.cols.data() + c0, h,
-                                                 0, limit.data(), found.data(), which.data());
-          for (std::size_t i = 0; i < n; ++i) {
-            const std::uint32_t r = found[i], p = static_cast<std::uint32_t>(c0 + which[i]);
-            const std::uint32_t c = batch_.cols[p];
-            if (at[r] == p) continue;
-            const float lo = (row_sq[r] + ws.g_column(c, R)[r]) - tiles_.half_width(u0 + r, c);
-            if (!(lo <= least_j[r])) continue;
-            least_j[r] = std::min(least_j[r], tiles_.exact(u0 + r, c));
-            ++recomputed;
-          }
-          for (std::size_t r = 0; r < rows; ++r) z_[(u0 + r) * Q + j] = std::sqrt(least_j[r]);
-        }
+        recomputed += nearest_exactly(ws, u0, rows, least, best, by_word, pending, vectors);
+        // Z's rows from best's columns, sixteen rows at a time (both stay in the caches).
+        for (std::size_t r0 = 0; r0 < rows; r0 += 16)
+          for (std::size_t j = 0; j < Q; ++j)
+            for (std::size_t r = r0; r < std::min(rows, r0 + 16); ++r)
+              z_[(u0 + r) * Q + j] = std::sqrt(best[j * R + r]);
       }
       if (symmetric_) {
 #pragma omp critical
@@ -198,6 +153,74 @@ class LcRwmd final : public BatchDistance {
       }
       nn_sum_[j] = static_cast<float>(total);
     }
+  }
+
+  // Z of one tile, exactly (best[j * R + r]: the least squared distance of row r to query j's
+  // words), from the least three lower bounds of each (row, query). The word of least lower
+  // bound is recomputed first, for every pair at once and grouped by word (a batch's word
+  // vectors outgrow the CPU's caches: each is read once per tile), each (row, word) once
+  // however many queries share it. Its distance x bounds the nearest's; only a word whose lower
+  // bound is at most x can be nearer: the second least, recomputed where so, and the others
+  // only where the third least is too (rare). Returns the number of distances recomputed.
+  std::size_t nearest_exactly(Phase1Tiles::Workspace& ws, std::size_t u0, std::size_t rows,
+                              const cpu::Least3& least, std::vector<float>& best,
+                              std::vector<std::uint32_t>& by_word,
+                              std::vector<std::uint32_t>& pending,
+                              std::vector<const float*>& vectors) const {
+    const std::size_t Q = nq(), R = tiles_.rows(), w = batch_.words.size(), m = index_.dim();
+    const cpu::Kernels& k = cpu::kernels();
+    thread_local std::vector<std::uint32_t> word;  // per pair, its least lower bound's word
+    word.resize(Q * R);
+    for (std::size_t j = 0; j < Q; ++j)
+      for (std::size_t r = 0; r < rows; ++r) word[j * R + r] = batch_.cols[least.a1[j * R + r]];
+    const auto word_of = [&](std::size_t e) { return word[e]; };
+    by_word.assign(w + 1, 0);
+    for (std::size_t j = 0; j < Q; ++j)
+      for (std::size_t r = 0; r < rows; ++r) ++by_word[word_of(j * R + r) + 1];
+    for (std::size_t c = 0; c < w; ++c) by_word[c + 1] += by_word[c];
+    pending.resize(rows * Q);
+    for (std::size_t j = 0; j < Q; ++j)
+      for (std::size_t r = 0; r < rows; ++r)
+        pending[by_word[word_of(j * R + r)]++] = static_cast<std::uint32_t>(j * R + r);
+    // Each run of one word: its distinct rows recomputed at once (queries of a batch that share
+    // words often share a row's least one too), then every pair of the run served.
+    thread_local std::vector<float> found, value;
+    thread_local std::vector<std::uint32_t> slot;
+    vectors.resize(rows);
+    found.resize(rows);
+    value.resize(rows);
+    slot.assign(rows, kNoSlot);
+    std::size_t recomputed = 0;
+    for (std::size_t i = 0, next = 0; i < rows * Q; i = next) {
+      const std::uint32_t c = word_of(pending[i]);
+      std::size_t distinct = 0;
+      for (next = i; next < rows * Q && word_of(pending[next]) == c; ++next) {
+        const std::size_t r = pending[next] % R;
+        if (slot[r] != kNoSlot) continue;
+        slot[r] = static_cast<std::uint32_t>(distinct);
+        vectors[distinct++] = index_.vector(u0 + r);
+      }
+      k.sq_dist_batch(vectors.data(), batch_.vectors.data() + std::size_t{c} * m, distinct, m,
+                      found.data());
+      recomputed += distinct;
+      for (std::size_t e = i; e < next; ++e) best[pending[e]] = found[slot[pending[e] % R]];
+      for (std::size_t e = i; e < next; ++e) slot[pending[e] % R] = kNoSlot;
+    }
+    for (std::size_t j = 0; j < Q; ++j)
+      for (std::size_t r = 0; r < rows; ++r) {
+        const std::size_t e = j * R + r;
+        if (!(least.v2[e] <= best[e])) continue;
+        best[e] = std::min(best[e], tiles_.exact(u0 + r, batch_.cols[least.a2[e]]));
+        ++recomputed;
+        if (!(least.v3[e] <= best[e])) continue;
+        for (std::uint64_t p = batch_.cols_indptr[j]; p < batch_.cols_indptr[j + 1]; ++p) {
+          const std::uint32_t c = batch_.cols[p];
+          if (p == least.a1[e] || p == least.a2[e] || !(ws.lo_column(c)[r] <= best[e])) continue;
+          best[e] = std::min(best[e], tiles_.exact(u0 + r, c));
+          ++recomputed;
+        }
+      }
+    return recomputed;
   }
 
   // max(D1, B2), with B2 lowered by 1e-4 of its full sum: the two sums of B2 round
@@ -313,7 +336,6 @@ class LcRwmd final : public BatchDistance {
   bool symmetric_;
   BatchWords batch_;  // the batch's distinct words (phase-1 columns) and each query's columns
   Phase1Tiles tiles_;
-  std::vector<std::uint32_t> query_of_;  // per position in batch_.cols: its query
   LargeArray<float> z_;  // v x Q: sqrt of the row-wise minima; symmetric: -B2 terms (see phase1)
   std::vector<float> nn_sum_;                 // per query: sum_t F_t nn(t)
   std::unique_ptr<WordDistanceCache> cache_;  // symmetric, where the budget holds it

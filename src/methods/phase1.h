@@ -14,6 +14,7 @@
 #include "cpu/word_gemm.h"
 #include "lcrwmd/index.h"
 #include "methods/batch_words.h"
+#include "util/large_array.h"
 
 namespace lcrwmd {
 
@@ -28,9 +29,9 @@ struct Phase1 {
 };
 
 // One batch's phase 1, tile by tile: a tile is rows() vocabulary words against every batch
-// word, computed block_words() batch words at a time. For each entry, the estimate less the
-// vocabulary word's squared norm (g: an order within a row is all a minimum needs) and, where
-// asked, the interval [lo, hi] holding the exact squared distance.
+// word, computed block_words() batch words at a time.
+// For each entry, the estimate less the vocabulary word's squared norm (g) and, where asked,
+// the interval [lo, hi] holding the exact squared distance.
 class Phase1Tiles {
  public:
   Phase1Tiles(const Index& index, const Phase1& phase1, const BatchWords& batch);
@@ -44,21 +45,25 @@ class Phase1Tiles {
     return std::min(rows(), index_.vocab_size() - first_row(t));
   }
 
-  // One thread's scratch: the GEMM's, and the tile's columns with stride rows(): g and lo for
+  // One thread's scratch: the GEMM's, and columns of `stride` vocabulary words: g and lo for
   // every batch word, hi for the block last bounded.
   struct Workspace {
+    Workspace(const Phase1Tiles& tiles, std::size_t stride);
+    std::size_t stride;
     cpu::WordGemm::Workspace gemm;
-    std::vector<float> g, lo, hi;
-    float* g_column(std::size_t w, std::size_t rows) { return g.data() + w * rows; }
-    float* lo_column(std::size_t w, std::size_t rows) { return lo.data() + w * rows; }
-    float* hi_column(std::size_t c, std::size_t rows) { return hi.data() + c * rows; }
+    LargeArray<float> g, lo;  // stride x every batch word
+    std::vector<float> hi;
+    float* g_column(std::size_t w) { return g.data() + w * stride; }
+    float* lo_column(std::size_t w) { return lo.data() + w * stride; }
+    float* hi_column(std::size_t c) { return hi.data() + c * stride; }
   };
-  Workspace workspace() const;
 
-  // Tile t's words against batch words [w0, w0 + wc): estimate() fills ws.g's columns w0 ..
-  // w0 + wc; bound() also ws.lo's and, with `upper`, ws.hi's columns 0 .. wc.
-  void estimate(Workspace& ws, std::size_t t, std::size_t w0, std::size_t wc) const;
-  void bound(Workspace& ws, std::size_t t, std::size_t w0, std::size_t wc, bool upper) const;
+  // Vocabulary words [u0, u0 + n) (n <= ws.stride) against batch words [w0, w0 + wc):
+  // estimate() fills ws.g's columns w0 .. w0 + wc; bound() also ws.lo's and, with `upper`,
+  // ws.hi's columns 0 .. wc.
+  void estimate(Workspace& ws, std::size_t u0, std::size_t n, std::size_t w0, std::size_t wc) const;
+  void bound(Workspace& ws, std::size_t u0, std::size_t n, std::size_t w0, std::size_t wc,
+             bool upper) const;
 
   // The squared distance of vocabulary word u to batch word w, exactly as reported.
   float exact(std::size_t u, std::size_t w) const {
@@ -74,9 +79,6 @@ class Phase1Tiles {
     const cpu::bounds::Terms& t = columns_.terms[w];
     return {batch_.norms[w], t.a, t.b, t.c};
   }
-  // The largest share among batch words cols[0 .. n): with it, beta(u, max) bounds the
-  // half-width of u's interval against any of them.
-  cpu::BoundTerms column_terms_max(const std::uint32_t* cols, std::size_t n) const;
   // Half the width of the interval of (u, w): lo + 2 half_width(u, w) bounds the distance from
   // above, for a cache that kept lo alone (the slack in word_bounds.h's kappa takes the
   // roundings of that sum, as of every other evaluation of an estimate here).

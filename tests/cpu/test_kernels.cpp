@@ -179,53 +179,46 @@ TEST(SimdKernels, BoundsHoldTheirEstimateAndSelectionIsExact) {
       if (lo[r] <= limit[r]) expected.push_back(static_cast<std::uint32_t>(r));
     ASSERT_EQ(n, expected.size());
     EXPECT_TRUE(std::equal(expected.begin(), expected.end(), found.begin()));
-    // Three columns of a tile (stride m + 1) named by batch word, offset 10.
+    // The least three of four columns of a tile (stride m + 1), NaN in places, a tie.
     const std::size_t stride = m + 1;
-    std::vector<float> tile = random_floats(4 * stride, rng, 0, 6);
-    const std::uint32_t cols[] = {13, 11, 12};
-    std::vector<std::uint32_t> row(3 * m), which(3 * m);
-    const std::size_t got = scalar().select_columns(tile.data(), stride, m, cols, 3, 10,
-                                                    limit.data(), row.data(), which.data());
-    std::size_t want = 0;
-    for (std::size_t i = 0; i < 3; ++i)
-      for (std::size_t r = 0; r < m; ++r)
-        if (tile[(cols[i] - 10) * stride + r] <= limit[r]) {
-          ASSERT_LT(want, got);
-          EXPECT_EQ(row[want], r);
-          EXPECT_EQ(which[want], i);
-          ++want;
-        }
-    EXPECT_EQ(got, want);
-    std::vector<float> least(m, 5.0f), least2(m, 5.0f);
-    std::vector<std::uint32_t> arg(m, 99), arg2(m, 99);
-    scalar().min_arg_columns(least.data(), arg.data(), tile.data(), stride, m, cols, 3, 10, 40);
-    for (std::size_t i = 0; i < 3; ++i)
-      scalar().min_arg_into(least2.data(), arg2.data(), tile.data() + (cols[i] - 10) * stride, m,
-                            static_cast<std::uint32_t>(40 + i));
-    EXPECT_EQ(least, least2);
-    EXPECT_EQ(arg, arg2);
+    std::vector<float> tile = random_floats(5 * stride, rng, 0, 6);
+    if (m > 2) tile[3 * stride + 2] = std::numeric_limits<float>::quiet_NaN();
+    tile[1 * stride] = tile[2 * stride];
+    const std::uint32_t cols[] = {3, 1, 2, 4};
+    const auto run = [&](const Kernels& k) {
+      std::vector<float> v(3 * m, 5.0f);
+      std::vector<std::uint32_t> a(2 * m, 99);
+      k.least_three_columns({v.data(), v.data() + m, v.data() + 2 * m, a.data(), a.data() + m},
+                            tile.data(), stride, m, cols, 4, 40);
+      return std::make_pair(v, a);
+    };
+    const auto [v, a] = run(scalar());
     for (std::size_t r = 0; r < m; ++r) {
-      float direct = 5.0f;
-      std::uint32_t at = 99;
-      for (std::size_t i = 0; i < 3; ++i)
-        if (tile[(cols[i] - 10) * stride + r] < direct)
-          direct = tile[(cols[i] - 10) * stride + r], at = static_cast<std::uint32_t>(40 + i);
-      EXPECT_EQ(least[r], direct);
-      EXPECT_EQ(arg[r], at);
+      std::vector<std::pair<float, std::uint32_t>> seen;
+      for (std::uint32_t i = 0; i < 4; ++i) {
+        const float x = tile[cols[i] * stride + r];
+        if (x < 5.0f) seen.push_back({x, 40 + i});  // NaN and 5 and over: never below
+      }
+      std::stable_sort(seen.begin(), seen.end(),
+                       [](const auto& x, const auto& y) { return x.first < y.first; });
+      seen.resize(3, {5.0f, 99});
+      EXPECT_EQ(v[r], seen[0].first);
+      EXPECT_EQ(v[m + r], seen[1].first);
+      EXPECT_EQ(v[2 * m + r], seen[2].first);
+      EXPECT_EQ(a[r], seen[0].second);
+      EXPECT_EQ(a[m + r], seen[1].second);
     }
-    for (const Kernels* k : wider_levels()) {
-      std::vector<float> l3(m, 5.0f);
-      std::vector<std::uint32_t> a3(m, 99), row3(3 * m), which3(3 * m);
-      k->min_arg_columns(l3.data(), a3.data(), tile.data(), stride, m, cols, 3, 10, 40);
-      EXPECT_EQ(l3, least);
-      EXPECT_EQ(a3, arg);
-      ASSERT_EQ(k->select_columns(tile.data(), stride, m, cols, 3, 10, limit.data(), row3.data(),
-                                  which3.data()),
-                got);
-      EXPECT_TRUE(
-          std::equal(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(got), row3.begin()));
-      EXPECT_TRUE(std::equal(which.begin(), which.begin() + static_cast<std::ptrdiff_t>(got),
-                             which3.begin()));
+    for (const Kernels* k : wider_levels()) EXPECT_EQ(run(*k), run(scalar()));
+    // sq_dist of several vectors at once: sq_dist's bits, at every level.
+    std::vector<const float*> rows_of;
+    for (std::size_t i = 0; i < 7; ++i) rows_of.push_back(tile.data() + (i % 4) * (m / 4));
+    std::vector<float> batch(7);
+    std::vector<const Kernels*> levels = wider_levels();
+    levels.push_back(&scalar());
+    for (const Kernels* k : levels) {
+      k->sq_dist_batch(rows_of.data(), sq.data(), 7, m / 2, batch.data());
+      for (std::size_t i = 0; i < 7; ++i)
+        EXPECT_EQ(batch[i], scalar().sq_dist(rows_of[i], sq.data(), m / 2)) << i;
     }
   }
 }
