@@ -119,6 +119,12 @@ struct Kernels {
   // column; NaN is passed over.
   void (*least_three_columns)(Least3 t, const float* tile, std::size_t stride, std::size_t rows,
                               const std::uint32_t* cols, std::size_t n, std::uint32_t first_id);
+  // A tile's columns into rows: dst[r * dst_stride + p] = tile[cols[p] * stride + r] for r <
+  // rows, p < n (symmetric LC-RWMD's word-distance cache). Where dst and dst_stride are
+  // 64-byte aligned the rows are written with non-temporal stores (nothing reads them soon).
+  void (*columns_to_rows)(const float* tile, std::size_t stride, std::size_t rows,
+                          const std::uint32_t* cols, std::size_t n, float* dst,
+                          std::size_t dst_stride);
   // dst[r] = min(dst[r], src[r])
   void (*min_into)(float* dst, const float* src, std::size_t n);
   // min(init, min_r x[r])

@@ -545,6 +545,34 @@ void least_three_columns(Least3 t, const float* tile, std::size_t stride, std::s
                 first_id + static_cast<std::uint32_t>(i));
 }
 
+void columns_to_rows(const float* tile, std::size_t stride, std::size_t rows,
+                     const std::uint32_t* cols, std::size_t n, float* dst, std::size_t dst_stride) {
+  std::size_t p0 = 0;
+#if defined(__AVX512F__)
+  // Sixteen columns at a time, row after row: their cache lines are read once, in order, and
+  // each row's sixteen values fill one line of the destination.
+  const bool aligned = reinterpret_cast<std::uintptr_t>(dst) % 64 == 0 && dst_stride % 16 == 0;
+  for (; p0 + 16 <= n; p0 += 16) {
+    const __m512i base = _mm512_mullo_epi32(_mm512_loadu_si512(cols + p0),
+                                            _mm512_set1_epi32(static_cast<int>(stride)));
+    for (std::size_t r = 0; r < rows; ++r) {
+      const __m512 v = _mm512_mask_i32gather_ps(
+          _mm512_setzero_ps(), 0xFFFF,
+          _mm512_add_epi32(base, _mm512_set1_epi32(static_cast<int>(r))), tile, 4);
+      float* out = dst + r * dst_stride + p0;
+      if (aligned)
+        _mm512_stream_ps(out, v);
+      else
+        _mm512_storeu_ps(out, v);
+    }
+  }
+  _mm_sfence();
+#endif
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t p = p0; p < n; ++p)
+      dst[r * dst_stride + p] = tile[std::size_t{cols[p]} * stride + r];
+}
+
 void min_into(float* dst, const float* src, std::size_t n) {
   for (std::size_t r = 0; r < n; ++r) dst[r] = std::min(dst[r], src[r]);
 }
@@ -632,6 +660,7 @@ const Kernels& table() {
                          upper_min_into,
                          select_at_most,
                          least_three_columns,
+                         columns_to_rows,
                          min_into,
                          min_of,
                          min_dist_minus,

@@ -127,13 +127,6 @@ ActPair act_pair_moves(const Index& index, std::size_t doc, const QuerySet& qs, 
   return {d1, d2};
 }
 
-double act_query_to_doc(const Index& index, std::size_t doc, const QuerySet& qs, std::size_t q,
-                        std::size_t steps) {
-  thread_local ActProblem a;
-  act_problem(index, doc, qs, q, a);
-  return query_to_doc(a, steps);
-}
-
 float act_from_costs(const float* cost, std::size_t dh, std::size_t qh, const float* doc_weights,
                      const float* query_weights, std::size_t steps, ActDirection direction) {
   return direction == ActDirection::doc_to_query

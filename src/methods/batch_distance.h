@@ -144,9 +144,6 @@ ActPair act_pair(const Index& index, std::size_t doc, const QuerySet& queries, s
 ActPair act_pair_moves(const Index& index, std::size_t doc, const QuerySet& queries, std::size_t q,
                        std::size_t steps, std::vector<PairFlow>& doc_moves,
                        std::vector<PairFlow>& query_moves);
-// Its d2 alone (what symmetric ACT refines without cached distances).
-double act_query_to_doc(const Index& index, std::size_t doc, const QuerySet& queries, std::size_t q,
-                        std::size_t steps);
 
 // One direction of ACT-k of one pair in float from its word costs (document words x query
 // words, row-major) and both sides' stored weights; words of equal cost are taken in position

@@ -335,36 +335,48 @@ class SymmetricAct final : public BatchDistance {
   }
 
   float refine(std::size_t j, std::size_t doc, float lower) const override {
-    const WordDistanceCache* cache = rwmd_->word_distances();
-    const double d2 = cache ? query_to_doc(*cache, j, doc)
-                            : act_query_to_doc(index_, doc, q_.set, q_.begin + j, steps_);
-    return std::max(lower, static_cast<float>(d2));
+    return std::max(lower, query_to_doc(j, doc));
   }
 
  private:
-  // ACT's D2 from the cache: each query word's document words in certified order with exact
-  // costs, the others at +inf (ACT-k stops before them) or, where all are ordered (ICT), at the
-  // last ordered one's cost, so that the matrix is the same whatever the precision.
-  float query_to_doc(const WordDistanceCache& cache, std::size_t j, std::size_t doc) const {
-    const std::size_t q = q_.begin + j;
+  // ACT's D2: each query word's document words in certified order with exact costs (from the
+  // cache's bounds where it holds them; else every cost recomputed, its interval a point), the
+  // others at +inf (ACT-k stops before them) or, where all are ordered (ICT), at the last
+  // ordered one's cost, so that the matrix, and so the distance, is the same whatever the
+  // precision and whether the cache fitted.
+  float query_to_doc(std::size_t j, std::size_t doc) const {
+    const WordDistanceCache* cache = rwmd_->word_distances();
+    const std::size_t q = q_.begin + j, m = index_.dim();
     const std::uint64_t db = index_.indptr()[doc], dh = index_.indptr()[doc + 1] - db;
     const std::size_t qh = q_.set.length(q);
     const std::uint32_t* words = index_.indices().data() + db;
     const float* dw = index_.values().data() + db;
     const float* qw = q_.set.weights.data() + q_.set.indptr[q];
+    const std::uint32_t* qwords = q_.set.words.data() + q_.set.indptr[q];
     thread_local std::vector<const float*> rows;
-    thread_local std::vector<float> cost;
+    thread_local std::vector<float> cost, direct;
     thread_local std::vector<Ranked> order, scratch;
     rows.resize(dh);
     cost.resize(dh * qh);
-    cache.doc_rows(j, doc, rows.data());
+    if (cache) {
+      cache->doc_rows(j, doc, rows.data());
+    } else {
+      direct.resize(dh * qh);
+      const cpu::Kernels& k = cpu::kernels();
+      for (std::size_t a = 0; a < dh; ++a)
+        for (std::size_t t = 0; t < qh; ++t)
+          direct[a * qh + t] =
+              k.sq_dist(index_.vector(words[a]), query_word_vector(index_, q_.set, qwords[t]), m);
+    }
     const std::size_t count = reachable_words(steps_, dh);
     for (std::size_t t = 0; t < qh; ++t) {
+      const auto lo = [&](std::size_t a) { return cache ? rows[a][t] : direct[a * qh + t]; };
       certified_nearest(
-          dh, count, qw[t], [&](std::size_t a) { return rows[a][t]; },
-          [&](std::size_t a) { return cache.upper(words[a], j, t, rows[a][t]); },
+          dh, count, qw[t], lo,
+          [&](std::size_t a) { return cache ? cache->upper(words[a], j, t, lo(a)) : lo(a); },
           [&](std::size_t a) { return dw[a]; },
-          [&](std::size_t a) { return cache.exact(words[a], j, t); }, order, scratch);
+          [&](std::size_t a) { return cache ? cache->exact(words[a], j, t) : lo(a); }, order,
+          scratch);
       const float rest = count < dh ? kInf : std::sqrt(order.back().d);
       for (std::size_t a = 0; a < dh; ++a) cost[a * qh + t] = rest;
       for (const Ranked& r : order) cost[r.t * qh + t] = std::sqrt(r.d);

@@ -122,8 +122,8 @@ class LcRwmd final : public BatchDistance {
             my_nearest[c] = k.min_of(col, rows, my_nearest[c]);
             if (here) col[self] = kept;
           }
-          if (cache_) cache_->store(u0, rows, w0, wc, ws.lo.data(), R);
         }
+        if (cache_) cache_->store(u0, rows, ws.lo.data(), R);
         recomputed += nearest_exactly(ws, u0, rows, least, best, by_word, pending, vectors);
         // Z's rows from best's columns, sixteen rows at a time (both stay in the caches).
         for (std::size_t r0 = 0; r0 < rows; r0 += 16)

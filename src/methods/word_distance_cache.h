@@ -21,10 +21,12 @@ class WordDistanceCache {
 
   // Bytes the cache of a batch of `columns` query words (cols) takes.
   static std::size_t bytes(const Index& index, std::size_t columns) {
-    return index.vocab_size() * columns * sizeof(float);
+    return index.vocab_size() * padded(columns) * sizeof(float);
   }
 
-  std::size_t stride() const { return batch_.cols.size(); }
+  // Floats from one vocabulary word's row to the next: the batch's query words, rounded up to
+  // a 64-byte line (rows are written a line at a time).
+  std::size_t stride() const { return padded(batch_.cols.size()); }
   // Vocabulary word u's lower bounds, every query's words in turn.
   const float* row(std::size_t u) const { return data_.data() + u * stride(); }
 
@@ -57,12 +59,12 @@ class WordDistanceCache {
         batch_.cols_indptr[j + 1] - c0);
   }
 
-  // Phase 1 hands over tile rows [u0, u0 + rows) x batch words [w0, w0 + wc): lo's column w
+  // Phase 1 hands over tile rows [u0, u0 + rows) against every batch word: lo's column w
   // (stride `tile_stride`) holds batch word w's bounds.
-  void store(std::size_t u0, std::size_t rows, std::size_t w0, std::size_t wc, const float* lo,
-             std::size_t tile_stride);
+  void store(std::size_t u0, std::size_t rows, const float* lo, std::size_t tile_stride);
 
  private:
+  static std::size_t padded(std::size_t columns) { return (columns + 15) / 16 * 16; }
   std::size_t column(std::size_t j, std::size_t t) const {
     return batch_.cols[batch_.cols_indptr[j] + t];
   }
@@ -71,7 +73,6 @@ class WordDistanceCache {
   const BatchWords& batch_;
   const Phase1Tiles& tiles_;
   LargeArray<float> data_;
-  std::vector<std::uint32_t> by_column_;  // positions in cols, ordered by batch word (store())
   std::vector<float> col_sq_, col_a_, col_b_, col_c_;  // per position in cols: the bound's terms
 };
 

@@ -42,15 +42,31 @@ void* acquire(std::size_t bytes, std::size_t& capacity) {
     Pool& p = pool();
     std::lock_guard lock(p.mutex);
     // The smallest pooled mapping that fits. (Pooled mappings were all live once, so reuse
-    // never lifts the footprint above its past peak.)
+    // never lifts the footprint above its past peak.) Not one more than twice the request:
+    // a small buffer taking a large mapping leaves the large buffer that comes next (symmetric
+    // LC-RWMD's word-distance cache, batch after batch) to fault in fresh pages.
     auto best = p.free.end();
-    for (auto it = p.free.begin(); it != p.free.end(); ++it)
-      if (it->second >= bytes && (best == p.free.end() || it->second < best->second)) best = it;
+    bool larger = false;
+    for (auto it = p.free.begin(); it != p.free.end(); ++it) {
+      larger |= it->second > 2 * bytes;
+      if (it->second >= bytes && it->second <= 2 * bytes &&
+          (best == p.free.end() || it->second < best->second))
+        best = it;
+    }
     if (best != p.free.end()) {
       void* ptr = best->first;
       capacity = best->second;
       p.bytes -= capacity;
       p.free.erase(best);
+      return ptr;
+    }
+    // Only much larger ones: a mapping of its own, the pool kept for them.
+    if (larger) {
+      void* ptr =
+          ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (ptr == MAP_FAILED) throw std::bad_alloc();
+      ::madvise(ptr, bytes, MADV_HUGEPAGE);
+      capacity = bytes;
       return ptr;
     }
     // No fit: hand every pooled mapping back before mapping more, so that pooled plus live

@@ -46,10 +46,20 @@ TEST(LargeArray, ReleasedMappingsAreReusedBySimilarSizes) {
     EXPECT_NE(static_cast<const void*>(b.data()), first);
   }
   // Too large for any: the largest pooled mapping grows, its pages (here: contents) kept.
-  LargeArray<float> c(64u << 20);
-  EXPECT_EQ(c[0], 7.0f);
-  c[c.size() - 1] = 1.0f;
-  EXPECT_EQ(c[c.size() - 1], 1.0f);
+  const void* grown = nullptr;
+  {
+    LargeArray<float> c(64u << 20);
+    EXPECT_EQ(c[0], 7.0f);
+    c[c.size() - 1] = 1.0f;
+    EXPECT_EQ(c[c.size() - 1], 1.0f);
+    grown = c.data();
+  }
+  // A much smaller buffer does not take it (a mapping of its own), so the large one that
+  // follows, batch after batch, finds its pages again.
+  LargeArray<float> small(3u << 20);
+  EXPECT_NE(static_cast<const void*>(small.data()), grown);
+  LargeArray<float> again(60u << 20);
+  EXPECT_EQ(static_cast<const void*>(again.data()), grown);
 }
 
 }  // namespace
