@@ -104,26 +104,33 @@ inline IndexData random_index(std::size_t n_docs, std::size_t vocab, std::size_t
   return d;
 }
 
-// bbcsport from the shared data (callers REQUIRE_SHARED_DATA first): its first n_train training
+// A corpus from the shared data (callers REQUIRE_SHARED_DATA first): its first n_train training
 // documents (0: all) as the index, its first n_queries test documents as queries, with Kusner's
 // stop words and the shared CBOW vectors (also for query words the index lacks).
 struct RealData {
   Index index;
   QuerySet queries;
 };
-inline RealData bbcsport(std::size_t n_train, std::size_t n_queries) {
+inline RealData real_corpus(const std::string& name, std::size_t n_train, std::size_t n_queries) {
   const std::string dir = shared_data();
   const Embeddings emb = Embeddings::load(dir + "/embeddings/cbow300.bin");
   const StopWords stop = StopWords::load(dir + "/stop_words.txt");
-  std::vector<RawDocument> train = read_tsv(dir + "/corpora/bbcsport/train.tsv");
+  const auto file = [&](const std::string& part) {
+    const std::string plain = dir + "/corpora/" + name + "/" + part + ".tsv";
+    return std::filesystem::exists(plain) ? plain : plain + ".gz";
+  };
+  std::vector<RawDocument> train = read_tsv(file("train"));
   if (n_train) train.resize(n_train);
-  std::vector<RawDocument> queries = read_tsv(dir + "/corpora/bbcsport/test.tsv");
+  std::vector<RawDocument> queries = read_tsv(file("test"));
   queries.resize(n_queries);
   BuildOptions bo;
   bo.stopwords = &stop;
   Index ix = Index::from_data(build_index_data(emb, train, bo, nullptr));
   QuerySet qs = make_query_set(ix, queries, {&stop, &emb});
   return {std::move(ix), std::move(qs)};
+}
+inline RealData bbcsport(std::size_t n_train, std::size_t n_queries) {
+  return real_corpus("bbcsport", n_train, n_queries);
 }
 
 // The full distance matrix of a method, queries x documents.

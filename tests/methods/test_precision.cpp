@@ -214,6 +214,36 @@ TEST(Precision, IntervalsHoldTheExactDistance) {
     }
 }
 
+// Real text: bbcsport and 20news top-10 for every method, the same in every precision.
+TEST(RealCorpus, EveryPrecisionGivesTheSameTopKOnBbcsportAnd20news) {
+  REQUIRE_SHARED_DATA();
+  struct Corpus {
+    const char* name;
+    std::size_t queries, wmd_queries;
+  };
+  for (const Corpus corpus : {Corpus{"bbcsport", 40, 20}, Corpus{"20news", 24, 4}}) {
+    const test::RealData d = test::real_corpus(corpus.name, 0, corpus.queries);
+    const QuerySet wmd_queries = subset(d.queries, 0, corpus.wmd_queries);
+    for (const SearchOptions& o : every_method()) {
+      if (o.method == Method::act && o.act_steps != 1 && o.act_steps != 5) continue;
+      const QuerySet& qs = o.method == Method::wmd ? wmd_queries : d.queries;
+      CpuOptions base;
+      base.precision = Precision::f32;
+      const SearchResults want = CpuSearcher(d.index, base).search(qs, 10, o);
+      for (Precision p : available_precisions()) {
+        if (p == Precision::f32) continue;
+        CpuOptions c;
+        c.precision = p;
+        const SearchResults got = CpuSearcher(d.index, c).search(qs, 10, o);
+        EXPECT_EQ(got.distances, want.distances)
+            << corpus.name << " " << name(o) << " " << to_string(p);
+        EXPECT_EQ(got.indices, want.indices)
+            << corpus.name << " " << name(o) << " " << to_string(p);
+      }
+    }
+  }
+}
+
 TEST(Precision, NamesParseAndAutoResolves) {
   for (Precision p : {Precision::automatic, Precision::f32, Precision::bf16, Precision::int8})
     EXPECT_EQ(parse_precision(to_string(p)), p);
