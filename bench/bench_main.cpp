@@ -7,6 +7,8 @@
 //   lcrwmd_bench emd --problems problems.bin    (written by bench/peers.py: POT's own problems)
 //   lcrwmd_bench gpu --index set1.idx --queries set1_q.tsv [--json out.json]   (CUDA backend)
 //   lcrwmd_bench act --index set1.idx --queries set1_q.tsv [--json out.json]   (ACT-k vs LC-RWMD)
+//   lcrwmd_bench precision --index set1.idx --queries set1_q.tsv [--batches 64]  (CPU phase 1)
+//   lcrwmd_bench precision --embeddings ... --train ... --test ... --bulk 7532
 //
 // Every time is the median over repetitions; ratios compare times taken in the same run.
 #include <cblas.h>
@@ -21,11 +23,13 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "bench_gpu.h"
+#include "bench_precision.h"
 #include "bench_util.h"
 #include "lcrwmd/corpus.h"
 #include "lcrwmd/embeddings.h"
@@ -295,6 +299,22 @@ int main(int argc, char** argv) {
   act_cmd->add_option("--act-steps", act_steps, "k")->capture_default_str();
   act_cmd->add_option("--batches", act_batches, "Batch sizes (1: single queries)");
 
+  auto* prec_cmd =
+      app.add_subcommand("precision", "CPU phase 1 in f32, bf16 and int8, side by side");
+  PrecisionRun prun;
+  std::vector<std::size_t> prec_batches = {64};
+  bool no_single = false;
+  prec_cmd->add_option("--index", index_path, "Index (from lcrwmd synth or build)");
+  prec_cmd->add_option("--queries", queries_path, "Queries TSV for --index");
+  prec_cmd->add_option("--embeddings", emb_path, "Or a corpus: embeddings");
+  prec_cmd->add_option("--stopwords", stop_path);
+  prec_cmd->add_option("--train", train_path, "Or a corpus: training documents (the index)");
+  prec_cmd->add_option("--test", test_path, "Or a corpus: test documents (the queries)");
+  prec_cmd->add_option("--batches", prec_batches, "Batch sizes (none: --batches 0)");
+  prec_cmd->add_option("--bulk", prun.bulk,
+                       "Queries for the defaults against f32 in batches of 64 (0: none)");
+  prec_cmd->add_flag("--no-single", no_single, "Skip the single-query timings");
+
   auto* merge_cmd = app.add_subcommand("merge", "The top-k merge of a distributed search");
 
   auto* emd_cmd = app.add_subcommand("emd", "Exact EMD on problems from bench/peers.py");
@@ -325,6 +345,34 @@ int main(int argc, char** argv) {
       meta["n_docs"] = std::to_string(ix.n_docs());
       const auto searcher = make_searcher(ix, so);
       act_vs_lc(*searcher, qs, reps, act_steps, act_batches, rep);
+    } else if (*prec_cmd) {
+      std::optional<Index> ix;
+      QuerySet qs;
+      if (!index_path.empty()) {
+        ix.emplace(Index::load(index_path, false));
+        qs = make_query_set(*ix, read_tsv(queries_path), {});
+        meta["index"] = index_path;
+      } else {
+        const Embeddings emb = Embeddings::load(emb_path);
+        StopWords stop;
+        if (!stop_path.empty()) stop = StopWords::load(stop_path);
+        BuildOptions bo;
+        bo.stopwords = stop_path.empty() ? nullptr : &stop;
+        ix.emplace(Index::from_data(build_index_data(emb, read_tsv(train_path), bo)));
+        qs = make_query_set(*ix, read_tsv(test_path), {bo.stopwords, &emb});
+        meta["train"] = train_path;
+        meta["test"] = test_path;
+      }
+      std::printf("%zu documents, vocabulary %zu, dim %zu; %zu queries\n", ix->n_docs(),
+                  ix->vocab_size(), ix->dim(), qs.size());
+      prun.reps = reps;
+      prun.single = !no_single;
+      for (std::size_t b : prec_batches)
+        if (b) prun.batches.push_back(b);
+      const std::size_t rss0 = status_kib("VmRSS:");
+      precision_benchmarks(*ix, qs, prun, rep);
+      rep.add("peak resident memory of this process beyond the index (MiB)",
+              static_cast<double>(status_kib("VmHWM:") - rss0) / 1024, "MiB");
     } else if (*syn) {
       const std::size_t rss0 = status_kib("VmRSS:");
       const Index ix = Index::load(index_path, false);

@@ -153,9 +153,6 @@ class CpuSearcher final : public Searcher {
   const Index& index() const override { return index_; }
   // The options as resolved: the precision phase 1 runs at here, the tile rows.
   const CpuOptions& options() const { return options_; }
-  // Memory phase 1 keeps beside the index (its error bound's terms: 12-16 bytes a word), 0
-  // before the first search that needs it.
-  std::size_t phase1_bytes() const;
 
  private:
   const cpu::WordGemm& word_gemm() const;

@@ -181,10 +181,6 @@ WordGemm::WordGemm(const Index& index, Precision precision, bool check)
 
 WordGemm::~WordGemm() = default;
 
-std::size_t WordGemm::bytes() const {
-  return (ra_.size() + rb_.size() + rc_.size() + scale_.size() + invert_.size()) * sizeof(float);
-}
-
 WordGemm::Columns WordGemm::columns(const float* vectors, const float* sq_norms,
                                     std::size_t n) const {
   const std::size_t m = index_.dim();

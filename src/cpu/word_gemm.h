@@ -36,10 +36,6 @@ class WordGemm {
   WordGemm& operator=(const WordGemm&) = delete;
 
   Precision precision() const { return precision_; }
-  // Memory the GEMM keeps beside the index: the bound's terms and scales.
-  std::size_t bytes() const;
-  // The implementation oneDNN chose, e.g. "brg:avx512_core_amx_int8" ("openblas" for f32).
-  const std::string& implementation() const { return implementation_; }
   // Vocabulary word u's share of the error bound, alone and as the kernels read it (from u on).
   bounds::Terms row_terms(std::size_t u) const { return {ra_[u], rb_[u], rc_[u]}; }
   BoundTermArrays bound_rows(std::size_t u) const {
@@ -88,9 +84,9 @@ class WordGemm {
 
   const Index& index_;
   Precision precision_;
-  std::string implementation_ = "openblas";
-  std::size_t kp_ = 0;                 // bf16/int8: the dimension, padded for AMX
-  std::vector<float> ra_, rb_, rc_;    // per vocabulary word: bounds::Terms a, b, c
+  std::string implementation_ = "openblas";  // oneDNN's, e.g. "brg:avx512_core_amx_int8"
+  std::size_t kp_ = 0;                       // bf16/int8: the dimension, padded for AMX
+  std::vector<float> ra_, rb_, rc_;          // per vocabulary word: bounds::Terms a, b, c
   std::vector<float> scale_, invert_;  // int8: per vocabulary word, e' = scale q, q = e invert
 };
 

@@ -82,9 +82,8 @@ class Phase1Tiles {
   // Half the width of the interval of (u, w): lo + 2 half_width(u, w) bounds the distance from
   // above, for a cache that kept lo alone (the slack in word_bounds.h's kappa takes the
   // roundings of that sum, as of every other evaluation of an estimate here).
-  float half_width(std::size_t u, std::size_t w) const { return half_width(u, column_terms(w)); }
-  float half_width(std::size_t u, const cpu::BoundTerms& col) const {
-    return cpu::bounds::beta(gemm_.row_terms(u), {col.a, col.b, col.c});
+  float half_width(std::size_t u, std::size_t w) const {
+    return cpu::bounds::beta(gemm_.row_terms(u), columns_.terms[w]);
   }
 
  private:

@@ -278,11 +278,6 @@ const cpu::WordGemm& CpuSearcher::word_gemm() const {
   return *gemm_;
 }
 
-std::size_t CpuSearcher::phase1_bytes() const {
-  std::lock_guard lock(gemm_mutex_);
-  return gemm_ ? gemm_->bytes() : 0;
-}
-
 SearchResults CpuSearcher::search(const QuerySet& queries, std::size_t k, const SearchOptions& opt,
                                   SearchStats* stats) const {
   const Index& index = index_;

@@ -1,0 +1,143 @@
+// lcrwmd_bench precision: CPU phase 1 in each precision, side by side in one run.
+#include "bench_precision.h"
+
+#include <cblas.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench_util.h"
+#include "lcrwmd/error.h"
+
+namespace lcrwmd::bench {
+namespace {
+
+// The bare SGEMM of phase 1 for one query: (vocabulary x dim) times (dim x query words).
+double bare_sgemm(const Index& ix, std::size_t words) {
+  static std::vector<float> t, c;
+  t.assign(words * ix.dim(), 0.5f);
+  c.resize(ix.vocab_size() * words);
+  return seconds_of([&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(ix.vocab_size()),
+                static_cast<int>(words), static_cast<int>(ix.dim()), -2.0f, ix.vectors(),
+                static_cast<int>(ix.dim()), t.data(), static_cast<int>(ix.dim()), 0.0f, c.data(),
+                static_cast<int>(words));
+  });
+}
+
+SearchOptions lc(bool symmetric, std::size_t batch) {
+  SearchOptions o;
+  o.symmetric = symmetric;
+  o.batch = batch;
+  return o;
+}
+
+const char* mode(bool symmetric) { return symmetric ? "symmetric" : "one-sided"; }
+
+struct Candidate {
+  Precision precision;
+  std::unique_ptr<CpuSearcher> searcher;
+};
+
+}  // namespace
+
+void precision_benchmarks(const Index& ix, const QuerySet& qs, const PrecisionRun& run,
+                          Report& rep) {
+  std::vector<Candidate> cands;
+  for (Precision p : {Precision::f32, Precision::bf16, Precision::int8}) {
+    try {
+      CpuOptions o;
+      o.precision = p;
+      cands.push_back({p, std::make_unique<CpuSearcher>(ix, o)});
+      std::printf("phase 1 %s\n", describe_precision(p).c_str());
+    } catch (const Error& e) {
+      std::printf("(%s)\n", e.what());
+    }
+  }
+  std::printf("auto: %s\n", describe_precision(Precision::automatic).c_str());
+  // Single queries: the bare SGEMM, then each precision one-sided and symmetric, query by query
+  // (after a warm-up round: page cache, huge pages, each searcher's first phase 1).
+  std::vector<double> gemm;
+  if (run.single) {
+    std::vector<std::vector<double>> t(cands.size() * 2), ratio(cands.size() * 2);
+    std::vector<double> pairs(cands.size(), 0), recomputed(cands.size(), 0);
+    for (std::size_t r = 0; r < run.reps + 1; ++r) {
+      const QuerySet q = slice(qs, r % qs.size(), 1);
+      const double g = bare_sgemm(ix, q.length(0));
+      for (std::size_t c = 0; c < cands.size(); ++c)
+        for (int sym = 0; sym < 2; ++sym) {
+          SearchStats st;
+          const double s = seconds_of([&] { cands[c].searcher->search(q, 10, lc(sym, 1), &st); });
+          if (r == 0) continue;
+          t[2 * c + sym].push_back(s);
+          ratio[2 * c + sym].push_back(s / g);
+          if (!sym) pairs[c] += static_cast<double>(st.word_pairs);
+          if (!sym) recomputed[c] += static_cast<double>(st.recomputed);
+        }
+      if (r > 0) gemm.push_back(g);
+    }
+    rep.add("single query: bare OpenBLAS SGEMM of phase 1 (ms)", 1e3 * median(gemm), "ms");
+    rep.figure("single_sgemm_ms", 1e3 * median(gemm));
+    for (std::size_t c = 0; c < cands.size(); ++c) {
+      const std::string p = to_string(cands[c].precision);
+      for (int sym = 0; sym < 2; ++sym) {
+        rep.add("single query, " + p + ", " + mode(sym) + " top-10 (ms)",
+                1e3 * median(t[2 * c + sym]), "ms");
+        rep.add("single query, " + p + ", " + mode(sym) + " / bare SGEMM",
+                median(ratio[2 * c + sym]), "x");
+        rep.figure("single_" + p + "_" + (sym ? "symmetric" : "one_sided") + "_ms",
+                   1e3 * median(t[2 * c + sym]));
+      }
+      rep.add("single query, " + p + ": recomputed per (word, query)", recomputed[c] / pairs[c],
+              "");
+    }
+  }
+  // Batches: per query, each precision, the best of two runs.
+  if (gemm.empty())
+    for (std::size_t r = 0; r < 3; ++r) gemm.push_back(bare_sgemm(ix, qs.length(r % qs.size())));
+  for (std::size_t b : run.batches) {
+    const QuerySet q = slice(qs, 0, b);
+    for (std::size_t c = 0; c < cands.size(); ++c)
+      for (int sym = 0; sym < 2; ++sym) {
+        SearchStats st;
+        double best = 1e300;
+        for (int r = 0; r < 2; ++r)
+          best = std::min(best,
+                          seconds_of([&] { cands[c].searcher->search(q, 10, lc(sym, b), &st); }));
+        const std::string name = "batch of " + std::to_string(q.size()) + ", " +
+                                 to_string(cands[c].precision) + ", " + mode(sym);
+        const double per_query = best / static_cast<double>(q.size());
+        rep.add(name + ": per query (ms)", 1e3 * per_query, "ms");
+        rep.add(name + ": per query / single-query bare SGEMM", per_query / median(gemm), "x");
+        if (!sym)
+          rep.add(name + ": recomputed per (word, query)",
+                  static_cast<double>(st.recomputed) / static_cast<double>(st.word_pairs), "");
+      }
+  }
+  // Bulk: the first `bulk` queries with the defaults (auto precision, batches as large as the
+  // memory budget holds) against f32 in batches of 64; the results must be the same.
+  if (run.bulk) {
+    const QuerySet q = slice(qs, 0, run.bulk);
+    CpuSearcher defaults(ix);
+    for (int sym = 0; sym < 2; ++sym) {
+      SearchResults a, b;
+      SearchStats st;
+      const double fast = seconds_of([&] { a = defaults.search(q, 10, lc(sym, 0), &st); });
+      const double slow = seconds_of([&] { b = cands[0].searcher->search(q, 10, lc(sym, 64)); });
+      if (a.distances != b.distances || a.indices != b.indices)
+        throw Error("bulk search: the defaults and f32 in batches of 64 disagree");
+      const std::string name = "bulk " + std::to_string(q.size()) + " queries, " + mode(sym);
+      rep.add(name + ", defaults (" + std::string(to_string(st.precision)) + ", " +
+                  std::to_string(st.batches) + " batches) (s)",
+              fast, "s");
+      rep.add(name + ", f32, batches of 64 (s)", slow, "s");
+      rep.add(name + ": f32 batch 64 / defaults", slow / fast, "x");
+      rep.figure(std::string("bulk_") + (sym ? "symmetric" : "one_sided") + "_speedup",
+                 slow / fast);
+    }
+  }
+}
+
+}  // namespace lcrwmd::bench
