@@ -111,39 +111,60 @@ std::unique_ptr<BatchDistance> make_method(const Index& index, QueryRange range,
   throw Error("unknown method");
 }
 
-// refine() for every listed document, in parallel unless already inside a parallel region.
-void refine_all(const BatchDistance& dist, std::size_t j, const float* lower,
-                const std::vector<std::int64_t>& docs, std::vector<float>& out) {
+// f(doc, bound) for every listed document (refine, or tighten at level 0), with its bound, in
+// parallel unless already inside a parallel region.
+template <typename F>
+void for_all(const std::vector<std::int64_t>& docs, const std::vector<float>& bounds,
+             std::vector<float>& out, F&& f) {
   out.resize(docs.size());
   ParallelErrors errors;
 #pragma omp parallel for schedule(dynamic, 4) if (!omp_in_parallel())
   for (std::size_t c = 0; c < docs.size(); ++c)
-    errors.run([&] { out[c] = dist.refine(j, static_cast<std::size_t>(docs[c]), lower[docs[c]]); });
+    errors.run([&] { out[c] = f(static_cast<std::size_t>(docs[c]), bounds[c]); });
   errors.rethrow();
 }
 
 // Top-k of a bounded method: D >= lower, so refine documents in ascending (lower, index) order
-// and stop at the first whose bound already loses against the current k-th best.
+// and stop at the first whose bound already loses against the current k-th best. A method with
+// one cheaper bound between (symmetric LC-RWMD: D2 from its cache's lower bounds) has each
+// chunk tightened first, and only the documents whose tighter bound still beats the k-th best
+// are refined.
 std::vector<Neighbor> pruned_topk(const BatchDistance& dist, std::size_t j, const float* lower,
-                                  std::size_t n, std::size_t k, std::size_t& refined) {
+                                  std::size_t n, std::size_t k, SearchStats& counts) {
   TopK best(k);
   if (k == 0) return best.take_sorted();
-  std::vector<std::int64_t> docs;
-  std::vector<float> exact;
+  const bool tighten = dist.tighten_levels() == 1;
+  std::vector<std::int64_t> docs, kept;
+  std::vector<float> bounds, tight, kept_bounds, exact;
   const std::size_t chunk = 32 * static_cast<std::size_t>(omp_get_max_threads());
+  const auto refine = [&](std::size_t doc, float bound) { return dist.refine(j, doc, bound); };
   // Refines `sorted` chunk by chunk; false once the rest cannot enter the top-k.
   auto consume = [&](const std::vector<Neighbor>& sorted) {
     for (std::size_t c0 = 0; c0 < sorted.size(); c0 += chunk) {
       docs.clear();
+      bounds.clear();
       for (std::size_t c = c0; c < std::min(sorted.size(), c0 + chunk); ++c) {
         if (best.full() && !best.accepts(sorted[c])) break;
         docs.push_back(sorted[c].index);
+        bounds.push_back(sorted[c].distance);
       }
-      refine_all(dist, j, lower, docs, exact);
-      refined += docs.size();
-      for (std::size_t c = 0; c < docs.size(); ++c) {
-        if (best.full() && !best.accepts({lower[docs[c]], docs[c]})) return false;
-        best.push({exact[c], docs[c]});
+      if (tighten) {
+        for_all(docs, bounds, tight, [&](std::size_t doc, float bound) {
+          return dist.tighten(j, doc, bound, 0);
+        });
+        counts.tightened += docs.size();
+        kept.clear();
+        kept_bounds.clear();
+        for (std::size_t c = 0; c < docs.size(); ++c)
+          if (!best.full() || best.accepts({tight[c], docs[c]}))
+            kept.push_back(docs[c]), kept_bounds.push_back(tight[c]);
+        for_all(kept, kept_bounds, exact, refine);
+        counts.refined += kept.size();
+        for (std::size_t c = 0; c < kept.size(); ++c) best.push({exact[c], kept[c]});
+      } else {
+        for_all(docs, bounds, exact, refine);
+        counts.refined += docs.size();
+        for (std::size_t c = 0; c < docs.size(); ++c) best.push({exact[c], docs[c]});
       }
       if (docs.size() < std::min(chunk, sorted.size() - c0)) return false;
     }
@@ -301,10 +322,10 @@ SearchResults CpuSearcher::search(const QuerySet& queries, std::size_t k, const 
                        float* row = block + j * n;
                        std::vector<Neighbor> top;
                        SearchStats counts;
-                       if (!dist.exact() && opt.prune && dist.tighten_levels() > 0) {
+                       if (!dist.exact() && opt.prune && dist.tighten_levels() > 1) {
                          top = cascade_topk(dist, j, row, n, res.k, counts);
                        } else if (!dist.exact() && opt.prune) {
-                         top = pruned_topk(dist, j, row, n, res.k, counts.refined);
+                         top = pruned_topk(dist, j, row, n, res.k, counts);
                        } else {
                          if (!dist.exact()) {
                            refine_row(dist, j, row, n);
