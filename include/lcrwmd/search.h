@@ -65,7 +65,7 @@ struct SearchOptions {
 // vectors in float, in a fixed order. A lower precision is a faster GEMM, not a different answer.
 enum class Precision {
   automatic,  // the fastest this CPU has: int8, else bf16, else f32
-  f32,        // OpenBLAS's SGEMM
+  f32,        // oneDNN's f32 matmul
   bf16,       // oneDNN: AMX-BF16 or AVX-512 BF16
   int8,       // oneDNN: AMX-INT8, AVX-512 VNNI or AVX-VNNI; a scale per vector
 };

@@ -1,6 +1,5 @@
 #include "cpu/word_gemm.h"
 
-#include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -30,9 +29,13 @@ bool has_isa(dnnl::cpu_isa isa) {
   return (static_cast<unsigned>(dnnl::get_effective_cpu_isa()) & want) == want;
 }
 
-dt element_type(Precision p) { return p == Precision::bf16 ? dt::bf16 : dt::s8; }
-dt product_type(Precision p) { return p == Precision::bf16 ? dt::f32 : dt::s32; }
-std::size_t element_bytes(Precision p) { return p == Precision::bf16 ? 2 : 1; }
+dt element_type(Precision p) {
+  return p == Precision::f32 ? dt::f32 : p == Precision::bf16 ? dt::bf16 : dt::s8;
+}
+dt product_type(Precision p) { return p == Precision::int8 ? dt::s32 : dt::f32; }
+std::size_t element_bytes(Precision p) {
+  return p == Precision::f32 ? 4 : p == Precision::bf16 ? 2 : 1;
+}
 
 // AMX multiplies tiles 64 bytes deep; zeros past the dimension change no product.
 std::size_t padded_dim(std::size_t dim) { return (dim + 63) / 64 * 64; }
@@ -130,7 +133,6 @@ std::string missing_instructions(Precision p) {
 }
 
 std::string gemm_implementation(Precision p) {
-  if (p != Precision::bf16 && p != Precision::int8) return "openblas";
   const dnnl::memory::desc src({16, 64}, element_type(p), tag::ab);
   const dnnl::memory::desc weights({64, 64}, element_type(p), tag::ba);
   const dnnl::memory::desc dst({16, 64}, product_type(p), tag::ab);
@@ -150,17 +152,16 @@ WordGemm::WordGemm(const Index& index, Precision precision, bool check)
   ra_.resize(v);
   rb_.resize(v);
   rc_.resize(v);
-  if (precision_ != Precision::f32) {
-    implementation_ = gemm_implementation(precision_);
-    kp_ = padded_dim(m);
-  }
+  implementation_ = gemm_implementation(precision_);
+  kp_ = precision_ == Precision::f32 ? m : padded_dim(m);
   if (precision_ == Precision::int8) {
     scale_.resize(v);
     invert_.resize(v);
   }
 #pragma omp parallel
   {
-    std::vector<std::byte> rounded(kp_ * element_bytes(precision_));
+    std::vector<std::byte> rounded(precision_ == Precision::f32 ? 0
+                                                                : kp_ * element_bytes(precision_));
 #pragma omp for schedule(static, 1024)
     for (std::size_t u = 0; u < v; ++u) {
       const float* e = index.vector(u);
@@ -176,7 +177,7 @@ WordGemm::WordGemm(const Index& index, Precision precision, bool check)
       ra_[u] = t.a, rb_[u] = t.b, rc_[u] = t.c;
     }
   }
-  if (check && precision_ != Precision::f32) check_products();
+  if (check) check_products();
 }
 
 WordGemm::~WordGemm() = default;
@@ -189,7 +190,7 @@ WordGemm::Columns WordGemm::columns(const float* vectors, const float* sq_norms,
   c.sq_norms = sq_norms;
   c.terms.resize(n);
   const std::size_t eb = element_bytes(precision_);
-  if (precision_ != Precision::f32) c.rounded.resize(n * kp_ * eb);
+  if (precision_ != Precision::f32) c.rounded.resize(n * kp_ * eb);  // f32: read in place
   if (precision_ == Precision::int8) c.scale.resize(n);
   for (std::size_t j = 0; j < n; ++j) {
     const float* t = vectors + j * m;
@@ -211,20 +212,12 @@ void WordGemm::estimates(Workspace& workspace, const Columns& cols, std::size_t 
                          std::size_t ld) const {
   const std::size_t m = index_.dim();
   const Kernels& k = kernels();
-  if (precision_ == Precision::f32) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(nc),
-                static_cast<int>(rows), static_cast<int>(m), 1.0f, cols.vectors + c0 * m,
-                static_cast<int>(m), index_.vector(u0), static_cast<int>(m), 0.0f, out,
-                static_cast<int>(ld));
-    for (std::size_t c = 0; c < nc; ++c)
-      k.estimates(out + c * ld, cols.sq_norms[c0 + c], rows, out + c * ld);
-    return;
-  }
   Workspace::State& ws = *workspace.state_;
   const std::size_t eb = element_bytes(precision_);
-  // The tile's rows rounded, each padded to kp_ (a row of the weights' "ba" layout).
-  ws.tile.resize(rows * kp_ * eb);
-  for (std::size_t r = 0; r < rows; ++r) {
+  // The tile's rows rounded, each padded to kp_ (a row of the weights' "ba" layout); f32 reads
+  // the vectors in place.
+  if (precision_ != Precision::f32) ws.tile.resize(rows * kp_ * eb);
+  for (std::size_t r = 0; r < rows && precision_ != Precision::f32; ++r) {
     std::byte* dst = ws.tile.data() + r * kp_ * eb;
     if (precision_ == Precision::bf16) {
       auto* o = reinterpret_cast<std::uint16_t*>(dst);
@@ -236,9 +229,9 @@ void WordGemm::estimates(Workspace& workspace, const Columns& cols, std::size_t 
       std::fill(o + m, o + kp_, std::int8_t{0});
     }
   }
-  // bf16's float products go straight to `out` (row stride ld) and become estimates there;
-  // int8's integer sums are scaled on the way.
-  const bool direct = precision_ == Precision::bf16;
+  // Float products go straight to `out` (row stride ld) and become estimates there; int8's
+  // integer sums are scaled on the way.
+  const bool direct = precision_ != Precision::int8;
   const std::array<std::size_t, 3> shape{nc, rows, direct ? ld : rows};
   auto it = ws.shapes.find(shape);
   if (it == ws.shapes.end()) {
@@ -260,8 +253,13 @@ void WordGemm::estimates(Workspace& workspace, const Columns& cols, std::size_t 
     it = ws.shapes.emplace(shape, std::move(s)).first;
   }
   Workspace::State::Shape& s = it->second;
-  s.src.set_data_handle(const_cast<std::byte*>(cols.rounded.data() + c0 * kp_ * eb));
-  s.weights.set_data_handle(ws.tile.data());
+  if (precision_ == Precision::f32) {
+    s.src.set_data_handle(const_cast<float*>(cols.vectors + c0 * m));
+    s.weights.set_data_handle(const_cast<float*>(index_.vector(u0)));
+  } else {
+    s.src.set_data_handle(const_cast<std::byte*>(cols.rounded.data() + c0 * kp_ * eb));
+    s.weights.set_data_handle(ws.tile.data());
+  }
   if (direct) {
     s.dst.set_data_handle(out);
   } else {
@@ -325,10 +323,11 @@ void WordGemm::check_products() const {
   for (std::size_t r = 0; r < R; ++r) {
     const float* x = probe_index.vector(r);
     const Int8Scale s = precision_ == Precision::int8 ? int8_scale(x, m) : Int8Scale{1, 1};
-    round_vector(precision_, x, m, kp_, s, rounded.data());
+    if (precision_ != Precision::f32) round_vector(precision_, x, m, kp_, s, rounded.data());
     for (std::size_t d = 0; d < m; ++d)
       value[r * m + d] =
-          precision_ == Precision::bf16
+          precision_ == Precision::f32 ? double{x[d]}
+          : precision_ == Precision::bf16
               ? double{from_bf16(reinterpret_cast<const std::uint16_t*>(rounded.data())[d])}
               : double{s.scale} * reinterpret_cast<const std::int8_t*>(rounded.data())[d];
   }

@@ -3,7 +3,8 @@
 // query-word vectors, in one precision, with the terms that bound each product's error
 // (cpu/word_bounds.h):
 //
-//   f32   OpenBLAS's SGEMM on the vectors as stored.
+//   f32   oneDNN's f32 matmul on the vectors as stored (on Set 1's and 20news's phase-1 tiles
+//         ~1.8x as fast as OpenBLAS's SGEMM on an AVX-512 Xeon: BENCHMARKS.md).
 //   bf16  both sides rounded to bfloat16 (products exact in float, sums in float): oneDNN on
 //         AMX-BF16 or AVX-512 BF16.
 //   int8  both sides as int8 times a scale per vector (sums exact in int32): oneDNN on AMX-INT8,
@@ -84,16 +85,16 @@ class WordGemm {
 
   const Index& index_;
   Precision precision_;
-  std::string implementation_ = "openblas";  // oneDNN's, e.g. "brg:avx512_core_amx_int8"
-  std::size_t kp_ = 0;                       // bf16/int8: the dimension, padded for AMX
-  std::vector<float> ra_, rb_, rc_;          // per vocabulary word: bounds::Terms a, b, c
+  std::string implementation_;         // oneDNN's, e.g. "brg:avx512_core_amx_int8"
+  std::size_t kp_ = 0;                 // bf16/int8: the dimension, padded for AMX
+  std::vector<float> ra_, rb_, rc_;    // per vocabulary word: bounds::Terms a, b, c
   std::vector<float> scale_, invert_;  // int8: per vocabulary word, e' = scale q, q = e invert
 };
 
 // What the CPU lacks for precision p (bf16: AVX-512 BF16 or AMX-BF16; int8: VNNI or AMX-INT8,
 // whose integer sums are exact), or "" where it has it.
 std::string missing_instructions(Precision p);
-// The implementation oneDNN picks for p's phase-1 GEMM on this CPU ("openblas" for f32).
+// The implementation oneDNN picks for p's phase-1 GEMM on this CPU.
 std::string gemm_implementation(Precision p);
 
 }  // namespace lcrwmd::cpu
