@@ -1,0 +1,30 @@
+#pragma once
+// Phase 1's kernels (simd.h) at one SIMD level: included by the per-level sources only, which
+// CMake builds with LCRWMD_SIMD_LEVEL set.
+#include <cstddef>
+#include <cstdint>
+
+#include "cpu/simd.h"
+
+#ifndef LCRWMD_SIMD_LEVEL
+#error "built by CMake once per level: -DLCRWMD_SIMD_LEVEL=scalar|avx2|avx512"
+#endif
+
+namespace lcrwmd::cpu::LCRWMD_SIMD_LEVEL::phase1 {
+
+void round_bf16(const float* x, std::size_t n, std::uint16_t* out);
+void round_int8(const float* x, std::size_t n, float invert, std::int8_t* out);
+void estimates(const float* p, float col_sq, std::size_t n, float* g);
+void estimates_s32(const std::int32_t* sums, const float* row_scale, float col_scale, float col_sq,
+                   std::size_t n, float* g);
+void bound_sq_distances(const float* g, BoundTermArrays rows, BoundTerms col, std::size_t n,
+                        float* lo, float* hi);
+void upper_min_into(float* limit, const float* lo, BoundTerms row, BoundTermArrays cols,
+                    std::size_t n);
+std::size_t select_at_most(const float* lo, const float* limit, std::size_t n, std::uint32_t* rows);
+void least_three_columns(Least3 t, const float* tile, std::size_t stride, std::size_t rows,
+                         const std::uint32_t* cols, std::size_t n, std::uint32_t first_id);
+void columns_to_rows(const float* tile, std::size_t stride, std::size_t rows,
+                     const std::uint32_t* cols, std::size_t n, float* dst, std::size_t dst_stride);
+
+}  // namespace lcrwmd::cpu::LCRWMD_SIMD_LEVEL::phase1
