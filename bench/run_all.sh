@@ -21,6 +21,16 @@ for set in set1 set2; do
     --queries "$WORK/${set}_q.tsv" --batches 64 256
 done
 
+echo "== CPU phase 1 in each precision (f32, bf16, int8), side by side"
+$BIN/lcrwmd_bench --reps 7 --json "$OUT/precision_set1.json" precision --index "$WORK/set1.idx" \
+  --queries "$WORK/set1_q.tsv" --batches 64
+CORPUS=(--embeddings "$DATA/embeddings/cbow300.bin" --stopwords "$DATA/stop_words.txt"
+        --train "$DATA/corpora/20news/train.tsv.gz" --test "$DATA/corpora/20news/test.tsv.gz")
+$BIN/lcrwmd_bench --reps 21 --json "$OUT/precision_20news_single.json" precision "${CORPUS[@]}" \
+  --batches 64 512
+$BIN/lcrwmd_bench --json "$OUT/precision_20news.json" precision "${CORPUS[@]}" --batches 0 \
+  --no-single --bulk 7532
+
 echo "== 20news: test queries against the train set"
 $BIN/lcrwmd_bench --json "$OUT/20news.json" real --embeddings "$DATA/embeddings/cbow300.bin" \
   --stopwords "$DATA/stop_words.txt" --train "$DATA/corpora/20news/train.tsv.gz" \
