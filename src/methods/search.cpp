@@ -149,9 +149,8 @@ std::vector<Neighbor> pruned_topk(const BatchDistance& dist, std::size_t j, cons
         bounds.push_back(sorted[c].distance);
       }
       if (tighten) {
-        for_all(docs, bounds, tight, [&](std::size_t doc, float bound) {
-          return dist.tighten(j, doc, bound, 0);
-        });
+        for_all(docs, bounds, tight,
+                [&](std::size_t doc, float bound) { return dist.tighten(j, doc, bound, 0); });
         counts.tightened += docs.size();
         kept.clear();
         kept_bounds.clear();
