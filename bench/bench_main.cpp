@@ -11,7 +11,6 @@
 //   lcrwmd_bench precision --embeddings ... --train ... --test ... --bulk 7532
 //
 // Every time is the median over repetitions; ratios compare times taken in the same run.
-#include <cblas.h>
 #include <omp.h>
 
 #include <CLI/CLI.hpp>
@@ -46,25 +45,22 @@ namespace {
 using namespace lcrwmd;
 using namespace lcrwmd::bench;
 
-// The bare SGEMM of phase 1 for one query: (vocabulary x dim) times (dim x query words).
-double bare_sgemm(const Index& ix, std::size_t words) {
-  static std::vector<float> t, c;
-  t.assign(words * ix.dim(), 0.5f);
-  c.resize(ix.vocab_size() * words);
-  return seconds_of([&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(ix.vocab_size()),
-                static_cast<int>(words), static_cast<int>(ix.dim()), -2.0f, ix.vectors(),
-                static_cast<int>(ix.dim()), t.data(), static_cast<int>(ix.dim()), 0.0f, c.data(),
-                static_cast<int>(words));
-  });
-}
-
-SearchOptions lc(bool symmetric, std::size_t batch) {
-  SearchOptions o;
-  o.method = Method::lc_rwmd;
-  o.symmetric = symmetric;
-  o.batch = batch;
-  return o;
+// A corpus's training documents as the index and its test documents as queries (query words
+// the index lacks from the embeddings).
+struct Corpus {
+  Index index;
+  QuerySet queries;
+};
+Corpus load_corpus(const std::string& emb_path, const std::string& stop_path,
+                   const std::string& train_path, const std::string& test_path) {
+  const Embeddings emb = Embeddings::load(emb_path);
+  StopWords stop;
+  if (!stop_path.empty()) stop = StopWords::load(stop_path);
+  BuildOptions bo;
+  bo.stopwords = stop_path.empty() ? nullptr : &stop;
+  Index ix = Index::from_data(build_index_data(emb, read_tsv(train_path), bo));
+  QuerySet qs = make_query_set(ix, read_tsv(test_path), {bo.stopwords, &emb});
+  return {std::move(ix), std::move(qs)};
 }
 
 // Single-query latency of one-sided and symmetric LC-RWMD beside the bare SGEMM, interleaved
@@ -353,13 +349,9 @@ int main(int argc, char** argv) {
         qs = make_query_set(*ix, read_tsv(queries_path), {});
         meta["index"] = index_path;
       } else {
-        const Embeddings emb = Embeddings::load(emb_path);
-        StopWords stop;
-        if (!stop_path.empty()) stop = StopWords::load(stop_path);
-        BuildOptions bo;
-        bo.stopwords = stop_path.empty() ? nullptr : &stop;
-        ix.emplace(Index::from_data(build_index_data(emb, read_tsv(train_path), bo)));
-        qs = make_query_set(*ix, read_tsv(test_path), {bo.stopwords, &emb});
+        Corpus c = load_corpus(emb_path, stop_path, train_path, test_path);
+        ix.emplace(std::move(c.index));
+        qs = std::move(c.queries);
         meta["train"] = train_path;
         meta["test"] = test_path;
       }
@@ -393,13 +385,9 @@ int main(int argc, char** argv) {
       rep.add("peak resident memory of this process (MiB)",
               static_cast<double>(status_kib("VmHWM:") - rss0) / 1024, "MiB");
     } else {
-      const Embeddings emb = Embeddings::load(emb_path);
-      StopWords stop;
-      if (!stop_path.empty()) stop = StopWords::load(stop_path);
-      BuildOptions bo;
-      bo.stopwords = stop_path.empty() ? nullptr : &stop;
-      const Index ix = Index::from_data(build_index_data(emb, read_tsv(train_path), bo));
-      const QuerySet qs = make_query_set(ix, read_tsv(test_path), {bo.stopwords, &emb});
+      const Corpus c = load_corpus(emb_path, stop_path, train_path, test_path);
+      const Index& ix = c.index;
+      const QuerySet& qs = c.queries;
       std::printf("%s: %zu documents, vocabulary %zu; %zu test queries\n", train_path.c_str(),
                   ix.n_docs(), ix.vocab_size(), qs.size());
       meta["train"] = train_path;

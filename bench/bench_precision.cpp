@@ -1,8 +1,6 @@
 // lcrwmd_bench precision: CPU phase 1 in each precision, side by side in one run.
 #include "bench_precision.h"
 
-#include <cblas.h>
-
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -13,26 +11,6 @@
 
 namespace lcrwmd::bench {
 namespace {
-
-// The bare SGEMM of phase 1 for one query: (vocabulary x dim) times (dim x query words).
-double bare_sgemm(const Index& ix, std::size_t words) {
-  static std::vector<float> t, c;
-  t.assign(words * ix.dim(), 0.5f);
-  c.resize(ix.vocab_size() * words);
-  return seconds_of([&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(ix.vocab_size()),
-                static_cast<int>(words), static_cast<int>(ix.dim()), -2.0f, ix.vectors(),
-                static_cast<int>(ix.dim()), t.data(), static_cast<int>(ix.dim()), 0.0f, c.data(),
-                static_cast<int>(words));
-  });
-}
-
-SearchOptions lc(bool symmetric, std::size_t batch) {
-  SearchOptions o;
-  o.symmetric = symmetric;
-  o.batch = batch;
-  return o;
-}
 
 const char* mode(bool symmetric) { return symmetric ? "symmetric" : "one-sided"; }
 

@@ -1,5 +1,7 @@
 #pragma once
 // What the benchmark programs share: timing, medians, the report (table + JSON), query slices.
+#include <cblas.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -10,7 +12,9 @@
 #include <utility>
 #include <vector>
 
+#include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
+#include "lcrwmd/search.h"
 
 namespace lcrwmd::bench {
 
@@ -57,6 +61,28 @@ struct Report {
     out << "}}\n";
   }
 };
+
+// The bare SGEMM of phase 1 for one query: (vocabulary x dim) times (dim x query words).
+inline double bare_sgemm(const Index& ix, std::size_t words) {
+  static std::vector<float> t, c;
+  t.assign(words * ix.dim(), 0.5f);
+  c.resize(ix.vocab_size() * words);
+  return seconds_of([&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(ix.vocab_size()),
+                static_cast<int>(words), static_cast<int>(ix.dim()), -2.0f, ix.vectors(),
+                static_cast<int>(ix.dim()), t.data(), static_cast<int>(ix.dim()), 0.0f, c.data(),
+                static_cast<int>(words));
+  });
+}
+
+// LC-RWMD in batches of `batch` queries.
+inline SearchOptions lc(bool symmetric, std::size_t batch) {
+  SearchOptions o;
+  o.method = Method::lc_rwmd;
+  o.symmetric = symmetric;
+  o.batch = batch;
+  return o;
+}
 
 // count queries from begin (fewer at the end of the set).
 inline QuerySet slice(const QuerySet& qs, std::size_t begin, std::size_t count) {
