@@ -132,6 +132,8 @@ std::string missing_instructions(Precision p) {
   }
 }
 
+bool has_amx() { return has_isa(dnnl::cpu_isa::avx512_core_amx); }
+
 std::string gemm_implementation(Precision p) {
   const dnnl::memory::desc src({16, 64}, element_type(p), tag::ab);
   const dnnl::memory::desc weights({64, 64}, element_type(p), tag::ba);

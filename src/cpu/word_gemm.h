@@ -94,6 +94,8 @@ class WordGemm {
 // What the CPU lacks for precision p (bf16: AVX-512 BF16 or AMX-BF16; int8: VNNI or AMX-INT8,
 // whose integer sums are exact), or "" where it has it.
 std::string missing_instructions(Precision p);
+// Whether oneDNN runs AMX tiles here (then bf16's and int8's GEMMs cost about the same).
+bool has_amx();
 // The implementation oneDNN picks for p's phase-1 GEMM on this CPU.
 std::string gemm_implementation(Precision p);
 
