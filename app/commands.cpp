@@ -67,11 +67,10 @@ void add_build(CLI::App& app) {
   c->callback([f] { run_build(f->embeddings, f->docs, f->stopwords, f->weighting, f->output); });
 }
 
-// Top-k as TSV query_id, rank, doc_id, distance; to stdout or atomically to `path`.
-void write_results(const SearchResults& r, const Loaded& l, const std::string& path) {
+// Top-k as TSV query_id, rank, doc_id, distance; to stdout, or atomically to `file` (made
+// before the search, so that an unwritable path fails before any work).
+void write_results(const SearchResults& r, const Loaded& l, std::unique_ptr<AtomicFile> file) {
   // Written one query at a time: with a large --k the results need not fit in memory twice.
-  std::unique_ptr<AtomicFile> file;
-  if (!path.empty()) file = std::make_unique<AtomicFile>(path);
   std::string out;
   char buf[64];
   for (std::size_t q = 0; q < r.n_queries; ++q) {
@@ -106,12 +105,16 @@ void add_search(CLI::App& app) {
   f->add(c);
   f->add_prune(c);
   c->add_option("--k", *k, "Neighbours per query (more than the index holds: all)")
-      ->check(CLI::PositiveNumber)
+      ->check(at_least_one())
       ->capture_default_str();
   c->add_option("--output", *output, "TSV query_id, rank, doc_id, distance (default: stdout)");
   f->add_distribute(c, "docs");
   c->callback([f, k, output] {
     Cluster& cluster = Cluster::current();
+    std::unique_ptr<AtomicFile> file;
+    cluster.step([&] {
+      if (cluster.root() && !output->empty()) file = std::make_unique<AtomicFile>(*output);
+    });
     Loaded l = load_queries(*f);
     const SearchOptions o = f->options();
     auto t = Clock::now();
@@ -128,7 +131,7 @@ void add_search(CLI::App& app) {
            cluster.size(), times.local, times.waiting, times.exchange);
     report_refinement(o, st);
     cluster.step([&] {
-      if (cluster.root()) write_results(r, l, *output);
+      if (cluster.root()) write_results(r, l, std::move(file));
     });
   });
 }
@@ -267,12 +270,12 @@ void add_synth(CLI::App& app) {
   c->add_option("--preset", f->preset,
                 "set1 (1M docs, h=107.5, v=452,058) | set2 (2.8M, 27.5, 292,492)")
       ->check(CLI::IsMember({"set1", "set2"}));
-  auto* docs = c->add_option("--docs", f->o.docs, "Documents")->check(CLI::PositiveNumber);
+  auto* docs = c->add_option("--docs", f->o.docs, "Documents")->check(at_least_one());
   auto* vocab = c->add_option("--vocab", f->o.vocab, "Vocabulary size before compaction")
-                    ->check(CLI::PositiveNumber);
+                    ->check(at_least_one());
   auto* h = c->add_option("--words-per-doc", f->o.words_per_doc, "Mean distinct words per document")
                 ->check(CLI::Range(1.0, 1e6));
-  auto* dim = c->add_option("--dim", f->o.dim, "Vector dimension")->check(CLI::PositiveNumber);
+  auto* dim = c->add_option("--dim", f->o.dim, "Vector dimension")->check(at_least_one());
   c->add_option("--seed", f->o.seed, "Random seed")->capture_default_str();
   c->add_option("--output", f->output, "Index file to write")->required();
   c->add_option("--queries", f->o.queries, "Query documents to draw as well");

@@ -1,8 +1,24 @@
 #pragma once
 // The lcrwmd subcommands: each registers its flags on the parent app and runs when chosen.
 #include <CLI/CLI.hpp>
+#include <string>
 
 namespace lcrwmd::app {
+
+// A count flag's check: "must be at least 1" (CLI11's PositiveNumber names a range of doubles).
+inline CLI::Validator at_least_one() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        try {
+          std::size_t used = 0;
+          if (std::stoll(s, &used) < 1 && used == s.size())
+            return "must be at least 1 (got " + s + ")";
+        } catch (const std::exception&) {  // not a number: the conversion says so
+        }
+        return "";
+      },
+      "POSITIVE");
+}
 
 void add_build(CLI::App& app);
 void add_search(CLI::App& app);

@@ -62,6 +62,8 @@ DistributedSearcher::DistributedSearcher(Cluster& cluster, const Index& index,
 SearchResults DistributedSearcher::search(const QuerySet& queries, std::size_t k,
                                           const SearchOptions& options, SearchStats* stats,
                                           ExchangeTimes* times) const {
+  check_k(k);
+  check_options(options);
   if (cluster_.size() == 1) return searcher_->search(queries, k, options, stats);
   Cluster& cluster = cluster_;
   const Index& index = index_;

@@ -22,10 +22,7 @@ struct EvalFlags : QueryFlags {
     QueryFlags::add(c);
     add_distribute(c, "queries");
     ks = std::move(default_ks);
-    c->add_option("--k", ks, k_help)
-        ->delimiter(',')
-        ->check(CLI::PositiveNumber)
-        ->capture_default_str();
+    c->add_option("--k", ks, k_help)->delimiter(',')->check(at_least_one())->capture_default_str();
     c->add_flag("--json", json, "Print JSON instead of a table");
   }
   std::size_t max_k() const { return *std::max_element(ks.begin(), ks.end()); }

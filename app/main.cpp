@@ -11,16 +11,10 @@ namespace {
 // The command line; `orderly` is cleared where a failure left the other ranks of an mpirun
 // job unaware (outside Cluster::step), so that main ends them.
 int run(int argc, char** argv, bool& orderly) {
+  // The subcommands list themselves under "SUBCOMMANDS", each with its own description.
   CLI::App app{
       "lcrwmd: nearest documents by Word Mover's Distance (WMD) and its relaxations (WCD, RWMD,\n"
-      "LC-RWMD)\n"
-      "  lcrwmd build    embeddings + documents -> index file\n"
-      "  lcrwmd search   top-k nearest documents for each query\n"
-      "  lcrwmd pairwise full query x document distance matrix (.npy)\n"
-      "  lcrwmd eval     kNN error, overlap with a reference, precision at top-k\n"
-      "  lcrwmd info     what an index holds\n"
-      "  lcrwmd synth    synthetic index with the paper's shapes\n"
-      "  lcrwmd devices  the CUDA GPUs this build can use"};
+      "LC-RWMD, ACT, ICT)"};
   app.require_subcommand(1);
   lcrwmd::app::add_build(app);
   lcrwmd::app::add_search(app);

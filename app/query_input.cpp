@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 
+#include "app/commands.h"
 #include "app/wire.h"
 #include "lcrwmd/corpus.h"
 #include "lcrwmd/embeddings.h"
@@ -53,9 +54,9 @@ void QueryFlags::add(CLI::App* c) {
   c->add_option("--batch", batch,
                 "Queries that share one phase-1 pass, at most (default: as many as --memory "
                 "holds)")
-      ->check(CLI::PositiveNumber);
+      ->check(at_least_one());
   c->add_option("--memory", memory_mib, "Working-memory budget in MiB beyond the index")
-      ->check(CLI::PositiveNumber)
+      ->check(at_least_one())
       ->capture_default_str();
   c->add_option("--threads", threads, "Threads (default: all cores)");
   c->add_option("--precision", precision,
@@ -100,9 +101,13 @@ void QueryFlags::add_distribute(CLI::App* c, const char* default_layout) {
 SearchOptions QueryFlags::options() const {
   SearchOptions o;
   o.method = parse_method(method);
-  if (one_sided && o.method == Method::wmd)
-    throw Error("--one-sided does not apply to wmd: the EMD is symmetric");
   o.symmetric = !one_sided;
+  try {
+    check_options(o);
+  } catch (const OptionError& e) {
+    throw Error((e.option() == "symmetric" ? "--one-sided: " : "--" + e.option() + ": ") +
+                e.what());
+  }
   o.prune = prune == "bounds";
   o.batch = batch;
   o.act_steps = act_steps;

@@ -13,30 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-// Optional field: absent gives `fallback`; present, it must be of the expected type.
-template <typename T>
-T field(const json& request, const char* name, T fallback) {
-  const auto it = request.find(name);
-  if (it == request.end() || it->is_null()) return fallback;
-  try {
-    if constexpr (std::is_same_v<T, bool>) {
-      if (!it->is_boolean()) throw RequestError(400, name, "expected true or false");
-    } else if constexpr (std::is_integral_v<T>) {
-      if (!it->is_number_integer()) throw RequestError(400, name, "expected an integer");
-      if (it->get<long long>() < 0) throw RequestError(400, name, "must not be negative");
-    } else {
-      if (!it->is_string()) throw RequestError(400, name, "expected a string");
-    }
-    return it->get<T>();
-  } catch (const json::exception& e) {
-    throw RequestError(400, name, e.what());
-  }
-}
-
-void require_object(const json& request) {
-  if (!request.is_object()) throw RequestError(400, "body", "expected a JSON object");
-}
-
 }  // namespace
 
 SearchService::SearchService(const Index& index, const StopWords* stopwords,
@@ -54,73 +30,27 @@ SearchService::SearchService(const Index& index, const StopWords* stopwords,
         {name, {}, std::vector<std::size_t>(std::size(kLatencyBuckets) + 1), 0, 0});
 }
 
-SearchOptions SearchService::to_options(const json& request, Method default_method) const {
-  SearchOptions o;
-  const std::string method = field<std::string>(request, "method", to_string(default_method));
-  try {
-    o.method = parse_method(method);
-  } catch (const Error& e) {
-    throw RequestError(400, "method", e.what());
-  }
-  o.symmetric = field<bool>(request, "symmetric", true);
-  if (!o.symmetric && o.method == Method::wmd)
-    throw RequestError(400, "symmetric", "wmd is symmetric: symmetric=false does not apply");
-  o.act_steps = field<std::size_t>(request, "act_steps", 1);
-  o.batch = options_.batching.max_batch;  // a micro-batch is one batch of the searcher
-  return o;
-}
-
-// The request's texts as queries; names[i] is what the answer calls query i (its id, or its
-// position). A query left with no known word is a 422 naming it.
-QuerySet SearchService::to_queries(const json& queries, std::vector<json>& names) const {
-  if (!queries.is_array() || queries.empty())
-    throw RequestError(400, "queries", "expected a non-empty array of texts");
-  if (queries.size() > options_.max_queries)
-    throw RequestError(413, "queries",
-                       std::to_string(queries.size()) + " queries; at most " +
-                           std::to_string(options_.max_queries) + " per request");
-  std::vector<RawDocument> docs;
-  for (std::size_t i = 0; i < queries.size(); ++i) {
-    const json& q = queries[i];
-    const std::string where = "queries[" + std::to_string(i) + "]";
-    RawDocument d;
-    d.id = std::to_string(i);
-    if (q.is_string()) {
-      d.text = q.get<std::string>();
-      names.emplace_back(i);
-    } else if (q.is_object() && q.contains("text") && q["text"].is_string()) {
-      d.text = q["text"].get<std::string>();
-      const auto id = q.find("id");
-      if (id != q.end() && !id->is_string() && !id->is_number_integer())
-        throw RequestError(400, where + ".id", "expected a string or an integer");
-      names.push_back(id != q.end() ? *id : json(i));
-    } else {
-      throw RequestError(400, where, "expected a text, or an object with a \"text\" string");
-    }
-    docs.push_back(std::move(d));
-  }
+template <typename Field>
+QuerySet SearchService::to_queries(const std::vector<RawDocument>& texts,
+                                   const Field& field) const {
   QueryOptions qo;
   qo.stopwords = stopwords_;
   qo.embeddings = embeddings_;
   TextReport report;
-  QuerySet qs = make_query_set(index_, docs, qo, &report);
+  QuerySet qs = make_query_set(index_, texts, qo, &report);
   if (!report.empty_documents.empty())
-    throw RequestError(422, "queries[" + report.empty_documents.front() + "]",
+    throw RequestError(422, field(std::stoul(report.empty_documents.front())),
                        "no word known to the index or its embeddings");
   return qs;
 }
 
-json SearchService::search(const json& request) {
-  require_object(request);
-  const auto queries = request.find("queries");
-  if (queries == request.end()) throw RequestError(400, "queries", "missing");
-  const std::size_t k = field<std::size_t>(request, "k", 10);
-  if (k == 0 || k > options_.max_k)
-    throw RequestError(400, "k", "must be 1.." + std::to_string(options_.max_k));
-  const SearchOptions o = to_options(request, Method::lc_rwmd);
-  std::vector<json> names;
-  QuerySet qs = to_queries(*queries, names);
-  const SearchResults r = batcher_.submit(std::move(qs), k, o).get();
+json SearchService::search(const json& body) {
+  SearchRequest request = parse_search(body, options_.limits);
+  request.options.batch = options_.batching.max_batch;  // a micro-batch is one batch
+  QuerySet qs = to_queries(request.queries,
+                           [](std::size_t i) { return "queries[" + std::to_string(i) + "]"; });
+  const std::vector<json>& names = request.names;
+  const SearchResults r = batcher_.submit(std::move(qs), request.k, request.options).get();
   json results = json::array();
   for (std::size_t q = 0; q < r.n_queries; ++q) {
     json neighbors = json::array();
@@ -137,17 +67,12 @@ json SearchService::search(const json& request) {
   return {{"results", std::move(results)}};
 }
 
-json SearchService::explain(const json& request) const {
-  require_object(request);
-  const auto text = request.find("query");
-  if (text == request.end() || !text->is_string())
-    throw RequestError(400, "query", "expected the query's text");
-  const std::string doc_id = field<std::string>(request, "doc", "");
-  const auto doc = index_.find_doc(doc_id);
-  if (!doc) throw RequestError(404, "doc", "no document with id '" + doc_id + "'");
-  const SearchOptions o = to_options(request, Method::wmd);
-  std::vector<json> names;
-  const QuerySet qs = to_queries(json::array({*text}), names);
+json SearchService::explain(const json& body) const {
+  const ExplainRequest request = parse_explain(body);
+  const auto doc = index_.find_doc(request.doc);
+  if (!doc) throw RequestError(404, "doc", "no document with id '" + request.doc + "'");
+  const SearchOptions& o = request.options;
+  const QuerySet qs = to_queries({request.query}, [](std::size_t) { return "query"; });
   Explanation e;
   try {
     e = lcrwmd::explain(index_, qs, 0, *doc, o.method, o.symmetric, o.act_steps);
@@ -189,8 +114,8 @@ json SearchService::info() const {
           {"embeddings_for_unknown_words", embeddings_ != nullptr},
           {"max_batch", options_.batching.max_batch},
           {"max_wait_ms", static_cast<double>(options_.batching.max_wait.count()) / 1000.0},
-          {"max_k", options_.max_k},
-          {"max_queries_per_request", options_.max_queries},
+          {"max_k", options_.limits.max_k},
+          {"max_queries_per_request", options_.limits.max_queries},
           {"methods", {"wcd", "rwmd", "lc-rwmd", "act", "ict", "wmd"}}};
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "app/micro_batcher.h"
+#include "app/request.h"
 #include "lcrwmd/embeddings.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/index.h"
@@ -17,18 +18,9 @@
 
 namespace lcrwmd::app {
 
-// A request the service refuses: the HTTP status and the field at fault.
-struct RequestError : Error {
-  RequestError(int http_status, std::string at, const std::string& message)
-      : Error(at + ": " + message), status(http_status), field(std::move(at)) {}
-  int status;
-  std::string field;
-};
-
 struct ServiceOptions {
   MicroBatcher::Options batching;
-  std::size_t max_k = 1000;        // larger k: 400
-  std::size_t max_queries = 1024;  // queries in one request
+  RequestLimits limits;
 };
 
 class SearchService {
@@ -49,8 +41,9 @@ class SearchService {
   void record(const std::string& endpoint, int status, double seconds);
 
  private:
-  QuerySet to_queries(const nlohmann::json& queries, std::vector<nlohmann::json>& names) const;
-  SearchOptions to_options(const nlohmann::json& request, Method default_method) const;
+  // The texts as queries; one left with no known word is a 422 naming it (field(i)).
+  template <typename Field>
+  QuerySet to_queries(const std::vector<RawDocument>& texts, const Field& field) const;
 
   const Index& index_;
   const StopWords* stopwords_;

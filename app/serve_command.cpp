@@ -36,12 +36,12 @@ struct ServeFlags {
 
 void send_json(httplib::Response& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  res.set_content(to_bytes(body), "application/json");
 }
 
 void send_error(httplib::Response& res, int status, const std::string& field,
                 const std::string& message) {
-  send_json(res, status, {{"error", message}, {"field", field}, {"status", status}});
+  send_json(res, status, error_json(status, field, message));
 }
 
 // Requests being answered, and whether a stop signal came.
@@ -50,27 +50,31 @@ struct Drain {
   std::atomic<bool> draining{false};
 };
 
+// One request in flight for as long as it lives, however its answer ends: the drain waits
+// for the count to reach 0, so no path may skip the decrement.
+class InFlight {
+ public:
+  explicit InFlight(Drain& d) : d_(d) { ++d_.in_flight; }
+  ~InFlight() { --d_.in_flight; }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+
+ private:
+  Drain& d_;
+};
+
 // Runs a JSON endpoint: the body parsed, the answer or the error as JSON, the time counted.
 template <typename Handler>
 void answer(SearchService& service, Drain& drain, const char* endpoint, const httplib::Request& req,
             httplib::Response& res, Handler&& handle) {
   const auto start = std::chrono::steady_clock::now();
-  ++drain.in_flight;
+  const InFlight counted(drain);
   try {
     if (drain.draining) {
       res.set_header("Connection", "close");
       throw QueueFull("the service is shutting down");
     }
-    json body;
-    if (req.method == "POST") {
-      if (req.body.empty()) throw RequestError(400, "body", "empty: expected a JSON object");
-      try {
-        body = json::parse(req.body);
-      } catch (const json::parse_error& e) {
-        throw RequestError(400, "body", std::string("malformed JSON: ") + e.what());
-      }
-    }
-    send_json(res, 200, handle(body));
+    send_json(res, 200, handle(req.method == "POST" ? parse_body(req.body) : json()));
   } catch (const RequestError& e) {
     send_error(res, e.status, e.field, e.what());
   } catch (const QueueFull& e) {
@@ -80,7 +84,37 @@ void answer(SearchService& service, Drain& drain, const char* endpoint, const ht
   }
   service.record(endpoint, res.status,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  --drain.in_flight;
+}
+
+// The endpoints and the methods each answers: another method on one of them is a 405.
+constexpr struct {
+  const char* path;
+  const char* allow;
+} kEndpoints[] = {{"/search", "POST"},      {"/explain", "POST"},      {"/info", "GET, HEAD"},
+                  {"/health", "GET, HEAD"}, {"/metrics", "GET, HEAD"}, {"/", "GET, HEAD"}};
+
+// Unknown paths, wrong methods, oversize or unreadable requests: a JSON error too.
+void refuse(const httplib::Request& req, httplib::Response& res) {
+  if (!res.body.empty()) return;
+  if (res.status == 404)
+    for (const auto& e : kEndpoints)
+      if (req.path == e.path) {
+        res.set_header("Allow", e.allow);
+        send_error(res, 405, "method",
+                   req.method + " does not apply to " + req.path + " (allowed: " + e.allow + ")");
+        return;
+      }
+  switch (res.status) {
+    case 404:
+      return send_error(res, 404, "path", "no such endpoint: " + req.path);
+    case 413:
+      return send_error(res, 413, "body", "the request body is too large");
+    case 411:
+      return send_error(res, 411, "body", "a body needs its Content-Length");
+    default:
+      return send_error(res, res.status, res.status >= 500 ? "server" : "request",
+                        "the request could not be read (HTTP " + std::to_string(res.status) + ")");
+  }
 }
 
 void serve(const ServeFlags& f) {
@@ -108,8 +142,8 @@ void serve(const ServeFlags& f) {
   opt.batching.max_batch = f.max_batch;
   opt.batching.max_wait = std::chrono::microseconds(static_cast<long long>(f.max_wait_ms * 1000));
   opt.batching.max_queued = f.max_queue;
-  opt.max_k = f.max_k;
-  opt.max_queries = f.max_queries;
+  opt.limits.max_k = f.max_k;
+  opt.limits.max_queries = f.max_queries;
   SearchService service(index, f.stopwords.empty() ? nullptr : &stop, emb.get(), so, opt);
 
   httplib::Server server;
@@ -138,14 +172,11 @@ void serve(const ServeFlags& f) {
     res.set_content(kServePage, "text/html; charset=utf-8");
     service.record("page", 200, 0);
   });
-  // Unknown paths, wrong methods, oversize bodies: a JSON error too.
-  server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return;
-    const std::string what = res.status == 413   ? "the request body is too large"
-                             : res.status == 404 ? "no such endpoint: " + req.path
-                                                 : "bad request";
-    send_error(res, res.status, res.status == 413 ? "body" : "path", what);
-  });
+  server.set_error_handler(refuse);
+  server.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+        send_error(res, 500, "server", "internal error");
+      });
 
   // Debian's cpp-httplib listens with a backlog of 5, compiled in: a burst of connections
   // beyond it (64 clients at once) may be reset. The listening socket is noted as it is made

@@ -161,11 +161,17 @@ Queries to_queries(const PyIndex& p, const py::sequence& docs,
   return q;
 }
 
+// Python's k is any int: below 1, the library's error (lcrwmd.Error), not pybind11's TypeError.
+std::size_t to_k(std::int64_t k) {
+  if (k < 1) check_k(0);
+  return static_cast<std::size_t>(k);
+}
+
 SearchOptions make_options(const std::string& method, bool symmetric, std::size_t batch, bool prune,
                            std::size_t act_steps = 1) {
   SearchOptions o;
   o.method = parse_method(method);
-  o.symmetric = o.method == Method::wmd ? true : symmetric;
+  o.symmetric = symmetric;
   o.batch = batch;
   o.prune = prune;
   o.act_steps = act_steps;
@@ -175,8 +181,9 @@ SearchOptions make_options(const std::string& method, bool symmetric, std::size_
 py::tuple search_with(const PyIndex& p, const Searcher& searcher, const py::sequence& queries,
                       std::size_t k, const std::string& method, bool symmetric, std::size_t batch,
                       bool prune, std::size_t act_steps = 1) {
-  if (k == 0) throw py::value_error("k must be at least 1");
   const SearchOptions o = make_options(method, symmetric, batch, prune, act_steps);
+  check_k(k);
+  check_options(o);
   const Queries q = to_queries(p, queries, std::nullopt);
   SearchResults r;
   {
@@ -434,10 +441,10 @@ PYBIND11_MODULE(_lcrwmd, m) {
           py::arg("path"))
       .def(
           "search",
-          [](const PyIndex& p, const py::sequence& queries, std::size_t k,
+          [](const PyIndex& p, const py::sequence& queries, std::int64_t k,
              const std::string& method, bool symmetric, const std::string& backend,
              std::size_t batch, bool prune, std::size_t act_steps, const std::string& precision) {
-            return search_with(p, *p.searcher(backend, method, precision), queries, k, method,
+            return search_with(p, *p.searcher(backend, method, precision), queries, to_k(k), method,
                                symmetric, batch, prune, act_steps);
           },
           py::arg("queries"), py::arg("k") = 10, py::arg("method") = "lc-rwmd",
@@ -482,6 +489,7 @@ PYBIND11_MODULE(_lcrwmd, m) {
              const std::string& backend, std::size_t act_steps, const std::string& precision) {
             if (ks.empty()) throw py::value_error("ks: give at least one k");
             const SearchOptions o = make_options(method, symmetric, 0, true, act_steps);
+            check_options(o);
             const Queries q = to_queries(p, queries, labels);
             const std::shared_ptr<const Searcher> searcher = p.searcher(backend, method, precision);
             KnnReport rep;
@@ -526,9 +534,9 @@ PYBIND11_MODULE(_lcrwmd, m) {
   py::class_<PyGpuSearcher>(m, "GpuSearcher")
       .def(
           "search",
-          [](const PyGpuSearcher& s, const py::sequence& queries, std::size_t k,
+          [](const PyGpuSearcher& s, const py::sequence& queries, std::int64_t k,
              const std::string& method, bool symmetric, std::size_t batch, bool prune) {
-            return search_with(s.index, *s.gpu, queries, k, method, symmetric, batch, prune);
+            return search_with(s.index, *s.gpu, queries, to_k(k), method, symmetric, batch, prune);
           },
           py::arg("queries"), py::arg("k") = 10, py::arg("method") = "lc-rwmd",
           py::arg("symmetric") = true, py::arg("batch") = 0, py::arg("prune") = true)

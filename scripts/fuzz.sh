@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs each libFuzzer target for SECONDS (default 60): the embeddings readers, the document
-# reader, the index loader and the ranks' wire format. Built with clang, ASan and UBSan in
-# build-fuzz/; seeds come from data/demo and a small synthetic index. Each run starts from the
-# seeds with libFuzzer's seed SEED (default 1), so a run is repeatable: a longer one tries
-# the same inputs first. A crash, a leak, a sanitizer report or an exception other than
+# reader, the index loader, the ranks' wire format and serve's request bodies. Built with
+# clang, ASan and UBSan in build-fuzz/; seeds come from data/demo and a small synthetic index.
+# Each run starts from the seeds with libFuzzer's seed SEED (default 1), so a run is
+# repeatable: a longer one tries the same inputs first. A crash, a leak, a sanitizer report or an exception other than
 # lcrwmd::Error fails the run (libFuzzer leaves the input as build-fuzz/crash-*).
 #   scripts/fuzz.sh [SECONDS [SEED]]
 set -euo pipefail
@@ -15,11 +15,11 @@ CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo 
   -DLCRWMD_NATIVE=OFF -DLCRWMD_WITH_CUDA=OFF -DLCRWMD_WITH_MPI=OFF -DLCRWMD_BUILD_PYTHON=OFF \
   -DLCRWMD_BUILD_TESTS=OFF -DLCRWMD_BUILD_BENCH=OFF >/dev/null
 cmake --build build-fuzz -j "$(nproc)" --target lcrwmd_cli fuzz_embeddings fuzz_tsv fuzz_index \
-  fuzz_wire
+  fuzz_wire fuzz_request
 
 seeds=build-fuzz/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{embeddings,tsv,index,wire}
+mkdir -p "$seeds"/{embeddings,tsv,index,wire,request}
 export ASAN_OPTIONS=detect_leaks=1
 # A tiny synthetic corpus: index, text embeddings and documents.
 build-fuzz/lcrwmd synth --docs 6 --vocab 30 --words-per-doc 4 --dim 3 \
@@ -44,7 +44,15 @@ PY
 head -5 data/demo/queries.tsv >"$seeds/tsv/queries.tsv"
 gzip -c "$seeds/tsv/queries.tsv" >"$seeds/tsv/queries.tsv.gz"
 
-for target in embeddings tsv index wire; do
+# Request bodies: good ones of each endpoint, and the kinds of bad the tests send.
+printf '{"queries": ["goal", {"id": "q2", "text": "match"}], "k": 5, "method": "wmd"}' \
+  >"$seeds/request/search.json"
+printf '{"query": "goal", "doc": "d1", "method": "lc-rwmd", "symmetric": false, "act_steps": 2}' \
+  >"$seeds/request/explain.json"
+printf '{"queries": ["goal \xff"], "k": 1e300, "k": -3}' >"$seeds/request/bad.json"
+printf '[[[[[[[[[[[[[[[[[[[[{"queries": "\\ud800"}]]]]]]]]]]]]]]]]]]]' >"$seeds/request/deep.json"
+
+for target in embeddings tsv index wire request; do
   corpus=build-fuzz/corpus/$target
   rm -rf "$corpus"
   mkdir -p "$corpus"

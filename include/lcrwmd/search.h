@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lcrwmd/error.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
 
@@ -119,6 +120,24 @@ struct SearchResults {
 // The full distance matrix, streamed batch by batch: sink(first_query, n_rows, rows) with
 // rows[r * n_docs + i] the distance of query first_query + r to document i.
 using RowSink = std::function<void(std::size_t, std::size_t, const float*)>;
+
+// A search that cannot run as asked, and the option at fault as SearchOptions (or search's k)
+// spells it: "k", "symmetric", ... Front ends point at their own spelling of it (--one-sided,
+// a JSON field, a keyword argument); the rule and its message are the library's.
+class OptionError : public Error {
+ public:
+  OptionError(std::string option, const std::string& message)
+      : Error(message), option_(std::move(option)) {}
+  const std::string& option() const { return option_; }
+
+ private:
+  std::string option_;
+};
+
+// The rules every searcher, explain and front end applies before any work: k is at least 1;
+// wmd is symmetric (a one-sided wmd is refused, never silently made symmetric).
+void check_k(std::size_t k);
+void check_options(const SearchOptions& options);
 
 // Answers searches over one index's documents; the backend is fixed when it is made. Searches
 // on one searcher may come from several threads (they take turns where the backend must).

@@ -183,8 +183,16 @@ def test_bad_arguments_raise_clear_errors(emb, index):
         index.search(["football"], method="emd")
     with pytest.raises(lcrwmd.Error, match="unknown backend"):
         index.search(["football"], backend="gpu")
-    with pytest.raises(ValueError, match="k must be"):
-        index.search(["football"], k=0)
+    for k in (0, -1):
+        with pytest.raises(lcrwmd.Error, match="k must be at least 1"):
+            index.search(["football"], k=k)
+    # One rule for every front end (the library's): wmd is symmetric, never silently made so.
+    with pytest.raises(lcrwmd.Error, match="wmd is symmetric"):
+        index.search(["football"], method="wmd", symmetric=False)
+    with pytest.raises(lcrwmd.Error, match="wmd is symmetric"):
+        index.pairwise(["football"], method="wmd", symmetric=False)
+    with pytest.raises(lcrwmd.Error, match="wmd is symmetric"):
+        index.explain("football", 0, method="wmd", symmetric=False)
     with pytest.raises(lcrwmd.Error, match="nonexistent.bin"):
         lcrwmd.Embeddings.load("/nonexistent.bin")
     with pytest.raises(lcrwmd.Error, match="nonexistent.idx"):

@@ -117,6 +117,8 @@ void GpuIndex::Impl::for_each_batch(const QuerySet& q, const SearchOptions& opt,
 
 SearchResults GpuIndex::Impl::search(const QuerySet& q, std::size_t k, const SearchOptions& opt,
                                      SearchStats* stats) {
+  check_k(k);
+  check_options(opt);
   std::lock_guard lock(mutex);
   const DeviceGuard on_device(device.id);
   SearchResults res;
@@ -173,6 +175,7 @@ SearchResults GpuIndex::Impl::search(const QuerySet& q, std::size_t k, const Sea
 // stream while batch t + 1 computes, and handed to the sink while it does.
 void GpuIndex::Impl::pairwise(const QuerySet& q, const SearchOptions& opt, const RowSink& sink,
                               SearchStats* stats) {
+  check_options(opt);
   std::lock_guard lock(mutex);
   const DeviceGuard on_device(device.id);
   SearchStats st;

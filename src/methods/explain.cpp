@@ -90,6 +90,10 @@ void explain_wmd(const Index& index, const QuerySet& qs, std::size_t q, std::siz
 
 Explanation explain(const Index& index, const QuerySet& queries, std::size_t q, std::size_t doc,
                     Method method, bool symmetric, std::size_t act_steps) {
+  SearchOptions o;
+  o.method = method;
+  o.symmetric = symmetric;
+  check_options(o);
   if (q >= queries.size())
     throw Error("explain: query " + std::to_string(q) + " of " + std::to_string(queries.size()));
   if (doc >= index.n_docs())
@@ -99,7 +103,7 @@ Explanation explain(const Index& index, const QuerySet& queries, std::size_t q, 
   e.query = queries.ids[q];
   e.doc = index.doc_id(doc);
   e.method = method;
-  e.symmetric = method == Method::wmd || symmetric;
+  e.symmetric = symmetric;
   switch (method) {
     case Method::wmd:
       explain_wmd(index, queries, q, doc, e);

@@ -52,6 +52,15 @@ Method parse_method(std::string_view s) {
               "' (expected wcd, rwmd, lc-rwmd, wmd, act or ict)");
 }
 
+void check_k(std::size_t k) {
+  if (k == 0) throw OptionError("k", "k must be at least 1");
+}
+
+void check_options(const SearchOptions& o) {
+  if (o.method == Method::wmd && !o.symmetric)
+    throw OptionError("symmetric", "wmd is symmetric (an EMD): a one-sided search does not apply");
+}
+
 const char* to_string(Backend b) {
   switch (b) {
     case Backend::cpu:
@@ -300,6 +309,8 @@ const cpu::WordGemm& CpuSearcher::word_gemm() const {
 
 SearchResults CpuSearcher::search(const QuerySet& queries, std::size_t k, const SearchOptions& opt,
                                   SearchStats* stats) const {
+  check_k(k);
+  check_options(opt);
   const Index& index = index_;
   const std::size_t n = index.n_docs();
   SearchResults res;
@@ -351,6 +362,7 @@ SearchResults CpuSearcher::search(const QuerySet& queries, std::size_t k, const 
 
 void CpuSearcher::pairwise(const QuerySet& queries, const SearchOptions& opt, const RowSink& sink,
                            SearchStats* stats) const {
+  check_options(opt);
   const Index& index = index_;
   const std::size_t n = index.n_docs();
   SearchStats st;

@@ -147,7 +147,9 @@ TEST_F(Cli, BadInputFailsCleanly) {
   EXPECT_NE(r.err.find("/nonexistent/dir/r.tsv"), std::string::npos) << r.err;
   r = lcrwmd("--help");
   EXPECT_EQ(r.code, 0);
-  EXPECT_NE(r.out.find("search"), std::string::npos);
+  for (const char* sub :
+       {"build", "search", "pairwise", "eval", "info", "synth", "devices", "explain", "serve"})
+    EXPECT_NE(r.out.find(std::string("\n  ") + sub + " "), std::string::npos) << sub << r.out;
 }
 
 TEST_F(Cli, WmdSearchAndEval) {
@@ -182,7 +184,7 @@ TEST_F(Cli, WmdSearchAndEval) {
   EXPECT_NE(prec.out.find("\"groups\": ["), std::string::npos) << prec.out;
 
   // Bad input, each with the words its error must say: an unknown method, an empty test set,
-  // embeddings of another dimension, unlabelled queries, a one-sided WMD.
+  // embeddings of another dimension, unlabelled queries, a one-sided WMD, k = 0.
   const std::string eval = "eval knn --index " + index + " --queries ";
   const std::pair<std::string, std::string> bad[] = {
       {eval + q + " --method emd", "emd"},
@@ -190,7 +192,8 @@ TEST_F(Cli, WmdSearchAndEval) {
       {eval + q + " --embeddings " + test::write_file("cli_emb4.txt", "zebra 1 2 3 4\n"),
        "dimension 4"},
       {eval + test::write_file("cli_nolabel.tsv", "u1\t\tsoccer\n"), "'u1' has no label"},
-      {base + " --one-sided", "--one-sided"}};
+      {base + " --one-sided", "--one-sided: wmd is symmetric"},
+      {"search --index " + index + " --queries " + q + " --k 0", "--k: must be at least 1"}};
   for (const auto& [args, says] : bad) {
     const CliRun r = lcrwmd(args);
     EXPECT_NE(r.code, 0) << args;

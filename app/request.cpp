@@ -1,0 +1,182 @@
+#include "app/request.h"
+
+#include <cstdint>
+#include <initializer_list>
+#include <set>
+
+namespace lcrwmd::app {
+namespace {
+
+using nlohmann::json;
+
+// act's k past any document's length is ICT; a bound keeps a request's number sane.
+constexpr std::uint64_t kMaxActSteps = 1'000'000;
+
+// Every key of `request` must be one of `known`: a misspelt option is an error, not a default.
+void only(const json& request, std::initializer_list<const char*> known, const std::string& at) {
+  for (const auto& item : request.items()) {
+    bool ok = false;
+    for (const char* k : known) ok = ok || item.key() == k;
+    if (ok) continue;
+    std::string expected;
+    for (const char* k : known) expected += std::string(expected.empty() ? "" : ", ") + k;
+    throw RequestError(400, at + item.key(), "unknown field (expected " + expected + ")");
+  }
+}
+
+// An optional integer field from lo to hi; the same words for every way of missing it.
+std::uint64_t integer(const json& request, const char* name, std::uint64_t fallback,
+                      std::uint64_t lo, std::uint64_t hi) {
+  const auto it = request.find(name);
+  if (it == request.end() || it->is_null()) return fallback;
+  const bool in_range = (it->is_number_unsigned() || (it->is_number_integer() && *it >= 0)) &&
+                        it->get<std::uint64_t>() >= lo && it->get<std::uint64_t>() <= hi;
+  if (!in_range)
+    throw RequestError(400, name,
+                       "expected an integer from " + std::to_string(lo) + " to " +
+                           std::to_string(hi) + ", got " + to_bytes(*it));
+  return it->get<std::uint64_t>();
+}
+
+bool boolean(const json& request, const char* name, bool fallback) {
+  const auto it = request.find(name);
+  if (it == request.end() || it->is_null()) return fallback;
+  if (!it->is_boolean()) throw RequestError(400, name, "expected true or false");
+  return it->get<bool>();
+}
+
+std::string text(const json& request, const char* name, const std::string& fallback) {
+  const auto it = request.find(name);
+  if (it == request.end() || it->is_null()) return fallback;
+  if (!it->is_string()) throw RequestError(400, name, "expected a string");
+  return it->get<std::string>();
+}
+
+void require_object(const json& request) {
+  if (!request.is_object()) throw RequestError(400, "body", "expected a JSON object");
+}
+
+// method, symmetric and act_steps, checked by the library's rules (lcrwmd/search.h).
+SearchOptions options(const json& request, Method default_method) {
+  SearchOptions o;
+  const std::string method = text(request, "method", to_string(default_method));
+  try {
+    o.method = parse_method(method);
+  } catch (const Error& e) {
+    throw RequestError(400, "method", e.what());
+  }
+  o.symmetric = boolean(request, "symmetric", true);
+  o.act_steps = integer(request, "act_steps", 1, 0, kMaxActSteps);
+  try {
+    check_options(o);
+  } catch (const OptionError& e) {
+    throw RequestError(400, e.option(), e.what());
+  }
+  return o;
+}
+
+// Rejects a key seen twice in one object and nesting past kMaxDepth while parsing.
+class Checks {
+ public:
+  bool operator()(int depth, json::parse_event_t event, json& parsed) {
+    if (static_cast<std::size_t>(depth) > kMaxDepth)
+      throw RequestError(400, "body",
+                         "nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    switch (event) {
+      case json::parse_event_t::object_start:
+        keys_.emplace_back();
+        break;
+      case json::parse_event_t::object_end:
+        keys_.pop_back();
+        break;
+      case json::parse_event_t::key:
+        if (!keys_.back().insert(parsed.get<std::string>()).second)
+          throw RequestError(400, parsed.get<std::string>(), "given twice");
+        break;
+      default:
+        break;
+    }
+    return true;
+  }
+
+ private:
+  std::vector<std::set<std::string>> keys_;
+};
+
+}  // namespace
+
+json parse_body(std::string_view body) {
+  if (body.empty()) throw RequestError(400, "body", "empty: expected a JSON object");
+  Checks checks;
+  try {
+    return json::parse(body, std::ref(checks));
+  } catch (const json::exception& e) {
+    throw RequestError(400, "body", std::string("malformed JSON: ") + e.what());
+  }
+}
+
+SearchRequest parse_search(const json& body, const RequestLimits& limits) {
+  require_object(body);
+  only(body, {"queries", "k", "method", "symmetric", "act_steps"}, "");
+  SearchRequest r;
+  const auto queries = body.find("queries");
+  if (queries == body.end()) throw RequestError(400, "queries", "missing");
+  if (!queries->is_array() || queries->empty())
+    throw RequestError(400, "queries", "expected a non-empty array of texts");
+  if (queries->size() > limits.max_queries)
+    throw RequestError(413, "queries",
+                       std::to_string(queries->size()) + " queries; at most " +
+                           std::to_string(limits.max_queries) + " per request");
+  r.k = integer(body, "k", 10, 1, limits.max_k);
+  r.options = options(body, Method::lc_rwmd);
+  for (std::size_t i = 0; i < queries->size(); ++i) {
+    const json& q = (*queries)[i];
+    const std::string at = "queries[" + std::to_string(i) + "]";
+    RawDocument d;
+    d.id = std::to_string(i);
+    if (q.is_string()) {
+      d.text = q.get<std::string>();
+      r.names.emplace_back(i);
+    } else if (q.is_object()) {
+      only(q, {"text", "id"}, at + ".");
+      const auto t = q.find("text");
+      if (t == q.end() || !t->is_string()) throw RequestError(400, at + ".text", "expected a text");
+      d.text = t->get<std::string>();
+      const auto id = q.find("id");
+      if (id != q.end() && !id->is_string() && !id->is_number_integer())
+        throw RequestError(400, at + ".id", "expected a string or an integer");
+      r.names.push_back(id != q.end() ? *id : json(i));
+    } else {
+      throw RequestError(400, at, "expected a text, or an object with a \"text\" string");
+    }
+    r.queries.push_back(std::move(d));
+  }
+  return r;
+}
+
+ExplainRequest parse_explain(const json& body) {
+  require_object(body);
+  only(body, {"query", "doc", "method", "symmetric", "act_steps"}, "");
+  ExplainRequest r;
+  const auto query = body.find("query");
+  if (query == body.end() || !query->is_string())
+    throw RequestError(400, "query", "expected the query's text");
+  r.query.id = "0";
+  r.query.text = query->get<std::string>();
+  const auto doc = body.find("doc");
+  if (doc == body.end() || !doc->is_string())
+    throw RequestError(400, "doc", "expected a document's id");
+  r.doc = doc->get<std::string>();
+  r.options = options(body, Method::wmd);
+  return r;
+}
+
+std::string to_bytes(const json& answer) {
+  return answer.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+json error_json(int status, const std::string& field, const std::string& message) {
+  return {{"error", message}, {"field", field}, {"status", status}};
+}
+
+}  // namespace lcrwmd::app

@@ -1,0 +1,59 @@
+#pragma once
+// What `lcrwmd serve` reads from a request body, before any search: the JSON itself (well
+// formed, UTF-8, no key twice, not nested deeper than a request can be), then each endpoint's
+// fields. Anything else is a RequestError naming the field at fault; nothing here needs the
+// index, so any bytes can be fed to it (fuzz/fuzz_request.cpp).
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lcrwmd/corpus.h"
+#include "lcrwmd/error.h"
+#include "lcrwmd/search.h"
+
+namespace lcrwmd::app {
+
+// A request the service refuses: the HTTP status and the field at fault.
+struct RequestError : Error {
+  RequestError(int http_status, std::string at, const std::string& message)
+      : Error(at + ": " + message), status(http_status), field(std::move(at)) {}
+  int status;
+  std::string field;
+};
+
+struct RequestLimits {
+  std::size_t max_k = 1000;        // larger k: 400
+  std::size_t max_queries = 1024;  // queries in one request; more: 413
+};
+
+// The body as JSON: 400 "body" where it is empty, malformed (bytes that are not UTF-8
+// included), repeats a key of one object or nests deeper than kMaxDepth.
+inline constexpr std::size_t kMaxDepth = 16;
+nlohmann::json parse_body(std::string_view body);
+
+// POST /search: {"queries": [text | {"text": ..., "id": ...}, ...], "k", "method",
+// "symmetric", "act_steps"}.
+struct SearchRequest {
+  std::vector<RawDocument> queries;   // ids: their positions
+  std::vector<nlohmann::json> names;  // what the answer calls each query: its id or position
+  std::size_t k = 10;
+  SearchOptions options;
+};
+SearchRequest parse_search(const nlohmann::json& body, const RequestLimits& limits);
+
+// POST /explain: {"query": text, "doc": id, "method", "symmetric", "act_steps"}.
+struct ExplainRequest {
+  RawDocument query;
+  std::string doc;
+  SearchOptions options;
+};
+ExplainRequest parse_explain(const nlohmann::json& body);
+
+// A JSON answer's bytes. Never throws: bytes that are not UTF-8 (echoed from a request) are
+// replaced, so an error about them can always be sent.
+std::string to_bytes(const nlohmann::json& answer);
+nlohmann::json error_json(int status, const std::string& field, const std::string& message);
+
+}  // namespace lcrwmd::app
