@@ -3,8 +3,9 @@
 # reader, the index loader, the ranks' wire format and serve's request bodies. Built with
 # clang, ASan and UBSan in build-fuzz/; seeds come from data/demo and a small synthetic index.
 # Each run starts from the seeds with libFuzzer's seed SEED (default 1), so a run is
-# repeatable: a longer one tries the same inputs first. A crash, a leak, a sanitizer report or an exception other than
-# lcrwmd::Error fails the run (libFuzzer leaves the input as build-fuzz/crash-*).
+# repeatable: a longer one tries the same inputs first. A crash, a leak, a sanitizer report or
+# an exception other than lcrwmd::Error fails the run (libFuzzer leaves the input as
+# build-fuzz/crash-*).
 #   scripts/fuzz.sh [SECONDS [SEED]]
 set -euo pipefail
 cd "$(dirname "$0")/.."
