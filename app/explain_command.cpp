@@ -4,40 +4,17 @@
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "app/commands.h"
+#include "app/json_out.h"
 #include "app/query_input.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/explain.h"
 
 namespace lcrwmd::app {
 namespace {
-
-nlohmann::json flows_json(const std::vector<WordFlow>& flows, std::size_t top) {
-  nlohmann::json out = nlohmann::json::array();
-  for (std::size_t i = 0; i < flows.size() && (top == 0 || i < top); ++i)
-    out.push_back({{"query_word", flows[i].query_word},
-                   {"doc_word", flows[i].doc_word},
-                   {"mass", flows[i].mass},
-                   {"cost", flows[i].cost}});
-  return out;
-}
-
-nlohmann::json to_json(const Explanation& e, std::size_t top) {
-  nlohmann::json j = {
-      {"query", e.query},         {"doc", e.doc},           {"method", to_string(e.method)},
-      {"symmetric", e.symmetric}, {"distance", e.distance}, {"flows", flows_json(e.flows, top)}};
-  if (e.method != Method::wmd) {
-    j["doc_to_query"] = {{"distance", e.doc_to_query_distance},
-                         {"set_distance", e.doc_to_query_set_distance},
-                         {"flows", flows_json(e.doc_to_query, top)}};
-    j["query_to_doc"] = {{"distance", e.query_to_doc_distance},
-                         {"set_distance", !e.doc_to_query_set_distance},
-                         {"flows", flows_json(e.query_to_doc, top)}};
-  }
-  return j;
-}
 
 void print_flows(const std::string& title, const std::vector<WordFlow>& flows, double distance,
                  std::size_t top) {
@@ -88,7 +65,7 @@ void add_explain(CLI::App& app) {
     QueryFlags q;
     std::string doc;
     bool json = false;
-    std::size_t top = 10;
+    std::optional<std::size_t> top;  // default: 10 in the table, all in JSON
   };
   auto f = std::make_shared<Flags>();
   f->q.method = "wmd";
@@ -102,7 +79,9 @@ void add_explain(CLI::App& app) {
   c->add_option("--stopwords", f->q.stopwords, "Stop words (one per line), as at build time");
   c->add_option("--embeddings", f->q.embeddings, "Embeddings for query words the index lacks");
   c->add_flag("--json", f->json, "One JSON object per query (a line each)");
-  c->add_option("--top", f->top, "Flows shown per direction (0: all)")->capture_default_str();
+  c->add_option("--top", f->top,
+                "Flows shown per direction (0: all; default: 10 in the table, all in JSON, "
+                "which says how many it left out)");
   c->add_option("--precision", f->q.precision,
                 "As for search (explain recomputes each pair's word distances from the vectors, "
                 "so every precision gives the same flows)")
@@ -119,9 +98,9 @@ void add_explain(CLI::App& app) {
       const Explanation e =
           explain(l.index, l.queries, q, *doc, method, !f->q.one_sided, f->q.act_steps);
       if (f->json)
-        std::printf("%s\n", to_json(e, f->top).dump().c_str());
+        std::printf("%s\n", to_bytes(explanation_json(e, f->top.value_or(0))).c_str());
       else
-        print_table(e, f->top);
+        print_table(e, f->top.value_or(10));
     }
     if (std::fflush(stdout) != 0) throw Error("cannot write to stdout");
   });

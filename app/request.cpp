@@ -4,6 +4,8 @@
 #include <initializer_list>
 #include <set>
 
+#include "app/json_out.h"
+
 namespace lcrwmd::app {
 namespace {
 
@@ -169,10 +171,6 @@ ExplainRequest parse_explain(const json& body) {
   r.doc = doc->get<std::string>();
   r.options = options(body, Method::wmd);
   return r;
-}
-
-std::string to_bytes(const json& answer) {
-  return answer.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 json error_json(int status, const std::string& field, const std::string& message) {

@@ -51,9 +51,7 @@ struct ExplainRequest {
 };
 ExplainRequest parse_explain(const nlohmann::json& body);
 
-// A JSON answer's bytes. Never throws: bytes that are not UTF-8 (echoed from a request) are
-// replaced, so an error about them can always be sent.
-std::string to_bytes(const nlohmann::json& answer);
+// An error answer (app/json_out.h's to_bytes writes it, whatever bytes it echoes).
 nlohmann::json error_json(int status, const std::string& field, const std::string& message);
 
 }  // namespace lcrwmd::app

@@ -5,6 +5,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "app/json_out.h"
 #include "lcrwmd/explain.h"
 #include "lcrwmd/query.h"
 
@@ -79,29 +80,9 @@ json SearchService::explain(const json& body) const {
   } catch (const Error& err) {
     throw RequestError(400, "method", err.what());
   }
-  const auto flows = [](const std::vector<WordFlow>& fs) {
-    json out = json::array();
-    for (const WordFlow& f : fs)
-      out.push_back({{"query_word", f.query_word},
-                     {"doc_word", f.doc_word},
-                     {"mass", f.mass},
-                     {"cost", f.cost}});
-    return out;
-  };
-  json j = {{"doc", e.doc},
-            {"label", index_.label(*doc)},
-            {"method", to_string(e.method)},
-            {"symmetric", e.symmetric},
-            {"distance", e.distance},
-            {"flows", flows(e.flows)}};
-  if (e.method != Method::wmd) {
-    j["doc_to_query"] = {{"distance", e.doc_to_query_distance},
-                         {"set_distance", e.doc_to_query_set_distance},
-                         {"flows", flows(e.doc_to_query)}};
-    j["query_to_doc"] = {{"distance", e.query_to_doc_distance},
-                         {"set_distance", !e.doc_to_query_set_distance},
-                         {"flows", flows(e.query_to_doc)}};
-  }
+  json j = explanation_json(e);
+  j.erase("query");  // the request's own text, not worth echoing
+  j["label"] = index_.label(*doc);
   return j;
 }
 

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "app/commands.h"
+#include "app/json_out.h"
 #include "app/search_service.h"
 #include "app/serve_page.h"
 #include "lcrwmd/error.h"

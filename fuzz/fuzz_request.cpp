@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "app/json_out.h"
 #include "app/request.h"
 
 namespace {

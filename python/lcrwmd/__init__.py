@@ -71,6 +71,15 @@ class Explanation:
     query_to_doc_distance: Optional[float] = None
     doc_to_query_set_distance: Optional[bool] = None
 
+    def __repr__(self) -> str:
+        # A summary: an explanation holds a flow per pair of words, hundreds for long texts.
+        shown = ", ".join(f"{f.query_word}->{f.doc_word} {f.contribution:.4g}"
+                          for f in self.flows[:3])
+        more = f", ... {len(self.flows) - 3} more" if len(self.flows) > 3 else ""
+        return (f"Explanation(doc={self.doc!r}, method={self.method!r}, "
+                f"symmetric={self.symmetric}, distance={self.distance:.6g}, "
+                f"{len(self.flows)} flows: {shown}{more})")
+
 
 def _flows(d) -> list[Flow]:
     return [Flow(*f) for f in zip(d["query_word"], d["doc_word"], d["mass"], d["cost"])]

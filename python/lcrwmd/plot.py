@@ -3,7 +3,11 @@ from __future__ import annotations
 
 
 def plot_alignment(explanation, path=None, top: int = 30, ax=None):
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError as e:
+        raise ImportError("plot_alignment needs matplotlib: apt-get install python3-matplotlib "
+                          "(or pip install matplotlib)") from e
     if path is not None and ax is None:
         matplotlib.use("Agg")
     import matplotlib.pyplot as plt

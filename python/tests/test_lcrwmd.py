@@ -253,6 +253,9 @@ def test_explain_wmd_is_the_searched_distance_and_its_flow(index, queries):
         assert sum(f.contribution for f in e.flows) == pytest.approx(e.distance, rel=1e-6)
         contributions = [f.contribution for f in e.flows]
         assert contributions == sorted(contributions, reverse=True)
+        # repr summarises: the largest three flows and how many more, not every flow.
+        assert len(e.flows) > 3 and f"{len(e.flows)} flows" in repr(e)
+        assert f"{len(e.flows) - 3} more" in repr(e) and len(repr(e)) < 300
     # By id too; a document against itself moves every word onto itself for free.
     assert index.explain(text, index.ids[int(i[0, 1])]).distance == e.distance
     doc0 = index.explain(index_text(index, 0), 0)

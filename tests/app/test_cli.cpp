@@ -271,9 +271,17 @@ TEST_F(Cli, ExplainShowsTheFlowOfTheReportedDistance) {
   CliRun r = lcrwmd("search" + common + " --k 1 --method wmd");
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string distance = r.out.substr(r.out.rfind('\t') + 1, r.out.size() - 1);  // "%.9g\n"
-  r = lcrwmd("explain" + common + " --doc s1 --json --top 0");
+  r = lcrwmd("explain" + common + " --doc s1 --json");  // JSON: every flow, unasked
   ASSERT_EQ(r.code, 0) << r.err;
   const auto json = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(json.contains("flows_left_out"));
+  ASSERT_GT(json["flows"].size(), 1u);
+  // --top cuts each list and says how many it left out.
+  r = lcrwmd("explain" + common + " --doc s1 --json --top 1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto cut = nlohmann::json::parse(r.out);
+  EXPECT_EQ(cut["flows"].size(), 1u);
+  EXPECT_EQ(cut["flows_left_out"], json["flows"].size() - 1);
   EXPECT_EQ(json["query"], "q1");
   EXPECT_EQ(json["doc"], "s1");
   EXPECT_EQ(json["method"], "wmd");

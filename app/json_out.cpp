@@ -1,0 +1,46 @@
+#include "app/json_out.h"
+
+namespace lcrwmd::app {
+namespace {
+
+using nlohmann::json;
+
+// "flows" (and "flows_left_out" where cut) into `into`.
+void add_flows(json& into, const std::vector<WordFlow>& flows, std::size_t top) {
+  const std::size_t shown = top == 0 ? flows.size() : std::min(top, flows.size());
+  json out = json::array();
+  for (std::size_t i = 0; i < shown; ++i)
+    out.push_back({{"query_word", flows[i].query_word},
+                   {"doc_word", flows[i].doc_word},
+                   {"mass", flows[i].mass},
+                   {"cost", flows[i].cost}});
+  into["flows"] = std::move(out);
+  if (shown < flows.size()) into["flows_left_out"] = flows.size() - shown;
+}
+
+}  // namespace
+
+std::string to_bytes(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+json explanation_json(const Explanation& e, std::size_t top) {
+  json j = {{"query", e.query},
+            {"doc", e.doc},
+            {"method", to_string(e.method)},
+            {"symmetric", e.symmetric},
+            {"distance", e.distance}};
+  add_flows(j, e.flows, top);
+  if (e.method != Method::wmd) {
+    json d = {{"distance", e.doc_to_query_distance}, {"set_distance", e.doc_to_query_set_distance}};
+    add_flows(d, e.doc_to_query, top);
+    json q = {{"distance", e.query_to_doc_distance},
+              {"set_distance", !e.doc_to_query_set_distance}};
+    add_flows(q, e.query_to_doc, top);
+    j["doc_to_query"] = std::move(d);
+    j["query_to_doc"] = std::move(q);
+  }
+  return j;
+}
+
+}  // namespace lcrwmd::app

@@ -1,0 +1,20 @@
+#pragma once
+// JSON that the command line and the service write: their bytes, and explanations.
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "lcrwmd/explain.h"
+
+namespace lcrwmd::app {
+
+// The bytes of `j`. Never throws: bytes that are not UTF-8 (a word or a request's text echoed
+// back) are replaced, so any answer, an error included, can be written.
+std::string to_bytes(const nlohmann::json& j);
+
+// An explanation (lcrwmd/explain.h), one writer for `lcrwmd explain --json` and serve's
+// /explain: every flow, or the `top` largest of each list (top 0: every flow). A list cut short
+// carries "flows_left_out" beside its "flows".
+nlohmann::json explanation_json(const Explanation& e, std::size_t top = 0);
+
+}  // namespace lcrwmd::app
