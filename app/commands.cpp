@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -9,6 +10,7 @@
 
 #include "app/cluster.h"
 #include "app/distributed.h"
+#include "app/json_out.h"
 #include "app/query_input.h"
 #include "lcrwmd/atomic_file.h"
 #include "lcrwmd/corpus.h"
@@ -25,7 +27,7 @@ namespace lcrwmd::app {
 namespace {
 
 void run_build(const std::string& emb_path, const std::string& docs, const std::string& stop_path,
-               const std::string& weighting, const std::string& output) {
+               const std::string& weighting, bool keep_text, const std::string& output) {
   auto t = Clock::now();
   const Embeddings emb = Embeddings::load(emb_path);
   note("embeddings %s: %zu words, dim %zu, %s%s (%.2f s)", emb_path.c_str(), emb.size(), emb.dim(),
@@ -39,6 +41,7 @@ void run_build(const std::string& emb_path, const std::string& docs, const std::
   BuildOptions bo;
   bo.stopwords = stop_path.empty() ? nullptr : &stop;
   bo.weighting = parse_weighting(weighting);
+  bo.keep_text = keep_text;
   TextReport report;
   const IndexData data = build_index_data(emb, read_tsv(docs), bo, &report);
   report_text(report, "documents");
@@ -53,23 +56,30 @@ void add_build(CLI::App& app) {
   auto* c = app.add_subcommand("build", "Build an index from embeddings and documents");
   struct Flags {
     std::string embeddings, docs, stopwords, weighting = "tf", output;
+    bool no_text = false;
   };
   auto f = std::make_shared<Flags>();
   c->add_option("--embeddings", f->embeddings,
                 "word2vec binary, or word2vec/GloVe/fastText text embeddings")
       ->required();
   c->add_option("--docs", f->docs, "Documents: TSV id<TAB>label<TAB>text (.gz ok)")->required();
-  c->add_option("--stopwords", f->stopwords, "Stop-word file, one word per line");
+  c->add_option("--stopwords", f->stopwords,
+                "Stop-word file, one word per line (recorded: queries are read with them too)");
   c->add_option("--weighting", f->weighting, "tf (L1-normalised counts) | tfidf")
       ->check(CLI::IsMember({"tf", "tfidf"}))
       ->capture_default_str();
   c->add_option("--output", f->output, "Index file to write")->required();
-  c->callback([f] { run_build(f->embeddings, f->docs, f->stopwords, f->weighting, f->output); });
+  c->add_flag("--no-text", f->no_text,
+              "Leave the documents' texts out (kept compressed by default, for display)");
+  c->callback([f] {
+    run_build(f->embeddings, f->docs, f->stopwords, f->weighting, !f->no_text, f->output);
+  });
 }
 
 // Top-k as TSV query_id, rank, doc_id, distance; to stdout, or atomically to `file` (made
 // before the search, so that an unwritable path fails before any work).
-void write_results(const SearchResults& r, const Loaded& l, std::unique_ptr<AtomicFile> file) {
+void write_results(const SearchResults& r, const Loaded& l, bool with_text,
+                   std::unique_ptr<AtomicFile> file) {
   // Written one query at a time: with a large --k the results need not fit in memory twice.
   std::string out;
   char buf[64];
@@ -86,6 +96,14 @@ void write_results(const SearchResults& r, const Loaded& l, std::unique_ptr<Atom
       out += l.index.doc_id(static_cast<std::size_t>(doc));
       out += '\t';
       out += buf;
+      if (with_text) {  // one line per neighbour: the text's tabs and line breaks as spaces
+        std::string text = l.index.text(static_cast<std::size_t>(doc));
+        std::replace_if(
+            text.begin(), text.end(), [](char c) { return c == '\t' || c == '\n' || c == '\r'; },
+            ' ');
+        out += '\t';
+        out += text;
+      }
       out += '\n';
     }
     if (file)
@@ -102,20 +120,26 @@ void add_search(CLI::App& app) {
   auto f = std::make_shared<QueryFlags>();
   auto k = std::make_shared<std::size_t>(10);
   auto output = std::make_shared<std::string>();
+  auto with_text = std::make_shared<bool>(false);
   f->add(c);
   f->add_prune(c);
   c->add_option("--k", *k, "Neighbours per query (more than the index holds: all)")
       ->check(at_least_one())
       ->capture_default_str();
   c->add_option("--output", *output, "TSV query_id, rank, doc_id, distance (default: stdout)");
+  c->add_flag("--with-text", *with_text,
+              "A fifth column: each neighbour's text (kept in the index unless built with "
+              "--no-text)");
   f->add_distribute(c, "docs");
-  c->callback([f, k, output] {
+  c->callback([f, k, output, with_text] {
     Cluster& cluster = Cluster::current();
     std::unique_ptr<AtomicFile> file;
     cluster.step([&] {
       if (cluster.root() && !output->empty()) file = std::make_unique<AtomicFile>(*output);
     });
     Loaded l = load_queries(*f);
+    if (*with_text && !l.index.has_text())
+      throw Error("--with-text: " + f->index + " holds no texts (built with --no-text)");
     const SearchOptions o = f->options();
     auto t = Clock::now();
     const DistributedSearcher searcher(cluster, l.index, f->searcher_options(),
@@ -131,7 +155,7 @@ void add_search(CLI::App& app) {
            cluster.size(), times.local, times.waiting, times.exchange);
     report_refinement(o, st);
     cluster.step([&] {
-      if (cluster.root()) write_results(r, l, std::move(file));
+      if (cluster.root()) write_results(r, l, *with_text, std::move(file));
     });
   });
 }
@@ -210,21 +234,52 @@ void add_info(CLI::App& app) {
     const double h = n > 0 ? static_cast<double>(ix.nnz()) / n : 0.0;
     const double one_sided = 4.0 * static_cast<double>(ix.n_docs() + 2 * ix.vocab_size());
     const double symmetric = one_sided + 4.0 * h * static_cast<double>(ix.vocab_size());
+    const std::vector<std::string> stop = ix.stopwords().sorted();
+    char fingerprint[19];
+    std::snprintf(fingerprint, sizeof fingerprint, "%016llx",
+                  static_cast<unsigned long long>(ix.embeddings_fingerprint()));
     if (*json) {
-      std::printf(
-          "{\"path\": \"%s\", \"n_docs\": %zu, \"vocab_size\": %zu, \"dim\": %zu, \"nnz\": %zu, "
-          "\"mean_words_per_doc\": %.3f, \"weighting\": \"%s\", \"file_bytes\": %zu, "
-          "\"csr_bytes\": %zu, \"vector_bytes\": %zu, \"query_bytes_one_sided\": %.0f, "
-          "\"query_bytes_symmetric\": %.0f}\n",
-          path->c_str(), ix.n_docs(), ix.vocab_size(), ix.dim(), ix.nnz(), h,
-          to_string(ix.weighting()), ix.file_bytes(), csr, vec, one_sided, symmetric);
+      const nlohmann::json j = {{"path", *path},
+                                {"n_docs", ix.n_docs()},
+                                {"vocab_size", ix.vocab_size()},
+                                {"dim", ix.dim()},
+                                {"nnz", ix.nnz()},
+                                {"mean_words_per_doc", h},
+                                {"weighting", to_string(ix.weighting())},
+                                {"tokenizer_version", ix.tokenizer_version()},
+                                {"stopwords", stop},
+                                {"embeddings_fingerprint", fingerprint},
+                                {"has_text", ix.has_text()},
+                                {"text_bytes", ix.text_bytes()},
+                                {"file_bytes", ix.file_bytes()},
+                                {"csr_bytes", csr},
+                                {"vector_bytes", vec},
+                                {"query_bytes_one_sided", one_sided},
+                                {"query_bytes_symmetric", symmetric}};
+      std::printf("%s\n", to_bytes(j).c_str());
     } else {
+      std::string stop_list;
+      for (std::size_t i = 0; i < stop.size() && i < 8; ++i) stop_list += (i ? ", " : "") + stop[i];
+      if (stop.size() > 8) stop_list += ", ...";
       std::printf("index        %s (checksum ok)\n", path->c_str());
       std::printf("documents    %zu\n", ix.n_docs());
       std::printf("vocabulary   %zu words (compacted)\n", ix.vocab_size());
       std::printf("dimension    %zu\n", ix.dim());
       std::printf("nonzeros     %zu (%.1f distinct words per document)\n", ix.nnz(), h);
-      std::printf("weighting    %s\n", to_string(ix.weighting()));
+      std::printf("weighting    %s (document frequencies kept for queries)\n",
+                  to_string(ix.weighting()));
+      std::printf("tokenizer    version %u\n", ix.tokenizer_version());
+      std::printf("stop words   %zu%s%s (applied to queries too)\n", stop.size(),
+                  stop.empty() ? "" : ": ", stop_list.c_str());
+      std::printf(
+          "embeddings   fingerprint %s (its words' vectors; --embeddings at query time "
+          "must match)\n",
+          fingerprint);
+      if (ix.has_text())
+        std::printf("texts        kept, %.1f MiB compressed\n",
+                    static_cast<double>(ix.text_bytes()) / (1 << 20));
+      else
+        std::printf("texts        not kept (built with --no-text)\n");
       std::printf("file         %.1f MiB (histograms %.1f MiB, vectors %.1f MiB)\n",
                   static_cast<double>(ix.file_bytes()) / (1 << 20),
                   static_cast<double>(csr) / (1 << 20), static_cast<double>(vec) / (1 << 20));

@@ -25,10 +25,15 @@ std::string list_ids(const std::vector<std::string>& ids) {
 
 void report_text(const TextReport& r, const char* what) {
   note(
-      "%s: %zu read, %zu kept; %zu tokens: %zu stop words, %zu without embedding (%zu distinct) "
+      "%s: %zu read, %zu kept; %zu tokens: %zu stop words, %zu with no vector (%zu distinct) "
       "dropped",
       what, r.documents_read, r.documents_kept, r.tokens, r.stop_tokens, r.unknown_tokens,
       r.unknown_distinct);
+  if (r.not_in_index_tokens > 0)
+    note(
+        "warning: %s: %zu tokens (%zu distinct words) not in the index dropped; give "
+        "--embeddings (the file the index was built from) to look them up",
+        what, r.not_in_index_tokens, r.not_in_index_distinct);
   if (!r.empty_documents.empty())
     note("%s: %zu left with no known word, excluded: %s", what, r.empty_documents.size(),
          list_ids(r.empty_documents).c_str());
@@ -39,8 +44,11 @@ void QueryFlags::add(CLI::App* c) {
   c->add_option("--queries", queries, "Query documents: TSV id<TAB>label<TAB>text (.gz ok)")
       ->required();
   c->add_option("--embeddings", embeddings,
-                "Embeddings to look up query words the index does not hold (else dropped)");
-  c->add_option("--stopwords", stopwords, "Stop-word file, one word per line");
+                "The embeddings the index was built from, to look up query words it does not "
+                "hold (else dropped)");
+  c->add_option("--stopwords", stopwords,
+                "Unneeded: the index applies the stop words it was built with (allowed only if "
+                "the same)");
   c->add_option(
        "--method", method,
        "wcd | rwmd (quadratic) | lc-rwmd | wmd (exact) | act (ACT-k, between RWMD and WMD) | "
@@ -174,12 +182,14 @@ Loaded load_queries(const QueryFlags& f) {
     note("index %s: %zu documents, %zu words, dim %zu (%.2f s)", f.index.c_str(), index->n_docs(),
          index->vocab_size(), index->dim(), since(t));
     if (!cluster.root()) return;
-    StopWords stop;
-    if (!f.stopwords.empty()) stop = StopWords::load(f.stopwords);
+    if (!f.stopwords.empty())
+      check_stopwords(*index, StopWords::load(f.stopwords), "--stopwords " + f.stopwords);
     std::unique_ptr<Embeddings> emb;
-    if (!f.embeddings.empty()) emb = std::make_unique<Embeddings>(Embeddings::load(f.embeddings));
+    if (!f.embeddings.empty()) {
+      emb = std::make_unique<Embeddings>(Embeddings::load(f.embeddings));
+      check_embeddings(*index, *emb);
+    }
     QueryOptions qo;
-    qo.stopwords = f.stopwords.empty() ? nullptr : &stop;
     qo.embeddings = emb.get();
     TextReport report;
     qs = make_query_set(*index, read_tsv(f.queries), qo, &report);

@@ -119,7 +119,7 @@ json parse_body(std::string_view body) {
 
 SearchRequest parse_search(const json& body, const RequestLimits& limits) {
   require_object(body);
-  only(body, {"queries", "k", "method", "symmetric", "act_steps"}, "");
+  only(body, {"queries", "k", "method", "symmetric", "act_steps", "text"}, "");
   SearchRequest r;
   const auto queries = body.find("queries");
   if (queries == body.end()) throw RequestError(400, "queries", "missing");
@@ -131,6 +131,7 @@ SearchRequest parse_search(const json& body, const RequestLimits& limits) {
                            std::to_string(limits.max_queries) + " per request");
   r.k = integer(body, "k", 10, 1, limits.max_k);
   r.options = options(body, Method::lc_rwmd);
+  r.with_text = boolean(body, "text", false);
   for (std::size_t i = 0; i < queries->size(); ++i) {
     const json& q = (*queries)[i];
     const std::string at = "queries[" + std::to_string(i) + "]";

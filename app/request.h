@@ -34,12 +34,13 @@ inline constexpr std::size_t kMaxDepth = 16;
 nlohmann::json parse_body(std::string_view body);
 
 // POST /search: {"queries": [text | {"text": ..., "id": ...}, ...], "k", "method",
-// "symmetric", "act_steps"}.
+// "symmetric", "act_steps", "text"}.
 struct SearchRequest {
   std::vector<RawDocument> queries;   // ids: their positions
   std::vector<nlohmann::json> names;  // what the answer calls each query: its id or position
   std::size_t k = 10;
   SearchOptions options;
+  bool with_text = false;  // each neighbour's text in the answer
 };
 SearchRequest parse_search(const nlohmann::json& body, const RequestLimits& limits);
 

@@ -16,11 +16,9 @@ using nlohmann::json;
 
 }  // namespace
 
-SearchService::SearchService(const Index& index, const StopWords* stopwords,
-                             const Embeddings* embeddings, const SearcherOptions& searcher,
-                             const ServiceOptions& options)
+SearchService::SearchService(const Index& index, const Embeddings* embeddings,
+                             const SearcherOptions& searcher, const ServiceOptions& options)
     : index_(index),
-      stopwords_(stopwords),
       embeddings_(embeddings),
       searcher_(make_searcher(index, searcher)),
       cpu_precision_(describe_precision(searcher.cpu.precision)),
@@ -35,7 +33,6 @@ template <typename Field>
 QuerySet SearchService::to_queries(const std::vector<RawDocument>& texts,
                                    const Field& field) const {
   QueryOptions qo;
-  qo.stopwords = stopwords_;
   qo.embeddings = embeddings_;
   TextReport report;
   QuerySet qs = make_query_set(index_, texts, qo, &report);
@@ -59,9 +56,11 @@ json SearchService::search(const json& body) {
       const std::int64_t doc = r.indices[q * r.k + t];
       if (doc < 0) continue;
       const auto i = static_cast<std::size_t>(doc);
-      neighbors.push_back({{"id", index_.doc_id(i)},
-                           {"label", index_.label(i)},
-                           {"distance", r.distances[q * r.k + t]}});
+      json n = {{"id", index_.doc_id(i)},
+                {"label", index_.label(i)},
+                {"distance", r.distances[q * r.k + t]}};
+      if (request.with_text) n["text"] = index_.has_text() ? json(index_.text(i)) : json();
+      neighbors.push_back(std::move(n));
     }
     results.push_back({{"query", names[q]}, {"neighbors", std::move(neighbors)}});
   }
@@ -93,6 +92,7 @@ json SearchService::info() const {
           {"backend", to_string(searcher_->backend())},
           {"precision", cpu_precision_},
           {"embeddings_for_unknown_words", embeddings_ != nullptr},
+          {"has_text", index_.has_text()},
           {"max_batch", options_.batching.max_batch},
           {"max_wait_ms", static_cast<double>(options_.batching.max_wait.count()) / 1000.0},
           {"max_k", options_.limits.max_k},

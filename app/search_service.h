@@ -25,9 +25,9 @@ struct ServiceOptions {
 
 class SearchService {
  public:
-  // The index, stop words and embeddings must outlive the service.
-  SearchService(const Index& index, const StopWords* stopwords, const Embeddings* embeddings,
-                const SearcherOptions& searcher, const ServiceOptions& options);
+  // The index and embeddings (checked against it: check_embeddings) must outlive the service.
+  SearchService(const Index& index, const Embeddings* embeddings, const SearcherOptions& searcher,
+                const ServiceOptions& options);
 
   // POST /search and /explain bodies (parsed); throw RequestError for bad requests.
   nlohmann::json search(const nlohmann::json& request);
@@ -46,7 +46,6 @@ class SearchService {
   QuerySet to_queries(const std::vector<RawDocument>& texts, const Field& field) const;
 
   const Index& index_;
-  const StopWords* stopwords_;
   const Embeddings* embeddings_;
   std::unique_ptr<Searcher> searcher_;
   std::string cpu_precision_;  // what CPU searches run phase 1 at

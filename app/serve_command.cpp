@@ -20,6 +20,7 @@
 #include "app/search_service.h"
 #include "app/serve_page.h"
 #include "lcrwmd/error.h"
+#include "lcrwmd/query.h"
 
 namespace lcrwmd::app {
 namespace {
@@ -129,10 +130,13 @@ void serve(const ServeFlags& f) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   const Index index = Index::load(f.index, true);
-  StopWords stop;
-  if (!f.stopwords.empty()) stop = StopWords::load(f.stopwords);
+  if (!f.stopwords.empty())
+    check_stopwords(index, StopWords::load(f.stopwords), "--stopwords " + f.stopwords);
   std::unique_ptr<Embeddings> emb;
-  if (!f.embeddings.empty()) emb = std::make_unique<Embeddings>(Embeddings::load(f.embeddings));
+  if (!f.embeddings.empty()) {
+    emb = std::make_unique<Embeddings>(Embeddings::load(f.embeddings));
+    check_embeddings(index, *emb);
+  }
   SearcherOptions so;
   so.backend = parse_backend(f.backend);
   so.cpu.memory_budget = f.memory_mib << 20;
@@ -145,7 +149,7 @@ void serve(const ServeFlags& f) {
   opt.batching.max_queued = f.max_queue;
   opt.limits.max_k = f.max_k;
   opt.limits.max_queries = f.max_queries;
-  SearchService service(index, f.stopwords.empty() ? nullptr : &stop, emb.get(), so, opt);
+  SearchService service(index, emb.get(), so, opt);
 
   httplib::Server server;
   Drain drain;
@@ -220,8 +224,10 @@ void add_serve(CLI::App& app) {
   auto* c = app.add_subcommand("serve", "A search service over a resident index (HTTP, JSON)");
   auto f = std::make_shared<ServeFlags>();
   c->add_option("--index", f->index, "Index file (from lcrwmd build)")->required();
-  c->add_option("--embeddings", f->embeddings, "Embeddings for query words the index lacks");
-  c->add_option("--stopwords", f->stopwords, "Stop words (one per line), as at build time");
+  c->add_option("--embeddings", f->embeddings,
+                "The embeddings the index was built from, for query words it lacks");
+  c->add_option("--stopwords", f->stopwords,
+                "Unneeded: the index applies its own (allowed only if the same)");
   c->add_option("--backend", f->backend, "cpu | cuda | auto")->capture_default_str();
   c->add_option("--device", f->device, "CUDA device")->capture_default_str();
   c->add_option("--host", f->host, "Address to listen on")->capture_default_str();

@@ -1,6 +1,7 @@
 #pragma once
-// The page `lcrwmd serve` answers at /: a query box, its neighbours, and the word alignment of
-// the one clicked (POST /search, POST /explain). Plain HTML and JavaScript, no external file.
+// The page `lcrwmd serve` answers at /: a query box, its neighbours (label and the start of
+// their text), and the word alignment of the one clicked, each direction drawn from the side
+// whose words move (POST /search, POST /explain). Plain HTML and JavaScript, no external file.
 namespace lcrwmd::app {
 
 inline constexpr const char* kServePage = R"html(<!doctype html>
@@ -13,6 +14,7 @@ tr.hit{cursor:pointer}tr.hit:hover,tr.open{background:#eef}
 .flow{display:flex;align-items:center;gap:.5em;margin:.1em 0}
 .flow span{width:12em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 .bar{height:.8em;background:#57a}.err{color:#b00}
+td.text{color:#555;font-size:90%}h3{font-size:100%;margin:1em 0 .3em}
 </style></head><body>
 <h1>lcrwmd</h1>
 <form id="f"><textarea id="text" placeholder="a query text"></textarea>
@@ -37,14 +39,16 @@ $("f").onsubmit = async e => {
   const method = $("method").value, text = $("text").value;
   try {
     const t0 = performance.now();
-    const r = await post("/search", {queries: [text], k: +$("k").value, method});
+    const r = await post("/search", {queries: [text], k: +$("k").value, method, text: true});
     $("status").textContent = `${Math.round(performance.now() - t0)} ms`;
     const head = document.createElement("tr");
-    for (const h of ["#", "document", "label", "distance"]) { const th = document.createElement("th"); th.textContent = h; head.append(th); }
+    for (const h of ["#", "document", "label", "distance", "text"]) { const th = document.createElement("th"); th.textContent = h; head.append(th); }
     $("hits").append(head);
     r.results[0].neighbors.forEach((n, i) => {
       const tr = document.createElement("tr"); tr.className = "hit";
       cell(tr, i + 1); cell(tr, n.id); cell(tr, n.label); cell(tr, n.distance.toFixed(4));
+      const start = n.text == null ? "" : n.text.length > 160 ? n.text.slice(0, 160) + "…" : n.text;
+      cell(tr, start); tr.lastChild.className = "text"; tr.lastChild.title = n.text || "";
       tr.onclick = () => align(tr, text, n.id, method === "wcd" ? "wmd" : method);
       $("hits").append(tr);
     });
@@ -58,15 +62,27 @@ async function align(tr, text, doc, method) {
     const h = document.createElement("h2");
     h.textContent = `${doc}: ${e.method} ${e.distance.toFixed(4)}, the words that carried it`;
     box.append(h);
-    const top = e.flows.slice(0, 30), most = Math.max(...top.map(f => f.mass * f.cost), 1e-12);
-    for (const f of top) {
-      const row = document.createElement("div"); row.className = "flow";
-      const q = document.createElement("span"); q.textContent = f.query_word;
-      const bar = document.createElement("div"); bar.className = "bar";
-      bar.style.width = `${(20 * f.mass * f.cost / most).toFixed(2)}em`;
-      bar.title = `mass ${f.mass.toFixed(4)} x cost ${f.cost.toFixed(3)}`;
-      const d = document.createElement("span"); d.textContent = "→ " + f.doc_word;
-      row.append(q, bar, d); box.append(row);
+    // WMD: one flow, query words to document words. The relaxations: each direction moves its
+    // own side's words (document -> query: each document word to its nearest query word).
+    const lists = e.doc_to_query === undefined
+      ? [["query word → document word", e.flows, f => [f.query_word, f.doc_word]]]
+      : [["document → query: each document word to its nearest query word" + (e.doc_to_query.set_distance ? " (sets the distance)" : ""),
+          e.doc_to_query.flows, f => [f.doc_word, f.query_word]]]
+          .concat(e.symmetric ? [["query → document: each query word to its nearest document word" + (e.query_to_doc.set_distance ? " (sets the distance)" : ""),
+                                  e.query_to_doc.flows, f => [f.query_word, f.doc_word]]] : []);
+    for (const [title, flows, ends] of lists) {
+      const t = document.createElement("h3"); t.textContent = title; box.append(t);
+      const top = flows.slice(0, 30), most = Math.max(...top.map(f => f.mass * f.cost), 1e-12);
+      for (const f of top) {
+        const [from, to] = ends(f);
+        const row = document.createElement("div"); row.className = "flow";
+        const a = document.createElement("span"); a.textContent = from;
+        const bar = document.createElement("div"); bar.className = "bar";
+        bar.style.width = `${(20 * f.mass * f.cost / most).toFixed(2)}em`;
+        bar.title = `mass ${f.mass.toFixed(4)} x cost ${f.cost.toFixed(3)}`;
+        const b = document.createElement("span"); b.textContent = "→ " + to;
+        row.append(a, bar, b); box.append(row);
+      }
     }
   } catch (err) { box.append(Object.assign(document.createElement("p"), {className: "err", textContent: err.message})); }
 }

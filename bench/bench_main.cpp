@@ -59,7 +59,7 @@ Corpus load_corpus(const std::string& emb_path, const std::string& stop_path,
   BuildOptions bo;
   bo.stopwords = stop_path.empty() ? nullptr : &stop;
   Index ix = Index::from_data(build_index_data(emb, read_tsv(train_path), bo));
-  QuerySet qs = make_query_set(ix, read_tsv(test_path), {bo.stopwords, &emb});
+  QuerySet qs = make_query_set(ix, read_tsv(test_path), {&emb});
   return {std::move(ix), std::move(qs)};
 }
 

@@ -83,13 +83,12 @@ struct Searchers {
   std::map<std::string, std::shared_ptr<const Searcher>> by_backend;  // "backend/precision"
 };
 
-// An index and what its queries are read with: the embeddings it was built from (for query
-// words it lacks, as the command line's --embeddings) and its stop words.
+// An index and the embeddings it was built from (for query words it lacks, as the command
+// line's --embeddings); queries are read with the index's own stop words.
 struct PyIndex {
   std::shared_ptr<const Index> index;
   std::shared_ptr<const Embeddings> embeddings;  // may be null (a loaded index)
-  StopWords stopwords;
-  std::vector<std::string> excluded;  // documents left with no known word at build
+  std::vector<std::string> excluded;             // documents left with no known word at build
   // After `index`: destroyed first, since the searchers refer to it.
   std::shared_ptr<Searchers> searchers = std::make_shared<Searchers>();
 
@@ -114,25 +113,6 @@ struct PyGpuSearcher {
   std::shared_ptr<const GpuIndex> gpu;
 };
 
-IndexData to_data(const Index& ix) {
-  IndexData d;
-  d.dim = ix.dim();
-  d.weighting = ix.weighting();
-  d.indptr.assign(ix.indptr().begin(), ix.indptr().end());
-  d.indices.assign(ix.indices().begin(), ix.indices().end());
-  d.values.assign(ix.values().begin(), ix.values().end());
-  d.vectors.assign(ix.vectors(), ix.vectors() + ix.vocab_size() * ix.dim());
-  for (std::size_t u = 0; u < ix.vocab_size(); ++u) {
-    d.vocab.emplace_back(ix.word(u));
-    d.doc_freq.push_back(ix.doc_freq(u));
-  }
-  for (std::size_t i = 0; i < ix.n_docs(); ++i) {
-    d.ids.emplace_back(ix.doc_id(i));
-    d.labels.emplace_back(ix.label(i));
-  }
-  return d;
-}
-
 // Query documents as a QuerySet; rows[j] is the QuerySet row of input query j, or -1 where it
 // was left with no known word.
 struct Queries {
@@ -147,7 +127,6 @@ Queries to_queries(const PyIndex& p, const py::sequence& docs,
       to_documents(docs, {}, optional_list(labels, docs.size(), "labels"));
   Queries q;
   QueryOptions opt;
-  opt.stopwords = &p.stopwords;
   opt.embeddings = p.embeddings.get();
   TextReport report;
   {
@@ -393,15 +372,17 @@ PYBIND11_MODULE(_lcrwmd, m) {
           [](std::shared_ptr<const Embeddings> emb, const py::sequence& docs,
              std::optional<std::vector<std::string>> ids,
              std::optional<std::vector<std::string>> labels,
-             std::optional<std::vector<std::string>> stopwords, const std::string& weighting) {
+             std::optional<std::vector<std::string>> stopwords, const std::string& weighting,
+             bool keep_text) {
             const std::vector<RawDocument> raw =
                 to_documents(docs, optional_list(ids, docs.size(), "ids"),
                              optional_list(labels, docs.size(), "labels"));
             PyIndex p;
-            p.stopwords = to_stopwords(stopwords);
+            const StopWords stop = to_stopwords(stopwords);
             BuildOptions bo;
-            bo.stopwords = &p.stopwords;
+            bo.stopwords = &stop;
             bo.weighting = parse_weighting(weighting);
+            bo.keep_text = keep_text;
             TextReport report;
             {
               py::gil_scoped_release release;
@@ -414,7 +395,7 @@ PYBIND11_MODULE(_lcrwmd, m) {
           },
           py::arg("embeddings"), py::arg("docs"), py::arg("ids") = py::none(),
           py::arg("labels") = py::none(), py::arg("stopwords") = py::none(),
-          py::arg("weighting") = "tf")
+          py::arg("weighting") = "tf", py::arg("keep_text") = true)
       .def_static("from_csr", &from_csr, py::arg("embeddings"), py::arg("indptr"),
                   py::arg("indices"), py::arg("data"), py::arg("n_cols"),
                   py::arg("ids") = py::none(), py::arg("labels") = py::none())
@@ -426,9 +407,10 @@ PYBIND11_MODULE(_lcrwmd, m) {
             {
               py::gil_scoped_release release;
               p.index = std::make_shared<const Index>(Index::load(path));
+              if (emb) check_embeddings(*p.index, *emb);
             }
+            if (stopwords) check_stopwords(*p.index, to_stopwords(stopwords), "stopwords");
             p.embeddings = std::move(emb);
-            p.stopwords = to_stopwords(stopwords);
             return p;
           },
           py::arg("path"), py::arg("embeddings") = py::none(), py::arg("stopwords") = py::none())
@@ -436,7 +418,7 @@ PYBIND11_MODULE(_lcrwmd, m) {
           "save",
           [](const PyIndex& p, const std::string& path) {
             py::gil_scoped_release release;
-            Index::save(to_data(*p.index), path);
+            Index::save(p.index->data(), path);
           },
           py::arg("path"))
       .def(
@@ -525,11 +507,18 @@ PYBIND11_MODULE(_lcrwmd, m) {
                                  v.emplace_back(p.index->doc_id(i));
                                return v;
                              })
-      .def_property_readonly("labels", [](const PyIndex& p) {
-        std::vector<std::string> v;
-        for (std::size_t i = 0; i < p.index->n_docs(); ++i) v.emplace_back(p.index->label(i));
-        return v;
-      });
+      .def_property_readonly("labels",
+                             [](const PyIndex& p) {
+                               std::vector<std::string> v;
+                               for (std::size_t i = 0; i < p.index->n_docs(); ++i)
+                                 v.emplace_back(p.index->label(i));
+                               return v;
+                             })
+      .def_property_readonly("stopwords",
+                             [](const PyIndex& p) { return p.index->stopwords().sorted(); })
+      .def_property_readonly("has_text", [](const PyIndex& p) { return p.index->has_text(); })
+      .def(
+          "text", [](const PyIndex& p, std::size_t i) { return p.index->text(i); }, py::arg("i"));
 
   py::class_<PyGpuSearcher>(m, "GpuSearcher")
       .def(

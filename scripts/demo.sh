@@ -11,7 +11,7 @@ trap 'rm -rf "$out"' EXIT
 ./build/lcrwmd build --embeddings $demo/embeddings.bin --docs $demo/train.tsv \
   --stopwords $demo/stop_words.txt --output "$out/demo.idx"
 ./build/lcrwmd search --index "$out/demo.idx" --queries $demo/queries.tsv \
-  --stopwords $demo/stop_words.txt --embeddings $demo/embeddings.bin --k 3 >"$out/results.tsv"
+  --embeddings $demo/embeddings.bin --k 3 >"$out/results.tsv"
 echo
 echo "Nearest training documents (symmetric LC-RWMD) for each demo query:"
 # Join the results with the documents' labels and titles (the first words of their text).
@@ -27,6 +27,6 @@ echo
 echo "kNN classification of the demo queries by their nearest training documents:"
 for m in wcd lc-rwmd wmd; do
   ./build/lcrwmd eval knn --index "$out/demo.idx" --queries $demo/queries.tsv \
-    --stopwords $demo/stop_words.txt --embeddings $demo/embeddings.bin --method $m --k 1,3,5 \
+    --embeddings $demo/embeddings.bin --method $m --k 1,3,5 \
     2>/dev/null | sed 's/^/  /'
 done

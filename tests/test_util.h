@@ -126,7 +126,7 @@ inline RealData real_corpus(const std::string& name, std::size_t n_train, std::s
   BuildOptions bo;
   bo.stopwords = &stop;
   Index ix = Index::from_data(build_index_data(emb, train, bo, nullptr));
-  QuerySet qs = make_query_set(ix, queries, {&stop, &emb});
+  QuerySet qs = make_query_set(ix, queries, {&emb});
   return {std::move(ix), std::move(qs)};
 }
 inline RealData bbcsport(std::size_t n_train, std::size_t n_queries) {

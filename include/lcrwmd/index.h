@@ -1,7 +1,8 @@
 #pragma once
 // The resident set: bag-of-words histograms (CSR) over a compacted vocabulary (only the words
-// that occur in the set), the vectors of those words, and document ids and labels. Saved as one
-// versioned, checksummed file that is memory-mapped on load.
+// that occur in the set), the vectors of those words, document ids, labels and (compressed)
+// texts, and how it was built (tokenizer, stop words, weighting, document frequencies), which
+// queries are then read with. Saved as one versioned, checksummed file, memory-mapped on load.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -36,6 +37,8 @@ struct IndexData {
   std::vector<std::uint32_t> doc_freq;   // documents containing each word
   std::vector<std::string> ids;
   std::vector<std::string> labels;
+  std::vector<std::string> texts;      // each document's text; empty: none kept
+  std::vector<std::string> stopwords;  // sorted: what the documents' tokens were filtered by
 };
 
 // What a build (or a query set) saw on its way: counts for the report the CLI prints.
@@ -45,13 +48,18 @@ struct TextReport {
   std::vector<std::string> empty_documents;  // ids of documents left with no word
   std::size_t tokens = 0;
   std::size_t stop_tokens = 0;
-  std::size_t unknown_tokens = 0;  // no embedding: dropped
+  std::size_t unknown_tokens = 0;  // no vector in the index or the embeddings given: dropped
   std::size_t unknown_distinct = 0;
+  // Queries read without embeddings: not in the index, so dropped, though the embeddings it
+  // was built from may hold them.
+  std::size_t not_in_index_tokens = 0;
+  std::size_t not_in_index_distinct = 0;
 };
 
 struct BuildOptions {
   const StopWords* stopwords = nullptr;
   Weighting weighting = Weighting::tf;
+  bool keep_text = true;  // store each document's text (compressed) for display
 };
 
 IndexData build_index_data(const Embeddings& embeddings, const std::vector<RawDocument>& docs,
@@ -75,6 +83,19 @@ class Index {
   std::size_t nnz() const { return nnz_; }
   Weighting weighting() const { return weighting_; }
   std::size_t file_bytes() const;
+  // The file it was loaded from ("memory" for one made from data).
+  const std::string& source() const;
+  // How it was built; make_query_set reads queries the same way.
+  const StopWords& stopwords() const;
+  std::uint32_t tokenizer_version() const { return tokenizer_version_; }
+  // XXH3-64 of the vocabulary and its vectors: which embeddings (restricted to its words) it
+  // was built from.
+  std::uint64_t embeddings_fingerprint() const { return fingerprint_; }
+
+  // Whether each document's text was kept, what it costs compressed, and document i's text.
+  bool has_text() const { return has_text_; }
+  std::size_t text_bytes() const;
+  std::string text(std::size_t i) const;  // an Error where no text was kept
 
   std::span<const std::uint64_t> indptr() const { return {indptr_, n_docs_ + 1}; }
   std::span<const std::uint32_t> indices() const { return {indices_, nnz_}; }
@@ -90,6 +111,9 @@ class Index {
   std::optional<std::uint32_t> find_word(std::string_view word) const;
   // The first document with this id (a scan: O(n_docs)).
   std::optional<std::size_t> find_doc(std::string_view id) const;
+
+  // Everything it holds, in owned memory (what save() writes).
+  IndexData data() const;
 
   // Weighted word-vector centroids of every document (n_docs x dim), computed on first use.
   const float* centroids() const;
@@ -108,6 +132,9 @@ class Index {
   std::unique_ptr<Storage> storage_;
   std::size_t n_docs_ = 0, vocab_size_ = 0, dim_ = 0, nnz_ = 0;
   Weighting weighting_ = Weighting::tf;
+  bool has_text_ = false;
+  std::uint32_t tokenizer_version_ = 0;
+  std::uint64_t fingerprint_ = 0;
   const std::uint64_t* indptr_ = nullptr;
   const std::uint32_t* indices_ = nullptr;
   const float* values_ = nullptr;

@@ -29,15 +29,24 @@ struct QuerySet {
 };
 
 struct QueryOptions {
-  const StopWords* stopwords = nullptr;
-  // Looked up for words the index does not hold; without it such words are dropped.
+  // Looked up for words the index does not hold; without it such words are dropped (and
+  // counted as not in the index). They must be the index's own (check_embeddings).
   const Embeddings* embeddings = nullptr;
 };
 
-// Tokenises and weights queries like the index's documents (same weighting and idf). Queries
-// left with no known word are excluded and listed in report->empty_documents.
+// Tokenises and weights queries as the index's documents were: its tokenizer, stop words,
+// weighting and document frequencies (lcrwmd/index.h). Queries left with no known word are
+// excluded and listed in report->empty_documents.
 QuerySet make_query_set(const Index& index, const std::vector<RawDocument>& docs,
                         const QueryOptions& options, TextReport* report = nullptr);
+
+// Stop words given at query time (given_name: where they came from) add nothing, since the
+// index applies its own; they are allowed only where equal to them, else an Error.
+void check_stopwords(const Index& index, const StopWords& given, const std::string& given_name);
+// Embeddings given at query time must hold every word of the index with the vector it has:
+// else an Error naming both, since words found only there would be measured against vectors
+// of another space.
+void check_embeddings(const Index& index, const Embeddings& embeddings);
 
 // Queries [begin, end) of a set, with its extra words.
 QuerySet subset(const QuerySet& q, std::size_t begin, std::size_t end);

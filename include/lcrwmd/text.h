@@ -2,6 +2,7 @@
 // Tokenizer and stop words. The tokenizer is fixed so anyone can reproduce our histograms:
 // a token is a maximal run of ASCII letters, digits, apostrophes and bytes >= 0x80; ASCII
 // letters are lowercased; leading and trailing apostrophes are stripped; empty tokens dropped.
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -10,6 +11,9 @@
 #include "lcrwmd/string_map.h"
 
 namespace lcrwmd {
+
+// The tokenizer's version, recorded in every index: a query is tokenized as its documents were.
+inline constexpr std::uint32_t kTokenizerVersion = 1;
 
 // Calls emit(std::string_view token) for every token of text, in order. The view points into
 // a scratch buffer valid only during the call.
@@ -26,6 +30,10 @@ class StopWords {
   void add(std::string_view word);
   bool contains(std::string_view token) const { return words_.find(token) != words_.end(); }
   std::size_t size() const { return words_.size(); }
+  bool empty() const { return words_.empty(); }
+  // The words, sorted (what an index records).
+  std::vector<std::string> sorted() const;
+  bool operator==(const StopWords& other) const { return words_ == other.words_; }
 
  private:
   std::unordered_set<std::string, StringHash, std::equal_to<>> words_;

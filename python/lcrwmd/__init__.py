@@ -154,11 +154,15 @@ class Index:
     @classmethod
     def build(cls, embeddings: Embeddings, docs: Union[Document, Sequence[Document]],
               ids: Optional[Sequence] = None, labels: Optional[Sequence] = None,
-              stopwords: StopWords = None, weighting: str = "tf") -> Index:
+              stopwords: StopWords = None, weighting: str = "tf",
+              keep_text: bool = True) -> Index:
         """Index documents (str or token lists). Documents left with no known word are
-        excluded; their ids are in `excluded`."""
+        excluded; their ids are in `excluded`. The index records its stop words, weighting and
+        document frequencies, and reads queries with them; keep_text keeps each document's
+        text (compressed) for `text(i)`."""
         return cls(_NativeIndex.build(embeddings, _documents(docs), _strings(ids),
-                                      _strings(labels), _stopwords(stopwords), weighting))
+                                      _strings(labels), _stopwords(stopwords), weighting,
+                                      keep_text))
 
     @classmethod
     def from_csr(cls, embeddings: Embeddings, matrix, ids: Optional[Sequence] = None,
@@ -175,8 +179,9 @@ class Index:
     @classmethod
     def load(cls, path: Union[str, os.PathLike], embeddings: Optional[Embeddings] = None,
              stopwords: StopWords = None) -> Index:
-        """An index file from `lcrwmd build` or save(); queries are read with `embeddings` (for
-        words the index lacks) and `stopwords`, as the command line's flags."""
+        """An index file from `lcrwmd build` or save(). Queries are read with its own stop
+        words (`stopwords`, where given, must be the same: lcrwmd.Error otherwise) and, for
+        words it lacks, `embeddings`, which must be the ones it was built from."""
         return cls(_NativeIndex.load(os.fspath(path), embeddings, _stopwords(stopwords)))
 
     def save(self, path: Union[str, os.PathLike]) -> None:
@@ -259,6 +264,15 @@ class Index:
     def labels(self) -> list[str]:
         """Document labels, by index ("" where none were given)."""
         return self._native.labels
+
+    @property
+    def stopwords(self) -> list[str]:
+        """The stop words it was built with (sorted); its queries are read with them too."""
+        return self._native.stopwords
+
+    def text(self, i: int) -> str:
+        """Document i's text, as it was given (lcrwmd.Error if built with keep_text=False)."""
+        return self._native.text(int(i))
 
     @property
     def excluded(self) -> list[str]:

@@ -151,6 +151,23 @@ def test_save_and_load(tmp_path, emb, index, queries):
     q = [x[2] for x in queries]
     for a, b in zip(index.search(q, k=3), again.search(q, k=3)):
         np.testing.assert_array_equal(a, b)
+    # The index remembers its stop words and texts: loaded without stopwords= it answers the
+    # same; other stop words or other embeddings are refused, naming what differs.
+    bare = lcrwmd.Index.load(path, embeddings=emb)
+    for a, b in zip(index.search(q, k=3), bare.search(q, k=3)):
+        np.testing.assert_array_equal(a, b)
+    with open(STOP, encoding="utf-8") as f:
+        assert bare.stopwords == sorted({w.strip().lower() for w in f if w.strip()})
+    assert bare.text(0) == read_tsv(os.path.join(DEMO, "train.tsv"))[0][2]
+    with pytest.raises(lcrwmd.Error, match="stop words, not the index's own"):
+        lcrwmd.Index.load(path, stopwords=["the"])
+    other = lcrwmd.Embeddings(emb.words, np.asarray([emb[w] for w in emb.words]) * 2)
+    with pytest.raises(lcrwmd.Error, match="not the embeddings the index was built from"):
+        lcrwmd.Index.load(path, embeddings=other)
+    no_text = lcrwmd.Index.build(emb, [x[2] for x in read_tsv(os.path.join(DEMO, "train.tsv"))],
+                                 keep_text=False)
+    with pytest.raises(lcrwmd.Error, match="no texts"):
+        no_text.text(0)
 
 
 def test_padding_and_queries_without_known_words(emb, train):

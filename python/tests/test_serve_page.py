@@ -50,6 +50,12 @@ def test_type_a_query_see_neighbours_open_an_alignment(index, browser):  # noqa:
         # The neighbours the endpoint gives, in order, with their labels and distances.
         shown = [r.find_elements(By.TAG_NAME, "td")[1].text for r in rows]
         assert shown == want_ids
+        # Each with the start of its text (kept in the index).
+        status, with_text = server.request("/search", {"queries": [text], "k": 5, "method": "wmd",
+                                                       "text": True})
+        first_text = with_text["results"][0]["neighbors"][0]["text"]
+        assert first_text and rows[0].find_elements(By.TAG_NAME, "td")[4].text.rstrip("…") \
+            == first_text[:160].strip()
         rows[0].click()
         flows = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#alignment .flow") or None)
         heading = browser.find_element(By.CSS_SELECTOR, "#alignment h2").text
@@ -59,5 +65,20 @@ def test_type_a_query_see_neighbours_open_an_alignment(index, browser):  # noqa:
         assert widths == sorted(widths, reverse=True) and widths[0] > widths[-1] >= 0
         if os.environ.get("LCRWMD_SCREENSHOT"):
             browser.save_screenshot(os.environ["LCRWMD_SCREENSHOT"])
+        # An LC-RWMD alignment reads from the side whose words move: document -> query first,
+        # each row a word of the document pointing at a word of the query.
+        Select(browser.find_element(By.ID, "method")).select_by_visible_text("lc-rwmd")
+        browser.find_element(By.ID, "go").click()
+        rows = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#hits tr.hit") or None)
+        doc = rows[0].find_elements(By.TAG_NAME, "td")[1].text
+        rows[0].click()
+        titles = wait.until(lambda d: [h.text for h in d.find_elements(By.CSS_SELECTOR,
+                                                                       "#alignment h3")] or None)
+        assert titles[0].startswith("document → query") and titles[1].startswith("query → document")
+        first = browser.find_element(By.CSS_SELECTOR, "#alignment .flow")
+        words = [x.text for x in first.find_elements(By.TAG_NAME, "span")]
+        status, e = server.request("/explain", {"query": text, "doc": doc, "method": "lc-rwmd"})
+        top = e["doc_to_query"]["flows"][0]
+        assert words == [top["doc_word"], "→ " + top["query_word"]]
     finally:
         assert server.stop() == 0

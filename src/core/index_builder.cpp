@@ -7,6 +7,17 @@
 #include "lcrwmd/string_map.h"
 
 namespace lcrwmd {
+namespace {
+
+// What a document shows: its text, or its tokens joined by spaces where it came as tokens.
+std::string display_text(const RawDocument& doc) {
+  if (!doc.pretokenized) return doc.text;
+  std::string s;
+  for (const std::string& t : doc.tokens) s += (s.empty() ? "" : " ") + t;
+  return s;
+}
+
+}  // namespace
 
 IndexData build_index_data(const Embeddings& embeddings, const std::vector<RawDocument>& docs,
                            const BuildOptions& options, TextReport* report_out) {
@@ -17,6 +28,7 @@ IndexData build_index_data(const Embeddings& embeddings, const std::vector<RawDo
   IndexData d;
   d.dim = embeddings.dim();
   d.weighting = options.weighting;
+  if (options.stopwords != nullptr) d.stopwords = options.stopwords->sorted();
 
   auto lookup = [&](std::string_view t) { return embeddings.find(t); };
   for (const RawDocument& doc : docs) {
@@ -33,6 +45,7 @@ IndexData build_index_data(const Embeddings& embeddings, const std::vector<RawDo
     kept.push_back(std::move(counts));
     d.ids.push_back(doc.id);
     d.labels.push_back(doc.label);
+    if (options.keep_text) d.texts.push_back(display_text(doc));
   }
   report.documents_kept = kept.size();
   if (report_out) *report_out = report;

@@ -1,5 +1,7 @@
 #include <algorithm>
+#include <cstring>
 #include <unordered_set>
+#include <utility>
 
 #include "core/bag_of_words.h"
 #include "lcrwmd/error.h"
@@ -34,7 +36,7 @@ QuerySet make_query_set(const Index& index, const std::vector<RawDocument>& docs
   auto idf_of = [&](std::uint32_t u) { return idf(index.n_docs(), u < v ? index.doc_freq(u) : 0); };
   for (const RawDocument& doc : docs) {
     ++report.documents_read;
-    std::vector<WordCount> counts = count_words(doc, options.stopwords, lookup, report, unknown);
+    std::vector<WordCount> counts = count_words(doc, &index.stopwords(), lookup, report, unknown);
     if (counts.empty()) {
       report.empty_documents.push_back(doc.id);
       continue;
@@ -46,8 +48,35 @@ QuerySet make_query_set(const Index& index, const std::vector<RawDocument>& docs
     qs.labels.push_back(doc.label);
   }
   report.documents_kept = qs.size();
+  if (emb == nullptr) {  // dropped for want of embeddings to look them up in, not for good
+    report.not_in_index_tokens = std::exchange(report.unknown_tokens, 0);
+    report.not_in_index_distinct = std::exchange(report.unknown_distinct, 0);
+  }
   if (report_out) *report_out = report;
   return qs;
+}
+
+void check_stopwords(const Index& index, const StopWords& given, const std::string& given_name) {
+  if (given == index.stopwords()) return;
+  throw Error(given_name + ": " + std::to_string(given.size()) +
+              " stop words, not the index's own (" + std::to_string(index.stopwords().size()) +
+              ", recorded by `lcrwmd build`; `lcrwmd info` lists them): queries are read with "
+              "the index's, so leave these out");
+}
+
+void check_embeddings(const Index& index, const Embeddings& embeddings) {
+  const std::string both = embeddings.source() + " against the index " + index.source();
+  if (embeddings.dim() != index.dim())
+    throw Error(both + ": dimension " + std::to_string(embeddings.dim()) + ", the index has " +
+                std::to_string(index.dim()));
+  for (std::size_t u = 0; u < index.vocab_size(); ++u) {
+    const auto e = embeddings.find(index.word(u));
+    if (e && std::memcmp(embeddings.vector(*e), index.vector(u), index.dim() * sizeof(float)) == 0)
+      continue;
+    throw Error(both + ": not the embeddings the index was built from (its word '" +
+                std::string(index.word(u)) + "' " + (e ? "has another vector" : "is missing") +
+                " there)");
+  }
 }
 
 QuerySet subset(const QuerySet& q, std::size_t begin, std::size_t end) {

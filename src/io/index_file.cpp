@@ -1,5 +1,6 @@
 // Writing and memory-mapping the index file (layout in index_format.h).
 #include <xxhash.h>
+#include <zlib.h>
 
 #include <cstddef>
 #include <cstring>
@@ -64,10 +65,10 @@ class Serializer {
     emit(data, count * sizeof(T));
   }
 
-  // Offsets + bytes of a list of strings.
+  // Offsets + bytes of a list of strings (count of them: offsets of `count` empty ones).
   void strings(Section offsets_section, Section bytes_section,
-               const std::vector<std::string>& items) {
-    std::vector<std::uint64_t> offsets(items.size() + 1, 0);
+               const std::vector<std::string>& items, std::size_t count) {
+    std::vector<std::uint64_t> offsets(count + 1, 0);
     std::string bytes;
     for (std::size_t i = 0; i < items.size(); ++i) {
       bytes += items[i];
@@ -110,8 +111,33 @@ void check_data(const IndexData& d) {
   if (d.dim == 0) throw Error("index: dimension must be positive");
   if (d.indptr.size() != n + 1 || d.labels.size() != n || d.indptr.front() != 0 ||
       d.indptr.back() != d.indices.size() || d.values.size() != d.indices.size() ||
-      d.vectors.size() != v * d.dim || d.doc_freq.size() != v)
+      d.vectors.size() != v * d.dim || d.doc_freq.size() != v ||
+      (!d.texts.empty() && d.texts.size() != n))
     throw Error("index: inconsistent index data");
+}
+
+// A document's text as stored: its length (u32), then zlib's deflate of it.
+std::string compress_text(const std::string& text) {
+  if (text.size() > UINT32_MAX) throw Error("index: a document's text is over 4 GiB");
+  const auto n = static_cast<std::uint32_t>(text.size());
+  uLongf packed = compressBound(n);
+  std::string out(sizeof n + packed, '\0');
+  std::memcpy(out.data(), &n, sizeof n);
+  if (compress2(reinterpret_cast<Bytef*>(out.data() + sizeof n), &packed,
+                reinterpret_cast<const Bytef*>(text.data()), n, Z_DEFAULT_COMPRESSION) != Z_OK)
+    throw Error("index: cannot compress a document's text");
+  out.resize(sizeof n + packed);
+  return out;
+}
+
+std::uint64_t fingerprint(const IndexData& d) {
+  XXH3_state_t* st = XXH3_createState();
+  XXH3_64bits_reset(st);
+  for (const std::string& w : d.vocab) XXH3_64bits_update(st, w.data(), w.size() + 1);  // + NUL
+  XXH3_64bits_update(st, d.vectors.data(), d.vectors.size() * sizeof(float));
+  const std::uint64_t h = XXH3_64bits_digest(st);
+  XXH3_freeState(st);
+  return h;
 }
 
 void serialize(const IndexData& d, Sink& sink) {
@@ -128,15 +154,23 @@ void serialize(const IndexData& d, Sink& sink) {
   h.dim = d.dim;
   h.nnz = d.indices.size();
   h.weighting = static_cast<std::uint32_t>(d.weighting);
+  h.tokenizer_version = kTokenizerVersion;
+  h.flags = d.texts.empty() ? 0 : format::kHasText;
+  h.n_stopwords = d.stopwords.size();
+  h.embeddings_fingerprint = fingerprint(d);
   s.section(format::kIndptr, d.indptr.data(), d.indptr.size());
   s.section(format::kIndices, d.indices.data(), d.indices.size());
   s.section(format::kValues, d.values.data(), d.values.size());
   s.section(format::kVectors, d.vectors.data(), d.vectors.size());
   s.section(format::kSqNorms, sq_norms.data(), sq_norms.size());
   s.section(format::kDocFreq, d.doc_freq.data(), d.doc_freq.size());
-  s.strings(format::kVocabOffsets, format::kVocabBytes, d.vocab);
-  s.strings(format::kIdOffsets, format::kIdBytes, d.ids);
-  s.strings(format::kLabelOffsets, format::kLabelBytes, d.labels);
+  s.strings(format::kVocabOffsets, format::kVocabBytes, d.vocab, v);
+  s.strings(format::kIdOffsets, format::kIdBytes, d.ids, d.ids.size());
+  s.strings(format::kLabelOffsets, format::kLabelBytes, d.labels, d.ids.size());
+  s.strings(format::kStopOffsets, format::kStopBytes, d.stopwords, d.stopwords.size());
+  std::vector<std::string> packed;
+  for (const std::string& t : d.texts) packed.push_back(compress_text(t));
+  s.strings(format::kTextOffsets, format::kTextBytes, packed, d.ids.size());
   s.finish();
 }
 
@@ -149,24 +183,35 @@ const FileHeader& check_image(const char* base, std::size_t size, const std::str
   if (size < sizeof(FileHeader)) throw bad("file too small");
   const auto& h = *reinterpret_cast<const FileHeader*>(base);
   if (std::memcmp(h.magic, format::kMagic, sizeof h.magic) != 0) throw bad("wrong magic bytes");
+  if (h.version < format::kVersion)
+    throw bad("format version " + std::to_string(h.version) +
+              ", written by an older lcrwmd that did not record how it was built: rebuild it "
+              "with `lcrwmd build` (this build reads version " +
+              std::to_string(format::kVersion) + ")");
   if (h.version != format::kVersion)
-    throw bad("format version " + std::to_string(h.version) + ", this build reads version " +
-              std::to_string(format::kVersion));
+    throw bad("format version " + std::to_string(h.version) + ", newer than this build reads (" +
+              std::to_string(format::kVersion) + "): use a newer lcrwmd");
   if (h.header_hash != XXH3_64bits(&h, offsetof(FileHeader, header_hash)))
     throw bad("header checksum mismatch (corrupted file)");
   if (h.file_bytes != size)
     throw bad("file is " + std::to_string(size) + " bytes, header says " +
               std::to_string(h.file_bytes) + " (truncated?)");
-  if (h.n_sections != format::kSectionCount || h.weighting > 1 || h.dim == 0)
+  if (h.n_sections != format::kSectionCount || h.weighting > 1 || h.dim == 0 ||
+      (h.flags & ~format::kHasText) != 0)
     throw bad("unsupported header fields");
-  const std::uint64_t n = h.n_docs, v = h.vocab_size, m = h.dim, nnz = h.nnz;
+  if (h.tokenizer_version != kTokenizerVersion)
+    throw bad("tokenized with tokenizer version " + std::to_string(h.tokenizer_version) +
+              ", this build tokenizes queries with version " + std::to_string(kTokenizerVersion) +
+              ": rebuild it with `lcrwmd build`");
+  const std::uint64_t n = h.n_docs, v = h.vocab_size, m = h.dim, nnz = h.nnz, st = h.n_stopwords;
   const std::uint64_t expected[format::kSectionCount] = {
-      (n + 1) * 8, nnz * 4, nnz * 4,     v * m * 4, v * 4,       v * 4,
-      (v + 1) * 8, 0,       (n + 1) * 8, 0,         (n + 1) * 8, 0};
+      (n + 1) * 8, nnz * 4, nnz * 4,     v * m * 4, v * 4,        v * 4, (v + 1) * 8, 0,
+      (n + 1) * 8, 0,       (n + 1) * 8, 0,         (st + 1) * 8, 0,     (n + 1) * 8, 0};
   for (std::uint32_t s = 0; s < format::kSectionCount; ++s) {
     const auto& sec = h.sections[s];
-    const bool is_bytes =
-        s == format::kVocabBytes || s == format::kIdBytes || s == format::kLabelBytes;
+    const bool is_bytes = s == format::kVocabBytes || s == format::kIdBytes ||
+                          s == format::kLabelBytes || s == format::kStopBytes ||
+                          s == format::kTextBytes;
     if (sec.offset % 8 != 0 || sec.offset < sizeof(FileHeader) || sec.offset > size ||
         sec.bytes > size - sec.offset || (!is_bytes && sec.bytes != expected[s]))
       throw bad("section " + std::to_string(s) + " out of bounds or of the wrong size");
@@ -182,8 +227,11 @@ const FileHeader& check_image(const char* base, std::size_t size, const std::str
   if (indptr[0] != 0 || indptr[n] != nnz) throw bad("CSR row pointers inconsistent");
   for (std::uint64_t i = 0; i < n; ++i)
     if (indptr[i + 1] <= indptr[i]) throw bad("document " + std::to_string(i) + " has no word");
-  const std::pair<Section, std::uint64_t> string_tables[] = {
-      {format::kVocabOffsets, v}, {format::kIdOffsets, n}, {format::kLabelOffsets, n}};
+  const std::pair<Section, std::uint64_t> string_tables[] = {{format::kVocabOffsets, v},
+                                                             {format::kIdOffsets, n},
+                                                             {format::kLabelOffsets, n},
+                                                             {format::kStopOffsets, st},
+                                                             {format::kTextOffsets, n}};
   for (const auto& [s, count] : string_tables) {
     const std::uint64_t* off = u64s(s);
     if (off[0] != 0 || off[count] != h.sections[s + 1].bytes) throw bad("string table broken");
@@ -252,6 +300,7 @@ Index Index::shard(std::size_t begin, std::size_t end) const {
   ix.values_ += indptr_[begin];
   s.ids.offsets += begin;
   s.labels.offsets += begin;
+  s.texts.offsets += begin;
   return ix;
 }
 
@@ -275,6 +324,62 @@ void Index::bind() {
   storage_->vocab = table(format::kVocabOffsets, format::kVocabBytes);
   storage_->ids = table(format::kIdOffsets, format::kIdBytes);
   storage_->labels = table(format::kLabelOffsets, format::kLabelBytes);
+  storage_->texts = table(format::kTextOffsets, format::kTextBytes);
+  has_text_ = (h.flags & format::kHasText) != 0;
+  tokenizer_version_ = h.tokenizer_version;
+  fingerprint_ = h.embeddings_fingerprint;
+  const StringTable stop = table(format::kStopOffsets, format::kStopBytes);
+  storage_->stopwords = StopWords();
+  for (std::size_t i = 0; i < h.n_stopwords; ++i) storage_->stopwords.add(stop[i]);
+}
+
+const std::string& Index::source() const { return storage_->name; }
+
+const StopWords& Index::stopwords() const { return storage_->stopwords; }
+
+std::size_t Index::text_bytes() const {
+  const StringTable& t = storage_->texts;
+  return has_text_ ? t.offsets[n_docs_] - t.offsets[0] : 0;
+}
+
+std::string Index::text(std::size_t i) const {
+  if (!has_text_) throw Error(source() + ": the index holds no texts (built with --no-text)");
+  if (i >= n_docs_)
+    throw Error("document " + std::to_string(i) + " of an index of " + std::to_string(n_docs_));
+  const std::string_view packed = storage_->texts[i];
+  std::uint32_t n = 0;
+  if (packed.size() < sizeof n)
+    throw Error(source() + ": text of document " + std::to_string(i) + " damaged");
+  std::memcpy(&n, packed.data(), sizeof n);
+  std::string out(n, '\0');
+  uLongf got = n;
+  if (uncompress(reinterpret_cast<Bytef*>(out.data()), &got,
+                 reinterpret_cast<const Bytef*>(packed.data() + sizeof n),
+                 static_cast<uLong>(packed.size() - sizeof n)) != Z_OK ||
+      got != n)
+    throw Error(source() + ": text of document " + std::to_string(i) + " damaged");
+  return out;
+}
+
+IndexData Index::data() const {
+  IndexData d;
+  d.dim = dim_;
+  d.weighting = weighting_;
+  d.indptr.assign(indptr().begin(), indptr().end());
+  d.indices.assign(indices().begin(), indices().end());
+  d.values.assign(values().begin(), values().end());
+  d.vectors.assign(vectors_, vectors_ + vocab_size_ * dim_);
+  for (std::size_t u = 0; u < vocab_size_; ++u) {
+    d.vocab.emplace_back(word(u));
+    d.doc_freq.push_back(doc_freq_[u]);
+  }
+  for (std::size_t i = 0; i < n_docs_; ++i) {
+    d.ids.emplace_back(doc_id(i));
+    d.labels.emplace_back(label(i));
+    if (has_text_) d.texts.push_back(text(i));
+  }
+  d.stopwords = stopwords().sorted();
+  return d;
 }
 
 }  // namespace lcrwmd

@@ -1,5 +1,5 @@
 #pragma once
-// On-disk layout of an index file (little-endian, version 1):
+// On-disk layout of an index file (little-endian, version 2):
 //   [FileHeader: 512 bytes][section 0][section 1]...   every section 64-byte aligned.
 // The header carries a hash of itself and an XXH3-64 hash of everything after it.
 #include <cstdint>
@@ -7,7 +7,9 @@
 namespace lcrwmd::format {
 
 inline constexpr char kMagic[8] = {'L', 'C', 'R', 'W', 'M', 'D', 'I', 'X'};
-inline constexpr std::uint32_t kVersion = 1;
+// 2: how the index was built (tokenizer, stop words, a fingerprint of its vectors) and the
+// documents' texts. Version 1 files are refused with a word to rebuild them.
+inline constexpr std::uint32_t kVersion = 2;
 inline constexpr std::uint64_t kAlign = 64;
 
 enum Section : std::uint32_t {
@@ -23,6 +25,10 @@ enum Section : std::uint32_t {
   kIdBytes,
   kLabelOffsets,  // u64 x (n_docs + 1)
   kLabelBytes,
+  kStopOffsets,  // u64 x (stop words + 1)
+  kStopBytes,
+  kTextOffsets,  // u64 x (n_docs + 1); each text: u32 length, then zlib's deflate of it
+  kTextBytes,
   kSectionCount
 };
 
@@ -40,10 +46,15 @@ struct FileHeader {
   std::uint32_t n_sections;
   std::uint64_t file_bytes;
   SectionRef sections[kSectionCount];
+  std::uint32_t tokenizer_version;
+  std::uint32_t flags;  // kHasText
+  std::uint64_t n_stopwords;
+  std::uint64_t embeddings_fingerprint;
   std::uint64_t payload_hash;
   std::uint64_t header_hash;  // XXH3-64 of the bytes before this field
-  char reserved[240];
+  char reserved[152];
 };
+inline constexpr std::uint32_t kHasText = 1;
 static_assert(sizeof(FileHeader) == 512);
 
 }  // namespace lcrwmd::format

@@ -28,7 +28,8 @@ struct Index::Storage {
   std::vector<char> bytes;
   const char* base = nullptr;
   std::size_t size = 0;
-  StringTable vocab, ids, labels;
+  StringTable vocab, ids, labels, texts;
+  StopWords stopwords;
 
   std::once_flag word_map_once;
   StringMap<std::uint32_t> word_map;

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <fstream>
 
 #include "lcrwmd/error.h"
@@ -19,6 +20,16 @@ void StopWords::add(std::string_view word) {
   // Stop words go through the tokenizer so they match tokens exactly ("Don't" -> "don't").
   std::string scratch;
   for_each_token(word, scratch, [&](std::string_view t) { words_.emplace(t); });
+}
+
+}  // namespace lcrwmd
+
+namespace lcrwmd {
+
+std::vector<std::string> StopWords::sorted() const {
+  std::vector<std::string> out(words_.begin(), words_.end());
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace lcrwmd

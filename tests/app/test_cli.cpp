@@ -95,11 +95,17 @@ TEST_F(Cli, BuildSearchOutputFormat) {
   EXPECT_EQ(text[1].substr(0, 5), "q1\t2\t");
   EXPECT_EQ(text[2].substr(0, 10), "q2\t1\tt1\t0.");
   EXPECT_NE(r.err.find("q3"), std::string::npos) << r.err;  // reported by id
-  EXPECT_NE(r.err.find("without embedding"), std::string::npos);
+  // Words the index lacks, dropped for want of --embeddings: a warning naming the fix.
+  EXPECT_NE(r.err.find("warning: queries: 2 tokens (2 distinct words) not in the index dropped; "
+                       "give --embeddings"),
+            std::string::npos)
+      << r.err;
 
-  // --k larger than the index: every document; the unknown word resolved with --embeddings.
+  // --k larger than the index: every document; the unknown word resolved with --embeddings
+  // (the index's own embeddings, and more words).
   const auto q2 = test::write_file("cli_q2.tsv", "q\t\ttennis zebra\n");
-  const auto emb2 = test::write_file("cli_emb2.txt", "zebra 5 5 5\ntennis 0 0 1\n");
+  const auto emb2 = test::write_file(
+      "cli_emb2.txt", slurp(emb).substr(slurp(emb).find('\n') + 1) + "zebra 5 5 5\n");
   const CliRun all = lcrwmd("search --index " + index + " --queries " + q2 + " --k 100");
   const CliRun ext = lcrwmd("search --index " + index + " --queries " + q2 +
                             " --k 100 --embeddings " + emb2 + " --output " + tmp("ext.tsv"));
@@ -111,6 +117,40 @@ TEST_F(Cli, BuildSearchOutputFormat) {
   EXPECT_EQ(std::count(ext_out.begin(), ext_out.end(), '\n'), 3);
   EXPECT_NE(ext_out, all.out);  // zebra moved the distances
   EXPECT_NE(ext.err.find("1 words not in the index"), std::string::npos) << ext.err;
+
+  // Query-time inputs that disagree with how the index was built: errors naming both, no output.
+  const auto other_emb = test::write_file("cli_emb_other.txt", "zebra 5 5 5\ntennis 0 0 1\n");
+  const auto other_stop = test::write_file("cli_stop_other.txt", "the\nof\n");
+  const std::pair<std::string, std::string> refused[] = {
+      {" --embeddings " + other_emb, other_emb + " against the index " + index},
+      {" --stopwords " + other_stop, "--stopwords " + other_stop + ": 2 stop words"}};
+  for (const auto& [flag, says] : refused) {
+    const CliRun bad = lcrwmd("search --index " + index + " --queries " + q2 + flag + " --output " +
+                              tmp("refused.tsv"));
+    EXPECT_NE(bad.code, 0) << flag;
+    EXPECT_NE(bad.err.find(says), std::string::npos) << bad.err;
+    EXPECT_FALSE(fs::exists(tmp("refused.tsv")));
+  }
+  // Stop words are the index's: without --stopwords, "the" in a query is still one.
+  const auto q_stop = test::write_file("cli_qstop.tsv", "q\t\tthe soccer\n");
+  const CliRun with = lcrwmd("search --index " + index + " --queries " + q_stop + " --stopwords " +
+                             stop + " --k 4");
+  const CliRun without = lcrwmd("search --index " + index + " --queries " + q_stop + " --k 4");
+  ASSERT_EQ(with.code, 0) << with.err;
+  EXPECT_EQ(with.out, without.out);
+  EXPECT_NE(without.err.find("1 stop words"), std::string::npos) << without.err;
+
+  // --with-text: each neighbour's text, as given, in a fifth column.
+  const CliRun texts = lcrwmd("search --index " + index + " --queries " + q + " --k 1 --with-text");
+  ASSERT_EQ(texts.code, 0) << texts.err;
+  EXPECT_EQ(texts.out.substr(0, texts.out.find('\n')), "q1\t1\ts1\t0\tSoccer goal! Football goal.");
+  const auto bare = tmp("cli_bare.idx");
+  ASSERT_EQ(
+      lcrwmd("build --embeddings " + emb + " --docs " + docs + " --no-text --output " + bare).code,
+      0);
+  const CliRun no_text = lcrwmd("search --index " + bare + " --queries " + q + " --with-text");
+  EXPECT_NE(no_text.code, 0);
+  EXPECT_NE(no_text.err.find("--no-text"), std::string::npos) << no_text.err;
 
   for (const char* method : {"wcd", "rwmd", "lc-rwmd"}) {
     const CliRun m = lcrwmd("search --index " + index + " --queries " + q + " --method " + method +
@@ -316,8 +356,21 @@ TEST_F(Cli, ExplainShowsTheFlowOfTheReportedDistance) {
 TEST_F(Cli, InfoJson) {
   const CliRun r = lcrwmd("info --index " + index + " --json");
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const char* f : {"\"n_docs\": 3", "\"vocab_size\": 7", "\"dim\": 3", "\"nnz\": 7"})
-    EXPECT_NE(r.out.find(f), std::string::npos) << f << " in " << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["path"], index);
+  EXPECT_EQ(j["n_docs"], 3);
+  EXPECT_EQ(j["vocab_size"], 7);
+  EXPECT_EQ(j["dim"], 3);
+  EXPECT_EQ(j["nnz"], 7);
+  // How it was built.
+  EXPECT_EQ(j["stopwords"], (std::vector<std::string>{"and", "of", "the"}));
+  EXPECT_EQ(j["tokenizer_version"], 1);
+  EXPECT_EQ(j["weighting"], "tf");
+  EXPECT_EQ(j["has_text"], true);
+  EXPECT_GT(j["text_bytes"].get<std::size_t>(), 0u);
+  EXPECT_EQ(j["embeddings_fingerprint"].get<std::string>().size(), 16u);
+  const CliRun table = lcrwmd("info --index " + index);
+  EXPECT_NE(table.out.find("stop words   3: and, of, the"), std::string::npos) << table.out;
 }
 
 TEST(CliSynth, WritesIndexQueriesAndSourceFiles) {
@@ -327,23 +380,19 @@ TEST(CliSynth, WritesIndexQueriesAndSourceFiles) {
                     " --docs-output " + d);
   ASSERT_EQ(r.code, 0) << r.err;
   r = lcrwmd("info --index " + idx + " --json");
-  EXPECT_NE(r.out.find("\"n_docs\": 300"), std::string::npos) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["n_docs"], 300) << r.out;
   r = lcrwmd("search --index " + idx + " --queries " + q + " --k 3");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 12);
-  EXPECT_NE(r.err.find("0 without embedding"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("0 with no vector"), std::string::npos) << r.err;
   // The written embeddings and documents rebuild the same index shape.
   const auto rebuilt = tmp("syn2.idx");
   r = lcrwmd("build --embeddings " + e + " --docs " + d + " --output " + rebuilt);
   ASSERT_EQ(r.code, 0) << r.err;
   const CliRun a = lcrwmd("info --index " + idx + " --json");
   const CliRun b = lcrwmd("info --index " + rebuilt + " --json");
-  auto field = [](const std::string& s, const std::string& f) {
-    const auto p = s.find(f);
-    return s.substr(p, s.find(',', p) - p);
-  };
-  for (const char* f : {"\"nnz\"", "\"vocab_size\"", "\"n_docs\""})
-    EXPECT_EQ(field(a.out, f), field(b.out, f));
+  for (const char* f : {"nnz", "vocab_size", "n_docs"})
+    EXPECT_EQ(nlohmann::json::parse(a.out)[f], nlohmann::json::parse(b.out)[f]) << f;
   // Same seed, same index.
   const auto again = tmp("syn3.idx");
   ASSERT_EQ(

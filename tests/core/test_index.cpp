@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -125,17 +126,104 @@ TEST(Queries, UnknownWordsUseExtraEmbeddingsOrAreDropped) {
   const Index ix = Index::from_data(build_index_data(emb, tiny_docs(), o));
   const std::vector<RawDocument> q = {{"q1", "", "the cat and the unused", 1},
                                       {"q2", "", "nothing here", 2}};
+  // The index's own stop words apply, unasked; words it lacks are counted apart from words
+  // with no vector anywhere.
   TextReport r;
-  const QuerySet dropped = make_query_set(ix, q, {&stop, nullptr}, &r);
+  const QuerySet dropped = make_query_set(ix, q, {}, &r);
   ASSERT_EQ(dropped.size(), 1u);
   EXPECT_EQ(r.empty_documents, std::vector<std::string>{"q2"});
   EXPECT_EQ(dropped.words, std::vector<std::uint32_t>{0});
-  const QuerySet extended = make_query_set(ix, q, {&stop, &emb}, &r);
+  EXPECT_EQ(r.stop_tokens, 2u);
+  EXPECT_EQ(r.not_in_index_tokens, 4u);  // and, unused, nothing, here
+  EXPECT_EQ(r.unknown_tokens, 0u);
+  const QuerySet extended = make_query_set(ix, q, {&emb}, &r);
   ASSERT_EQ(extended.words, (std::vector<std::uint32_t>{0, 4}));
   EXPECT_EQ(extended.extra_words, std::vector<std::string>{"unused"});
   EXPECT_EQ(query_word_vector(ix, extended, 4)[0], 9.0f);
+  EXPECT_EQ(r.stop_tokens, 2u);
+  EXPECT_EQ(r.not_in_index_tokens, 0u);
+  EXPECT_EQ(r.unknown_tokens, 3u);  // and, nothing, here: in neither
   const Embeddings wrong({"x"}, {1, 2}, 2);
-  EXPECT_THROW(make_query_set(ix, q, {nullptr, &wrong}), Error);
+  EXPECT_THROW(make_query_set(ix, q, {&wrong}), Error);
+}
+
+// An index remembers how it was built (stop words, tokenizer, weighting, the vectors' fingerprint,
+// the texts), through a file and back; query-time stop words and embeddings are checked against
+// it, naming what differs.
+TEST(Index, RecordsHowItWasBuiltAndChecksQueryTimeInputs) {
+  StopWords stop;
+  stop.add("the");
+  stop.add("And");
+  BuildOptions o;
+  o.stopwords = &stop;
+  o.weighting = Weighting::tfidf;
+  const Embeddings emb = tiny_embeddings();
+  const IndexData d = build_index_data(emb, tiny_docs(), o);
+  EXPECT_EQ(d.stopwords, (std::vector<std::string>{"and", "the"}));
+  const std::string path = test::write_file("recorded.idx", "");
+  Index::save(d, path);
+  const Index ix = Index::load(path);
+  EXPECT_EQ(ix.stopwords(), stop);
+  EXPECT_EQ(ix.tokenizer_version(), kTokenizerVersion);
+  EXPECT_EQ(ix.weighting(), Weighting::tfidf);
+  EXPECT_EQ(ix.source(), path);
+  ASSERT_TRUE(ix.has_text());
+  for (std::size_t i = 0; i < ix.n_docs(); ++i) EXPECT_EQ(ix.text(i), d.texts[i]);
+  EXPECT_EQ(ix.text(0), tiny_docs()[0].text);
+  EXPECT_EQ(ix.data().texts, d.texts);
+  EXPECT_EQ(ix.data().stopwords, d.stopwords);
+  EXPECT_EQ(Index::from_data(ix.data()).embeddings_fingerprint(), ix.embeddings_fingerprint());
+  // The fingerprint follows the vectors.
+  IndexData moved = d;
+  moved.vectors[0] += 1;
+  EXPECT_NE(Index::from_data(moved).embeddings_fingerprint(), ix.embeddings_fingerprint());
+  // A shard reads its own documents' texts.
+  const Index part = ix.shard(1, ix.n_docs());
+  EXPECT_EQ(part.text(0), d.texts[1]);
+
+  check_stopwords(ix, stop, "same");
+  StopWords other = stop;
+  other.add("a");
+  try {
+    check_stopwords(ix, other, "--stopwords other.txt");
+    ADD_FAILURE() << "other stop words accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--stopwords other.txt: 3 stop words"), std::string::npos)
+        << e.what();
+  }
+  check_embeddings(ix, emb);
+  const Embeddings changed({"cat"}, std::vector<float>(emb.dim(), 0.5f), emb.dim());
+  try {
+    check_embeddings(ix, changed);
+    ADD_FAILURE() << "other embeddings accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not the embeddings"), std::string::npos) << e.what();
+  }
+
+  // Without texts: none stored, and asking is an error.
+  o.keep_text = false;
+  const Index bare = Index::from_data(build_index_data(emb, tiny_docs(), o));
+  EXPECT_FALSE(bare.has_text());
+  EXPECT_EQ(bare.text_bytes(), 0u);
+  EXPECT_THROW((void)bare.text(0), Error);
+}
+
+// An index file of the previous format is refused with a word to rebuild it.
+TEST(Index, RefusesThePreviousFormatWithAWordToRebuild) {
+  std::string path = test::write_file("old_format.idx", "");
+  Index::save(test::random_index(5, 10, 3, 3, 1), path);
+  std::string bytes = test::read_file(path);
+  const std::uint32_t old_version = 1;
+  std::memcpy(bytes.data() + 8, &old_version, sizeof old_version);
+  path = test::write_file("old_format.idx", bytes);
+  try {
+    (void)Index::load(path);
+    ADD_FAILURE() << "a version-1 file loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("rebuild it with `lcrwmd build`"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

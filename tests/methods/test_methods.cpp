@@ -290,7 +290,7 @@ TEST(RealCorpus, TfIdfQueryOfResidentTextIsAtZero) {
   TextReport report;
   const Index ix = Index::from_data(build_index_data(emb, docs, bo, &report));
   EXPECT_FALSE(report.empty_documents.empty());  // small.vec misses many tweets' words
-  const QuerySet qs = make_query_set(ix, docs, {&stop, nullptr});
+  const QuerySet qs = make_query_set(ix, docs, {});
   ASSERT_EQ(qs.size(), ix.n_docs());
   for (Method m : {Method::wcd, Method::rwmd, Method::lc_rwmd}) {
     SearchOptions o;
