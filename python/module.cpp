@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <memory>
@@ -349,6 +350,24 @@ PYBIND11_MODULE(_lcrwmd, m) {
           "detected); raises lcrwmd.Error naming the file and line of a damaged entry.")
       .def_property_readonly("dim", &Embeddings::dim, "Dimension of the vectors.")
       .def("__len__", &Embeddings::size, "Number of words.")
+      .def(py::pickle(
+          [](const Embeddings& e) {
+            std::vector<std::string> words(e.size());
+            for (std::size_t i = 0; i < e.size(); ++i) words[i] = e.word(i);
+            py::array_t<float> vectors(
+                {static_cast<py::ssize_t>(e.size()), static_cast<py::ssize_t>(e.dim())});
+            if (e.size() > 0)
+              std::memcpy(vectors.mutable_data(), e.vector(0), e.size() * e.dim() * sizeof(float));
+            return py::make_tuple(std::move(words), std::move(vectors), e.dim());
+          },
+          [](const py::tuple& t) {
+            if (t.size() != 3) throw py::value_error("not a pickled lcrwmd.Embeddings");
+            auto words = t[0].cast<std::vector<std::string>>();
+            const auto vectors = t[1].cast<FloatArray>();
+            const auto dim = t[2].cast<std::size_t>();
+            std::vector<float> v(vectors.data(), vectors.data() + words.size() * dim);
+            return std::make_shared<Embeddings>(std::move(words), std::move(v), dim);
+          }))
       .def("__contains__",
            [](const Embeddings& e, const std::string& w) { return e.find(w).has_value(); })
       .def("__getitem__",
@@ -495,6 +514,28 @@ PYBIND11_MODULE(_lcrwmd, m) {
           py::arg("queries"), py::arg("labels"), py::arg("ks"), py::arg("method") = "lc-rwmd",
           py::arg("symmetric") = true, py::arg("backend") = "auto", py::arg("act_steps") = 1,
           py::arg("precision") = "auto")
+      .def(
+          "with_embeddings",
+          [](const PyIndex& p, std::shared_ptr<const Embeddings> emb) {
+            check_embeddings(*p.index, *emb);
+            PyIndex q = p;  // the same index and searchers
+            q.embeddings = std::move(emb);
+            return q;
+          },
+          py::arg("embeddings"))
+      .def(py::pickle(
+          [](const PyIndex& p) {
+            return py::make_tuple(py::bytes(Index::to_bytes(p.index->data())), p.embeddings,
+                                  p.excluded);
+          },
+          [](const py::tuple& t) {
+            if (t.size() != 3) throw py::value_error("not a pickled lcrwmd.Index");
+            PyIndex p;
+            p.index = std::make_shared<const Index>(Index::from_bytes(t[0].cast<std::string>()));
+            p.embeddings = t[1].cast<std::shared_ptr<const Embeddings>>();
+            p.excluded = t[2].cast<std::vector<std::string>>();
+            return p;
+          }))
       .def("__len__", [](const PyIndex& p) { return p.index->n_docs(); })
       .def_property_readonly("n_docs", [](const PyIndex& p) { return p.index->n_docs(); })
       .def_property_readonly("vocab_size", [](const PyIndex& p) { return p.index->vocab_size(); })

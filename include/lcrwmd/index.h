@@ -72,6 +72,10 @@ class Index {
   static Index from_data(const IndexData& data);
   // Writes the index file atomically (temporary file, then rename).
   static void save(const IndexData& data, const std::string& path);
+  // The index file's bytes, in memory, and an index over such bytes (checked as load()
+  // checks a file): for pickling and sending.
+  static std::string to_bytes(const IndexData& data);
+  static Index from_bytes(std::string bytes);
 
   Index(Index&&) noexcept;
   Index& operator=(Index&&) noexcept;
@@ -127,6 +131,7 @@ class Index {
  private:
   struct Storage;
   explicit Index(std::unique_ptr<Storage> storage);
+  static Index in_memory(std::vector<char> image);
   void bind();
 
   std::unique_ptr<Storage> storage_;

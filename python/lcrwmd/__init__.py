@@ -184,6 +184,12 @@ class Index:
         words it lacks, `embeddings`, which must be the ones it was built from."""
         return cls(_NativeIndex.load(os.fspath(path), embeddings, _stopwords(stopwords)))
 
+    def with_embeddings(self, embeddings: Embeddings) -> Index:
+        """The same index (sharing its searchers) with its queries' words that it lacks looked
+        up in `embeddings`, which must hold its own words with their vectors (lcrwmd.Error
+        otherwise)."""
+        return Index(self._native.with_embeddings(embeddings))
+
     def save(self, path: Union[str, os.PathLike]) -> None:
         """Writes the index file (the format of `lcrwmd build`), atomically."""
         self._native.save(os.fspath(path))

@@ -110,6 +110,10 @@ def test_wmd_similarity_matches_gensim(kv, stop, corpus, n_docs, n_queries):
     one = WmdSimilarity(docs, kv, num_best=5)[queries[0]]
     assert_same_best(one, full2sparse_clipped(theirs[0], 5))
     np.testing.assert_allclose(WmdSimilarity(docs, kv)[queries[0]], theirs[0], atol=GENSIM_TOL)
+    # Saved and loaded (pickled, as gensim's), the same answers.
+    import pickle
+    again = pickle.loads(pickle.dumps(best_index))
+    assert again[queries] == best
     print(f"\n{corpus}: {n_queries} queries x {len(docs)} documents: gensim {t_gensim:.2f} s, "
           f"lcrwmd {t_ours:.3f} s all similarities ({t_gensim / t_ours:.0f}x), "
           f"{t_best:.3f} s top-10 ({t_gensim / t_best:.0f}x); lcrwmd's index {t_build:.2f} s")

@@ -388,3 +388,16 @@ def test_every_precision_gives_the_same_results(index, queries, method):
                 index.pairwise(texts[:3], method=method, backend="cpu", precision=p), m)
     with pytest.raises(lcrwmd.Error, match="precision"):
         index.search(texts, precision="fp8")
+
+
+def test_embeddings_and_index_pickle(emb, index, queries):
+    import pickle
+    e2 = pickle.loads(pickle.dumps(emb))
+    assert e2.words == emb.words and e2.dim == emb.dim
+    np.testing.assert_array_equal(e2[emb.words[7]], emb[emb.words[7]])
+    i2 = pickle.loads(pickle.dumps(index))
+    assert i2.ids == index.ids and i2.labels == index.labels and i2.stopwords == index.stopwords
+    assert i2.text(3) == index.text(3)
+    q = [x[2] for x in queries]  # their words the index lacks come from the pickled embeddings
+    for a, b in zip(index.search(q, k=3, method="wmd"), i2.search(q, k=3, method="wmd")):
+        np.testing.assert_array_equal(a, b)

@@ -258,12 +258,26 @@ void Index::save(const IndexData& data, const std::string& path) {
   file.commit();
 }
 
+std::string Index::to_bytes(const IndexData& data) {
+  MemorySink sink;
+  serialize(data, sink);
+  return std::string(sink.bytes_.begin(), sink.bytes_.end());
+}
+
+Index Index::from_bytes(std::string bytes) {
+  return in_memory(std::vector<char>(bytes.begin(), bytes.end()));
+}
+
 Index Index::from_data(const IndexData& data) {
   MemorySink sink;
   serialize(data, sink);
+  return in_memory(std::move(sink.bytes_));
+}
+
+Index Index::in_memory(std::vector<char> bytes) {
   auto storage = std::make_unique<Storage>();
   storage->name = "memory";
-  storage->bytes = std::move(sink.bytes_);
+  storage->bytes = std::move(bytes);
   storage->base = storage->bytes.data();
   storage->size = storage->bytes.size();
   check_image(storage->base, storage->size, storage->name, true);
