@@ -29,9 +29,12 @@ namespace {
 void run_build(const std::string& emb_path, const std::string& docs, const std::string& stop_path,
                const std::string& weighting, bool keep_text, const std::string& output) {
   auto t = Clock::now();
-  const Embeddings emb = Embeddings::load(emb_path);
-  note("embeddings %s: %zu words, dim %zu, %s%s (%.2f s)", emb_path.c_str(), emb.size(), emb.dim(),
-       emb.format().c_str(),
+  std::vector<RawDocument> documents = read_tsv(docs);
+  // Only the vectors of the corpus's words are kept: memory follows the corpus, not the file.
+  const Embeddings::WordSet tokens = distinct_tokens(documents);
+  const Embeddings emb = Embeddings::load(emb_path, &tokens);
+  note("embeddings %s: %zu of its %zu words kept (the corpus's), dim %zu, %s%s (%.2f s)",
+       emb_path.c_str(), emb.size(), emb.file_words(), emb.dim(), emb.format().c_str(),
        emb.duplicates()
            ? (", " + std::to_string(emb.duplicates()) + " duplicate words skipped").c_str()
            : "",
@@ -43,11 +46,11 @@ void run_build(const std::string& emb_path, const std::string& docs, const std::
   bo.weighting = parse_weighting(weighting);
   bo.keep_text = keep_text;
   TextReport report;
-  const IndexData data = build_index_data(emb, read_tsv(docs), bo, &report);
+  const IndexData data = build_index_data(emb, documents, bo, &report);
   report_text(report, "documents");
   Index::save(data, output);
-  note("index %s: %zu documents, %zu words (of %zu), %zu nonzeros (%.2f s)", output.c_str(),
-       data.ids.size(), data.vocab.size(), emb.size(), data.indices.size(), since(t));
+  note("index %s: %zu documents, %zu words, %zu nonzeros (%.2f s)", output.c_str(), data.ids.size(),
+       data.vocab.size(), data.indices.size(), since(t));
 }
 
 }  // namespace
@@ -215,6 +218,26 @@ void add_pairwise(CLI::App& app) {
     });
     note("pairwise: %zu x %zu matrix written to %s (%.3f s, %s)", l.queries.size(), n,
          output->c_str(), since(t), describe_backend(so, st).c_str());
+  });
+}
+
+void add_embeddings(CLI::App& app) {
+  auto* c =
+      app.add_subcommand("embeddings",
+                         "Index an embeddings file once, so that builds and searches read only the "
+                         "words they need");
+  auto input = std::make_shared<std::string>();
+  auto output = std::make_shared<std::string>();
+  c->add_option("--input", *input, "word2vec binary, or word2vec/GloVe/fastText text embeddings")
+      ->required();
+  c->add_option("--output", *output,
+                "Indexed embeddings file: give it as --embeddings to build, search, serve...")
+      ->required();
+  c->callback([input, output] {
+    const auto t = Clock::now();
+    const std::size_t words = Embeddings::write_indexed(*input, *output);
+    note("embeddings %s: %zu words indexed into %s (%.2f s)", input->c_str(), words,
+         output->c_str(), since(t));
   });
 }
 

@@ -184,15 +184,19 @@ Loaded load_queries(const QueryFlags& f) {
     if (!cluster.root()) return;
     if (!f.stopwords.empty())
       check_stopwords(*index, StopWords::load(f.stopwords), "--stopwords " + f.stopwords);
+    std::vector<RawDocument> docs = read_tsv(f.queries);
     std::unique_ptr<Embeddings> emb;
     if (!f.embeddings.empty()) {
-      emb = std::make_unique<Embeddings>(Embeddings::load(f.embeddings));
+      // Only what the queries and the check can need: the index's words and the queries'.
+      Embeddings::WordSet wanted = distinct_tokens(docs);
+      for (std::size_t u = 0; u < index->vocab_size(); ++u) wanted.emplace(index->word(u));
+      emb = std::make_unique<Embeddings>(Embeddings::load(f.embeddings, &wanted));
       check_embeddings(*index, *emb);
     }
     QueryOptions qo;
     qo.embeddings = emb.get();
     TextReport report;
-    qs = make_query_set(*index, read_tsv(f.queries), qo, &report);
+    qs = make_query_set(*index, docs, qo, &report);
     report_text(report, "queries");
     if (!qs.extra_words.empty())
       note("queries: %zu words not in the index taken from %s", qs.extra_words.size(),

@@ -22,6 +22,12 @@ void for_each_token(std::string_view text, std::string& scratch, Emit&& emit);
 
 std::vector<std::string> tokenize(std::string_view text);
 
+// The distinct tokens of documents (a pretokenized one's tokens as given): the words whose
+// vectors an index of them can need (Embeddings::load's `only`).
+struct RawDocument;  // lcrwmd/corpus.h
+std::unordered_set<std::string, StringHash, std::equal_to<>> distinct_tokens(
+    const std::vector<RawDocument>& docs);
+
 class StopWords {
  public:
   StopWords() = default;

@@ -1,10 +1,12 @@
-// Readers for word2vec binary and word2vec / GloVe / fastText text embeddings.
+// Readers for word2vec binary and word2vec / GloVe / fastText text embeddings (and, by
+// io/embeddings_indexed.cpp, for indexed embeddings files).
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "io/embeddings_scan.h"
 #include "io/mapped_file.h"
 #include "lcrwmd/embeddings.h"
 #include "lcrwmd/error.h"
@@ -74,7 +76,7 @@ std::string_view next_line(std::string_view text, std::size_t& pos) {
 }  // namespace
 
 Embeddings::Embeddings(std::vector<std::string> words, std::vector<float> vectors, std::size_t dim)
-    : dim_(dim), format_("memory"), source_("memory") {
+    : dim_(dim), file_words_(words.size()), format_("memory"), source_("memory") {
   if (dim == 0) throw Error("embeddings: dimension must be positive");
   if (vectors.size() != words.size() * dim)
     throw Error("embeddings: " + std::to_string(vectors.size()) + " values for " +
@@ -106,12 +108,19 @@ std::optional<std::uint32_t> Embeddings::find(std::string_view word) const {
   return it->second;
 }
 
-Embeddings Embeddings::load(const std::string& path) {
-  MappedFile file(path);
+std::size_t scan_embeddings(const MappedFile& file, EmbeddingsSink& sink) {
+  const std::string& path = file.path();
   std::string_view text = file.view();
   if (text.empty()) throw Error(path + ": empty embeddings file");
-  Embeddings e;
-  e.source_ = path;
+  file.read_sequentially();
+  // Pages already read leave resident memory every so often (a file may outgrow memory).
+  constexpr std::size_t kReleaseEvery = std::size_t{64} << 20;
+  std::size_t released = 0;
+  const auto progress = [&](std::size_t at) {
+    if (at - released < kReleaseEvery) return;
+    file.release_before(at);
+    released = at;
+  };
 
   std::size_t pos = 0;
   std::size_t count = 0;
@@ -121,8 +130,6 @@ Embeddings Embeddings::load(const std::string& path) {
   std::vector<float> values;
 
   if (has_header && looks_binary(text.substr(std::min(pos, text.size())))) {
-    e.format_ = "word2vec-binary";
-    e.dim_ = dim;
     // Each entry takes a word, a space and dim floats: nothing is allocated for more entries
     // than the file can hold (a damaged header is reported where the entries run out).
     const std::size_t left = text.size() - std::min(pos, text.size());
@@ -132,7 +139,7 @@ Embeddings Embeddings::load(const std::string& path) {
                   " bytes hold (truncated file?)");
     values.resize(count > 0 ? dim : 0);
     const std::size_t bytes = dim * sizeof(float);
-    e.vectors_.reserve(std::min(count, left / (bytes + 2)) * dim);
+    sink.begin("word2vec-binary", dim, std::min(count, left / (bytes + 2)));
     for (std::size_t n = 0; n < count; ++n) {
       while (pos < text.size() && (text[pos] == '\n' || text[pos] == '\r')) ++pos;
       std::size_t space = text.find(' ', pos);
@@ -148,6 +155,11 @@ Embeddings Embeddings::load(const std::string& path) {
       if (text.size() - pos < bytes)
         throw Error(where + " (word " + quoted(word) + "): truncated file: expected " +
                     std::to_string(dim) + " float32 values");
+      progress(pos);
+      if (!sink.wanted(word)) {
+        pos += bytes;
+        continue;
+      }
       std::memcpy(values.data(), text.data() + pos, bytes);
       pos += bytes;
       for (std::size_t d = 0; d < dim; ++d)
@@ -157,17 +169,17 @@ Embeddings Embeddings::load(const std::string& path) {
       if (!magnitude_ok(values.data(), dim))
         throw Error(where + " (word " + quoted(word) +
                     "): vector too large (squared norm >= 1e30)");
-      e.add(word, values.data());
+      sink.entry(word, values.data());
     }
     while (pos < text.size() && (text[pos] == '\n' || text[pos] == '\r')) ++pos;
     if (pos < text.size())
       throw Error(path + ": " + std::to_string(text.size() - pos) + " unexpected bytes after the " +
                   std::to_string(count) + " entries the header announces");
-    return e;
+    return count;
   }
 
-  e.format_ = has_header ? "text" : "text-no-header";
   std::size_t line_no = 1;
+  std::size_t line_dim = 0;  // known from the first entry
   std::vector<std::string_view> fields;
   std::size_t entries = 0;
   if (!has_header) {
@@ -177,23 +189,45 @@ Embeddings Embeddings::load(const std::string& path) {
   while (pos < text.size()) {
     std::string_view line = next_line(text, pos);
     ++line_no;
+    progress(pos);
+    if (line_dim != 0) {  // a line of a word not wanted: its fields counted, not parsed
+      std::size_t b = 0;
+      while (b < line.size() && is_space(line[b])) ++b;
+      std::size_t w = b;
+      while (w < line.size() && !is_space(line[w])) ++w;
+      if (w == b) continue;
+      if (!sink.wanted(line.substr(b, w - b))) {
+        std::size_t n = 0;
+        for (std::size_t i = w; i < line.size(); ++i)
+          n += !is_space(line[i]) && is_space(line[i - 1]);
+        if (n != line_dim)
+          throw Error(path + ":" + std::to_string(line_no) + ": wrong dimension: word " +
+                      quoted(line.substr(b, w - b)) + " has " + std::to_string(n) +
+                      " values, expected " + std::to_string(line_dim));
+        ++entries;
+        continue;
+      }
+    }
     const std::string where = path + ":" + std::to_string(line_no);
     split_fields(line, fields);
     if (fields.empty()) continue;
-    if (e.dim_ == 0) {
+    if (line_dim == 0) {
       if (has_header) {
-        e.dim_ = dim;
+        line_dim = dim;
       } else {
         if (fields.size() < 2) throw Error(where + ": expected a word followed by its vector");
-        e.dim_ = fields.size() - 1;
+        line_dim = fields.size() - 1;
       }
     }
-    if (fields.size() != e.dim_ + 1)
+    if (fields.size() != line_dim + 1)
       throw Error(where + ": wrong dimension: word " + quoted(fields[0]) + " has " +
                   std::to_string(fields.size() - 1) + " values, expected " +
-                  std::to_string(e.dim_));
-    values.resize(e.dim_);  // only now: a header's dimension is checked against a line first
-    for (std::size_t d = 0; d < e.dim_; ++d) {
+                  std::to_string(line_dim));
+    if (values.empty()) {  // only now: a header's dimension is checked against a line first
+      values.resize(line_dim);
+      sink.begin(has_header ? "text" : "text-no-header", line_dim, has_header ? count : 0);
+    }
+    for (std::size_t d = 0; d < line_dim; ++d) {
       std::string_view f = fields[d + 1];
       auto r = std::from_chars(f.data(), f.data() + f.size(), values[d]);
       if (r.ec == std::errc::result_out_of_range)
@@ -204,16 +238,41 @@ Embeddings Embeddings::load(const std::string& path) {
       if (!std::isfinite(values[d]))
         throw Error(where + ": NaN or infinite value for word " + quoted(fields[0]));
     }
-    if (!magnitude_ok(values.data(), e.dim_))
+    if (!magnitude_ok(values.data(), line_dim))
       throw Error(where + ": vector of word " + quoted(fields[0]) +
                   " too large (squared norm >= 1e30)");
-    e.add(fields[0], values.data());
     ++entries;
+    if (sink.wanted(fields[0])) sink.entry(fields[0], values.data());
   }
   if (entries == 0) throw Error(path + ": no embeddings in file");
   if (has_header && entries != count)
     throw Error(path + ": header announces " + std::to_string(count) + " words, file has " +
                 std::to_string(entries) + (entries < count ? " (truncated file?)" : ""));
+  return entries;
+}
+
+Embeddings Embeddings::load(const std::string& path, const WordSet* only) {
+  const MappedFile file(path);
+  if (is_indexed_embeddings(file)) return load_indexed_embeddings(file, only);
+  // The entries wanted, into the Embeddings as they come.
+  struct Into final : EmbeddingsSink {
+    Embeddings& e;
+    const WordSet* only;
+    Into(Embeddings& to, const WordSet* words) : e(to), only(words) {}
+    bool wanted(std::string_view word) const override {
+      return only == nullptr || only->find(word) != only->end();
+    }
+    void begin(std::string_view format, std::size_t dim, std::size_t count) override {
+      e.format_ = format;
+      e.dim_ = dim;
+      e.vectors_.reserve((only ? std::min(only->size(), count) : count) * dim);
+    }
+    void entry(std::string_view word, const float* values) override { e.add(word, values); }
+  };
+  Embeddings e;
+  e.source_ = path;
+  Into into(e, only);
+  e.file_words_ = scan_embeddings(file, into);
   return e;
 }
 

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -31,6 +32,16 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
     data_ = static_cast<const char*>(p);
   }
   ::close(fd);
+}
+
+void MappedFile::read_sequentially() const {
+  if (data_ != nullptr) ::madvise(const_cast<char*>(data_), size_, MADV_SEQUENTIAL);
+}
+
+void MappedFile::release_before(std::size_t offset) const {
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t bytes = std::min(offset, size_) / page * page;
+  if (data_ != nullptr && bytes > 0) ::madvise(const_cast<char*>(data_), bytes, MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {

@@ -18,6 +18,12 @@ class MappedFile {
   std::string_view view() const { return {data_, size_}; }
   const std::string& path() const { return path_; }
 
+  // For a reader that goes through the file once, front to back: read ahead, and let go of
+  // the pages before `offset` (they leave this process's resident memory; the file is intact),
+  // so that reading a file larger than memory keeps a small footprint.
+  void read_sequentially() const;
+  void release_before(std::size_t offset) const;
+
  private:
   std::string path_;
   const char* data_ = nullptr;

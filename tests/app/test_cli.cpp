@@ -187,8 +187,8 @@ TEST_F(Cli, BadInputFailsCleanly) {
   EXPECT_NE(r.err.find("/nonexistent/dir/r.tsv"), std::string::npos) << r.err;
   r = lcrwmd("--help");
   EXPECT_EQ(r.code, 0);
-  for (const char* sub :
-       {"build", "search", "pairwise", "eval", "info", "synth", "devices", "explain", "serve"})
+  for (const char* sub : {"build", "embeddings", "search", "pairwise", "eval", "info", "synth",
+                          "devices", "explain", "serve"})
     EXPECT_NE(r.out.find(std::string("\n  ") + sub + " "), std::string::npos) << sub << r.out;
 }
 
@@ -351,6 +351,26 @@ TEST_F(Cli, ExplainShowsTheFlowOfTheReportedDistance) {
   r = lcrwmd("explain --index " + index + " --queries " + unknown + " --doc s1");
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.err.find("no query with a known word"), std::string::npos) << r.err;
+}
+
+// `lcrwmd embeddings` indexes an embeddings file once; building from it gives the same index
+// bytes, and searching with it the same results, as the file it came from.
+TEST_F(Cli, IndexedEmbeddingsGiveTheSameIndexAndResults) {
+  const auto indexed = tmp("cli_emb.lce");
+  CliRun r = lcrwmd("embeddings --input " + emb + " --output " + indexed);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto again = tmp("cli_again.idx");
+  r = lcrwmd("build --embeddings " + indexed + " --docs " + docs + " --stopwords " + stop +
+             " --output " + again);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(slurp(again), slurp(index));
+  const auto q = test::write_file("cli_qi.tsv", "q\t\ttennis soccer\n");
+  const CliRun a = lcrwmd("search --index " + index + " --queries " + q + " --embeddings " + emb);
+  const CliRun b =
+      lcrwmd("search --index " + index + " --queries " + q + " --embeddings " + indexed);
+  ASSERT_EQ(a.code, 0) << a.err;
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_EQ(a.out, b.out);
 }
 
 TEST_F(Cli, InfoJson) {

@@ -92,6 +92,58 @@ TEST(Embeddings, RejectsBadInput) {
   expect_error("/nonexistent/emb.bin", "cannot open");
 }
 
+// Embeddings in words and vectors, for comparing loads.
+std::vector<std::pair<std::string, std::vector<float>>> rows_of(const Embeddings& e) {
+  std::vector<std::pair<std::string, std::vector<float>>> out;
+  for (std::size_t i = 0; i < e.size(); ++i)
+    out.push_back({e.word(i), {e.vector(i), e.vector(i) + e.dim()}});
+  return out;
+}
+
+// A load of only some words keeps those, in the file's order, with the vectors a full load
+// gives, from every format, the indexed one included; the others' entries go unparsed.
+TEST(Embeddings, OnlySomeWordsAndTheIndexedFormat) {
+  const auto text = write_file("some.txt", "a 1 2\nb 3 4\nc 5 6\nb 7 8\nd 9 10\n");
+  const auto bin = write_file(
+      "some.bin",
+      binary_embeddings(
+          {{"a", {1, 2}}, {"b", {3, 4}}, {"c", {5, 6}}, {"b", {7, 8}}, {"d", {9, 10}}}, 2, 5));
+  const std::string indexed = (test::temp_dir() / "some.lce").string();
+  EXPECT_EQ(Embeddings::write_indexed(text, indexed), 4u);  // b's copy skipped
+  const Embeddings::WordSet only = {"d", "b", "zzz"};
+  const Embeddings full = Embeddings::load(text);
+  for (const std::string& p : {text, bin, indexed}) {
+    const Embeddings all = Embeddings::load(p);
+    EXPECT_EQ(rows_of(all), rows_of(full)) << p;
+    const Embeddings some = Embeddings::load(p, &only);
+    EXPECT_EQ(rows_of(some), (std::vector<std::pair<std::string, std::vector<float>>>{
+                                 {"b", {3, 4}}, {"d", {9, 10}}}))
+        << p;
+    EXPECT_EQ(some.file_words(), p == indexed ? 4u : 5u) << p;
+  }
+  EXPECT_EQ(Embeddings::load(indexed).format(), "indexed");
+  // A line of a word not asked for is checked for its shape, not its values; asked for, it is
+  // checked for both.
+  const auto damaged = write_file("damaged.txt", "a 1 2\nb x y\nc 5 6\n");
+  const Embeddings::WordSet ac = {"a", "c"};
+  EXPECT_EQ(Embeddings::load(damaged, &ac).size(), 2u);
+  expect_error(damaged, ":2: non-numeric");
+  const auto short_line = write_file("short.txt", "a 1 2\nb 3\nc 5 6\n");
+  try {
+    Embeddings::load(short_line, &ac);
+    ADD_FAILURE() << "a line of one value accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(short_line + ":2: wrong dimension"), std::string::npos)
+        << e.what();
+  }
+  // Indexed files: a truncated file or another version is an error naming it.
+  std::string bytes = test::read_file(indexed);
+  expect_error(write_file("cut.lce", bytes.substr(0, bytes.size() - 4)),
+               "not a valid indexed embeddings file");
+  bytes[8] = 9;  // the version
+  expect_error(write_file("version.lce", bytes), "version 9");
+}
+
 TEST(Tokenizer, ExactRules) {
   EXPECT_EQ(tokenize("Hello, WORLD! it's 'quoted' ''x'' 25-year-old caf\xc3\xa9 a_b"),
             (std::vector<std::string>{"hello", "world", "it's", "quoted", "x", "25", "year", "old",
