@@ -42,6 +42,8 @@ for _ in range(2):
     at = space + 1 + 4 * dim + 1
 open(sys.argv[1], "wb").write(b"2 %d\n" % dim + b"".join(out))
 PY
+build-fuzz/lcrwmd embeddings --input "$seeds/embeddings/small.vec" \
+  --output "$seeds/embeddings/small.lce" 2>/dev/null
 head -5 data/demo/queries.tsv >"$seeds/tsv/queries.tsv"
 gzip -c "$seeds/tsv/queries.tsv" >"$seeds/tsv/queries.tsv.gz"
 
