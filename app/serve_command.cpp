@@ -113,10 +113,16 @@ void refuse(const httplib::Request& req, httplib::Response& res) {
       return send_error(res, 413, "body", "the request body is too large");
     case 411:
       return send_error(res, 411, "body", "a body needs its Content-Length");
+    case 400:  // what the HTTP library refuses to read: a POST's missing body, mostly
+      if (req.method == "POST")
+        return send_error(res, 400, "body",
+                          "empty or unreadable: expected a JSON object (with a Content-Length)");
+      break;
     default:
-      return send_error(res, res.status, res.status >= 500 ? "server" : "request",
-                        "the request could not be read (HTTP " + std::to_string(res.status) + ")");
+      break;
   }
+  send_error(res, res.status, res.status >= 500 ? "server" : "request",
+             "the request could not be read (HTTP " + std::to_string(res.status) + ")");
 }
 
 void serve(const ServeFlags& f) {

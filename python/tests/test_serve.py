@@ -211,6 +211,21 @@ def test_bad_explains_name_the_field(server, raw, status, field):
     assert body["field"] == field
 
 
+def test_a_post_without_a_body_names_the_body(server):
+    # No body and no Content-Length at all (what `curl -X POST` sends): the HTTP library
+    # refuses to read it; the answer still names the body.
+    import http.client
+    from urllib.parse import urlparse
+    u = urlparse(server.url)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+    conn.putrequest("POST", "/search")
+    conn.endheaders()
+    r = conn.getresponse()
+    body = json.loads(r.read().decode())
+    conn.close()
+    assert r.status == 400 and body["field"] == "body", body
+
+
 @pytest.mark.parametrize("method,path,allow", [
     ("GET", "/search", "POST"), ("PUT", "/search", "POST"), ("DELETE", "/explain", "POST"),
     ("POST", "/info", "GET, HEAD"), ("PUT", "/health", "GET, HEAD"),
