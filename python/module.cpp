@@ -135,6 +135,14 @@ Queries to_queries(const PyIndex& p, const py::sequence& docs,
     q.set = make_query_set(*p.index, raw, opt, &report);
   }
   q.excluded = report.empty_documents;
+  if (report.not_in_index_tokens > 0) {
+    const std::string msg =
+        std::to_string(report.not_in_index_tokens) + " query tokens (" +
+        std::to_string(report.not_in_index_distinct) +
+        " distinct words) are not in the index and were dropped: load it with the embeddings "
+        "it was built from (Index.load(path, embeddings=...)) to look them up";
+    if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) != 0) throw py::error_already_set();
+  }
   q.rows.assign(raw.size(), -1);
   for (std::size_t r = 0; r < q.set.size(); ++r)
     q.rows[std::stoul(q.set.ids[r])] = static_cast<std::int64_t>(r);

@@ -156,6 +156,11 @@ def test_save_and_load(tmp_path, emb, index, queries):
     bare = lcrwmd.Index.load(path, embeddings=emb)
     for a, b in zip(index.search(q, k=3), bare.search(q, k=3)):
         np.testing.assert_array_equal(a, b)
+    # Without the embeddings, query words the index lacks are dropped, with a warning that
+    # names the fix.
+    with pytest.warns(UserWarning, match="not in the index and were dropped: load it with the "
+                                         "embeddings"):
+        lcrwmd.Index.load(path).search(["football zzzunknownzzz"], k=1)
     with open(STOP, encoding="utf-8") as f:
         assert bare.stopwords == sorted({w.strip().lower() for w in f if w.strip()})
     assert bare.text(0) == read_tsv(os.path.join(DEMO, "train.tsv"))[0][2]
