@@ -40,11 +40,11 @@ std::uint64_t hash(std::string_view w) { return XXH3_64bits(w.data(), w.size());
 // maps nothing (a mapping's page faults bring in the pages around each piece too).
 class IndexedFile {
  public:
-  explicit IndexedFile(const std::string& path) : path_(path) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
+  explicit IndexedFile(const std::string& path)
+      : path_(path), fd_{::open(path.c_str(), O_RDONLY | O_CLOEXEC)} {
+    if (fd_.fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
     struct stat st {};
-    if (::fstat(fd_, &st) != 0) throw bad("cannot stat");
+    if (::fstat(fd_.fd, &st) != 0) throw bad("cannot stat");
     size_ = static_cast<std::uint64_t>(st.st_size);
     if (size_ < sizeof h_) throw bad("too small");
     read(0, &h_, sizeof h_);
@@ -61,16 +61,13 @@ class IndexedFile {
                     (size_ - h_.slots_at) / 4 == h_.n_slots;
     if (!ok) throw bad("inconsistent header (damaged or truncated)");
   }
-  ~IndexedFile() { ::close(fd_); }
-  IndexedFile(const IndexedFile&) = delete;
-  IndexedFile& operator=(const IndexedFile&) = delete;
 
   const IndexedHeader& header() const { return h_; }
 
   void read(std::uint64_t offset, void* out, std::size_t bytes) const {
     auto* p = static_cast<char*>(out);
     while (bytes > 0) {
-      const ::ssize_t got = ::pread(fd_, p, bytes, static_cast<off_t>(offset));
+      const ::ssize_t got = ::pread(fd_.fd, p, bytes, static_cast<off_t>(offset));
       if (got <= 0) throw bad("cannot read (truncated?)");
       p += got, offset += static_cast<std::uint64_t>(got), bytes -= static_cast<std::size_t>(got);
     }
@@ -102,8 +99,18 @@ class IndexedFile {
   }
 
  private:
+  // Closed however the constructor ends (a damaged header throws from it).
+  struct Fd {
+    explicit Fd(int f) : fd(f) {}
+    int fd;
+    ~Fd() {
+      if (fd >= 0) ::close(fd);
+    }
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+  };
   std::string path_;
-  int fd_ = -1;
+  Fd fd_;
   std::uint64_t size_ = 0;
   IndexedHeader h_{};
 };

@@ -225,7 +225,10 @@ std::size_t scan_embeddings(const MappedFile& file, EmbeddingsSink& sink) {
                   std::to_string(line_dim));
     if (values.empty()) {  // only now: a header's dimension is checked against a line first
       values.resize(line_dim);
-      sink.begin(has_header ? "text" : "text-no-header", line_dim, has_header ? count : 0);
+      // A line takes a word and dim values, each with a separator: no more can fit.
+      const std::size_t fit = text.size() / (2 * line_dim + 1);
+      sink.begin(has_header ? "text" : "text-no-header", line_dim,
+                 has_header ? std::min(count, fit) : 0);
     }
     for (std::size_t d = 0; d < line_dim; ++d) {
       std::string_view f = fields[d + 1];

@@ -15,7 +15,8 @@ struct EmbeddingsSink {
   virtual ~EmbeddingsSink() = default;
   // Whether a word's entry is wanted: the others are passed over unparsed.
   virtual bool wanted(std::string_view word) const = 0;
-  // Once, before the first entry: the format's name, the dimension and a bound on the entries.
+  // Once, before the first entry: the format's name, the dimension and a bound on the entries
+  // (no more than the file's bytes can hold).
   virtual void begin(std::string_view format, std::size_t dim, std::size_t count) = 0;
   // Each wanted entry in file order; values (dim floats, checked finite) live for the call.
   virtual void entry(std::string_view word, const float* values) = 0;

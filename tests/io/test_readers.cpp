@@ -2,6 +2,7 @@
 #include <zlib.h>
 
 #include <cstring>
+#include <filesystem>
 
 #include "lcrwmd/corpus.h"
 #include "lcrwmd/embeddings.h"
@@ -141,7 +142,18 @@ TEST(Embeddings, OnlySomeWordsAndTheIndexedFormat) {
   expect_error(write_file("cut.lce", bytes.substr(0, bytes.size() - 4)),
                "not a valid indexed embeddings file");
   bytes[8] = 9;  // the version
-  expect_error(write_file("version.lce", bytes), "version 9");
+  const auto version = write_file("version.lce", bytes);
+  expect_error(version, "version 9");
+  // Refused files leave nothing open.
+  const auto open_files = [] {
+    return std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
+                         std::filesystem::directory_iterator());
+  };
+  const auto before = open_files();
+  for (int i = 0; i < 100; ++i) EXPECT_THROW(Embeddings::load(version), Error);
+  EXPECT_EQ(open_files(), before);
+  // A text header announcing more words than the file can hold reserves no more than it holds.
+  expect_error(write_file("many.vec", "12888888888888888812 1\nw0 3\nw1 0\n"), "header announces");
 }
 
 TEST(Tokenizer, ExactRules) {
