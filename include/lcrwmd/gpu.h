@@ -58,8 +58,8 @@ struct GpuOptions {
 };
 
 // Methods: wcd, rwmd (quadratic, the paper's GPU baseline: the documents' word vectors
-// gathered per chunk, one GEMM, row and column minima) and lc-rwmd; wmd is CPU-only (an
-// error here; make_searcher's automatic backend sends it to the CPU).
+// gathered per chunk, one GEMM, row and column minima), lc-rwmd, act and ict; wmd is CPU-only
+// (an error here; make_searcher's automatic backend sends it to the CPU).
 class GpuIndex final : public Searcher {
  public:
   // Uploads the resident set to options.device. Where it does not fit beside the working

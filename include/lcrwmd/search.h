@@ -27,8 +27,8 @@ enum class Method {
   rwmd,     // quadratic RWMD: per pair cost matrix, row and column minima (the reference)
   lc_rwmd,  // linear-complexity RWMD (Atasu et al. 2017)
   wmd,      // exact Word Mover's Distance (an EMD per pair; top-k pruned by the RWMD bounds)
-  act,      // ACT-k (Atasu & Mittelholzer 2019): RWMD <= ACT-k <= WMD, linear complexity; CPU
-  ict,      // ICT, every capped step ACT can take: ACT-k <= ICT <= WMD; CPU
+  act,      // ACT-k (Atasu & Mittelholzer 2019): RWMD <= ACT-k <= WMD, linear complexity
+  ict,      // ICT, every capped step ACT can take: ACT-k <= ICT <= WMD
 };
 const char* to_string(Method m);
 Method parse_method(std::string_view s);  // "wcd" | "rwmd" | "lc-rwmd" | "wmd" | "act" | "ict"
@@ -98,7 +98,7 @@ struct SearchStats {
   std::size_t distances = 0;  // query-document pairs bounded or computed
   std::size_t refined = 0;    // pairs whose exact distance was computed from a bound:
                               // D2 for symmetric LC-RWMD, an EMD solve for WMD
-  std::size_t tightened = 0;  // WMD: tighter bounds computed (a pair's RWMD, its dual bound)
+  std::size_t tightened = 0;  // WMD: tighter bounds computed (a pair's EMD dual bound)
   // CPU phase 1: (vocabulary word, query) pairs whose nearest query words it decided, and the
   // word distances it recomputed from the vectors for them (the candidates the bound left).
   std::size_t word_pairs = 0;

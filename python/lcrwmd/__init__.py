@@ -7,8 +7,8 @@
 
 Documents are strings (tokenized like the command line: lowercased runs of letters, digits and
 apostrophes) or lists of tokens (taken as they are). Methods: "wcd", "rwmd" (quadratic),
-"lc-rwmd" (the default), "act" (ACT-k, k = act_steps: between RWMD and WMD; CPU), "ict"
-(ICT: between ACT-k and WMD; CPU) and "wmd" (exact, pruned top-k). Errors raise lcrwmd.Error (a
+"lc-rwmd" (the default), "act" (ACT-k, k = act_steps: between RWMD and WMD), "ict" (ICT:
+between ACT-k and WMD) and "wmd" (exact, pruned top-k; the CPU only). Errors raise lcrwmd.Error (a
 ValueError) with the engine's message.
 """
 from __future__ import annotations

@@ -1,7 +1,8 @@
 #pragma once
 // GpuIndex's state and its drivers, one file per job: lc_rwmd_driver.cpp (phase 1 and the
-// LC-RWMD block), quadratic_driver.cpp, wcd_driver.cpp, and gpu_index.cpp (the batch loop,
-// search and pairwise). CUDA-free declarations of the kernels' launchers are in kernels.h.
+// LC-RWMD block), act_driver.cpp (ACT-k and ICT), quadratic_driver.cpp, wcd_driver.cpp, and
+// gpu_index.cpp (the batch loop, search and pairwise). CUDA-free declarations of the kernels'
+// launchers are in kernels.h.
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
