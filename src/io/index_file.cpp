@@ -186,7 +186,8 @@ const FileHeader& check_image(const char* base, std::size_t size, const std::str
   if (h.version < format::kVersion)
     throw bad("format version " + std::to_string(h.version) +
               ", written by an older lcrwmd that did not record how it was built: rebuild it "
-              "with `lcrwmd build` (this build reads version " +
+              "with `lcrwmd build` (`lcrwmd synth` for a synthetic one; this build reads "
+              "version " +
               std::to_string(format::kVersion) + ")");
   if (h.version != format::kVersion)
     throw bad("format version " + std::to_string(h.version) + ", newer than this build reads (" +
