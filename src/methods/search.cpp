@@ -297,6 +297,9 @@ void for_each_batch(const Index& index, const QuerySet& queries, const SearchOpt
 CpuSearcher::CpuSearcher(const Index& index, const CpuOptions& options)
     : index_(index), options_(options) {
   options_.precision = resolve_precision(options.precision);
+  // The SIMD level is chosen here, not by the first kernel called, which may run inside an
+  // OpenMP region: a bad LCRWMD_SIMD must be an Error, and none can leave such a region.
+  (void)cpu::kernels();
 }
 
 CpuSearcher::~CpuSearcher() = default;
