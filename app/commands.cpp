@@ -31,7 +31,7 @@ void run_build(const std::string& emb_path, const std::string& docs, const std::
   auto t = Clock::now();
   std::vector<RawDocument> documents = read_tsv(docs);
   // Only the vectors of the corpus's words are kept: memory follows the corpus, not the file.
-  const Embeddings::WordSet tokens = distinct_tokens(documents);
+  const WordSet tokens = distinct_tokens(documents);
   const Embeddings emb = Embeddings::load(emb_path, &tokens);
   note("embeddings %s: %zu of its %zu words kept (the corpus's), dim %zu, %s%s (%.2f s)",
        emb_path.c_str(), emb.size(), emb.file_words(), emb.dim(), emb.format().c_str(),

@@ -188,7 +188,7 @@ Loaded load_queries(const QueryFlags& f) {
     std::unique_ptr<Embeddings> emb;
     if (!f.embeddings.empty()) {
       // Only what the queries and the check can need: the index's words and the queries'.
-      Embeddings::WordSet wanted = distinct_tokens(docs);
+      WordSet wanted = distinct_tokens(docs);
       for (std::size_t u = 0; u < index->vocab_size(); ++u) wanted.emplace(index->word(u));
       emb = std::make_unique<Embeddings>(Embeddings::load(f.embeddings, &wanted));
       check_embeddings(*index, *emb);

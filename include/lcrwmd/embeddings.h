@@ -5,7 +5,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <vector>
 
 #include "lcrwmd/string_map.h"
@@ -26,7 +25,6 @@ class Embeddings {
   // checked for their shape (a word and dim values) but their values are not parsed: memory in
   // proportion to the words wanted, however large the file (it is read once, front to back,
   // and let go of as it is). An indexed file (write_indexed) reads only the wanted entries.
-  using WordSet = std::unordered_set<std::string, StringHash, std::equal_to<>>;
   static Embeddings load(const std::string& path, const WordSet* only = nullptr);
   // Writes `input` (any format load() reads) as an indexed embeddings file, read front to back
   // in memory proportional to its words: later loads of a few words (load()'s `only`) read

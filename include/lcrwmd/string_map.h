@@ -1,9 +1,11 @@
 #pragma once
-// A string-keyed hash map that can be probed with a string_view without building a string.
+// A string-keyed hash map, and a set of strings, that can be probed with a string_view without
+// building a string.
 #include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace lcrwmd {
 
@@ -14,5 +16,6 @@ struct StringHash {
 
 template <typename V>
 using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
+using WordSet = std::unordered_set<std::string, StringHash, std::equal_to<>>;
 
 }  // namespace lcrwmd

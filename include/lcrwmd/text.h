@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <vector>
 
 #include "lcrwmd/string_map.h"
@@ -25,8 +24,7 @@ std::vector<std::string> tokenize(std::string_view text);
 // The distinct tokens of documents (a pretokenized one's tokens as given): the words whose
 // vectors an index of them can need (Embeddings::load's `only`).
 struct RawDocument;  // lcrwmd/corpus.h
-std::unordered_set<std::string, StringHash, std::equal_to<>> distinct_tokens(
-    const std::vector<RawDocument>& docs);
+WordSet distinct_tokens(const std::vector<RawDocument>& docs);
 
 class StopWords {
  public:
@@ -42,7 +40,7 @@ class StopWords {
   bool operator==(const StopWords& other) const { return words_ == other.words_; }
 
  private:
-  std::unordered_set<std::string, StringHash, std::equal_to<>> words_;
+  WordSet words_;
 };
 
 // ---- implementation of the template ----

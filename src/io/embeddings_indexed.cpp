@@ -121,7 +121,7 @@ bool is_indexed_embeddings(const MappedFile& file) {
   return file.size() >= sizeof(kMagic) && std::memcmp(file.data(), kMagic, sizeof kMagic) == 0;
 }
 
-Embeddings load_indexed_embeddings(const MappedFile& file, const Embeddings::WordSet* only) {
+Embeddings load_indexed_embeddings(const MappedFile& file, const WordSet* only) {
   const IndexedFile f(file.path());
   const IndexedHeader& h = f.header();
   std::vector<std::uint64_t> rows;
@@ -160,13 +160,12 @@ std::size_t Embeddings::write_indexed(const std::string& input, const std::strin
     AtomicFile& out;
     std::size_t dim = 0;
     std::vector<std::string> words;
-    StringMap<std::uint32_t> seen;  // a word's later copies are skipped, as load() skips them
+    WordSet seen;  // a word's later copies are skipped, as load() skips them
     explicit Writer(AtomicFile& f) : out(f) {}
     bool wanted(std::string_view) const override { return true; }
     void begin(std::string_view, std::size_t d, std::size_t) override { dim = d; }
     void entry(std::string_view word, const float* values) override {
-      if (seen.find(word) != seen.end()) return;
-      seen.emplace(std::string(word), static_cast<std::uint32_t>(words.size()));
+      if (!seen.emplace(word).second) return;
       words.emplace_back(word);
       out.write(values, dim * sizeof(float));
     }

@@ -118,7 +118,7 @@ std::size_t scan_embeddings(const MappedFile& file, EmbeddingsSink& sink) {
   std::size_t released = 0;
   const auto progress = [&](std::size_t at) {
     if (at - released < kReleaseEvery) return;
-    file.release_before(at);
+    file.release(released, at);
     released = at;
   };
 
@@ -190,46 +190,39 @@ std::size_t scan_embeddings(const MappedFile& file, EmbeddingsSink& sink) {
     std::string_view line = next_line(text, pos);
     ++line_no;
     progress(pos);
-    if (line_dim != 0) {  // a line of a word not wanted: its fields counted, not parsed
-      std::size_t b = 0;
-      while (b < line.size() && is_space(line[b])) ++b;
-      std::size_t w = b;
-      while (w < line.size() && !is_space(line[w])) ++w;
-      if (w == b) continue;
-      if (!sink.wanted(line.substr(b, w - b))) {
-        std::size_t n = 0;
-        for (std::size_t i = w; i < line.size(); ++i)
-          n += !is_space(line[i]) && is_space(line[i - 1]);
-        if (n != line_dim)
-          throw Error(path + ":" + std::to_string(line_no) + ": wrong dimension: word " +
-                      quoted(line.substr(b, w - b)) + " has " + std::to_string(n) +
-                      " values, expected " + std::to_string(line_dim));
-        ++entries;
-        continue;
-      }
+    // Every line's shape is checked (a word, then the dimension's count of values); the values
+    // are parsed only where the word is wanted, and on the first line, which sets the dimension.
+    std::size_t b = 0;
+    while (b < line.size() && is_space(line[b])) ++b;
+    std::size_t w = b;
+    while (w < line.size() && !is_space(line[w])) ++w;
+    if (w == b) continue;
+    const std::string_view word = line.substr(b, w - b);
+    std::size_t n = 0;
+    for (std::size_t i = w; i < line.size(); ++i) n += !is_space(line[i]) && is_space(line[i - 1]);
+    const bool sets_dim = line_dim == 0;
+    if (sets_dim) {
+      if (!has_header && n == 0)
+        throw Error(path + ":" + std::to_string(line_no) +
+                    ": expected a word followed by its vector");
+      line_dim = has_header ? dim : n;
     }
-    const std::string where = path + ":" + std::to_string(line_no);
-    split_fields(line, fields);
-    if (fields.empty()) continue;
-    if (line_dim == 0) {
-      if (has_header) {
-        line_dim = dim;
-      } else {
-        if (fields.size() < 2) throw Error(where + ": expected a word followed by its vector");
-        line_dim = fields.size() - 1;
-      }
-    }
-    if (fields.size() != line_dim + 1)
-      throw Error(where + ": wrong dimension: word " + quoted(fields[0]) + " has " +
-                  std::to_string(fields.size() - 1) + " values, expected " +
-                  std::to_string(line_dim));
-    if (values.empty()) {  // only now: a header's dimension is checked against a line first
+    if (n != line_dim)
+      throw Error(path + ":" + std::to_string(line_no) + ": wrong dimension: word " + quoted(word) +
+                  " has " + std::to_string(n) + " values, expected " + std::to_string(line_dim));
+    ++entries;
+    const bool keep = sink.wanted(word);
+    if (sets_dim) {  // only now: a header's dimension is checked against a line first
       values.resize(line_dim);
       // A line takes a word and dim values, each with a separator: no more can fit.
       const std::size_t fit = text.size() / (2 * line_dim + 1);
       sink.begin(has_header ? "text" : "text-no-header", line_dim,
                  has_header ? std::min(count, fit) : 0);
+    } else if (!keep) {
+      continue;
     }
+    const std::string where = path + ":" + std::to_string(line_no);
+    split_fields(line, fields);
     for (std::size_t d = 0; d < line_dim; ++d) {
       std::string_view f = fields[d + 1];
       auto r = std::from_chars(f.data(), f.data() + f.size(), values[d]);
@@ -244,8 +237,7 @@ std::size_t scan_embeddings(const MappedFile& file, EmbeddingsSink& sink) {
     if (!magnitude_ok(values.data(), line_dim))
       throw Error(where + ": vector of word " + quoted(fields[0]) +
                   " too large (squared norm >= 1e30)");
-    ++entries;
-    if (sink.wanted(fields[0])) sink.entry(fields[0], values.data());
+    if (keep) sink.entry(word, values.data());
   }
   if (entries == 0) throw Error(path + ": no embeddings in file");
   if (has_header && entries != count)

@@ -30,6 +30,6 @@ std::size_t scan_embeddings(const MappedFile& file, EmbeddingsSink& sink);
 // The indexed format (`lcrwmd embeddings`): the vectors, the words and a hash table over them,
 // memory-mapped, so that a load of a few words reads a few pages.
 bool is_indexed_embeddings(const MappedFile& file);
-Embeddings load_indexed_embeddings(const MappedFile& file, const Embeddings::WordSet* only);
+Embeddings load_indexed_embeddings(const MappedFile& file, const WordSet* only);
 
 }  // namespace lcrwmd

@@ -38,10 +38,12 @@ void MappedFile::read_sequentially() const {
   if (data_ != nullptr) ::madvise(const_cast<char*>(data_), size_, MADV_SEQUENTIAL);
 }
 
-void MappedFile::release_before(std::size_t offset) const {
+void MappedFile::release(std::size_t from, std::size_t to) const {
+  // Whole pages only: the page `to` is in may still be read.
   const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-  const std::size_t bytes = std::min(offset, size_) / page * page;
-  if (data_ != nullptr && bytes > 0) ::madvise(const_cast<char*>(data_), bytes, MADV_DONTNEED);
+  const std::size_t begin = from / page * page, end = std::min(to, size_) / page * page;
+  if (data_ != nullptr && end > begin)
+    ::madvise(const_cast<char*>(data_) + begin, end - begin, MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {

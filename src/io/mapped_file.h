@@ -19,10 +19,10 @@ class MappedFile {
   const std::string& path() const { return path_; }
 
   // For a reader that goes through the file once, front to back: read ahead, and let go of
-  // the pages before `offset` (they leave this process's resident memory; the file is intact),
-  // so that reading a file larger than memory keeps a small footprint.
+  // the pages of [from, to) once read (they leave this process's resident memory; the file is
+  // intact), so that reading a file larger than memory keeps a small footprint.
   void read_sequentially() const;
-  void release_before(std::size_t offset) const;
+  void release(std::size_t from, std::size_t to) const;
 
  private:
   std::string path_;

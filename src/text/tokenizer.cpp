@@ -10,9 +10,8 @@ std::vector<std::string> tokenize(std::string_view text) {
   return out;
 }
 
-std::unordered_set<std::string, StringHash, std::equal_to<>> distinct_tokens(
-    const std::vector<RawDocument>& docs) {
-  std::unordered_set<std::string, StringHash, std::equal_to<>> out;
+WordSet distinct_tokens(const std::vector<RawDocument>& docs) {
+  WordSet out;
   std::string scratch;
   for (const RawDocument& d : docs) {
     if (d.pretokenized) {

@@ -111,7 +111,7 @@ TEST(Embeddings, OnlySomeWordsAndTheIndexedFormat) {
           {{"a", {1, 2}}, {"b", {3, 4}}, {"c", {5, 6}}, {"b", {7, 8}}, {"d", {9, 10}}}, 2, 5));
   const std::string indexed = (test::temp_dir() / "some.lce").string();
   EXPECT_EQ(Embeddings::write_indexed(text, indexed), 4u);  // b's copy skipped
-  const Embeddings::WordSet only = {"d", "b", "zzz"};
+  const WordSet only = {"d", "b", "zzz"};
   const Embeddings full = Embeddings::load(text);
   for (const std::string& p : {text, bin, indexed}) {
     const Embeddings all = Embeddings::load(p);
@@ -126,7 +126,7 @@ TEST(Embeddings, OnlySomeWordsAndTheIndexedFormat) {
   // A line of a word not asked for is checked for its shape, not its values; asked for, it is
   // checked for both.
   const auto damaged = write_file("damaged.txt", "a 1 2\nb x y\nc 5 6\n");
-  const Embeddings::WordSet ac = {"a", "c"};
+  const WordSet ac = {"a", "c"};
   EXPECT_EQ(Embeddings::load(damaged, &ac).size(), 2u);
   expect_error(damaged, ":2: non-numeric");
   const auto short_line = write_file("short.txt", "a 1 2\nb 3\nc 5 6\n");
