@@ -76,8 +76,7 @@ void add_explain(CLI::App& app) {
   c->add_option("--act-steps", f->q.act_steps, "act: capped steps per word, k")
       ->capture_default_str();
   c->add_flag("--one-sided", f->q.one_sided, "rwmd, lc-rwmd, act, ict: document -> query only");
-  c->add_option("--stopwords", f->q.stopwords, "Stop words (one per line), as at build time");
-  c->add_option("--embeddings", f->q.embeddings, "Embeddings for query words the index lacks");
+  add_text_flags(c, f->q.embeddings, f->q.stopwords);
   c->add_flag("--json", f->json, "One JSON object per query (a line each)");
   c->add_option("--top", f->top,
                 "Flows shown per direction (0: all; default: 10 in the table, all in JSON, "

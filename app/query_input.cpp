@@ -39,16 +39,20 @@ void report_text(const TextReport& r, const char* what) {
          list_ids(r.empty_documents).c_str());
 }
 
-void QueryFlags::add(CLI::App* c) {
-  c->add_option("--index", index, "Index file from 'lcrwmd build' or 'lcrwmd synth'")->required();
-  c->add_option("--queries", queries, "Query documents: TSV id<TAB>label<TAB>text (.gz ok)")
-      ->required();
+void add_text_flags(CLI::App* c, std::string& embeddings, std::string& stopwords) {
   c->add_option("--embeddings", embeddings,
                 "The embeddings the index was built from, to look up query words it does not "
                 "hold (else dropped)");
   c->add_option("--stopwords", stopwords,
                 "Unneeded: the index applies the stop words it was built with (allowed only if "
                 "the same)");
+}
+
+void QueryFlags::add(CLI::App* c) {
+  c->add_option("--index", index, "Index file from 'lcrwmd build' or 'lcrwmd synth'")->required();
+  c->add_option("--queries", queries, "Query documents: TSV id<TAB>label<TAB>text (.gz ok)")
+      ->required();
+  add_text_flags(c, embeddings, stopwords);
   c->add_option(
        "--method", method,
        "wcd | rwmd (quadratic) | lc-rwmd | wmd (exact) | act (ACT-k, between RWMD and WMD) | "
@@ -187,11 +191,8 @@ Loaded load_queries(const QueryFlags& f) {
     std::vector<RawDocument> docs = read_tsv(f.queries);
     std::unique_ptr<Embeddings> emb;
     if (!f.embeddings.empty()) {
-      // Only what the queries and the check can need: the index's words and the queries'.
-      WordSet wanted = distinct_tokens(docs);
-      for (std::size_t u = 0; u < index->vocab_size(); ++u) wanted.emplace(index->word(u));
-      emb = std::make_unique<Embeddings>(Embeddings::load(f.embeddings, &wanted));
-      check_embeddings(*index, *emb);
+      const WordSet words = distinct_tokens(docs);
+      emb = std::make_unique<Embeddings>(load_query_embeddings(*index, f.embeddings, &words));
     }
     QueryOptions qo;
     qo.embeddings = emb.get();

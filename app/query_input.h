@@ -29,6 +29,9 @@ inline void note(const char* fmt, auto... args) {
 // What reading documents kept and dropped, and why.
 void report_text(const TextReport& r, const char* what);
 
+// --embeddings and --stopwords, worded alike for every command that reads queries.
+void add_text_flags(CLI::App* c, std::string& embeddings, std::string& stopwords);
+
 struct QueryFlags {
   std::string index, queries, embeddings, stopwords, method = "lc-rwmd", prune = "bounds";
   std::string backend = "auto";

@@ -17,6 +17,7 @@
 
 #include "app/commands.h"
 #include "app/json_out.h"
+#include "app/query_input.h"
 #include "app/search_service.h"
 #include "app/serve_page.h"
 #include "lcrwmd/error.h"
@@ -139,10 +140,8 @@ void serve(const ServeFlags& f) {
   if (!f.stopwords.empty())
     check_stopwords(index, StopWords::load(f.stopwords), "--stopwords " + f.stopwords);
   std::unique_ptr<Embeddings> emb;
-  if (!f.embeddings.empty()) {
-    emb = std::make_unique<Embeddings>(Embeddings::load(f.embeddings));
-    check_embeddings(index, *emb);
-  }
+  if (!f.embeddings.empty())
+    emb = std::make_unique<Embeddings>(load_query_embeddings(index, f.embeddings, nullptr));
   SearcherOptions so;
   so.backend = parse_backend(f.backend);
   so.cpu.memory_budget = f.memory_mib << 20;
@@ -230,10 +229,7 @@ void add_serve(CLI::App& app) {
   auto* c = app.add_subcommand("serve", "A search service over a resident index (HTTP, JSON)");
   auto f = std::make_shared<ServeFlags>();
   c->add_option("--index", f->index, "Index file (from lcrwmd build)")->required();
-  c->add_option("--embeddings", f->embeddings,
-                "The embeddings the index was built from, for query words it lacks");
-  c->add_option("--stopwords", f->stopwords,
-                "Unneeded: the index applies its own (allowed only if the same)");
+  add_text_flags(c, f->embeddings, f->stopwords);
   c->add_option("--backend", f->backend, "cpu | cuda | auto")->capture_default_str();
   c->add_option("--device", f->device, "CUDA device")->capture_default_str();
   c->add_option("--host", f->host, "Address to listen on")->capture_default_str();

@@ -170,8 +170,6 @@ py::tuple search_with(const PyIndex& p, const Searcher& searcher, const py::sequ
                       std::size_t k, const std::string& method, bool symmetric, std::size_t batch,
                       bool prune, std::size_t act_steps = 1) {
   const SearchOptions o = make_options(method, symmetric, batch, prune, act_steps);
-  check_k(k);
-  check_options(o);
   const Queries q = to_queries(p, queries, std::nullopt);
   SearchResults r;
   {
@@ -498,7 +496,6 @@ PYBIND11_MODULE(_lcrwmd, m) {
              const std::string& backend, std::size_t act_steps, const std::string& precision) {
             if (ks.empty()) throw py::value_error("ks: give at least one k");
             const SearchOptions o = make_options(method, symmetric, 0, true, act_steps);
-            check_options(o);
             const Queries q = to_queries(p, queries, labels);
             const std::shared_ptr<const Searcher> searcher = p.searcher(backend, method, precision);
             KnnReport rep;
@@ -533,8 +530,7 @@ PYBIND11_MODULE(_lcrwmd, m) {
           py::arg("embeddings"))
       .def(py::pickle(
           [](const PyIndex& p) {
-            return py::make_tuple(py::bytes(Index::to_bytes(p.index->data())), p.embeddings,
-                                  p.excluded);
+            return py::make_tuple(py::bytes(p.index->to_bytes()), p.embeddings, p.excluded);
           },
           [](const py::tuple& t) {
             if (t.size() != 3) throw py::value_error("not a pickled lcrwmd.Index");

@@ -72,9 +72,8 @@ class Index {
   static Index from_data(const IndexData& data);
   // Writes the index file atomically (temporary file, then rename).
   static void save(const IndexData& data, const std::string& path);
-  // The index file's bytes, in memory, and an index over such bytes (checked as load()
-  // checks a file): for pickling and sending.
-  static std::string to_bytes(const IndexData& data);
+  // An index over an index file's bytes in memory, checked as load() checks a file (for
+  // unpickling and receiving); to_bytes() gives them.
   static Index from_bytes(std::string bytes);
 
   Index(Index&&) noexcept;
@@ -118,6 +117,8 @@ class Index {
 
   // Everything it holds, in owned memory (what save() writes).
   IndexData data() const;
+  // Its index file's bytes: the image it was loaded from (a shard's written afresh).
+  std::string to_bytes() const;
 
   // Weighted word-vector centroids of every document (n_docs x dim), computed on first use.
   const float* centroids() const;

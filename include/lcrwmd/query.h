@@ -47,6 +47,11 @@ void check_stopwords(const Index& index, const StopWords& given, const std::stri
 // else an Error naming both, since words found only there would be measured against vectors
 // of another space.
 void check_embeddings(const Index& index, const Embeddings& embeddings);
+// The embeddings at `path` for queries against `index`, checked as above. With `query_words`,
+// only those and the index's words are kept (memory follows them, not the file); without,
+// every word (a service does not know its queries' words in advance).
+Embeddings load_query_embeddings(const Index& index, const std::string& path,
+                                 const WordSet* query_words);
 
 // Queries [begin, end) of a set, with its extra words.
 QuerySet subset(const QuerySet& q, std::size_t begin, std::size_t end);

@@ -64,6 +64,20 @@ void check_stopwords(const Index& index, const StopWords& given, const std::stri
               "the index's, so leave these out");
 }
 
+Embeddings load_query_embeddings(const Index& index, const std::string& path,
+                                 const WordSet* query_words) {
+  if (query_words == nullptr) {
+    Embeddings all = Embeddings::load(path);
+    check_embeddings(index, all);
+    return all;
+  }
+  WordSet wanted = *query_words;
+  for (std::size_t u = 0; u < index.vocab_size(); ++u) wanted.emplace(index.word(u));
+  Embeddings some = Embeddings::load(path, &wanted);
+  check_embeddings(index, some);
+  return some;
+}
+
 void check_embeddings(const Index& index, const Embeddings& embeddings) {
   const std::string both = embeddings.source() + " against the index " + index.source();
   if (embeddings.dim() != index.dim())

@@ -259,10 +259,11 @@ void Index::save(const IndexData& data, const std::string& path) {
   file.commit();
 }
 
-std::string Index::to_bytes(const IndexData& data) {
-  MemorySink sink;
-  serialize(data, sink);
-  return std::string(sink.bytes_.begin(), sink.bytes_.end());
+std::string Index::to_bytes() const {
+  if (storage_->shard_indptr.empty()) return {storage_->base, storage_->size};
+  MemorySink sink;  // a shard: its own documents only
+  serialize(data(), sink);
+  return {sink.bytes_.begin(), sink.bytes_.end()};
 }
 
 Index Index::from_bytes(std::string bytes) {

@@ -180,6 +180,11 @@ TEST(Index, RecordsHowItWasBuiltAndChecksQueryTimeInputs) {
   // A shard reads its own documents' texts.
   const Index part = ix.shard(1, ix.n_docs());
   EXPECT_EQ(part.text(0), d.texts[1]);
+  // Its bytes: the file's image; a shard's, its own documents.
+  EXPECT_EQ(ix.to_bytes(), test::read_file(path));
+  const Index part_again = Index::from_bytes(part.to_bytes());
+  EXPECT_EQ(part_again.n_docs(), part.n_docs());
+  EXPECT_EQ(part_again.text(0), d.texts[1]);
 
   check_stopwords(ix, stop, "same");
   StopWords other = stop;
