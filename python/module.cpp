@@ -70,6 +70,28 @@ std::vector<T> optional_list(const std::optional<std::vector<T>>& v, std::size_t
   return *v;
 }
 
+std::shared_ptr<Embeddings> make_embeddings(std::vector<std::string> words, FloatArray vectors) {
+  if (vectors.ndim() != 2 || static_cast<std::size_t>(vectors.shape(0)) != words.size())
+    throw py::value_error("vectors must be a (len(words), dim) array");
+  const std::size_t dim = static_cast<std::size_t>(vectors.shape(1));
+  std::vector<float> v(vectors.data(), vectors.data() + words.size() * dim);
+  py::gil_scoped_release release;
+  return std::make_shared<Embeddings>(std::move(words), std::move(v), dim);
+}
+
+std::vector<std::string> words_of(const Embeddings& e) {
+  std::vector<std::string> w(e.size());
+  for (std::size_t i = 0; i < e.size(); ++i) w[i] = e.word(i);
+  return w;
+}
+
+py::array_t<float> vectors_of(const Embeddings& e) {
+  py::array_t<float> out({static_cast<py::ssize_t>(e.size()), static_cast<py::ssize_t>(e.dim())});
+  if (e.size() > 0)
+    std::memcpy(out.mutable_data(), e.vector(0), e.size() * e.dim() * sizeof(float));
+  return out;
+}
+
 StopWords to_stopwords(const std::optional<std::vector<std::string>>& words) {
   StopWords s;
   if (words)
@@ -335,15 +357,7 @@ PYBIND11_MODULE(_lcrwmd, m) {
       "Word vectors: Embeddings.load(path), Embeddings(words, vectors), or "
       "Embeddings.from_gensim(keyed_vectors). `emb[word]` is a word's vector, `word in emb` "
       "tests for one.")
-      .def(py::init([](std::vector<std::string> words, FloatArray vectors) {
-             if (vectors.ndim() != 2 || static_cast<std::size_t>(vectors.shape(0)) != words.size())
-               throw py::value_error("vectors must be a (len(words), dim) array");
-             const std::size_t dim = static_cast<std::size_t>(vectors.shape(1));
-             std::vector<float> v(vectors.data(), vectors.data() + words.size() * dim);
-             py::gil_scoped_release release;
-             return std::make_shared<Embeddings>(std::move(words), std::move(v), dim);
-           }),
-           py::arg("words"), py::arg("vectors"),
+      .def(py::init(&make_embeddings), py::arg("words"), py::arg("vectors"),
            "Embeddings of `words` from a (len(words), dim) float array (copied).")
       .def_static(
           "load",
@@ -357,22 +371,10 @@ PYBIND11_MODULE(_lcrwmd, m) {
       .def_property_readonly("dim", &Embeddings::dim, "Dimension of the vectors.")
       .def("__len__", &Embeddings::size, "Number of words.")
       .def(py::pickle(
-          [](const Embeddings& e) {
-            std::vector<std::string> words(e.size());
-            for (std::size_t i = 0; i < e.size(); ++i) words[i] = e.word(i);
-            py::array_t<float> vectors(
-                {static_cast<py::ssize_t>(e.size()), static_cast<py::ssize_t>(e.dim())});
-            if (e.size() > 0)
-              std::memcpy(vectors.mutable_data(), e.vector(0), e.size() * e.dim() * sizeof(float));
-            return py::make_tuple(std::move(words), std::move(vectors), e.dim());
-          },
+          [](const Embeddings& e) { return py::make_tuple(words_of(e), vectors_of(e)); },
           [](const py::tuple& t) {
-            if (t.size() != 3) throw py::value_error("not a pickled lcrwmd.Embeddings");
-            auto words = t[0].cast<std::vector<std::string>>();
-            const auto vectors = t[1].cast<FloatArray>();
-            const auto dim = t[2].cast<std::size_t>();
-            std::vector<float> v(vectors.data(), vectors.data() + words.size() * dim);
-            return std::make_shared<Embeddings>(std::move(words), std::move(v), dim);
+            if (t.size() != 2) throw py::value_error("not a pickled lcrwmd.Embeddings");
+            return make_embeddings(t[0].cast<std::vector<std::string>>(), t[1].cast<FloatArray>());
           }))
       .def("__contains__",
            [](const Embeddings& e, const std::string& w) { return e.find(w).has_value(); })
@@ -382,14 +384,9 @@ PYBIND11_MODULE(_lcrwmd, m) {
              if (!i) throw py::key_error(w);
              return py::array_t<float>(static_cast<py::ssize_t>(e.dim()), e.vector(*i));
            })
-      .def_property_readonly(
-          "words",
-          [](const Embeddings& e) {
-            std::vector<std::string> w(e.size());
-            for (std::size_t i = 0; i < e.size(); ++i) w[i] = e.word(i);
-            return w;
-          },
-          "The words, in the order of their vectors.");
+      .def_property_readonly("words", &words_of, "The words, in the order of their vectors.")
+      .def_property_readonly("vectors", &vectors_of,
+                             "The vectors, a (len(emb), dim) float32 array (a copy).");
 
   py::class_<PyIndex>(m, "Index")
       .def_static(

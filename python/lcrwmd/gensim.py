@@ -197,10 +197,8 @@ class WmdSimilarity:
         extra = self._outside(queries, self._emb)
         if not extra:
             return self._lc
-        words = self._emb.words
-        vectors = np.concatenate([np.asarray([self._emb[w] for w in words], dtype=np.float32),
-                                  _vectors(self.wv, extra, self.norm)])
-        return self._lc.with_embeddings(Embeddings(words + extra, np.ascontiguousarray(vectors)))
+        vectors = np.concatenate([self._emb.vectors, _vectors(self.wv, extra, self.norm)])
+        return self._lc.with_embeddings(Embeddings(self._emb.words + extra, vectors))
 
     def _distances(self, queries: list[list[str]]) -> np.ndarray:
         """(n_queries, len(corpus)) distances in gensim's terms (inf where gensim has inf)."""

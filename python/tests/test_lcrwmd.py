@@ -400,6 +400,9 @@ def test_embeddings_and_index_pickle(emb, index, queries):
     e2 = pickle.loads(pickle.dumps(emb))
     assert e2.words == emb.words and e2.dim == emb.dim
     np.testing.assert_array_equal(e2[emb.words[7]], emb[emb.words[7]])
+    assert emb.vectors.shape == (len(emb), emb.dim)
+    np.testing.assert_array_equal(emb.vectors[7], emb[emb.words[7]])
+    np.testing.assert_array_equal(e2.vectors, emb.vectors)
     i2 = pickle.loads(pickle.dumps(index))
     assert i2.ids == index.ids and i2.labels == index.labels and i2.stopwords == index.stopwords
     assert i2.text(3) == index.text(3)
