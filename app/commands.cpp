@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -252,11 +253,14 @@ void add_info(CLI::App& app) {
     const double n = static_cast<double>(ix.n_docs());
     const std::size_t csr = ix.nnz() * 8 + (ix.n_docs() + 1) * 8;
     const std::size_t vec = ix.vocab_size() * ix.dim() * 4;
-    // Working memory of one query beyond the mapped index (LC-RWMD): its distance row and
-    // phase-1 minima; symmetric search also caches vocabulary x query-word distances.
+    // Working memory of one query of the mean length beyond the mapped index (LC-RWMD).
     const double h = n > 0 ? static_cast<double>(ix.nnz()) / n : 0.0;
-    const double one_sided = 4.0 * static_cast<double>(ix.n_docs() + 2 * ix.vocab_size());
-    const double symmetric = one_sided + 4.0 * h * static_cast<double>(ix.vocab_size());
+    const auto words = static_cast<std::size_t>(std::lround(h));
+    SearchOptions o;
+    o.symmetric = false;
+    const std::size_t one_sided = cpu_query_bytes(ix, o, words);
+    o.symmetric = true;
+    const std::size_t symmetric = cpu_query_bytes(ix, o, words);
     const std::vector<std::string> stop = ix.stopwords().sorted();
     char fingerprint[19];
     std::snprintf(fingerprint, sizeof fingerprint, "%016llx",
@@ -307,7 +311,8 @@ void add_info(CLI::App& app) {
                   static_cast<double>(ix.file_bytes()) / (1 << 20),
                   static_cast<double>(csr) / (1 << 20), static_cast<double>(vec) / (1 << 20));
       std::printf("per query    %.1f MiB one-sided, %.1f MiB symmetric (LC-RWMD working memory)\n",
-                  one_sided / (1 << 20), symmetric / (1 << 20));
+                  static_cast<double>(one_sided) / (1 << 20),
+                  static_cast<double>(symmetric) / (1 << 20));
     }
   });
 }

@@ -30,5 +30,6 @@ void add_eval(CLI::App& app);
 void add_devices(CLI::App& app);
 void add_explain(CLI::App& app);
 void add_serve(CLI::App& app);
+void add_methods(CLI::App& app);
 
 }  // namespace lcrwmd::app

@@ -48,7 +48,7 @@ void print_table(const Explanation& e, std::size_t top) {
     print_flows("optimal flow (query word -> document word)", e.flows, e.distance, top);
     return;
   }
-  const bool capped = e.method == Method::act || e.method == Method::ict;
+  const bool capped = describe(e.method).word_pass == WordPass::capped;
   print_direction("document", "query", capped, e.doc_to_query, e.doc_to_query_distance,
                   e.doc_to_query_set_distance, top);
   if (e.symmetric)
@@ -72,10 +72,7 @@ void add_explain(CLI::App& app) {
   c->add_option("--index", f->q.index, "Index file (from lcrwmd build)")->required();
   c->add_option("--queries", f->q.queries, "TSV: id<TAB>label<TAB>text")->required();
   c->add_option("--doc", f->doc, "Document id in the index")->required();
-  c->add_option("--method", f->q.method, "wmd | rwmd | lc-rwmd | act | ict")->capture_default_str();
-  c->add_option("--act-steps", f->q.act_steps, "act: capped steps per word, k")
-      ->capture_default_str();
-  c->add_flag("--one-sided", f->q.one_sided, "rwmd, lc-rwmd, act, ict: document -> query only");
+  f->q.add_method_flags(c, [](const MethodInfo& m) { return m.explains; });
   add_text_flags(c, f->q.embeddings, f->q.stopwords);
   c->add_flag("--json", f->json, "One JSON object per query (a line each)");
   c->add_option("--top", f->top,

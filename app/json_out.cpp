@@ -43,4 +43,14 @@ json explanation_json(const Explanation& e, std::size_t top) {
   return j;
 }
 
+json method_json(const MethodInfo& m) {
+  return {{"name", m.name},
+          {"summary", m.summary},
+          {"one_sided", m.one_sided},
+          {"bounded", m.bounded},
+          {"reads_act_steps", m.reads_act_steps},
+          {"runs_on_gpu", m.runs_on_gpu},
+          {"explains", m.explains}};
+}
+
 }  // namespace lcrwmd::app

@@ -1,10 +1,11 @@
 #pragma once
-// JSON that the command line and the service write: their bytes, and explanations.
+// JSON that the command line and the service write: their bytes, explanations and methods.
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "lcrwmd/explain.h"
+#include "lcrwmd/method.h"
 
 namespace lcrwmd::app {
 
@@ -16,5 +17,8 @@ std::string to_bytes(const nlohmann::json& j);
 // /explain: every flow, or the `top` largest of each list (top 0: every flow). A list cut short
 // carries "flows_left_out" beside its "flows".
 nlohmann::json explanation_json(const Explanation& e, std::size_t top = 0);
+
+// One method's description (lcrwmd/method.h), for `lcrwmd methods --json` and serve's /info.
+nlohmann::json method_json(const MethodInfo& m);
 
 }  // namespace lcrwmd::app

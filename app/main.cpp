@@ -26,6 +26,7 @@ int run(int argc, char** argv, bool& orderly) {
   lcrwmd::app::add_devices(app);
   lcrwmd::app::add_explain(app);
   lcrwmd::app::add_serve(app);
+  lcrwmd::app::add_methods(app);
   orderly = false;
   try {
     app.parse(argc, argv);

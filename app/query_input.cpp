@@ -48,21 +48,34 @@ void add_text_flags(CLI::App* c, std::string& embeddings, std::string& stopwords
                 "the same)");
 }
 
+void add_method_flag(CLI::App* c, std::string& method, bool (*admits)(const MethodInfo&)) {
+  std::string help = "One of:";
+  std::vector<std::string> names;
+  for (const MethodInfo& m : methods()) {
+    if (!admits(m)) continue;
+    help += std::string("\n  ") + m.name + ": " + m.summary;
+    names.emplace_back(m.name);
+  }
+  c->add_option("--method", method, help)->check(CLI::IsMember(names))->capture_default_str();
+}
+
+void QueryFlags::add_method_flags(CLI::App* c, bool (*admits)(const MethodInfo&)) {
+  add_method_flag(c, method, admits);
+  c->add_option("--act-steps", act_steps, method_names([](const MethodInfo& m) {
+                                            return m.reads_act_steps;
+                                          }) + ": capped steps per word, k (0 is RWMD)")
+      ->capture_default_str();
+  c->add_flag("--one-sided", one_sided, method_names([](const MethodInfo& m) {
+                                          return m.one_sided;
+                                        }) + ": D1 = R(document -> query) only, not max(D1, D2)");
+}
+
 void QueryFlags::add(CLI::App* c) {
   c->add_option("--index", index, "Index file from 'lcrwmd build' or 'lcrwmd synth'")->required();
   c->add_option("--queries", queries, "Query documents: TSV id<TAB>label<TAB>text (.gz ok)")
       ->required();
   add_text_flags(c, embeddings, stopwords);
-  c->add_option(
-       "--method", method,
-       "wcd | rwmd (quadratic) | lc-rwmd | wmd (exact) | act (ACT-k, between RWMD and WMD) | "
-       "ict (between ACT-k and WMD)")
-      ->check(CLI::IsMember({"wcd", "rwmd", "lc-rwmd", "wmd", "act", "ict"}))
-      ->capture_default_str();
-  c->add_option("--act-steps", act_steps, "act: capped steps per word, k (0 is RWMD)")
-      ->capture_default_str();
-  c->add_flag("--one-sided", one_sided,
-              "RWMD, act, ict: D1 = R(document -> query) only, not max(D1, D2)");
+  add_method_flags(c, [](const MethodInfo&) { return true; });
   c->add_option("--batch", batch,
                 "Queries that share one phase-1 pass, at most (default: as many as --memory "
                 "holds)")
@@ -93,9 +106,10 @@ void QueryFlags::add(CLI::App* c) {
 
 void QueryFlags::add_prune(CLI::App* c) {
   c->add_option("--prune", prune,
-                "Top-k of lc-rwmd (symmetric) and wmd: 'bounds' computes exact distances only "
-                "where the lower bounds leave a document a chance; 'none' for every document "
-                "(same results, slower)")
+                "Top-k of " + method_names([](const MethodInfo& m) { return m.bounded; }) +
+                    " (symmetric): 'bounds' computes exact distances only where the lower "
+                    "bounds leave a document a chance; 'none' for every document (same "
+                    "results, slower)")
       ->check(CLI::IsMember({"bounds", "none"}))
       ->capture_default_str();
 }
@@ -143,10 +157,10 @@ SearcherOptions QueryFlags::searcher_options() const {
 }
 
 std::string describe(const SearchOptions& o) {
-  std::string s = to_string(o.method);
-  if (o.method == Method::act) s += "-" + std::to_string(o.act_steps);
-  if (o.method != Method::wcd && o.method != Method::wmd)
-    s += o.symmetric ? " symmetric" : " one-sided";
+  const MethodInfo& m = lcrwmd::describe(o.method);
+  std::string s = m.name;
+  if (m.reads_act_steps) s += "-" + std::to_string(o.act_steps);
+  if (m.one_sided) s += o.symmetric ? " symmetric" : " one-sided";
   return s;
 }
 
@@ -166,7 +180,7 @@ void report_refinement(const SearchOptions& o, const SearchStats& st) {
   if (o.method == Method::wmd)
     note("  EMD solves: %zu of %zu pairs (%.2f%% avoided); tighter bounds: %zu", st.refined,
          st.distances, 100.0 * (1.0 - static_cast<double>(st.refined) / pairs), st.tightened);
-  else if (o.symmetric && o.method != Method::wcd && o.method != Method::rwmd)
+  else if (o.symmetric && lcrwmd::describe(o.method).bounded)
     note("  D2 computed for %zu of %zu pairs", st.refined, st.distances);
   if (st.word_pairs)
     note("  phase 1: %.3f word distances recomputed per (vocabulary word, query) (%zu of %zu)",

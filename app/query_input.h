@@ -32,6 +32,9 @@ void report_text(const TextReport& r, const char* what);
 // --embeddings and --stopwords, worded alike for every command that reads queries.
 void add_text_flags(CLI::App* c, std::string& embeddings, std::string& stopwords);
 
+// --method, its help listing the description of every method `admits`.
+void add_method_flag(CLI::App* c, std::string& method, bool (*admits)(const MethodInfo&));
+
 struct QueryFlags {
   std::string index, queries, embeddings, stopwords, method = "lc-rwmd", prune = "bounds";
   std::string backend = "auto";
@@ -43,6 +46,8 @@ struct QueryFlags {
   int threads = 0, device = 0;
 
   void add(CLI::App* c);
+  // --method (of the methods `admits`), --act-steps and --one-sided.
+  void add_method_flags(CLI::App* c, bool (*admits)(const MethodInfo&));
   // Top-k commands only: a full matrix needs every exact distance.
   void add_prune(CLI::App* c);
   // Top-k commands only: how mpirun's ranks share the work (default_layout: "docs" or

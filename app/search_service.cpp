@@ -86,6 +86,11 @@ json SearchService::explain(const json& body) const {
 }
 
 json SearchService::info() const {
+  json methods = json::array(), names = json::array();
+  for (const MethodInfo& m : lcrwmd::methods()) {
+    methods.push_back(method_json(m));
+    names.push_back(m.name);
+  }
   return {{"documents", index_.n_docs()},
           {"vocabulary", index_.vocab_size()},
           {"dim", index_.dim()},
@@ -97,7 +102,9 @@ json SearchService::info() const {
           {"max_wait_ms", static_cast<double>(options_.batching.max_wait.count()) / 1000.0},
           {"max_k", options_.limits.max_k},
           {"max_queries_per_request", options_.limits.max_queries},
-          {"methods", {"wcd", "rwmd", "lc-rwmd", "act", "ict", "wmd"}}};
+          {"methods", std::move(names)},
+          {"method_details", std::move(methods)},
+          {"default_method", to_string(SearchOptions{}.method)}};
 }
 
 void SearchService::record(const std::string& endpoint, int status, double seconds) {

@@ -1,7 +1,9 @@
 #pragma once
-// The page `lcrwmd serve` answers at /: a query box, its neighbours (label and the start of
-// their text), and the word alignment of the one clicked, each direction drawn from the side
-// whose words move (POST /search, POST /explain). Plain HTML and JavaScript, no external file.
+// The page `lcrwmd serve` answers at /: a query box, the methods as GET /info describes them,
+// the query's neighbours (label and the start of their text), and the word alignment of the
+// one clicked (a method without words to show: /explain's default, wmd), each direction drawn
+// from the side whose words move (POST /search, POST /explain). Plain HTML and JavaScript, no
+// external file.
 namespace lcrwmd::app {
 
 inline constexpr const char* kServePage = R"html(<!doctype html>
@@ -19,8 +21,7 @@ td.text{color:#555;font-size:90%}h3{font-size:100%;margin:1em 0 .3em}
 <h1>lcrwmd</h1>
 <form id="f"><textarea id="text" placeholder="a query text"></textarea>
 <p>k <input id="k" type="number" value="10" min="1" style="width:5em">
-method <select id="method"><option>lc-rwmd</option><option>rwmd</option><option>wcd</option>
-<option>act</option><option>ict</option><option>wmd</option></select>
+method <select id="method"></select>
 <button id="go">Search</button> <span id="status"></span></p></form>
 <table id="hits"></table><div id="alignment"></div>
 <script>
@@ -32,6 +33,15 @@ async function post(path, body) {
   if (!r.ok) throw new Error(j.error || r.statusText);
   return j;
 }
+// The methods, each with its one-line description, as the server describes them.
+let explains = {};
+fetch("/info").then(r => r.json()).then(info => {
+  for (const m of info.method_details) {
+    $("method").append(Object.assign(document.createElement("option"), {value: m.name, textContent: m.name, title: m.summary}));
+    explains[m.name] = m.explains;
+  }
+  $("method").value = info.default_method;
+});
 function cell(tr, text) { const td = document.createElement("td"); td.textContent = text; tr.append(td); }
 $("f").onsubmit = async e => {
   e.preventDefault();
@@ -49,7 +59,7 @@ $("f").onsubmit = async e => {
       cell(tr, i + 1); cell(tr, n.id); cell(tr, n.label); cell(tr, n.distance.toFixed(4));
       const start = n.text == null ? "" : n.text.length > 160 ? n.text.slice(0, 160) + "…" : n.text;
       cell(tr, start); tr.lastChild.className = "text"; tr.lastChild.title = n.text || "";
-      tr.onclick = () => align(tr, text, n.id, method === "wcd" ? "wmd" : method);
+      tr.onclick = () => align(tr, text, n.id, explains[method] ? method : undefined);
       $("hits").append(tr);
     });
   } catch (err) { $("status").innerHTML = ""; $("status").append(Object.assign(document.createElement("span"), {className: "err", textContent: err.message})); }

@@ -598,6 +598,26 @@ PYBIND11_MODULE(_lcrwmd, m) {
         return names;
       },
       "Names of the CUDA devices this build can use (empty without CUDA or a GPU).");
+  m.def(
+      "methods",
+      [] {
+        py::list out;
+        for (const MethodInfo& i : lcrwmd::methods()) {
+          py::dict d;
+          d["name"] = i.name;
+          d["summary"] = i.summary;
+          d["one_sided"] = i.one_sided;
+          d["bounded"] = i.bounded;
+          d["reads_act_steps"] = i.reads_act_steps;
+          d["runs_on_gpu"] = i.runs_on_gpu;
+          d["explains"] = i.explains;
+          out.append(d);
+        }
+        return out;
+      },
+      "Every method as the engine describes it, in order: a dict each with its name, a "
+      "one-line summary, and whether it has a one-sided form, prunes its top-k by bounds, reads "
+      "act_steps, runs on the GPU and can be explained.");
   m.def("cpu_simd_level", &cpu_simd_level,
         "The SIMD level of the CPU kernels here: 'scalar', 'avx2' or 'avx512'.");
   m.def(

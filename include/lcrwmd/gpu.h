@@ -36,10 +36,8 @@ GpuDevice gpu_device(int id);
 // Every usable device (a context on each): for listings.
 std::vector<GpuDevice> gpu_devices();
 // The backend `b` resolves to for `method`: automatic becomes cuda where a device is present
-// and the method runs there (all but wmd), else cpu.
+// and the method runs there (MethodInfo::runs_on_gpu), else cpu.
 Backend resolve_backend(Backend b, Method method);
-// Whether the CUDA backend runs `method` (all but wmd).
-bool runs_on_gpu(Method method);
 
 // Where the CUDA backend puts its work.
 struct GpuOptions {

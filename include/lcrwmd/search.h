@@ -18,20 +18,10 @@
 
 #include "lcrwmd/error.h"
 #include "lcrwmd/index.h"
+#include "lcrwmd/method.h"
 #include "lcrwmd/query.h"
 
 namespace lcrwmd {
-
-enum class Method {
-  wcd,      // Word Centroid Distance
-  rwmd,     // quadratic RWMD: per pair cost matrix, row and column minima (the reference)
-  lc_rwmd,  // linear-complexity RWMD (Atasu et al. 2017)
-  wmd,      // exact Word Mover's Distance (an EMD per pair; top-k pruned by the RWMD bounds)
-  act,      // ACT-k (Atasu & Mittelholzer 2019): RWMD <= ACT-k <= WMD, linear complexity
-  ict,      // ICT, every capped step ACT can take: ACT-k <= ICT <= WMD
-};
-const char* to_string(Method m);
-Method parse_method(std::string_view s);  // "wcd" | "rwmd" | "lc-rwmd" | "wmd" | "act" | "ict"
 
 enum class Backend {
   cpu,        // BLAS + threads
@@ -89,6 +79,13 @@ struct CpuOptions {
   Precision precision = Precision::automatic;
 };
 
+// Working memory one query of `query_words` distinct words takes on the CPU beyond the index,
+// as the batch planner counts it: its row of distances, what phase 1 keeps for it per
+// vocabulary word and, for a method that keeps phase 1's word distances, that cache. Batches
+// hold as many queries as CpuOptions::memory_budget has room for.
+std::size_t cpu_query_bytes(const Index& index, const SearchOptions& options,
+                            std::size_t query_words);
+
 // The SIMD level the CPU kernels run at on this machine: "scalar", "avx2" or "avx512" (chosen
 // once from cpuid; the environment variable LCRWMD_SIMD caps it). Results do not depend on it.
 const char* cpu_simd_level();
@@ -134,8 +131,9 @@ class OptionError : public Error {
   std::string option_;
 };
 
-// The rules every searcher, explain and front end applies before any work: k is at least 1;
-// wmd is symmetric (a one-sided wmd is refused, never silently made symmetric).
+// The rules every searcher, explain and front end applies before any work: k is at least 1; a
+// one-sided search of a method without a one-sided form (MethodInfo::one_sided) is refused,
+// never silently made symmetric.
 void check_k(std::size_t k);
 void check_options(const SearchOptions& options);
 

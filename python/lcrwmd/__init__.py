@@ -6,10 +6,8 @@
     distances, indices = index.search(test_texts, k=10)          # symmetric LC-RWMD
 
 Documents are strings (tokenized like the command line: lowercased runs of letters, digits and
-apostrophes) or lists of tokens (taken as they are). Methods: "wcd", "rwmd" (quadratic),
-"lc-rwmd" (the default), "act" (ACT-k, k = act_steps: between RWMD and WMD), "ict" (ICT:
-between ACT-k and WMD) and "wmd" (exact, pruned top-k; the CPU only). Errors raise lcrwmd.Error (a
-ValueError) with the engine's message.
+apostrophes) or lists of tokens (taken as they are). Errors raise lcrwmd.Error (a ValueError)
+with the engine's message. The methods (`method=`), as lcrwmd.methods() describes them:
 """
 from __future__ import annotations
 
@@ -21,13 +19,15 @@ from typing import Iterable, Optional, Sequence, Union
 import numpy as np
 import numpy.typing as npt
 
-from ._lcrwmd import (Embeddings, Error, cpu_precision, cpu_simd_level, cuda_devices,
+from ._lcrwmd import (Embeddings, Error, cpu_precision, cpu_simd_level, cuda_devices, methods,
                       set_threads, tokenize)
 from ._lcrwmd import Index as _NativeIndex
 
+__doc__ = (__doc__ or "") + "".join(f"\n    {m['name']}: {m['summary']}" for m in methods())
+
 __all__ = ["Embeddings", "Index", "GpuSearcher", "Error", "Flow", "Explanation", "wmd", "rwmd",
            "wcd", "eval_knn", "plot_alignment", "tokenize", "set_threads", "cuda_devices",
-           "cpu_simd_level", "cpu_precision"]
+           "cpu_simd_level", "cpu_precision", "methods"]
 
 #: A document: a string (tokenized by lcrwmd.tokenize) or a sequence of tokens taken as they are.
 Document = Union[str, Sequence[str]]
@@ -312,7 +312,7 @@ def rwmd(doc_a: Document, doc_b: Document, embeddings: Embeddings, stopwords: St
 def wcd(doc_a: Document, doc_b: Document, embeddings: Embeddings,
         stopwords: StopWords = None) -> float:
     """Word Centroid Distance: between the weighted mean vectors."""
-    return _pair("wcd", False, doc_a, doc_b, embeddings, stopwords)
+    return _pair("wcd", True, doc_a, doc_b, embeddings, stopwords)
 
 
 def eval_knn(index: Index, queries: Sequence[Document], labels: Sequence,

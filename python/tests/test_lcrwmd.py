@@ -200,6 +200,14 @@ def test_eval_knn_equals_the_command_line(tmp_path, index, queries):
         assert got["errors"][k] == pytest.approx(want["errors"][str(k)], abs=1e-6)
 
 
+def test_methods_are_described_by_the_engine():
+    ms = lcrwmd.methods()
+    assert [m["name"] for m in ms] == ["wcd", "rwmd", "lc-rwmd", "wmd", "act", "ict"]
+    for m in ms:
+        assert m["summary"] and m["name"] + ": " + m["summary"] in lcrwmd.__doc__
+    assert {m["name"] for m in ms if not m["runs_on_gpu"]} == {"wmd"}
+
+
 def test_bad_arguments_raise_clear_errors(emb, index):
     with pytest.raises(lcrwmd.Error, match="unknown method 'emd'"):
         index.search(["football"], method="emd")
@@ -208,12 +216,16 @@ def test_bad_arguments_raise_clear_errors(emb, index):
     for k in (0, -1):
         with pytest.raises(lcrwmd.Error, match="k must be at least 1"):
             index.search(["football"], k=k)
-    # One rule for every front end (the library's): wmd is symmetric, never silently made so.
-    with pytest.raises(lcrwmd.Error, match="wmd is symmetric"):
-        index.search(["football"], method="wmd", symmetric=False)
-    with pytest.raises(lcrwmd.Error, match="wmd is symmetric"):
-        index.pairwise(["football"], method="wmd", symmetric=False)
-    with pytest.raises(lcrwmd.Error, match="wmd is symmetric"):
+    # One rule for every front end (the library's): a method without a one-sided form refuses
+    # a one-sided search, never silently made symmetric.
+    for m in lcrwmd.methods():
+        if m["one_sided"]:
+            continue
+        with pytest.raises(lcrwmd.Error, match=f"{m['name']} has no one-sided form"):
+            index.search(["football"], method=m["name"], symmetric=False)
+        with pytest.raises(lcrwmd.Error, match=f"{m['name']} has no one-sided form"):
+            index.pairwise(["football"], method=m["name"], symmetric=False)
+    with pytest.raises(lcrwmd.Error, match="wmd has no one-sided form"):
         index.explain("football", 0, method="wmd", symmetric=False)
     with pytest.raises(lcrwmd.Error, match="nonexistent.bin"):
         lcrwmd.Embeddings.load("/nonexistent.bin")

@@ -258,6 +258,8 @@ def test_other_endpoints_and_limits(index, server):
     status, info = server.request("/info")
     assert status == 200 and info["documents"] == 120 and info["backend"] == "cpu"
     assert info["precision"] == lcrwmd.cpu_precision()
+    assert info["method_details"] == lcrwmd.methods() and info["default_method"] == "lc-rwmd"
+    assert info["methods"] == [m["name"] for m in lcrwmd.methods()]
     status, page = server.request("/")
     assert status == 200 and "<textarea" in page and "/explain" in page
     assert server.request("/nowhere")[0] == 404

@@ -4,6 +4,7 @@ alignment. With LCRWMD_SCREENSHOT set, the final page is saved there (docs/serve
 import os
 import shutil
 
+import lcrwmd
 import pytest
 
 from test_serve import CLI, Server, index, queries  # noqa: F401 (the fixture)
@@ -43,9 +44,15 @@ def test_type_a_query_see_neighbours_open_an_alignment(index, browser):  # noqa:
         k = browser.find_element(By.ID, "k")
         k.clear()
         k.send_keys("5")
-        Select(browser.find_element(By.ID, "method")).select_by_visible_text("wmd")
-        browser.find_element(By.ID, "go").click()
         wait = WebDriverWait(browser, 60)
+        # The methods come from /info, each titled with its description.
+        method = Select(browser.find_element(By.ID, "method"))
+        wait.until(lambda d: len(method.options) == len(lcrwmd.methods()))
+        assert [o.get_attribute("title") for o in method.options] == \
+            [m["summary"] for m in lcrwmd.methods()]
+        assert method.first_selected_option.text == "lc-rwmd"
+        method.select_by_visible_text("wmd")
+        browser.find_element(By.ID, "go").click()
         rows = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#hits tr.hit") or None)
         # The neighbours the endpoint gives, in order, with their labels and distances.
         shown = [r.find_elements(By.TAG_NAME, "td")[1].text for r in rows]

@@ -10,22 +10,31 @@
 namespace lcrwmd {
 namespace {
 
-bool bounds_by_act(const SearchOptions& opt) {
-  return opt.method == Method::act || opt.method == Method::ict;
-}
-// WMD's bounds and symmetric ACT's are symmetric LC-RWMD's: same phase 1, same cache.
+// The symmetric forms of the methods that keep phase 1's word distances keep them; WMD is
+// symmetric.
 bool caches_word_distances(const SearchOptions& opt) {
-  return opt.method == Method::wmd ||
-         (opt.symmetric && (opt.method == Method::lc_rwmd || bounds_by_act(opt)));
+  const MethodInfo& m = describe(opt.method);
+  return m.caches_word_distances && (opt.symmetric || !m.one_sided);
 }
 
 // Floats a query keeps per vocabulary word beyond the cache: LC-RWMD's minimum; ACT's k+1
 // nearest words' (cost, weight) pairs (ICT: all of the query's words), with symmetric
 // LC-RWMD's minimum beside them.
 std::size_t phase1_floats(const SearchOptions& opt, std::size_t words) {
-  if (bounds_by_act(opt))
-    return 2 * reachable_words(act_steps(opt), words) + (opt.symmetric ? 1 : 0);
-  return opt.method == Method::lc_rwmd || opt.method == Method::wmd ? 1 : 0;
+  switch (describe(opt.method).word_pass) {
+    case WordPass::none:
+      return 0;
+    case WordPass::nearest:
+      return 1;
+    case WordPass::capped:
+      return 2 * reachable_words(act_steps(opt), words) + (opt.symmetric ? 1 : 0);
+  }
+  return 0;
+}
+
+// A query's row of results and what phase 1 keeps for it.
+std::size_t row_bytes(const Index& index, const SearchOptions& opt, std::size_t words) {
+  return sizeof(float) * (index.n_docs() + index.vocab_size() * phase1_floats(opt, words));
 }
 
 // Symmetric LC-RWMD caches 4·v·h bytes of word distances per query. Where the budget admits only
@@ -33,15 +42,10 @@ std::size_t phase1_floats(const SearchOptions& opt, std::size_t words) {
 // queries share each row the sparse pass gathers, and one query at a time is faster (Set 1,
 // 2 GiB: ~10 queries per batch took 1.26x the single-query time; BENCHMARKS.md).
 constexpr std::size_t kMinSymmetricBatch = 16;
-// WMD's batch only shares phase 1 among queries whose pruned solves then dominate; a smaller one
-// keeps its cache of word distances smaller and closer to the CPU (bbcsport top-10: 16 queries
-// per batch took 2-8% less CPU time than 64 in three alternating pairs of runs).
-constexpr std::size_t kMaxWmdBatch = 16;
-
 std::vector<BatchPlan> plan_with_max(const Index& index, const QuerySet& qs,
                                      const SearchOptions& opt, const CpuOptions& cpu,
                                      std::size_t max_batch) {
-  const std::size_t n = index.n_docs(), v = index.vocab_size();
+  const std::size_t v = index.vocab_size();
   const std::size_t per_word = phase1_scratch_per_word(index, opt, cpu);
   std::vector<BatchPlan> plans;
   std::size_t q = 0;
@@ -49,7 +53,7 @@ std::vector<BatchPlan> plan_with_max(const Index& index, const QuerySet& qs,
     const std::size_t begin = q;
     std::size_t bytes = 0;  // per query: its row of results and its phase-1 arrays
     do {
-      const std::size_t next = bytes + 4 * (n + v * phase1_floats(opt, qs.length(q)));
+      const std::size_t next = bytes + row_bytes(index, opt, qs.length(q));
       const std::size_t words = qs.indptr[q + 1] - qs.indptr[begin];
       const std::size_t cache = caches_word_distances(opt) ? 4 * v * words : 0;
       if (q > begin && next + cache + per_word * words > cpu.memory_budget) break;
@@ -63,21 +67,27 @@ std::vector<BatchPlan> plan_with_max(const Index& index, const QuerySet& qs,
 
 }  // namespace
 
+std::size_t cpu_query_bytes(const Index& index, const SearchOptions& options,
+                            std::size_t query_words) {
+  return row_bytes(index, options, query_words) +
+         (caches_word_distances(options) ? sizeof(float) * index.vocab_size() * query_words : 0);
+}
+
 std::size_t phase1_scratch_per_word(const Index& index, const SearchOptions& opt,
                                     const CpuOptions& cpu) {
-  if (opt.method == Method::wcd || opt.method == Method::rwmd) return 0;
+  if (describe(opt.method).word_pass == WordPass::none) return 0;
   const std::size_t rows =
       std::min(cpu.tile_rows ? cpu.tile_rows : kDefaultTileRows, index.vocab_size());
   return static_cast<std::size_t>(omp_get_max_threads()) * rows * sizeof(float) *
-         (opt.symmetric || opt.method == Method::wmd ? 2 : 1);
+         (caches_word_distances(opt) ? 2 : 1);
 }
 
 std::vector<BatchPlan> plan_batches(const Index& index, const QuerySet& qs,
                                     const SearchOptions& opt, const CpuOptions& cpu) {
   // batch 0: as many queries as the budget holds.
   const std::size_t asked = opt.batch ? opt.batch : qs.size();
-  const std::size_t max_batch =
-      std::max<std::size_t>(opt.method == Method::wmd ? std::min(asked, kMaxWmdBatch) : asked, 1);
+  const std::size_t cap = describe(opt.method).max_cpu_batch;
+  const std::size_t max_batch = std::max<std::size_t>(cap ? std::min(asked, cap) : asked, 1);
   std::vector<BatchPlan> plans = plan_with_max(index, qs, opt, cpu, max_batch);
   // Cramped: the memory budget, not the requested batch size, keeps batches small.
   const bool cramped =

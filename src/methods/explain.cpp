@@ -94,6 +94,10 @@ Explanation explain(const Index& index, const QuerySet& queries, std::size_t q, 
   o.method = method;
   o.symmetric = symmetric;
   check_options(o);
+  if (!describe(method).explains)
+    throw OptionError("method", std::string("explain: ") + to_string(method) +
+                                    " has no words to show; use " +
+                                    method_names([](const MethodInfo& m) { return m.explains; }));
   if (q >= queries.size())
     throw Error("explain: query " + std::to_string(q) + " of " + std::to_string(queries.size()));
   if (doc >= index.n_docs())
@@ -119,9 +123,7 @@ Explanation explain(const Index& index, const QuerySet& queries, std::size_t q, 
       explain_act(index, queries, q, doc, kIctSteps, e);
       break;
     case Method::wcd:
-      throw Error(
-          "explain: wcd compares the documents' centroids and moves no word; use wmd, "
-          "rwmd, lc-rwmd, act or ict");
+      break;  // refused above
   }
   return e;
 }

@@ -23,42 +23,18 @@
 
 namespace lcrwmd {
 
-const char* to_string(Method m) {
-  switch (m) {
-    case Method::wcd:
-      return "wcd";
-    case Method::rwmd:
-      return "rwmd";
-    case Method::lc_rwmd:
-      return "lc-rwmd";
-    case Method::wmd:
-      return "wmd";
-    case Method::act:
-      return "act";
-    case Method::ict:
-      return "ict";
-  }
-  return "?";
-}
-
-Method parse_method(std::string_view s) {
-  if (s == "wcd") return Method::wcd;
-  if (s == "rwmd") return Method::rwmd;
-  if (s == "lc-rwmd") return Method::lc_rwmd;
-  if (s == "wmd") return Method::wmd;
-  if (s == "act") return Method::act;
-  if (s == "ict") return Method::ict;
-  throw Error("unknown method '" + std::string(s) +
-              "' (expected wcd, rwmd, lc-rwmd, wmd, act or ict)");
-}
-
 void check_k(std::size_t k) {
   if (k == 0) throw OptionError("k", "k must be at least 1");
 }
 
 void check_options(const SearchOptions& o) {
-  if (o.method == Method::wmd && !o.symmetric)
-    throw OptionError("symmetric", "wmd is symmetric (an EMD): a one-sided search does not apply");
+  const MethodInfo& m = describe(o.method);
+  if (!o.symmetric && !m.one_sided)
+    throw OptionError("symmetric",
+                      std::string(m.name) +
+                          " has no one-sided form (it is symmetric by definition); "
+                          "one-sided: " +
+                          method_names([](const MethodInfo& i) { return i.one_sided; }));
 }
 
 const char* to_string(Backend b) {
@@ -80,14 +56,13 @@ Backend parse_backend(std::string_view s) {
   throw Error("unknown backend '" + std::string(s) + "' (expected cpu, cuda or auto)");
 }
 
-bool runs_on_gpu(Method method) { return method != Method::wmd; }
-
 Backend resolve_backend(Backend b, Method method) {
-  if (b == Backend::cuda && !runs_on_gpu(method))
+  const bool gpu = describe(method).runs_on_gpu;
+  if (b == Backend::cuda && !gpu)
     throw Error(std::string(to_string(method)) +
                 " runs on the CPU backend only (--backend cpu or auto)");
   if (b != Backend::automatic) return b;
-  return runs_on_gpu(method) && gpu_device_count() > 0 ? Backend::cuda : Backend::cpu;
+  return gpu && gpu_device_count() > 0 ? Backend::cuda : Backend::cpu;
 }
 
 void set_threads(int n) {
@@ -97,9 +72,6 @@ void set_threads(int n) {
 }
 
 namespace {
-
-// Whether the method computes phase 1 (and so needs the searcher's GEMM).
-bool uses_phase1(Method m) { return m != Method::wcd && m != Method::rwmd; }
 
 std::unique_ptr<BatchDistance> make_method(const Index& index, QueryRange range,
                                            const SearchOptions& opt, const Phase1* p1,
@@ -323,7 +295,7 @@ SearchResults CpuSearcher::search(const QuerySet& queries, std::size_t k, const 
   res.indices.assign(res.n_queries * res.k, -1);
   SearchStats st;
   std::optional<Phase1> p1;
-  if (uses_phase1(opt.method))
+  if (describe(opt.method).word_pass != WordPass::none)
     p1.emplace(Phase1{word_gemm(), options_.tile_rows, options_.tile_words});
   for_each_batch(index, queries, opt, options_, p1 ? &*p1 : nullptr, st,
                  [&](std::size_t first, std::size_t size, const BatchDistance& dist, float* block) {
@@ -370,7 +342,7 @@ void CpuSearcher::pairwise(const QuerySet& queries, const SearchOptions& opt, co
   const std::size_t n = index.n_docs();
   SearchStats st;
   std::optional<Phase1> p1;
-  if (uses_phase1(opt.method))
+  if (describe(opt.method).word_pass != WordPass::none)
     p1.emplace(Phase1{word_gemm(), options_.tile_rows, options_.tile_words});
   for_each_batch(index, queries, opt, options_, p1 ? &*p1 : nullptr, st,
                  [&](std::size_t first, std::size_t size, const BatchDistance& dist, float* block) {

@@ -28,7 +28,7 @@ class GpuWithCpuFallback final : public Searcher {
 
  private:
   const Searcher& on(const SearchOptions& o) const {
-    return runs_on_gpu(o.method) ? static_cast<const Searcher&>(gpu_) : cpu_;
+    return describe(o.method).runs_on_gpu ? static_cast<const Searcher&>(gpu_) : cpu_;
   }
   GpuIndex gpu_;
   CpuSearcher cpu_;

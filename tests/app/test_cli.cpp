@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "lcrwmd/gpu.h"
+#include "lcrwmd/method.h"
 #include "test_util.h"
 
 namespace lcrwmd {
@@ -389,8 +390,47 @@ TEST_F(Cli, InfoJson) {
   EXPECT_EQ(j["has_text"], true);
   EXPECT_GT(j["text_bytes"].get<std::size_t>(), 0u);
   EXPECT_EQ(j["embeddings_fingerprint"].get<std::string>().size(), 16u);
+  // A query of the mean length (7 / 3 words: 2), as the batch planner counts it.
+  EXPECT_EQ(j["query_bytes_one_sided"], 4 * (3 + 7));
+  EXPECT_EQ(j["query_bytes_symmetric"], 4 * (3 + 7 + 7 * 2));
   const CliRun table = lcrwmd("info --index " + index);
   EXPECT_NE(table.out.find("stop words   3: and, of, the"), std::string::npos) << table.out;
+}
+
+// docs/methods.md holds what `lcrwmd methods --format markdown` prints; the other formats list
+// the same methods.
+TEST(CliMethods, TheDocsTableIsTheCommandsOutput) {
+  const CliRun md = lcrwmd("methods --format markdown");
+  ASSERT_EQ(md.code, 0) << md.err;
+  const std::string doc = slurp(fs::path(LCRWMD_SOURCE_DIR) / "docs" / "methods.md");
+  const std::string open = "<!-- lcrwmd methods --format markdown -->\n", close = "<!-- end -->";
+  const std::size_t a = doc.find(open), b = doc.find(close);
+  ASSERT_NE(a, std::string::npos);
+  ASSERT_NE(b, std::string::npos);
+  EXPECT_EQ(doc.substr(a + open.size(), b - a - open.size()), md.out)
+      << "regenerate docs/methods.md's table with `lcrwmd methods --format markdown`";
+  const CliRun js = lcrwmd("methods --format json");
+  ASSERT_EQ(js.code, 0) << js.err;
+  const auto j = nlohmann::json::parse(js.out);
+  ASSERT_EQ(j.size(), methods().size());
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    EXPECT_EQ(j[i]["name"], methods()[i].name);
+    EXPECT_EQ(j[i]["one_sided"], methods()[i].one_sided);
+  }
+}
+
+TEST_F(Cli, OneSidedIsRefusedWhereTheMethodHasNoSuchForm) {
+  for (const std::string m : {"wcd", "wmd"}) {
+    const CliRun r = lcrwmd("search --index " + index + " --queries " + docs + " --method " + m +
+                            " --one-sided");
+    EXPECT_EQ(r.code, 1) << m;
+    EXPECT_NE(r.err.find("--one-sided: " + m + " has no one-sided form"), std::string::npos)
+        << r.err;
+  }
+  const CliRun r =
+      lcrwmd("explain --index " + index + " --queries " + docs + " --doc s1 --method wcd");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("wcd"), std::string::npos) << r.err;
 }
 
 TEST(CliSynth, WritesIndexQueriesAndSourceFiles) {

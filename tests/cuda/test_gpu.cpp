@@ -365,7 +365,7 @@ std::vector<GpuCase> gpu_cases() {
     cases.push_back({Method::lc_rwmd, false, n, 64, 0, 0, true});
     cases.push_back({Method::lc_rwmd, true, n, 64, 0, 0, true});
     cases.push_back({Method::lc_rwmd, true, n, 4, 0, 0, false});
-    cases.push_back({Method::wcd, false, n, 64, 0, 0, true});
+    cases.push_back({Method::wcd, true, n, 64, 0, 0, true});
     cases.push_back({Method::rwmd, true, n, 1, 0, 0, true});
     cases.push_back({Method::rwmd, false, n, 1, 0, 0, true});
   }
@@ -375,7 +375,7 @@ std::vector<GpuCase> gpu_cases() {
   cases.push_back({Method::lc_rwmd, false, 1021, 3, 2, 7, true});
   cases.push_back({Method::lc_rwmd, true, 31, 64, 5, 7, false});
   cases.push_back({Method::rwmd, true, 1021, 1, 2, 300, true});
-  cases.push_back({Method::wcd, false, 1021, 2, 0, 64, true});
+  cases.push_back({Method::wcd, true, 1021, 2, 0, 64, true});
   // Batches whose words span several tiles, symmetric (the cache D2 reads holds them all).
   cases.push_back({Method::lc_rwmd, true, 1021, 9, 4, 0, true});
   cases.push_back({Method::lc_rwmd, true, 1021, 9, 8, 0, false});

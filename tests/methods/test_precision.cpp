@@ -100,9 +100,9 @@ std::vector<SearchOptions> every_method() {
   std::vector<SearchOptions> out;
   for (Method m : {Method::lc_rwmd, Method::act, Method::ict, Method::wmd})
     for (bool symmetric : {true, false}) {
-      if (m == Method::wmd && !symmetric) continue;
+      if (!symmetric && !describe(m).one_sided) continue;
       for (std::size_t steps : {0, 1, 2, 5}) {
-        if (m != Method::act && steps != 1) continue;
+        if (!describe(m).reads_act_steps && steps != 1) continue;
         SearchOptions o;
         o.method = m;
         o.symmetric = symmetric;

@@ -1,0 +1,46 @@
+// lcrwmd methods: every method as the library describes it (lcrwmd/method.h), as a table, JSON
+// or the Markdown table docs/methods.md holds (a test keeps the two equal).
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "app/commands.h"
+#include "app/json_out.h"
+#include "lcrwmd/method.h"
+
+namespace lcrwmd::app {
+namespace {
+
+const char* yes(bool b) { return b ? "yes" : "-"; }
+
+}  // namespace
+
+void add_methods(CLI::App& app) {
+  auto* c = app.add_subcommand("methods", "The distances lcrwmd computes and what each offers");
+  auto format = std::make_shared<std::string>("table");
+  c->add_option("--format", *format, "table | json | markdown")
+      ->check(CLI::IsMember({"table", "json", "markdown"}))
+      ->capture_default_str();
+  c->callback([format] {
+    if (*format == "json") {
+      nlohmann::json j = nlohmann::json::array();
+      for (const MethodInfo& m : methods()) j.push_back(method_json(m));
+      std::printf("%s\n", to_bytes(j).c_str());
+      return;
+    }
+    const bool md = *format == "markdown";
+    const char* row = md ? "| `%s` | %s | %s | %s | %s | %s |\n" : "%-8s %-9s %-7s %-4s %-8s %s\n";
+    if (md) {
+      std::printf(
+          "| method | one-sided form | pruned top-k | GPU | explain | what it computes |\n"
+          "|---|---|---|---|---|---|\n");
+    } else {
+      std::printf(row, "method", "one-sided", "pruned", "gpu", "explain", "what it computes");
+    }
+    for (const MethodInfo& m : methods())
+      std::printf(row, m.name, yes(m.one_sided), yes(m.bounded), yes(m.runs_on_gpu),
+                  yes(m.explains), m.summary);
+  });
+}
+
+}  // namespace lcrwmd::app

@@ -1,0 +1,72 @@
+#pragma once
+// What each method is, said once: its name, what it computes, which forms and options it has,
+// where it runs and what phase 1 keeps for it. The planners, the option checks, the CLI's
+// --help, serve's page, the Python module and docs/methods.md (`lcrwmd methods --markdown`)
+// all read these descriptions, so a new method is its own files plus one entry in methods().
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace lcrwmd {
+
+enum class Method {
+  wcd,      // Word Centroid Distance
+  rwmd,     // quadratic RWMD: per pair cost matrix, row and column minima (the reference)
+  lc_rwmd,  // linear-complexity RWMD (Atasu et al. 2017)
+  wmd,      // exact Word Mover's Distance (an EMD per pair; top-k pruned by the RWMD bounds)
+  act,      // ACT-k (Atasu & Mittelholzer 2019): RWMD <= ACT-k <= WMD, linear complexity
+  ict,      // ICT, every capped step ACT can take: ACT-k <= ICT <= WMD
+};
+
+// What phase 1 (every vocabulary word against a batch's distinct query words) keeps for each
+// (vocabulary word, query).
+enum class WordPass {
+  none,     // no phase 1: the method works per pair or on centroids
+  nearest,  // the distance to the query's nearest word (LC-RWMD's Z)
+  capped,   // the query's k + 1 nearest words with their costs and weights (ACT's slots; ICT: all)
+};
+
+struct MethodInfo {
+  Method method;
+  const char* name;     // as every front end spells it
+  const char* summary;  // one line: what it computes
+  // Has a one-sided form, D1 = R(document -> query) (--one-sided, symmetric=False); without
+  // one, a one-sided search is refused rather than silently made symmetric.
+  bool one_sided;
+  // A symmetric top-k computes exact distances only where cheaper lower bounds leave a
+  // document a chance (--prune); the results are the same either way.
+  bool bounded;
+  WordPass word_pass;
+  // The symmetric form keeps phase 1's word distances (vocabulary x the batch's query words)
+  // for the other direction and the bounds: 4 bytes per vocabulary word per query word.
+  bool caches_word_distances;
+  bool reads_act_steps;  // act_steps (k) is one of its options
+  bool runs_on_gpu;      // the CUDA backend has it
+  bool explains;         // explain shows the words that carry its distance
+  // CPU: the most queries one batch shares (0: as many as the memory budget holds).
+  std::size_t max_cpu_batch;
+};
+
+// Every method, in the order front ends list them.
+std::span<const MethodInfo> methods();
+const MethodInfo& describe(Method m);
+const char* to_string(Method m);
+// "wcd" | "rwmd" | "lc-rwmd" | "wmd" | "act" | "ict"; anything else: an Error naming them.
+Method parse_method(std::string_view s);
+// The names of the methods with `pred`, as prose: "wcd, rwmd or wmd".
+template <typename Pred>
+std::string method_names(Pred pred) {
+  std::string s, last;
+  for (const MethodInfo& m : methods()) {
+    if (!pred(m)) continue;
+    if (!last.empty()) s += (s.empty() ? "" : ", ") + last;
+    last = m.name;
+  }
+  return s.empty() ? last : s + " or " + last;
+}
+inline std::string method_names() {
+  return method_names([](const MethodInfo&) { return true; });
+}
+
+}  // namespace lcrwmd

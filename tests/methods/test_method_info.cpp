@@ -1,0 +1,115 @@
+// The methods' descriptions (lcrwmd/method.h) and the rules and plans that read them.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "lcrwmd/explain.h"
+#include "lcrwmd/gpu.h"
+#include "lcrwmd/method.h"
+#include "methods/batch_plan.h"
+#include "test_util.h"
+
+namespace lcrwmd {
+namespace {
+
+TEST(MethodInfo, EveryMethodOnceByItsName) {
+  std::set<std::string> names;
+  std::set<Method> seen;
+  for (const MethodInfo& m : methods()) {
+    EXPECT_TRUE(names.insert(m.name).second) << m.name;
+    EXPECT_TRUE(seen.insert(m.method).second) << m.name;
+    EXPECT_EQ(parse_method(m.name), m.method);
+    EXPECT_STREQ(to_string(m.method), m.name);
+    EXPECT_EQ(&describe(m.method), &m);
+    EXPECT_GT(std::string(m.summary).size(), 20u) << m.name;
+  }
+  EXPECT_EQ(seen.size(), 6u);
+  try {
+    parse_method("emd");
+    FAIL() << "an unknown method was taken";
+  } catch (const Error& e) {
+    for (const std::string& n : names) EXPECT_NE(std::string(e.what()).find(n), std::string::npos);
+  }
+  EXPECT_EQ(method_names([](const MethodInfo& m) { return m.method == Method::wmd; }), "wmd");
+  EXPECT_EQ(method_names(), "wcd, rwmd, lc-rwmd, wmd, act or ict");
+}
+
+// One rule for a one-sided search: refused where the method has no one-sided form, by the
+// library's check, by every searcher and by explain.
+TEST(MethodInfo, OneSidedOnlyWhereTheMethodHasIt) {
+  const Index ix = Index::from_data(test::random_index(20, 30, 5, 4, 2));
+  const QuerySet qs = test::mixed_queries(ix, 2, 1);
+  for (const MethodInfo& m : methods()) {
+    SearchOptions o;
+    o.method = m.method;
+    o.symmetric = false;
+    if (m.one_sided) {
+      EXPECT_NO_THROW(check_options(o)) << m.name;
+      EXPECT_NO_THROW(search(ix, qs, 3, o)) << m.name;
+      continue;
+    }
+    try {
+      check_options(o);
+      FAIL() << m.name << ": a one-sided search was taken";
+    } catch (const OptionError& e) {
+      EXPECT_EQ(e.option(), "symmetric");
+      EXPECT_NE(std::string(e.what()).find(m.name), std::string::npos);
+    }
+    EXPECT_THROW(search(ix, qs, 3, o), OptionError) << m.name;
+    EXPECT_THROW(explain(ix, qs, 0, 0, m.method, false), OptionError) << m.name;
+  }
+}
+
+TEST(MethodInfo, BackendAndExplainFollowTheDescription) {
+  const Index ix = Index::from_data(test::random_index(20, 30, 5, 4, 2));
+  const QuerySet qs = test::mixed_queries(ix, 2, 1);
+  for (const MethodInfo& m : methods()) {
+    if (m.runs_on_gpu)
+      EXPECT_EQ(resolve_backend(Backend::cuda, m.method), Backend::cuda) << m.name;
+    else
+      EXPECT_THROW(resolve_backend(Backend::cuda, m.method), Error) << m.name;
+    if (m.explains) {
+      EXPECT_NO_THROW(explain(ix, qs, 0, 1, m.method, true)) << m.name;
+    } else {
+      try {
+        explain(ix, qs, 0, 1, m.method, true);
+        FAIL() << m.name << " explained";
+      } catch (const OptionError& e) {
+        EXPECT_EQ(e.option(), "method");
+      }
+    }
+  }
+}
+
+TEST(MethodInfo, BatchesHoldAtMostTheMethodsCap) {
+  const Index ix = Index::from_data(test::random_index(60, 40, 5, 6, 3));
+  const QuerySet qs = test::mixed_queries(ix, 50, 4);
+  for (const MethodInfo& m : methods()) {
+    SearchOptions o;
+    o.method = m.method;
+    std::size_t largest = 0;
+    for (const BatchPlan& p : plan_batches(ix, qs, o, CpuOptions{}))
+      largest = std::max(largest, p.end - p.begin);
+    EXPECT_EQ(largest, m.max_cpu_batch ? m.max_cpu_batch : qs.size()) << m.name;
+  }
+}
+
+// The working memory of one query, as the planner counts it: its row, one float per
+// vocabulary word for LC-RWMD's minimum, and for symmetric search the v x h word distances.
+TEST(MethodInfo, QueryWorkingMemory) {
+  const Index ix = Index::from_data(test::random_index(60, 40, 5, 6, 3));
+  const std::size_t n = ix.n_docs(), v = ix.vocab_size(), h = 7;
+  SearchOptions o;
+  o.symmetric = false;
+  EXPECT_EQ(cpu_query_bytes(ix, o, h), 4 * (n + v));
+  o.symmetric = true;
+  EXPECT_EQ(cpu_query_bytes(ix, o, h), 4 * (n + v + v * h));
+  o.method = Method::wcd;
+  EXPECT_EQ(cpu_query_bytes(ix, o, h), 4 * n);
+  o.method = Method::act;
+  o.act_steps = 2;  // three (cost, weight) pairs and the symmetric minimum, and the cache
+  EXPECT_EQ(cpu_query_bytes(ix, o, h), 4 * (n + v * 7 + v * h));
+}
+
+}  // namespace
+}  // namespace lcrwmd
