@@ -2,11 +2,11 @@
 // reference method, as tables on stdout (or JSON with --json).
 #include <algorithm>
 #include <memory>
-#include <sstream>
 
 #include "app/cluster.h"
 #include "app/commands.h"
 #include "app/distributed.h"
+#include "app/json_out.h"
 #include "app/query_input.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/eval.h"
@@ -68,27 +68,31 @@ Evaluated evaluate(const EvalFlags& f) {
   return e;
 }
 
-std::string json_head(const char* eval, const SearchOptions& o, const Loaded& l, const Run& r) {
-  std::ostringstream s;
-  s << "{\"eval\": \"" << eval << "\", \"method\": \"" << to_string(o.method)
-    << "\", \"symmetric\": " << (o.symmetric ? "true" : "false")
-    << ", \"n_queries\": " << l.queries.size() << ", \"excluded_queries\": " << l.excluded
-    << ", \"n_docs\": " << l.index.n_docs() << ", \"seconds\": " << r.seconds
-    << ", \"exact_refinements\": " << r.stats.refined << ", \"pairs\": " << r.stats.distances
-    << ", \"phase1_precision\": \""
-    << (r.stats.precision == Precision::automatic ? "none" : to_string(r.stats.precision))
-    << "\", \"phase1_word_pairs\": " << r.stats.word_pairs
-    << ", \"phase1_recomputed\": " << r.stats.recomputed;
-  return s.str();
+// What every eval's JSON starts with: the method, the sizes, the time and the work counts.
+nlohmann::json json_head(const char* eval, const SearchOptions& o, const Loaded& l, const Run& r) {
+  return {{"eval", eval},
+          {"method", to_string(o.method)},
+          {"symmetric", o.symmetric},
+          {"n_queries", l.queries.size()},
+          {"excluded_queries", l.excluded},
+          {"n_docs", l.index.n_docs()},
+          {"seconds", r.seconds},
+          {"exact_refinements", r.stats.refined},
+          {"pairs", r.stats.distances},
+          {"phase1_precision",
+           r.stats.precision == Precision::automatic ? "none" : to_string(r.stats.precision)},
+          {"phase1_word_pairs", r.stats.word_pairs},
+          {"phase1_recomputed", r.stats.recomputed}};
 }
 
 // {"k": value, ...}: one value per k.
-void print_per_k(const std::vector<std::size_t>& ks, const std::vector<double>& values) {
-  std::printf("{");
-  for (std::size_t i = 0; i < ks.size(); ++i)
-    std::printf("%s\"%zu\": %.6f", i ? ", " : "", ks[i], values[i]);
-  std::printf("}");
+nlohmann::json per_k(const std::vector<std::size_t>& ks, const std::vector<double>& values) {
+  nlohmann::json j = nlohmann::json::object();
+  for (std::size_t i = 0; i < ks.size(); ++i) j[std::to_string(ks[i])] = values[i];
+  return j;
 }
+
+void print(const nlohmann::json& j) { std::printf("%s\n", to_bytes(j).c_str()); }
 
 void add_knn(CLI::App* parent) {
   auto* c = parent->add_subcommand("knn", "kNN classification error of the test queries");
@@ -105,10 +109,11 @@ void add_knn(CLI::App* parent) {
     if (!Cluster::current().root()) return;
     const KnnReport rep = knn_error(r.results, l.index, l.queries, f->ks);
     if (f->json) {
-      std::printf("%s, \"errors\": ", json_head("knn", o, l, r).c_str());
-      print_per_k(rep.ks, rep.errors);
-      std::printf(", \"best_k\": %zu, \"best_error\": %.6f}\n", rep.best_k, rep.best_error);
-      return;
+      nlohmann::json j = json_head("knn", o, l, r);
+      j["errors"] = per_k(rep.ks, rep.errors);
+      j["best_k"] = rep.best_k;
+      j["best_error"] = rep.best_error;
+      return print(j);
     }
     std::printf("kNN test error, %s, %zu queries, %zu documents (%.2f s)\n", describe(o).c_str(),
                 l.queries.size(), l.index.n_docs(), r.seconds);
@@ -126,9 +131,9 @@ void add_overlap(CLI::App* parent) {
   auto reference = std::make_shared<std::string>("wmd");
   auto percents = std::make_shared<std::vector<double>>(std::vector<double>{1, 2, 5, 10});
   f->add(c, {1, 2, 4, 8, 16, 32}, "Top-k sizes of the method (comma-separated)");
-  c->add_option("--reference", *reference, "The method to compare with")
-      ->check(CLI::IsMember({"wcd", "rwmd", "lc-rwmd", "wmd"}))
-      ->capture_default_str();
+  add_method_flag(
+      c, *reference, [](const MethodInfo&) { return true; }, "--reference",
+      "The method to compare with (symmetric)");
   c->add_option("--percent", *percents, "Reference top x% of the documents (comma-separated)")
       ->delimiter(',')
       ->check(CLI::Range(0.0, 100.0))
@@ -149,18 +154,17 @@ void add_overlap(CLI::App* parent) {
         top_k_overlap(r.results, ref.results, l.index.n_docs(), f->ks, *percents);
     const std::size_t np = rep.percents.size();
     if (f->json) {
-      std::printf("%s, \"reference\": \"%s\", \"reference_seconds\": %.6f, \"percents\": [",
-                  json_head("overlap", o, l, r).c_str(), reference->c_str(), ref.seconds);
-      for (std::size_t p = 0; p < np; ++p) std::printf("%s%g", p ? ", " : "", rep.percents[p]);
-      std::printf("], \"shares\": {");
-      for (std::size_t k = 0; k < rep.ks.size(); ++k) {
-        std::printf("%s\"%zu\": [", k ? ", " : "", rep.ks[k]);
-        for (std::size_t p = 0; p < np; ++p)
-          std::printf("%s%.6f", p ? ", " : "", rep.shares[k * np + p]);
-        std::printf("]");
-      }
-      std::printf("}}\n");
-      return;
+      nlohmann::json j = json_head("overlap", o, l, r);
+      j["reference"] = *reference;
+      j["reference_seconds"] = ref.seconds;
+      j["percents"] = rep.percents;
+      nlohmann::json shares = nlohmann::json::object();
+      for (std::size_t k = 0; k < rep.ks.size(); ++k)
+        shares[std::to_string(rep.ks[k])] =
+            std::vector<double>(rep.shares.begin() + static_cast<std::ptrdiff_t>(k * np),
+                                rep.shares.begin() + static_cast<std::ptrdiff_t>((k + 1) * np));
+      j["shares"] = std::move(shares);
+      return print(j);
     }
     std::printf("share of %s top-k within %s top x%% (%zu queries, %zu documents)\n",
                 describe(o).c_str(), reference->c_str(), l.queries.size(), l.index.n_docs());
@@ -189,19 +193,16 @@ void add_precision(CLI::App* parent) {
     if (!Cluster::current().root()) return;
     const PrecisionReport rep = precision_at_k(r.results, l.index, l.queries, f->ks);
     if (f->json) {
-      std::printf("%s, \"precision\": ", json_head("precision", o, l, r).c_str());
-      print_per_k(rep.ks, rep.precision);
-      std::printf(", \"groups\": [");
-      for (std::size_t g = 0; g < rep.groups.size(); ++g) {
-        const PrecisionGroup& grp = rep.groups[g];
-        std::printf("%s{\"min_size\": %zu, \"max_size\": %zu, \"labels\": %zu, \"precision\": [",
-                    g ? ", " : "", grp.min_size, grp.max_size, grp.labels);
-        for (std::size_t k = 0; k < grp.precision.size(); ++k)
-          std::printf("%s%.6f", k ? ", " : "", grp.precision[k]);
-        std::printf("]}");
-      }
-      std::printf("]}\n");
-      return;
+      nlohmann::json j = json_head("precision", o, l, r);
+      j["precision"] = per_k(rep.ks, rep.precision);
+      nlohmann::json groups = nlohmann::json::array();
+      for (const PrecisionGroup& g : rep.groups)
+        groups.push_back({{"min_size", g.min_size},
+                          {"max_size", g.max_size},
+                          {"labels", g.labels},
+                          {"precision", g.precision}});
+      j["groups"] = std::move(groups);
+      return print(j);
     }
     std::printf("precision at top-k, %s, %zu queries, %zu documents (%.2f s)\n",
                 describe(o).c_str(), l.queries.size(), l.index.n_docs(), r.seconds);

@@ -48,15 +48,16 @@ void add_text_flags(CLI::App* c, std::string& embeddings, std::string& stopwords
                 "the same)");
 }
 
-void add_method_flag(CLI::App* c, std::string& method, bool (*admits)(const MethodInfo&)) {
-  std::string help = "One of:";
+void add_method_flag(CLI::App* c, std::string& method, bool (*admits)(const MethodInfo&),
+                     const char* flag, const char* what) {
+  std::string help = std::string(what) + ", one of:";
   std::vector<std::string> names;
   for (const MethodInfo& m : methods()) {
     if (!admits(m)) continue;
     help += std::string("\n  ") + m.name + ": " + m.summary;
     names.emplace_back(m.name);
   }
-  c->add_option("--method", method, help)->check(CLI::IsMember(names))->capture_default_str();
+  c->add_option(flag, method, help)->check(CLI::IsMember(names))->capture_default_str();
 }
 
 void QueryFlags::add_method_flags(CLI::App* c, bool (*admits)(const MethodInfo&)) {

@@ -32,8 +32,10 @@ void report_text(const TextReport& r, const char* what);
 // --embeddings and --stopwords, worded alike for every command that reads queries.
 void add_text_flags(CLI::App* c, std::string& embeddings, std::string& stopwords);
 
-// --method, its help listing the description of every method `admits`.
-void add_method_flag(CLI::App* c, std::string& method, bool (*admits)(const MethodInfo&));
+// --method (or another flag naming a method), its help listing the description of every
+// method `admits`.
+void add_method_flag(CLI::App* c, std::string& method, bool (*admits)(const MethodInfo&),
+                     const char* flag = "--method", const char* what = "The distance");
 
 struct QueryFlags {
   std::string index, queries, embeddings, stopwords, method = "lc-rwmd", prune = "bounds";

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cpu/distance_kernels.h"
-#include "methods/batch_distance.h"
+#include "methods/pair_distances.h"
 
 namespace lcrwmd {
 namespace {

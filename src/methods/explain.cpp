@@ -8,7 +8,7 @@
 #include <string>
 
 #include "lcrwmd/error.h"
-#include "methods/batch_distance.h"
+#include "methods/pair_distances.h"
 
 namespace lcrwmd {
 namespace {

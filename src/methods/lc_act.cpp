@@ -19,6 +19,7 @@
 #include "methods/batch_distance.h"
 #include "methods/batch_words.h"
 #include "methods/certified_order.h"
+#include "methods/pair_distances.h"
 #include "methods/phase1.h"
 #include "methods/word_distance_cache.h"
 #include "util/large_array.h"

@@ -7,6 +7,7 @@
 
 #include "cpu/distance_kernels.h"
 #include "methods/batch_distance.h"
+#include "methods/pair_distances.h"
 
 namespace lcrwmd {
 

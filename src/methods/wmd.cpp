@@ -18,6 +18,7 @@
 #include "lcrwmd/error.h"
 #include "lcrwmd/topk.h"
 #include "methods/batch_distance.h"
+#include "methods/pair_distances.h"
 #include "methods/word_distance_cache.h"
 #include "ot/dual_bound.h"
 

@@ -153,9 +153,9 @@ TEST_F(Cli, BuildSearchOutputFormat) {
   EXPECT_NE(no_text.code, 0);
   EXPECT_NE(no_text.err.find("--no-text"), std::string::npos) << no_text.err;
 
-  for (const char* method : {"wcd", "rwmd", "lc-rwmd"}) {
+  for (const char* method : {"wcd", "rwmd --one-sided", "lc-rwmd --one-sided"}) {
     const CliRun m = lcrwmd("search --index " + index + " --queries " + q + " --method " + method +
-                            " --one-sided --batch 1 --threads 1");
+                            " --batch 1 --threads 1");
     ASSERT_EQ(m.code, 0) << m.err;
     EXPECT_EQ(m.out.substr(0, 10), "q1\t1\ts1\t0\n") << method;
   }
@@ -210,9 +210,14 @@ TEST_F(Cli, WmdSearchAndEval) {
   const CliRun knn =
       lcrwmd("eval knn --index " + index + " --queries " + q + " --method wmd --k 1,2,3 --json");
   ASSERT_EQ(knn.code, 0) << knn.err;
-  for (const char* field : {"\"method\": \"wmd\"", "\"n_queries\": 3", "\"errors\": {\"1\": ",
-                            "\"best_k\": ", "\"best_error\": ", "\"seconds\": "})
-    EXPECT_NE(knn.out.find(field), std::string::npos) << field << " in " << knn.out;
+  const auto kj = nlohmann::json::parse(knn.out);
+  EXPECT_EQ(kj["eval"], "knn");
+  EXPECT_EQ(kj["method"], "wmd");
+  EXPECT_EQ(kj["n_queries"], 3);
+  EXPECT_EQ(kj["errors"].size(), 3u);
+  const double best = kj["best_error"];
+  EXPECT_EQ(kj["errors"][std::to_string(kj["best_k"].get<int>())].get<double>(), best);
+  EXPECT_GE(kj["seconds"].get<double>(), 0.0);
   const CliRun table = lcrwmd("eval knn --index " + index + " --queries " + q + " --k 1");
   ASSERT_EQ(table.code, 0) << table.err;
   EXPECT_NE(table.out.find("best"), std::string::npos) << table.out;
@@ -222,7 +227,14 @@ TEST_F(Cli, WmdSearchAndEval) {
   EXPECT_NE(overlap.out.find("1.000"), std::string::npos) << overlap.out;  // k=1 within 100%
   const CliRun prec = lcrwmd("eval precision --index " + index + " --queries " + q + " --json");
   ASSERT_EQ(prec.code, 0) << prec.err;
-  EXPECT_NE(prec.out.find("\"groups\": ["), std::string::npos) << prec.out;
+  const auto pj = nlohmann::json::parse(prec.out);
+  EXPECT_TRUE(pj["groups"].is_array() && !pj["groups"].empty()) << prec.out;
+  const CliRun overlap_json = lcrwmd("eval overlap --index " + index + " --queries " + q +
+                                     " --reference wmd --k 1,2 --percent 50,100 --json");
+  ASSERT_EQ(overlap_json.code, 0) << overlap_json.err;
+  const auto oj = nlohmann::json::parse(overlap_json.out);
+  EXPECT_EQ(oj["reference"], "wmd");
+  EXPECT_EQ(oj["shares"]["1"], (std::vector<double>{oj["shares"]["1"][0], 1.0}));
 
   // Bad input, each with the words its error must say: an unknown method, an empty test set,
   // embeddings of another dimension, unlabelled queries, a one-sided WMD, k = 0.
@@ -233,7 +245,7 @@ TEST_F(Cli, WmdSearchAndEval) {
       {eval + q + " --embeddings " + test::write_file("cli_emb4.txt", "zebra 1 2 3 4\n"),
        "dimension 4"},
       {eval + test::write_file("cli_nolabel.tsv", "u1\t\tsoccer\n"), "'u1' has no label"},
-      {base + " --one-sided", "--one-sided: wmd is symmetric"},
+      {base + " --one-sided", "--one-sided: wmd has no one-sided form"},
       {"search --index " + index + " --queries " + q + " --k 0", "--k: must be at least 1"}};
   for (const auto& [args, says] : bad) {
     const CliRun r = lcrwmd(args);

@@ -9,6 +9,7 @@
 
 #include "lcrwmd/search.h"
 #include "methods/batch_distance.h"
+#include "methods/pair_distances.h"
 #include "methods/phase1_fixture.h"
 #include "test_util.h"
 

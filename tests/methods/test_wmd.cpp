@@ -14,6 +14,7 @@
 #include "lcrwmd/error.h"
 #include "lcrwmd/search.h"
 #include "methods/batch_distance.h"
+#include "methods/pair_distances.h"
 #include "methods/phase1_fixture.h"
 #include "ot/dual_bound.h"
 #include "test_util.h"
