@@ -131,9 +131,9 @@ class Index {
 
  private:
   struct Storage;
-  explicit Index(std::unique_ptr<Storage> storage);
+  // Reads the views of storage's image (checked; verify: its checksum too).
+  Index(std::unique_ptr<Storage> storage, bool verify);
   static Index in_memory(std::vector<char> image);
-  void bind();
 
   std::unique_ptr<Storage> storage_;
   std::size_t n_docs_ = 0, vocab_size_ = 0, dim_ = 0, nnz_ = 0;

@@ -1,26 +1,18 @@
 #pragma once
-// What backs an Index: a memory-mapped file or an in-memory image of one, plus the lookups
-// and caches built from it on first use.
+// What backs an Index: a memory-mapped file or an in-memory image of one, its views
+// (io/index_image.h), and the lookups and caches built from it on first use.
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <string_view>
 #include <vector>
 
+#include "io/index_image.h"
 #include "io/mapped_file.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/string_map.h"
 
 namespace lcrwmd {
-
-struct StringTable {
-  const std::uint64_t* offsets = nullptr;
-  const char* bytes = nullptr;
-  std::string_view operator[](std::size_t i) const {
-    return {bytes + offsets[i], offsets[i + 1] - offsets[i]};
-  }
-};
 
 struct Index::Storage {
   std::string name;
@@ -28,7 +20,7 @@ struct Index::Storage {
   std::vector<char> bytes;
   const char* base = nullptr;
   std::size_t size = 0;
-  StringTable vocab, ids, labels, texts;
+  io::StringTable vocab, ids, labels, texts;
   StopWords stopwords;
 
   std::once_flag word_map_once;

@@ -1,21 +1,20 @@
-// Writing and memory-mapping the index file (layout in index_format.h).
+// An index file's image (layout in index_format.h): written from IndexData, and checked and
+// read as typed views where it lies in memory.
+#include "io/index_image.h"
+
 #include <xxhash.h>
 #include <zlib.h>
 
 #include <cstddef>
 #include <cstring>
-#include <mutex>
-#include <variant>
 
 #include "cpu/distance_kernels.h"
 #include "io/index_format.h"
-#include "io/index_storage.h"
-#include "io/mapped_file.h"
 #include "lcrwmd/atomic_file.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/index.h"
 
-namespace lcrwmd {
+namespace lcrwmd::io {
 namespace {
 
 using format::FileHeader;
@@ -174,7 +173,7 @@ void serialize(const IndexData& d, Sink& sink) {
   s.finish();
 }
 
-// Validates a mapped or in-memory image; returns its header. Throws Error naming `name`.
+// Validates an image; returns its header. Throws Error naming `name`.
 const FileHeader& check_image(const char* base, std::size_t size, const std::string& name,
                               bool verify) {
   auto bad = [&](const std::string& why) {
@@ -252,120 +251,53 @@ const FileHeader& check_image(const char* base, std::size_t size, const std::str
 
 }  // namespace
 
-void Index::save(const IndexData& data, const std::string& path) {
+std::vector<char> index_image(const IndexData& data) {
+  MemorySink sink;
+  serialize(data, sink);
+  return std::move(sink.bytes_);
+}
+
+void write_index_file(const IndexData& data, const std::string& path) {
   AtomicFile file(path);
   FileSink sink(file);
   serialize(data, sink);
   file.commit();
 }
 
-std::string Index::to_bytes() const {
-  if (storage_->shard_indptr.empty()) return {storage_->base, storage_->size};
-  MemorySink sink;  // a shard: its own documents only
-  serialize(data(), sink);
-  return {sink.bytes_.begin(), sink.bytes_.end()};
-}
-
-Index Index::from_bytes(std::string bytes) {
-  return in_memory(std::vector<char>(bytes.begin(), bytes.end()));
-}
-
-Index Index::from_data(const IndexData& data) {
-  MemorySink sink;
-  serialize(data, sink);
-  return in_memory(std::move(sink.bytes_));
-}
-
-Index Index::in_memory(std::vector<char> bytes) {
-  auto storage = std::make_unique<Storage>();
-  storage->name = "memory";
-  storage->bytes = std::move(bytes);
-  storage->base = storage->bytes.data();
-  storage->size = storage->bytes.size();
-  check_image(storage->base, storage->size, storage->name, true);
-  return Index(std::move(storage));
-}
-
-Index Index::load(const std::string& path, bool verify) {
-  auto storage = std::make_unique<Storage>();
-  storage->name = path;
-  storage->file = std::make_unique<MappedFile>(path);
-  storage->base = storage->file->data();
-  storage->size = storage->file->size();
-  check_image(storage->base, storage->size, path, verify);
-  return Index(std::move(storage));
-}
-
-Index Index::shard(std::size_t begin, std::size_t end) const {
-  if (begin > end || end > n_docs_)
-    throw Error("shard [" + std::to_string(begin) + ", " + std::to_string(end) +
-                ") of an index of " + std::to_string(n_docs_) + " documents");
-  auto storage = std::make_unique<Storage>();
-  storage->name = storage_->name + " [" + std::to_string(begin) + ", " + std::to_string(end) + ")";
-  storage->base = storage_->base;
-  storage->size = storage_->size;
-  storage->shard_indptr.resize(end - begin + 1);
-  for (std::size_t i = 0; i <= end - begin; ++i)
-    storage->shard_indptr[i] = indptr_[begin + i] - indptr_[begin];
-  Index ix(std::move(storage));  // binds the whole image; narrowed to the shard below
-  Storage& s = *ix.storage_;
-  ix.n_docs_ = end - begin;
-  ix.nnz_ = s.shard_indptr.back();
-  ix.indptr_ = s.shard_indptr.data();
-  ix.indices_ += indptr_[begin];
-  ix.values_ += indptr_[begin];
-  s.ids.offsets += begin;
-  s.labels.offsets += begin;
-  s.texts.offsets += begin;
-  return ix;
-}
-
-void Index::bind() {
-  const auto& h = *reinterpret_cast<const FileHeader*>(storage_->base);
-  auto at = [&](Section s) { return storage_->base + h.sections[s].offset; };
-  n_docs_ = h.n_docs;
-  vocab_size_ = h.vocab_size;
-  dim_ = h.dim;
-  nnz_ = h.nnz;
-  weighting_ = static_cast<Weighting>(h.weighting);
-  indptr_ = reinterpret_cast<const std::uint64_t*>(at(format::kIndptr));
-  indices_ = reinterpret_cast<const std::uint32_t*>(at(format::kIndices));
-  values_ = reinterpret_cast<const float*>(at(format::kValues));
-  vectors_ = reinterpret_cast<const float*>(at(format::kVectors));
-  sq_norms_ = reinterpret_cast<const float*>(at(format::kSqNorms));
-  doc_freq_ = reinterpret_cast<const std::uint32_t*>(at(format::kDocFreq));
+IndexView read_index_image(const char* base, std::size_t size, const std::string& name,
+                           bool verify) {
+  const FileHeader& h = check_image(base, size, name, verify);
+  auto at = [&](Section s) { return base + h.sections[s].offset; };
   auto table = [&](Section off, Section bytes) {
     return StringTable{reinterpret_cast<const std::uint64_t*>(at(off)), at(bytes)};
   };
-  storage_->vocab = table(format::kVocabOffsets, format::kVocabBytes);
-  storage_->ids = table(format::kIdOffsets, format::kIdBytes);
-  storage_->labels = table(format::kLabelOffsets, format::kLabelBytes);
-  storage_->texts = table(format::kTextOffsets, format::kTextBytes);
-  has_text_ = (h.flags & format::kHasText) != 0;
-  tokenizer_version_ = h.tokenizer_version;
-  fingerprint_ = h.embeddings_fingerprint;
-  const StringTable stop = table(format::kStopOffsets, format::kStopBytes);
-  storage_->stopwords = StopWords();
-  for (std::size_t i = 0; i < h.n_stopwords; ++i) storage_->stopwords.add(stop[i]);
+  IndexView v;
+  v.n_docs = h.n_docs;
+  v.vocab_size = h.vocab_size;
+  v.dim = h.dim;
+  v.nnz = h.nnz;
+  v.weighting = static_cast<Weighting>(h.weighting);
+  v.has_text = (h.flags & format::kHasText) != 0;
+  v.tokenizer_version = h.tokenizer_version;
+  v.embeddings_fingerprint = h.embeddings_fingerprint;
+  v.indptr = reinterpret_cast<const std::uint64_t*>(at(format::kIndptr));
+  v.indices = reinterpret_cast<const std::uint32_t*>(at(format::kIndices));
+  v.values = reinterpret_cast<const float*>(at(format::kValues));
+  v.vectors = reinterpret_cast<const float*>(at(format::kVectors));
+  v.sq_norms = reinterpret_cast<const float*>(at(format::kSqNorms));
+  v.doc_freq = reinterpret_cast<const std::uint32_t*>(at(format::kDocFreq));
+  v.vocab = table(format::kVocabOffsets, format::kVocabBytes);
+  v.ids = table(format::kIdOffsets, format::kIdBytes);
+  v.labels = table(format::kLabelOffsets, format::kLabelBytes);
+  v.texts = table(format::kTextOffsets, format::kTextBytes);
+  v.stopwords = table(format::kStopOffsets, format::kStopBytes);
+  v.n_stopwords = h.n_stopwords;
+  return v;
 }
 
-const std::string& Index::source() const { return storage_->name; }
-
-const StopWords& Index::stopwords() const { return storage_->stopwords; }
-
-std::size_t Index::text_bytes() const {
-  const StringTable& t = storage_->texts;
-  return has_text_ ? t.offsets[n_docs_] - t.offsets[0] : 0;
-}
-
-std::string Index::text(std::size_t i) const {
-  if (!has_text_) throw Error(source() + ": the index holds no texts (built with --no-text)");
-  if (i >= n_docs_)
-    throw Error("document " + std::to_string(i) + " of an index of " + std::to_string(n_docs_));
-  const std::string_view packed = storage_->texts[i];
+std::optional<std::string> unpack_text(std::string_view packed) {
   std::uint32_t n = 0;
-  if (packed.size() < sizeof n)
-    throw Error(source() + ": text of document " + std::to_string(i) + " damaged");
+  if (packed.size() < sizeof n) return std::nullopt;
   std::memcpy(&n, packed.data(), sizeof n);
   std::string out(n, '\0');
   uLongf got = n;
@@ -373,29 +305,8 @@ std::string Index::text(std::size_t i) const {
                  reinterpret_cast<const Bytef*>(packed.data() + sizeof n),
                  static_cast<uLong>(packed.size() - sizeof n)) != Z_OK ||
       got != n)
-    throw Error(source() + ": text of document " + std::to_string(i) + " damaged");
+    return std::nullopt;
   return out;
 }
 
-IndexData Index::data() const {
-  IndexData d;
-  d.dim = dim_;
-  d.weighting = weighting_;
-  d.indptr.assign(indptr().begin(), indptr().end());
-  d.indices.assign(indices().begin(), indices().end());
-  d.values.assign(values().begin(), values().end());
-  d.vectors.assign(vectors_, vectors_ + vocab_size_ * dim_);
-  for (std::size_t u = 0; u < vocab_size_; ++u) {
-    d.vocab.emplace_back(word(u));
-    d.doc_freq.push_back(doc_freq_[u]);
-  }
-  for (std::size_t i = 0; i < n_docs_; ++i) {
-    d.ids.emplace_back(doc_id(i));
-    d.labels.emplace_back(label(i));
-    if (has_text_) d.texts.push_back(text(i));
-  }
-  d.stopwords = stopwords().sorted();
-  return d;
-}
-
-}  // namespace lcrwmd
+}  // namespace lcrwmd::io
