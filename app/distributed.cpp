@@ -17,17 +17,6 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-void add(SearchStats& total, const SearchStats& s) {
-  total.batches += s.batches;
-  total.distances += s.distances;
-  total.refined += s.refined;
-  total.tightened += s.tightened;
-  total.word_pairs += s.word_pairs;
-  total.recomputed += s.recomputed;
-  if (s.precision != Precision::automatic) total.precision = s.precision;
-  total.device_chunks = std::max(total.device_chunks, s.device_chunks);  // per rank
-}
-
 }  // namespace
 
 Layout parse_layout(std::string_view s) {
@@ -98,7 +87,7 @@ SearchResults DistributedSearcher::search(const QuerySet& queries, std::size_t k
       SearchResults part;
       SearchStats st;
       unpack_results(parts[r], part, st);
-      add(total, st);
+      accumulate(total, st);
       const std::size_t offset = part_of(index.n_docs(), static_cast<int>(r), cluster.size()).begin;
       shards[r].resize(queries.size());
       for (std::size_t q = 0; q < part.n_queries; ++q)
@@ -122,7 +111,7 @@ SearchResults DistributedSearcher::search(const QuerySet& queries, std::size_t k
       SearchResults part;
       SearchStats st;
       unpack_results(bytes, part, st);
-      add(total, st);
+      accumulate(total, st);
       out.distances.insert(out.distances.end(), part.distances.begin(), part.distances.end());
       out.indices.insert(out.indices.end(), part.indices.begin(), part.indices.end());
     }

@@ -44,7 +44,7 @@ Run run_search(const Loaded& l, const DistributedSearcher& searcher, const Searc
   r.results = searcher.search(l.queries, k, o, &r.stats);
   r.seconds = since(t);
   note("%s: %zu queries x %zu documents, top %zu, %.3f s (%s)", describe(o).c_str(),
-       l.queries.size(), l.index.n_docs(), k, r.seconds,
+       l.queries.size(), l.index().n_docs(), k, r.seconds,
        describe_backend(searcher.options(), r.stats).c_str());
   report_refinement(o, r.stats);
   return r;
@@ -62,7 +62,7 @@ Evaluated evaluate(const EvalFlags& f) {
   Evaluated e;
   e.loaded = std::make_unique<Loaded>(load_queries(f));
   e.searcher = std::make_unique<DistributedSearcher>(
-      Cluster::current(), e.loaded->index, f.searcher_options(), parse_layout(f.distribute));
+      Cluster::current(), e.loaded->index(), f.searcher_options(), parse_layout(f.distribute));
   e.options = f.options();
   e.run = run_search(*e.loaded, *e.searcher, e.options, f.max_k());
   return e;
@@ -75,7 +75,7 @@ nlohmann::json json_head(const char* eval, const SearchOptions& o, const Loaded&
           {"symmetric", o.symmetric},
           {"n_queries", l.queries.size()},
           {"excluded_queries", l.excluded},
-          {"n_docs", l.index.n_docs()},
+          {"n_docs", l.index().n_docs()},
           {"seconds", r.seconds},
           {"exact_refinements", r.stats.refined},
           {"pairs", r.stats.distances},
@@ -107,7 +107,7 @@ void add_knn(CLI::App* parent) {
     const SearchOptions& o = e.options;
     const Run& r = e.run;
     if (!Cluster::current().root()) return;
-    const KnnReport rep = knn_error(r.results, l.index, l.queries, f->ks);
+    const KnnReport rep = knn_error(r.results, l.index(), l.queries, f->ks);
     if (f->json) {
       nlohmann::json j = json_head("knn", o, l, r);
       j["errors"] = per_k(rep.ks, rep.errors);
@@ -116,7 +116,7 @@ void add_knn(CLI::App* parent) {
       return print(j);
     }
     std::printf("kNN test error, %s, %zu queries, %zu documents (%.2f s)\n", describe(o).c_str(),
-                l.queries.size(), l.index.n_docs(), r.seconds);
+                l.queries.size(), l.index().n_docs(), r.seconds);
     std::printf("%6s %10s\n", "k", "error %");
     for (std::size_t i = 0; i < rep.ks.size(); ++i)
       std::printf("%6zu %10.2f%s\n", rep.ks[i], 100 * rep.errors[i],
@@ -146,12 +146,12 @@ void add_overlap(CLI::App* parent) {
     SearchOptions ro = o;
     ro.method = parse_method(*reference);
     ro.symmetric = true;
-    const std::size_t ref_k =
-        top_percent_count(l.index.n_docs(), *std::max_element(percents->begin(), percents->end()));
+    const std::size_t ref_k = top_percent_count(
+        l.index().n_docs(), *std::max_element(percents->begin(), percents->end()));
     const Run ref = run_search(l, *e.searcher, ro, ref_k);
     if (!Cluster::current().root()) return;
     const OverlapReport rep =
-        top_k_overlap(r.results, ref.results, l.index.n_docs(), f->ks, *percents);
+        top_k_overlap(r.results, ref.results, l.index().n_docs(), f->ks, *percents);
     const std::size_t np = rep.percents.size();
     if (f->json) {
       nlohmann::json j = json_head("overlap", o, l, r);
@@ -167,7 +167,7 @@ void add_overlap(CLI::App* parent) {
       return print(j);
     }
     std::printf("share of %s top-k within %s top x%% (%zu queries, %zu documents)\n",
-                describe(o).c_str(), reference->c_str(), l.queries.size(), l.index.n_docs());
+                describe(o).c_str(), reference->c_str(), l.queries.size(), l.index().n_docs());
     std::printf("%6s", "k");
     for (double x : rep.percents) std::printf(" %9g%%", x);
     std::printf("\n");
@@ -191,7 +191,7 @@ void add_precision(CLI::App* parent) {
     const SearchOptions& o = e.options;
     const Run& r = e.run;
     if (!Cluster::current().root()) return;
-    const PrecisionReport rep = precision_at_k(r.results, l.index, l.queries, f->ks);
+    const PrecisionReport rep = precision_at_k(r.results, l.index(), l.queries, f->ks);
     if (f->json) {
       nlohmann::json j = json_head("precision", o, l, r);
       j["precision"] = per_k(rep.ks, rep.precision);
@@ -205,7 +205,7 @@ void add_precision(CLI::App* parent) {
       return print(j);
     }
     std::printf("precision at top-k, %s, %zu queries, %zu documents (%.2f s)\n",
-                describe(o).c_str(), l.queries.size(), l.index.n_docs(), r.seconds);
+                describe(o).c_str(), l.queries.size(), l.index().n_docs(), r.seconds);
     std::printf("%-22s", "labels (docs/label)");
     for (std::size_t k : rep.ks) std::printf(" %7s", ("P@" + std::to_string(k)).c_str());
     std::printf("\n");

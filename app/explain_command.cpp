@@ -69,7 +69,7 @@ void add_explain(CLI::App& app) {
   };
   auto f = std::make_shared<Flags>();
   f->q.method = "wmd";
-  c->add_option("--index", f->q.index, "Index file (from lcrwmd build)")->required();
+  f->q.add_index(c, false);
   c->add_option("--queries", f->q.queries, "TSV: id<TAB>label<TAB>text")->required();
   c->add_option("--doc", f->doc, "Document id in the index")->required();
   f->q.add_method_flags(c, [](const MethodInfo& m) { return m.explains; });
@@ -87,12 +87,13 @@ void add_explain(CLI::App& app) {
     const Method method = parse_method(f->q.method);
     resolve_precision(parse_precision(f->q.precision));  // a precision this CPU lacks: an error
     Loaded l = load_queries(f->q);
-    const auto doc = l.index.find_doc(f->doc);
-    if (!doc) throw Error("--doc " + f->doc + ": no document with this id in " + f->q.index);
+    const auto doc = l.index().find_doc(f->doc);
+    if (!doc)
+      throw Error("--doc " + f->doc + ": no document with this id in " + f->q.indexes.front());
     if (l.queries.size() == 0) throw Error(f->q.queries + ": no query with a known word");
     for (std::size_t q = 0; q < l.queries.size(); ++q) {
       const Explanation e =
-          explain(l.index, l.queries, q, *doc, method, !f->q.one_sided, f->q.act_steps);
+          explain(l.index(), l.queries, q, *doc, method, !f->q.one_sided, f->q.act_steps);
       if (f->json)
         std::printf("%s\n", to_bytes(explanation_json(e, f->top.value_or(0))).c_str());
       else

@@ -71,8 +71,18 @@ void QueryFlags::add_method_flags(CLI::App* c, bool (*admits)(const MethodInfo&)
                                         }) + ": D1 = R(document -> query) only, not max(D1, D2)");
 }
 
-void QueryFlags::add(CLI::App* c) {
-  c->add_option("--index", index, "Index file from 'lcrwmd build' or 'lcrwmd synth'")->required();
+void QueryFlags::add_index(CLI::App* c, bool several) {
+  auto* o = c->add_option("--index", indexes,
+                          several ? "Index file from 'lcrwmd build' or 'lcrwmd synth'; given "
+                                    "several times, shards searched as one collection of their "
+                                    "documents in order ('lcrwmd build --shards N' writes them)"
+                                  : "Index file from 'lcrwmd build' or 'lcrwmd synth'")
+                ->required();
+  if (!several) o->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::Throw);
+}
+
+void QueryFlags::add(CLI::App* c, bool several) {
+  add_index(c, several);
   c->add_option("--queries", queries, "Query documents: TSV id<TAB>label<TAB>text (.gz ok)")
       ->required();
   add_text_flags(c, embeddings, stopwords);
@@ -192,42 +202,57 @@ void report_refinement(const SearchOptions& o, const SearchStats& st) {
 Loaded load_queries(const QueryFlags& f) {
   set_threads(f.threads);
   Cluster& cluster = Cluster::current();
-  std::optional<Index> index;
-  QuerySet qs;
-  std::size_t excluded = 0;
+  if (f.indexes.size() > 1 && cluster.size() > 1)
+    throw Error("--index given " + std::to_string(f.indexes.size()) +
+                " times under mpirun: a collection of shards runs in one process; under mpirun, "
+                "give one index (each rank takes a part of it)");
+  Loaded l;
   cluster.step([&] {
-    auto t = Clock::now();
-    index = Index::load(f.index, !f.no_verify);
-    note("index %s: %zu documents, %zu words, dim %zu (%.2f s)", f.index.c_str(), index->n_docs(),
-         index->vocab_size(), index->dim(), since(t));
+    for (const std::string& path : f.indexes) {
+      auto t = Clock::now();
+      l.files.push_back(Index::load(path, !f.no_verify));
+      const Index& ix = l.files.back();
+      note("index %s: %zu documents, %zu words, dim %zu (%.2f s)", path.c_str(), ix.n_docs(),
+           ix.vocab_size(), ix.dim(), since(t));
+    }
+    std::vector<const Index*> files;
+    for (const Index& ix : l.files) files.push_back(&ix);
+    l.shards = std::make_unique<ShardSet>(std::move(files));
+    if (l.files.size() > 1)
+      note("collection: %zu documents in %zu shards, %zu distinct words", l.shards->n_docs(),
+           l.files.size(), l.shards->vocab_size());
     if (!cluster.root()) return;
     if (!f.stopwords.empty())
-      check_stopwords(*index, StopWords::load(f.stopwords), "--stopwords " + f.stopwords);
+      check_stopwords(l.index(), StopWords::load(f.stopwords), "--stopwords " + f.stopwords);
     std::vector<RawDocument> docs = read_tsv(f.queries);
     std::unique_ptr<Embeddings> emb;
     if (!f.embeddings.empty()) {
-      const WordSet words = distinct_tokens(docs);
-      emb = std::make_unique<Embeddings>(load_query_embeddings(*index, f.embeddings, &words));
+      // The queries' words and every shard's: each shard's words must be there, unchanged.
+      WordSet words = distinct_tokens(docs);
+      for (std::size_t s = 1; s < l.files.size(); ++s)
+        for (std::size_t u = 0; u < l.files[s].vocab_size(); ++u) words.emplace(l.files[s].word(u));
+      emb = std::make_unique<Embeddings>(load_query_embeddings(l.index(), f.embeddings, &words));
+      for (std::size_t s = 1; s < l.files.size(); ++s) check_embeddings(l.files[s], *emb);
     }
     QueryOptions qo;
     qo.embeddings = emb.get();
     TextReport report;
-    qs = make_query_set(*index, docs, qo, &report);
+    l.queries = l.shards->make_query_set(docs, qo, &report);
     report_text(report, "queries");
-    if (!qs.extra_words.empty())
-      note("queries: %zu words not in the index taken from %s", qs.extra_words.size(),
-           f.embeddings.c_str());
-    excluded = report.empty_documents.size();
+    if (!l.queries.extra_words.empty() && emb)
+      note("queries: %zu words not in the %s taken from %s", l.queries.extra_words.size(),
+           l.files.size() > 1 ? "first shard" : "index", f.embeddings.c_str());
+    l.excluded = report.empty_documents.size();
   });
   if (cluster.size() > 1) {
-    std::string bytes = cluster.root() ? std::to_string(excluded) + '\n' + pack(qs) : "";
+    std::string bytes = cluster.root() ? std::to_string(l.excluded) + '\n' + pack(l.queries) : "";
     cluster.broadcast(bytes);
     const std::size_t eol = bytes.find('\n');
-    excluded = std::stoul(bytes.substr(0, eol));
-    qs = unpack_queries(bytes.substr(eol + 1));
+    l.excluded = std::stoul(bytes.substr(0, eol));
+    l.queries = unpack_queries(bytes.substr(eol + 1));
     note("mpirun: %d ranks", cluster.size());
   }
-  return {std::move(*index), std::move(qs), excluded};
+  return l;
 }
 
 }  // namespace lcrwmd::app

@@ -4,13 +4,16 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "app/cluster.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
 #include "lcrwmd/searcher.h"
+#include "lcrwmd/sharded.h"
 
 namespace lcrwmd::app {
 
@@ -38,7 +41,8 @@ void add_method_flag(CLI::App* c, std::string& method, bool (*admits)(const Meth
                      const char* flag = "--method", const char* what = "The distance");
 
 struct QueryFlags {
-  std::string index, queries, embeddings, stopwords, method = "lc-rwmd", prune = "bounds";
+  std::vector<std::string> indexes;  // one index, or a collection's shards in order
+  std::string queries, embeddings, stopwords, method = "lc-rwmd", prune = "bounds";
   std::string backend = "auto";
   std::string distribute = "docs";
   std::string precision = "auto";
@@ -47,7 +51,10 @@ struct QueryFlags {
   std::size_t act_steps = 1;
   int threads = 0, device = 0;
 
-  void add(CLI::App* c);
+  // several: --index may be given several times (a collection of shards, lcrwmd/sharded.h).
+  void add(CLI::App* c, bool several = false);
+  // --index, once or (several) repeated.
+  void add_index(CLI::App* c, bool several);
   // --method (of the methods `admits`), --act-steps and --one-sided.
   void add_method_flags(CLI::App* c, bool (*admits)(const MethodInfo&));
   // Top-k commands only: a full matrix needs every exact distance.
@@ -70,11 +77,14 @@ std::string describe_backend(const SearcherOptions& o, const SearchStats& st);
 void report_refinement(const SearchOptions& o, const SearchStats& st);
 
 struct Loaded {
-  Index index;
-  QuerySet queries;
-  std::size_t excluded = 0;  // queries left with no known word
+  std::vector<Index> files;          // --index, in order
+  std::unique_ptr<ShardSet> shards;  // their documents as one collection
+  QuerySet queries;                  // over the collection (ShardSet::make_query_set)
+  std::size_t excluded = 0;          // queries left with no known word
+  // The index of a command that takes one.
+  const Index& index() const { return files.front(); }
 };
-// Every rank of the cluster maps the index; rank 0 reads the queries and sends them to all.
+// Every rank of the cluster maps the indexes; rank 0 reads the queries and sends them to all.
 Loaded load_queries(const QueryFlags& f);
 
 }  // namespace lcrwmd::app

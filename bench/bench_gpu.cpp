@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "cuda_baselines.h"
+#include "lcrwmd/cpu.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/gpu.h"
 #include "lcrwmd/search.h"

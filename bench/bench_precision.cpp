@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "lcrwmd/cpu.h"
 #include "lcrwmd/error.h"
 
 namespace lcrwmd::bench {

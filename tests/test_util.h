@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "lcrwmd/corpus.h"
+#include "lcrwmd/cpu.h"
 #include "lcrwmd/embeddings.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"

@@ -35,9 +35,6 @@ std::size_t gpu_device_count();
 GpuDevice gpu_device(int id);
 // Every usable device (a context on each): for listings.
 std::vector<GpuDevice> gpu_devices();
-// The backend `b` resolves to for `method`: automatic becomes cuda where a device is present
-// and the method runs there (MethodInfo::runs_on_gpu), else cpu.
-Backend resolve_backend(Backend b, Method method);
 
 // Where the CUDA backend puts its work.
 struct GpuOptions {

@@ -34,7 +34,8 @@ struct IndexData {
   std::vector<float> values;             // L1-normalised weights
   std::vector<std::string> vocab;        // compacted vocabulary, in embeddings order
   std::vector<float> vectors;            // vocab.size() x dim
-  std::vector<std::uint32_t> doc_freq;   // documents containing each word
+  std::vector<std::uint32_t> doc_freq;   // documents containing each word, of idf_docs
+  std::size_t idf_docs = 0;              // the documents doc_freq counts; 0: these
   std::vector<std::string> ids;
   std::vector<std::string> labels;
   std::vector<std::string> texts;      // each document's text; empty: none kept
@@ -64,6 +65,12 @@ struct BuildOptions {
 
 IndexData build_index_data(const Embeddings& embeddings, const std::vector<RawDocument>& docs,
                            const BuildOptions& options, TextReport* report = nullptr);
+
+// An index's documents in `parts` contiguous, near-equal shards, each with its own compacted
+// vocabulary (the words its documents use) and the whole build's document frequencies
+// (idf_docs), so that the shards, searched together (lcrwmd/sharded.h), weight queries as the
+// whole does. Fewer documents than parts: an Error.
+std::vector<IndexData> split_index_data(const IndexData& data, std::size_t parts);
 
 class Index {
  public:
@@ -107,6 +114,8 @@ class Index {
   const float* vector(std::size_t word) const { return vectors_ + word * dim_; }
   const float* sq_norms() const { return sq_norms_; }
   std::uint32_t doc_freq(std::size_t word) const { return doc_freq_[word]; }
+  // The documents doc_freq counts: this index's, or for a shard, its whole build's.
+  std::size_t idf_docs() const { return idf_docs_; }
 
   std::string_view word(std::size_t i) const;
   std::string_view doc_id(std::size_t i) const;
@@ -141,6 +150,7 @@ class Index {
   bool has_text_ = false;
   std::uint32_t tokenizer_version_ = 0;
   std::uint64_t fingerprint_ = 0;
+  std::size_t idf_docs_ = 0;
   const std::uint64_t* indptr_ = nullptr;
   const std::uint32_t* indices_ = nullptr;
   const float* values_ = nullptr;

@@ -60,6 +60,11 @@ QuerySet subset(const QuerySet& q, std::size_t begin, std::size_t end);
 // other's): what a service runs as one batch.
 QuerySet concat(const Index& index, const std::vector<const QuerySet*>& parts);
 
+// Queries written over index `from` rewritten over index `to`'s vocabulary (the words it lacks
+// as extra words, with their vectors): the same queries, for another index of the same
+// embeddings (a shard of a collection, lcrwmd/sharded.h).
+QuerySet translate_queries(const Index& from, const QuerySet& queries, const Index& to);
+
 // Resident documents as queries (for tests and self-similarity).
 QuerySet query_set_from_index(const Index& index, std::span<const std::size_t> docs);
 

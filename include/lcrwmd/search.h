@@ -1,7 +1,8 @@
 #pragma once
 // Distances between a batch of queries and every resident document, and top-k search, behind
 // one interface for every backend (faiss's Index): a Searcher holds the documents (on a GPU,
-// a resident copy of them) and answers many searches.
+// a resident copy of them) and answers many searches. The backends: lcrwmd/cpu.h and
+// lcrwmd/gpu.h; lcrwmd/searcher.h makes the one asked for.
 //
 //   Index index = Index::load("corpus.idx");
 //   QuerySet q = make_query_set(index, read_tsv("queries.tsv"), {});
@@ -10,8 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <memory>
-#include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +19,7 @@
 #include "lcrwmd/error.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/method.h"
+#include "lcrwmd/precision.h"
 #include "lcrwmd/query.h"
 
 namespace lcrwmd {
@@ -45,50 +46,13 @@ struct SearchOptions {
   // Top-k of a bounded method (symmetric LC-RWMD, WMD): compute the exact distance only for
   // documents whose lower bound still beats the k-th best; the results are the same.
   bool prune = true;
+  // Top-k: per query (empty: none), a distance its neighbours must stay under to matter (the
+  // k-th best of documents that win ties against these, as earlier shards' do): a bounded
+  // method may leave out documents whose lower bound is at least it.
+  std::span<const float> ceilings;
   // Called after each batch with (queries done, queries in all); for progress reports.
   std::function<void(std::size_t, std::size_t)> progress;
 };
-
-// How the CPU computes phase 1's word distances (every vocabulary word against a batch's query
-// words). Every precision gives the same results, bit for bit: the GEMM only has to tell which
-// query words can be a vocabulary word's nearest, since a rigorous bound on each low-precision
-// distance's error rules the others out; the distances that count are recomputed from the
-// vectors in float, in a fixed order. A lower precision is a faster GEMM, not a different answer.
-enum class Precision {
-  automatic,  // the fastest this CPU has: bf16 with AMX, else int8 (VNNI), bf16, f32
-  f32,        // oneDNN's f32 matmul
-  bf16,       // oneDNN: AMX-BF16 or AVX-512 BF16
-  int8,       // oneDNN: AMX-INT8, AVX-512 VNNI or AVX-VNNI; a scale per vector
-};
-const char* to_string(Precision p);
-Precision parse_precision(std::string_view s);  // "auto" | "f32" | "bf16" | "int8"
-// What `p` runs as on this CPU (automatic: the fastest it has); an Error naming the missing
-// instruction set where the CPU cannot run it.
-Precision resolve_precision(Precision p);
-// How this CPU runs `p` (after resolve_precision), e.g. "int8 (oneDNN avx512_core_amx)".
-std::string describe_precision(Precision p);
-
-// The CPU backend's working memory and tiles.
-struct CpuOptions {
-  // Bytes of working memory a batch may use beyond the index; batches shrink to fit.
-  std::size_t memory_budget = std::size_t{2} << 30;
-  // Phase-1 tile shape (vocabulary rows x query words); 0 picks a cache-friendly size.
-  std::size_t tile_rows = 0;
-  std::size_t tile_words = 0;
-  // Phase 1's GEMM (see Precision). The vocabulary is rounded once per searcher.
-  Precision precision = Precision::automatic;
-};
-
-// Working memory one query of `query_words` distinct words takes on the CPU beyond the index,
-// as the batch planner counts it: its row of distances, what phase 1 keeps for it per
-// vocabulary word and, for a method that keeps phase 1's word distances, that cache. Batches
-// hold as many queries as CpuOptions::memory_budget has room for.
-std::size_t cpu_query_bytes(const Index& index, const SearchOptions& options,
-                            std::size_t query_words);
-
-// The SIMD level the CPU kernels run at on this machine: "scalar", "avx2" or "avx512" (chosen
-// once from cpuid; the environment variable LCRWMD_SIMD caps it). Results do not depend on it.
-const char* cpu_simd_level();
 
 struct SearchStats {
   std::size_t batches = 0;
@@ -104,6 +68,9 @@ struct SearchStats {
   Backend backend = Backend::cpu;              // where the distances were computed
   std::size_t device_chunks = 0;  // CUDA: resident chunks the documents were split into
 };
+
+// Adds one search's counts (of a shard, a rank) to a total.
+void accumulate(SearchStats& total, const SearchStats& part);
 
 // Row q holds the k' = min(k, n_docs) nearest documents of query q, best first: ascending
 // distance, ties broken by the smaller document index.
@@ -147,48 +114,10 @@ class Searcher {
   virtual void pairwise(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
                         SearchStats* stats = nullptr) const = 0;
   virtual Backend backend() const = 0;
+  // The index whose vocabulary the queries are written over (make_query_set against it).
   virtual const Index& index() const = 0;
-  std::size_t n_docs() const { return index().n_docs(); }
+  // The documents it searches (a row of pairwise, the indices of search's results).
+  virtual std::size_t n_docs() const { return index().n_docs(); }
 };
 
-namespace cpu {
-class WordGemm;
-}
-
-// BLAS + threads. Holds a reference to the index (which must outlive it) and, from the first
-// search that needs it, its phase-1 GEMM (CpuOptions::precision).
-class CpuSearcher final : public Searcher {
- public:
-  // An Error where the CPU lacks what options.precision needs.
-  explicit CpuSearcher(const Index& index, const CpuOptions& options = {});
-  ~CpuSearcher() override;
-  SearchResults search(const QuerySet& queries, std::size_t k, const SearchOptions& options,
-                       SearchStats* stats = nullptr) const override;
-  void pairwise(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
-                SearchStats* stats = nullptr) const override;
-  Backend backend() const override { return Backend::cpu; }
-  const Index& index() const override { return index_; }
-  // The options as resolved: the precision phase 1 runs at here, the tile rows.
-  const CpuOptions& options() const { return options_; }
-
- private:
-  const cpu::WordGemm& word_gemm() const;
-
-  const Index& index_;
-  CpuOptions options_;
-  mutable std::mutex gemm_mutex_;
-  mutable std::shared_ptr<const cpu::WordGemm> gemm_;
-};
-
-// One search on the CPU with default tiles (CpuSearcher(index).search(...)).
-SearchResults search(const Index& index, const QuerySet& queries, std::size_t k,
-                     const SearchOptions& options, SearchStats* stats = nullptr);
-void pairwise(const Index& index, const QuerySet& queries, const SearchOptions& options,
-              const RowSink& sink, SearchStats* stats = nullptr);
-
-}  // namespace lcrwmd
-
-namespace lcrwmd {
-// Threads for our kernels and for BLAS; n <= 0 keeps the default (all cores).
-void set_threads(int n);
 }  // namespace lcrwmd

@@ -7,11 +7,17 @@
 //   for (...) s->search(queries, 10, {});        // the GPU's resident set is kept
 #include <memory>
 
+#include "lcrwmd/cpu.h"
 #include "lcrwmd/gpu.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/search.h"
 
 namespace lcrwmd {
+
+// The backend `b` resolves to for `method`: automatic becomes cuda where a device is present
+// and the method runs there (MethodInfo::runs_on_gpu), else cpu; an Error for cuda where the
+// method does not run there.
+Backend resolve_backend(Backend b, Method method);
 
 struct SearcherOptions {
   Backend backend = Backend::cpu;

@@ -114,6 +114,7 @@ Index::Index(std::unique_ptr<Storage> storage, bool verify) : storage_(std::move
   has_text_ = v.has_text;
   tokenizer_version_ = v.tokenizer_version;
   fingerprint_ = v.embeddings_fingerprint;
+  idf_docs_ = v.idf_docs;
   indptr_ = v.indptr;
   indices_ = v.indices;
   values_ = v.values;
@@ -173,6 +174,7 @@ IndexData Index::data() const {
   IndexData d;
   d.dim = dim_;
   d.weighting = weighting_;
+  d.idf_docs = idf_docs_ == n_docs_ ? 0 : idf_docs_;
   d.indptr.assign(indptr().begin(), indptr().end());
   d.indices.assign(indices().begin(), indices().end());
   d.values.assign(values().begin(), values().end());

@@ -1,39 +1,42 @@
 #include <algorithm>
 #include <cstring>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
 #include "core/bag_of_words.h"
+#include "core/query_words.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/query.h"
 
 namespace lcrwmd {
 
-QuerySet make_query_set(const Index& index, const std::vector<RawDocument>& docs,
-                        const QueryOptions& options, TextReport* report_out) {
-  const Embeddings* emb = options.embeddings;
-  if (emb != nullptr && emb->dim() != index.dim())
-    throw Error(emb->source() + ": embeddings have dimension " + std::to_string(emb->dim()) +
-                ", the index has " + std::to_string(index.dim()));
+QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>& docs,
+                             std::size_t idf_docs, const FindExtraWord& find, bool embeddings_given,
+                             TextReport* report_out) {
   QuerySet qs;
   TextReport report;
   std::unordered_set<std::string> unknown;
   StringMap<std::uint32_t> extra;
-  const std::size_t v = index.vocab_size();
+  std::vector<std::size_t> extra_doc_freq;
+  const std::size_t v = index.vocab_size(), m = index.dim();
 
   auto lookup = [&](std::string_view t) -> std::optional<std::uint32_t> {
     if (auto u = index.find_word(t)) return u;
-    if (emb == nullptr) return std::nullopt;
+    if (!find) return std::nullopt;
     if (auto it = extra.find(t); it != extra.end()) return it->second;
-    auto e = emb->find(t);
+    const std::optional<ExtraWord> e = find(t);
     if (!e) return std::nullopt;
     const auto id = static_cast<std::uint32_t>(v + qs.extra_words.size());
     extra.emplace(std::string(t), id);
     qs.extra_words.emplace_back(t);
-    qs.extra_vectors.insert(qs.extra_vectors.end(), emb->vector(*e), emb->vector(*e) + index.dim());
+    qs.extra_vectors.insert(qs.extra_vectors.end(), e->vector, e->vector + m);
+    extra_doc_freq.push_back(e->doc_freq);
     return id;
   };
-  auto idf_of = [&](std::uint32_t u) { return idf(index.n_docs(), u < v ? index.doc_freq(u) : 0); };
+  auto idf_of = [&](std::uint32_t u) {
+    return idf(idf_docs, u < v ? index.doc_freq(u) : extra_doc_freq[u - v]);
+  };
   for (const RawDocument& doc : docs) {
     ++report.documents_read;
     std::vector<WordCount> counts = count_words(doc, &index.stopwords(), lookup, report, unknown);
@@ -48,12 +51,32 @@ QuerySet make_query_set(const Index& index, const std::vector<RawDocument>& docs
     qs.labels.push_back(doc.label);
   }
   report.documents_kept = qs.size();
-  if (emb == nullptr) {  // dropped for want of embeddings to look them up in, not for good
+  if (!embeddings_given) {  // dropped for want of embeddings to look them up in, not for good
     report.not_in_index_tokens = std::exchange(report.unknown_tokens, 0);
     report.not_in_index_distinct = std::exchange(report.unknown_distinct, 0);
   }
   if (report_out) *report_out = report;
   return qs;
+}
+
+void check_query_embeddings_dim(const Index& index, const Embeddings* emb) {
+  if (emb != nullptr && emb->dim() != index.dim())
+    throw Error(emb->source() + ": embeddings have dimension " + std::to_string(emb->dim()) +
+                ", the index has " + std::to_string(index.dim()));
+}
+
+QuerySet make_query_set(const Index& index, const std::vector<RawDocument>& docs,
+                        const QueryOptions& options, TextReport* report) {
+  const Embeddings* emb = options.embeddings;
+  check_query_embeddings_dim(index, emb);
+  FindExtraWord find;
+  if (emb != nullptr)
+    find = [emb](std::string_view t) -> std::optional<ExtraWord> {
+      const auto e = emb->find(t);
+      if (!e) return std::nullopt;
+      return ExtraWord{emb->vector(*e), 0};
+    };
+  return make_query_set_with(index, docs, index.idf_docs(), find, emb != nullptr, report);
 }
 
 void check_stopwords(const Index& index, const StopWords& given, const std::string& given_name) {
@@ -127,6 +150,45 @@ QuerySet concat(const Index& index, const std::vector<const QuerySet*>& parts) {
                              q->extra_vectors.end());
   }
   return all;
+}
+
+QuerySet translate_queries(const Index& from, const QuerySet& q, const Index& to) {
+  const std::size_t v0 = from.vocab_size(), vs = to.vocab_size(), m = from.dim();
+  QuerySet out;
+  out.ids = q.ids;
+  out.labels = q.labels;
+  // Each distinct word: its id in `to`, or, where `to` lacks it, an extra word of
+  // its own, numbered in the order of the words (so in the same order for every query).
+  std::vector<std::uint32_t> distinct(q.words);
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  std::unordered_map<std::uint32_t, std::uint32_t> id;
+  id.reserve(distinct.size());
+  for (const std::uint32_t u : distinct) {
+    const std::string_view word = u < v0 ? from.word(u) : std::string_view(q.extra_words[u - v0]);
+    if (const auto local = to.find_word(word)) {
+      id[u] = *local;
+      continue;
+    }
+    id[u] = static_cast<std::uint32_t>(vs + out.extra_words.size());
+    out.extra_words.emplace_back(word);
+    const float* vec = query_word_vector(from, q, u);
+    out.extra_vectors.insert(out.extra_vectors.end(), vec, vec + m);
+  }
+  // Each query's words ascending in `to`'s ids, their weights with them.
+  std::vector<std::pair<std::uint32_t, float>> row;
+  for (std::size_t j = 0; j < q.size(); ++j) {
+    row.clear();
+    for (std::uint64_t p = q.indptr[j]; p < q.indptr[j + 1]; ++p)
+      row.emplace_back(id.at(q.words[p]), q.weights[p]);
+    std::sort(row.begin(), row.end());
+    for (const auto& [w, f] : row) {
+      out.words.push_back(w);
+      out.weights.push_back(f);
+    }
+    out.indptr.push_back(out.words.size());
+  }
+  return out;
 }
 
 QuerySet query_set_from_index(const Index& index, std::span<const std::size_t> docs) {

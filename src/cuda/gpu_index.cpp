@@ -24,6 +24,7 @@
 #include "cuda/sort_key.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/gpu.h"
+#include "lcrwmd/searcher.h"
 #include "lcrwmd/topk.h"
 
 namespace lcrwmd {

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/batch_words.h"
 #include "cuda/check.h"
 #include "cuda/gemm.h"
 #include "cuda/limits.h"
-#include "methods/batch_words.h"
 
 namespace lcrwmd::cuda {
 

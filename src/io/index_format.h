@@ -50,9 +50,12 @@ struct FileHeader {
   std::uint32_t flags;  // kHasText
   std::uint64_t n_stopwords;
   std::uint64_t embeddings_fingerprint;
+  // The documents doc_freq counts (0: these): a shard of a larger build (IndexData::idf_docs)
+  // weights queries by the whole build's frequencies.
+  std::uint64_t idf_docs;
   std::uint64_t payload_hash;
   std::uint64_t header_hash;  // XXH3-64 of the bytes before this field
-  char reserved[152];
+  char reserved[144];
 };
 inline constexpr std::uint32_t kHasText = 1;
 static_assert(sizeof(FileHeader) == 512);

@@ -111,7 +111,7 @@ void check_data(const IndexData& d) {
   if (d.indptr.size() != n + 1 || d.labels.size() != n || d.indptr.front() != 0 ||
       d.indptr.back() != d.indices.size() || d.values.size() != d.indices.size() ||
       d.vectors.size() != v * d.dim || d.doc_freq.size() != v ||
-      (!d.texts.empty() && d.texts.size() != n))
+      (!d.texts.empty() && d.texts.size() != n) || (d.idf_docs != 0 && d.idf_docs < n))
     throw Error("index: inconsistent index data");
 }
 
@@ -157,6 +157,7 @@ void serialize(const IndexData& d, Sink& sink) {
   h.flags = d.texts.empty() ? 0 : format::kHasText;
   h.n_stopwords = d.stopwords.size();
   h.embeddings_fingerprint = fingerprint(d);
+  h.idf_docs = d.idf_docs;
   s.section(format::kIndptr, d.indptr.data(), d.indptr.size());
   s.section(format::kIndices, d.indices.data(), d.indices.size());
   s.section(format::kValues, d.values.data(), d.values.size());
@@ -199,6 +200,9 @@ const FileHeader& check_image(const char* base, std::size_t size, const std::str
   if (h.n_sections != format::kSectionCount || h.weighting > 1 || h.dim == 0 ||
       (h.flags & ~format::kHasText) != 0)
     throw bad("unsupported header fields");
+  if (h.idf_docs != 0 && h.idf_docs < h.n_docs)
+    throw bad("document frequencies over " + std::to_string(h.idf_docs) +
+              " documents, fewer than its " + std::to_string(h.n_docs));
   if (h.tokenizer_version != kTokenizerVersion)
     throw bad("tokenized with tokenizer version " + std::to_string(h.tokenizer_version) +
               ", this build tokenizes queries with version " + std::to_string(kTokenizerVersion) +
@@ -280,6 +284,7 @@ IndexView read_index_image(const char* base, std::size_t size, const std::string
   v.has_text = (h.flags & format::kHasText) != 0;
   v.tokenizer_version = h.tokenizer_version;
   v.embeddings_fingerprint = h.embeddings_fingerprint;
+  v.idf_docs = h.idf_docs != 0 ? h.idf_docs : h.n_docs;
   v.indptr = reinterpret_cast<const std::uint64_t*>(at(format::kIndptr));
   v.indices = reinterpret_cast<const std::uint32_t*>(at(format::kIndices));
   v.values = reinterpret_cast<const float*>(at(format::kValues));

@@ -29,6 +29,7 @@ struct IndexView {
   bool has_text = false;
   std::uint32_t tokenizer_version = 0;
   std::uint64_t embeddings_fingerprint = 0;
+  std::size_t idf_docs = 0;  // the documents doc_freq counts
   const std::uint64_t* indptr = nullptr;
   const std::uint32_t* indices = nullptr;
   const float* values = nullptr;

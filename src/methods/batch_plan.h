@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "lcrwmd/cpu.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"

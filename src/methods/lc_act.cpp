@@ -15,9 +15,9 @@
 #include <limits>
 #include <vector>
 
+#include "core/batch_words.h"
 #include "cpu/simd.h"
 #include "methods/batch_distance.h"
-#include "methods/batch_words.h"
 #include "methods/certified_order.h"
 #include "methods/pair_distances.h"
 #include "methods/phase1.h"

@@ -21,10 +21,10 @@
 #include <span>
 #include <vector>
 
+#include "core/batch_words.h"
 #include "core/numerics.h"
 #include "cpu/simd.h"
 #include "methods/batch_distance.h"
-#include "methods/batch_words.h"
 #include "methods/phase1.h"
 #include "methods/word_distance_cache.h"
 #include "util/large_array.h"

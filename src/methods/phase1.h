@@ -10,10 +10,10 @@
 #include <memory>
 #include <vector>
 
+#include "core/batch_words.h"
 #include "cpu/simd.h"
 #include "cpu/word_gemm.h"
 #include "lcrwmd/index.h"
-#include "methods/batch_words.h"
 #include "util/large_array.h"
 
 namespace lcrwmd {

@@ -1,12 +1,68 @@
-// make_searcher: the backend resolved once, into the searcher that keeps its state.
+// What every backend shares: the option checks, the backends' names, and make_searcher (the
+// backend resolved once, into the searcher that keeps its state).
 #include "lcrwmd/searcher.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "lcrwmd/error.h"
 #include "lcrwmd/gpu.h"
 
 namespace lcrwmd {
+
+void check_k(std::size_t k) {
+  if (k == 0) throw OptionError("k", "k must be at least 1");
+}
+
+void check_options(const SearchOptions& o) {
+  const MethodInfo& m = describe(o.method);
+  if (!o.symmetric && !m.one_sided)
+    throw OptionError("symmetric",
+                      std::string(m.name) +
+                          " has no one-sided form (it is symmetric by definition); "
+                          "one-sided: " +
+                          method_names([](const MethodInfo& i) { return i.one_sided; }));
+}
+
+const char* to_string(Backend b) {
+  switch (b) {
+    case Backend::cpu:
+      return "cpu";
+    case Backend::cuda:
+      return "cuda";
+    case Backend::automatic:
+      return "auto";
+  }
+  return "?";
+}
+
+Backend parse_backend(std::string_view s) {
+  if (s == "cpu") return Backend::cpu;
+  if (s == "cuda") return Backend::cuda;
+  if (s == "auto") return Backend::automatic;
+  throw Error("unknown backend '" + std::string(s) + "' (expected cpu, cuda or auto)");
+}
+
+Backend resolve_backend(Backend b, Method method) {
+  const bool gpu = describe(method).runs_on_gpu;
+  if (b == Backend::cuda && !gpu)
+    throw Error(std::string(to_string(method)) +
+                " runs on the CPU backend only (--backend cpu or auto)");
+  if (b != Backend::automatic) return b;
+  return gpu && gpu_device_count() > 0 ? Backend::cuda : Backend::cpu;
+}
+
+void accumulate(SearchStats& total, const SearchStats& s) {
+  total.batches += s.batches;
+  total.distances += s.distances;
+  total.refined += s.refined;
+  total.tightened += s.tightened;
+  total.word_pairs += s.word_pairs;
+  total.recomputed += s.recomputed;
+  if (s.precision != Precision::automatic) total.precision = s.precision;
+  total.backend = s.backend;
+  total.device_chunks = std::max(total.device_chunks, s.device_chunks);  // per searcher
+}
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "methods/batch_words.h"
+#include "core/batch_words.h"
 #include "methods/phase1.h"
 #include "util/large_array.h"
 

@@ -1,5 +1,6 @@
 // Uses the installed library as a user would: an index of three documents from embeddings in
 // memory, one query, its nearest document by symmetric LC-RWMD and by WMD.
+#include <lcrwmd/cpu.h>
 #include <lcrwmd/embeddings.h>
 #include <lcrwmd/index.h>
 #include <lcrwmd/query.h>

@@ -3,9 +3,11 @@
 
 #include <set>
 
+#include "lcrwmd/cpu.h"
 #include "lcrwmd/explain.h"
 #include "lcrwmd/gpu.h"
 #include "lcrwmd/method.h"
+#include "lcrwmd/searcher.h"
 #include "methods/batch_plan.h"
 #include "test_util.h"
 

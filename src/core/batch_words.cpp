@@ -1,4 +1,4 @@
-#include "methods/batch_words.h"
+#include "core/batch_words.h"
 
 #include <algorithm>
 

@@ -1,18 +1,18 @@
-// The search driver: plans query batches to the memory budget, asks the method for a block
-// of distances, and collects top-k (pruning the refinement of bounded methods) or streams
-// the full matrix.
-#include "lcrwmd/search.h"
-
+// The CPU backend's search driver: plans query batches to the memory budget, asks the method
+// for a block of distances, and collects top-k (pruning the refinement of bounded methods) or
+// streams the full matrix.
 #include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <mutex>
 #include <optional>
 
 #include "core/numerics.h"
 #include "cpu/word_gemm.h"
+#include "lcrwmd/cpu.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/gpu.h"
 #include "lcrwmd/topk.h"
@@ -22,48 +22,6 @@
 #include "util/parallel_errors.h"
 
 namespace lcrwmd {
-
-void check_k(std::size_t k) {
-  if (k == 0) throw OptionError("k", "k must be at least 1");
-}
-
-void check_options(const SearchOptions& o) {
-  const MethodInfo& m = describe(o.method);
-  if (!o.symmetric && !m.one_sided)
-    throw OptionError("symmetric",
-                      std::string(m.name) +
-                          " has no one-sided form (it is symmetric by definition); "
-                          "one-sided: " +
-                          method_names([](const MethodInfo& i) { return i.one_sided; }));
-}
-
-const char* to_string(Backend b) {
-  switch (b) {
-    case Backend::cpu:
-      return "cpu";
-    case Backend::cuda:
-      return "cuda";
-    case Backend::automatic:
-      return "auto";
-  }
-  return "?";
-}
-
-Backend parse_backend(std::string_view s) {
-  if (s == "cpu") return Backend::cpu;
-  if (s == "cuda") return Backend::cuda;
-  if (s == "auto") return Backend::automatic;
-  throw Error("unknown backend '" + std::string(s) + "' (expected cpu, cuda or auto)");
-}
-
-Backend resolve_backend(Backend b, Method method) {
-  const bool gpu = describe(method).runs_on_gpu;
-  if (b == Backend::cuda && !gpu)
-    throw Error(std::string(to_string(method)) +
-                " runs on the CPU backend only (--backend cpu or auto)");
-  if (b != Backend::automatic) return b;
-  return gpu && gpu_device_count() > 0 ? Backend::cuda : Backend::cpu;
-}
 
 void set_threads(int n) {
   if (n <= 0) return;
@@ -111,9 +69,11 @@ void for_all(const std::vector<std::int64_t>& docs, const std::vector<float>& bo
 // chunk tightened first, and only the documents whose tighter bound still beats the k-th best
 // are refined.
 std::vector<Neighbor> pruned_topk(const BatchDistance& dist, std::size_t j, const float* lower,
-                                  std::size_t n, std::size_t k, SearchStats& counts) {
+                                  std::size_t n, std::size_t k, float ceiling,
+                                  SearchStats& counts) {
   TopK best(k);
   if (k == 0) return best.take_sorted();
+  const auto admits = [&](const Neighbor& b) { return b.distance < ceiling && best.accepts(b); };
   const bool tighten = dist.tighten_levels() == 1;
   std::vector<std::int64_t> docs, kept;
   std::vector<float> bounds, tight, kept_bounds, exact;
@@ -125,7 +85,7 @@ std::vector<Neighbor> pruned_topk(const BatchDistance& dist, std::size_t j, cons
       docs.clear();
       bounds.clear();
       for (std::size_t c = c0; c < std::min(sorted.size(), c0 + chunk); ++c) {
-        if (best.full() && !best.accepts(sorted[c])) break;
+        if (!admits(sorted[c])) break;
         docs.push_back(sorted[c].index);
         bounds.push_back(sorted[c].distance);
       }
@@ -136,8 +96,7 @@ std::vector<Neighbor> pruned_topk(const BatchDistance& dist, std::size_t j, cons
         kept.clear();
         kept_bounds.clear();
         for (std::size_t c = 0; c < docs.size(); ++c)
-          if (!best.full() || best.accepts({tight[c], docs[c]}))
-            kept.push_back(docs[c]), kept_bounds.push_back(tight[c]);
+          if (admits({tight[c], docs[c]})) kept.push_back(docs[c]), kept_bounds.push_back(tight[c]);
         for_all(kept, kept_bounds, exact, refine);
         counts.refined += kept.size();
         for (std::size_t c = 0; c < kept.size(); ++c) best.push({exact[c], kept[c]});
@@ -158,7 +117,7 @@ std::vector<Neighbor> pruned_topk(const BatchDistance& dist, std::size_t j, cons
   std::vector<Neighbor> rest;
   for (std::size_t i = 0; i < n; ++i) {
     const Neighbor b{lower[i], static_cast<std::int64_t>(i)};
-    if (last < b && best.accepts(b)) rest.push_back(b);
+    if (last < b && admits(b)) rest.push_back(b);
   }
   std::sort(rest.begin(), rest.end());
   consume(rest);
@@ -185,8 +144,10 @@ struct Candidate {
 };
 
 std::vector<Neighbor> cascade_topk(const BatchDistance& dist, std::size_t j, float* lower,
-                                   std::size_t n, std::size_t k, SearchStats& counts) {
+                                   std::size_t n, std::size_t k, float ceiling,
+                                   SearchStats& counts) {
   TopK best(k);
+  const auto admits = [&](const Neighbor& b) { return b.distance < ceiling && best.accepts(b); };
   const std::size_t levels = dist.tighten_levels();
   dist.raise_bounds(j, lower);
   std::vector<Candidate> heap(n);
@@ -206,7 +167,7 @@ std::vector<Neighbor> cascade_topk(const BatchDistance& dist, std::size_t j, flo
     std::size_t costly = 0;
     while (!heap.empty() && costly < threads && round.size() < 32 * threads) {
       const Candidate top = heap.front();
-      if (!best.accepts({top.bound, top.doc})) break;
+      if (!admits({top.bound, top.doc})) break;
       std::pop_heap(heap.begin(), heap.end(), later);
       heap.pop_back();
       costly += top.level > 0;
@@ -231,7 +192,7 @@ std::vector<Neighbor> cascade_topk(const BatchDistance& dist, std::size_t j, flo
         best.push(found);
       } else {
         ++counts.tightened;
-        if (best.accepts(found)) {
+        if (admits(found)) {
           heap.push_back({found.distance, found.index, round[c].level + 1});
           std::push_heap(heap.begin(), heap.end(), later);
         }
@@ -307,10 +268,14 @@ SearchResults CpuSearcher::search(const QuerySet& queries, std::size_t k, const 
                        float* row = block + j * n;
                        std::vector<Neighbor> top;
                        SearchStats counts;
+                       const std::size_t q = first + j;
+                       const float ceiling = opt.ceilings.empty()
+                                                 ? std::numeric_limits<float>::infinity()
+                                                 : opt.ceilings[q];
                        if (!dist.exact() && opt.prune && dist.tighten_levels() > 1) {
-                         top = cascade_topk(dist, j, row, n, res.k, counts);
+                         top = cascade_topk(dist, j, row, n, res.k, ceiling, counts);
                        } else if (!dist.exact() && opt.prune) {
-                         top = pruned_topk(dist, j, row, n, res.k, counts);
+                         top = pruned_topk(dist, j, row, n, res.k, ceiling, counts);
                        } else {
                          if (!dist.exact()) {
                            refine_row(dist, j, row, n);
@@ -320,7 +285,6 @@ SearchResults CpuSearcher::search(const QuerySet& queries, std::size_t k, const 
                        }
                        refined += counts.refined;
                        tightened += counts.tightened;
-                       const std::size_t q = first + j;
                        for (std::size_t t = 0; t < top.size(); ++t) {
                          res.distances[q * res.k + t] = top[t].distance;
                          res.indices[q * res.k + t] = top[t].index;

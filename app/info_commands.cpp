@@ -1,0 +1,119 @@
+// lcrwmd info and devices: what an index holds and costs, and what this machine runs.
+#include <omp.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "app/commands.h"
+#include "app/json_out.h"
+#include "lcrwmd/cpu.h"
+#include "lcrwmd/error.h"
+#include "lcrwmd/gpu.h"
+#include "lcrwmd/index.h"
+
+namespace lcrwmd::app {
+
+void add_info(CLI::App& app) {
+  auto* c = app.add_subcommand("info", "Sizes and memory of an index");
+  auto path = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  c->add_option("--index", *path, "Index file")->required();
+  c->add_flag("--json", *json, "Machine-readable output");
+  c->callback([path, json] {
+    const Index ix = Index::load(*path, true);
+    const double n = static_cast<double>(ix.n_docs());
+    const std::size_t csr = ix.nnz() * 8 + (ix.n_docs() + 1) * 8;
+    const std::size_t vec = ix.vocab_size() * ix.dim() * 4;
+    // Working memory of one query of the mean length beyond the mapped index (LC-RWMD).
+    const double h = n > 0 ? static_cast<double>(ix.nnz()) / n : 0.0;
+    const auto words = static_cast<std::size_t>(std::lround(h));
+    SearchOptions o;
+    o.symmetric = false;
+    const std::size_t one_sided = cpu_query_bytes(ix, o, words);
+    o.symmetric = true;
+    const std::size_t symmetric = cpu_query_bytes(ix, o, words);
+    const std::vector<std::string> stop = ix.stopwords().sorted();
+    char fingerprint[19];
+    std::snprintf(fingerprint, sizeof fingerprint, "%016llx",
+                  static_cast<unsigned long long>(ix.embeddings_fingerprint()));
+    if (*json) {
+      const nlohmann::json j = {{"path", *path},
+                                {"n_docs", ix.n_docs()},
+                                {"vocab_size", ix.vocab_size()},
+                                {"dim", ix.dim()},
+                                {"nnz", ix.nnz()},
+                                {"mean_words_per_doc", h},
+                                {"weighting", to_string(ix.weighting())},
+                                {"tokenizer_version", ix.tokenizer_version()},
+                                {"stopwords", stop},
+                                {"embeddings_fingerprint", fingerprint},
+                                {"has_text", ix.has_text()},
+                                {"text_bytes", ix.text_bytes()},
+                                {"file_bytes", ix.file_bytes()},
+                                {"csr_bytes", csr},
+                                {"vector_bytes", vec},
+                                {"query_bytes_one_sided", one_sided},
+                                {"query_bytes_symmetric", symmetric}};
+      std::printf("%s\n", to_bytes(j).c_str());
+    } else {
+      std::string stop_list;
+      for (std::size_t i = 0; i < stop.size() && i < 8; ++i) stop_list += (i ? ", " : "") + stop[i];
+      if (stop.size() > 8) stop_list += ", ...";
+      std::printf("index        %s (checksum ok)\n", path->c_str());
+      std::printf("documents    %zu\n", ix.n_docs());
+      std::printf("vocabulary   %zu words (compacted)\n", ix.vocab_size());
+      std::printf("dimension    %zu\n", ix.dim());
+      std::printf("nonzeros     %zu (%.1f distinct words per document)\n", ix.nnz(), h);
+      std::printf("weighting    %s (document frequencies kept for queries)\n",
+                  to_string(ix.weighting()));
+      std::printf("tokenizer    version %u\n", ix.tokenizer_version());
+      std::printf("stop words   %zu%s%s (applied to queries too)\n", stop.size(),
+                  stop.empty() ? "" : ": ", stop_list.c_str());
+      std::printf(
+          "embeddings   fingerprint %s (its words' vectors; --embeddings at query time "
+          "must match)\n",
+          fingerprint);
+      if (ix.has_text())
+        std::printf("texts        kept, %.1f MiB compressed\n",
+                    static_cast<double>(ix.text_bytes()) / (1 << 20));
+      else
+        std::printf("texts        not kept (built with --no-text)\n");
+      std::printf("file         %.1f MiB (histograms %.1f MiB, vectors %.1f MiB)\n",
+                  static_cast<double>(ix.file_bytes()) / (1 << 20),
+                  static_cast<double>(csr) / (1 << 20), static_cast<double>(vec) / (1 << 20));
+      std::printf("per query    %.1f MiB one-sided, %.1f MiB symmetric (LC-RWMD working memory)\n",
+                  static_cast<double>(one_sided) / (1 << 20),
+                  static_cast<double>(symmetric) / (1 << 20));
+    }
+  });
+}
+
+void add_devices(CLI::App& app) {
+  auto* c = app.add_subcommand("devices", "The CPU's kernels and the CUDA GPUs this build can use");
+  c->callback([] {
+    std::printf("cpu\t%s kernels\t%d threads\n", cpu_simd_level(), omp_get_max_threads());
+    // Phase 1's precisions: what auto takes, and each one this CPU runs (or what it lacks).
+    std::printf("phase 1\tauto: %s\n", describe_precision(Precision::automatic).c_str());
+    for (Precision p : {Precision::f32, Precision::bf16, Precision::int8}) {
+      try {
+        std::printf("phase 1\t%s\n", describe_precision(p).c_str());
+      } catch (const Error& e) {
+        std::printf("phase 1\t%s\n", e.what());
+      }
+    }
+    if (!built_with_cuda()) {
+      std::printf("built without CUDA: the cpu backend only\n");
+      return;
+    }
+    const std::vector<GpuDevice> devices = gpu_devices();
+    if (devices.empty())
+      std::printf("no CUDA device found (no GPU or no driver): --backend auto runs on the cpu\n");
+    for (const GpuDevice& d : devices)
+      std::printf("%d\t%s\tcompute %d.%d\t%zu MiB (%zu MiB free)\n", d.id, d.name.c_str(),
+                  d.compute_major, d.compute_minor, d.total_bytes >> 20, d.free_bytes >> 20);
+  });
+}
+
+}  // namespace lcrwmd::app

@@ -1,0 +1,174 @@
+// lcrwmd search and pairwise: top-k as TSV, the full matrix as .npy; over one index or a
+// collection of shards, and under mpirun over ranks.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "app/cluster.h"
+#include "app/commands.h"
+#include "app/distributed.h"
+#include "app/query_input.h"
+#include "lcrwmd/atomic_file.h"
+#include "lcrwmd/error.h"
+#include "lcrwmd/npy_writer.h"
+#include "lcrwmd/search.h"
+#include "lcrwmd/searcher.h"
+#include "lcrwmd/sharded.h"
+
+namespace lcrwmd::app {
+namespace {
+
+void write_results(const SearchResults& r, const Loaded& l, bool with_text,
+                   std::unique_ptr<AtomicFile> file) {
+  // Written one query at a time: with a large --k the results need not fit in memory twice.
+  std::string out;
+  char buf[64];
+  for (std::size_t q = 0; q < r.n_queries; ++q) {
+    out.clear();
+    for (std::size_t j = 0; j < r.k; ++j) {
+      const std::int64_t doc = r.indices[q * r.k + j];
+      if (doc < 0) continue;
+      std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(r.distances[q * r.k + j]));
+      out += l.queries.ids[q];
+      out += '\t';
+      out += std::to_string(j + 1);
+      out += '\t';
+      out += l.shards->doc_id(static_cast<std::size_t>(doc));
+      out += '\t';
+      out += buf;
+      if (with_text) {  // one line per neighbour: the text's tabs and line breaks as spaces
+        std::string text = l.shards->text(static_cast<std::size_t>(doc));
+        std::replace_if(
+            text.begin(), text.end(), [](char c) { return c == '\t' || c == '\n' || c == '\r'; },
+            ' ');
+        out += '\t';
+        out += text;
+      }
+      out += '\n';
+    }
+    if (file)
+      file->write(out);
+    else if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size())
+      throw Error("cannot write results to stdout");
+  }
+  if (file) file->commit();
+  if (!file && std::fflush(stdout) != 0) throw Error("cannot write results to stdout");
+}
+
+}  // namespace
+
+void add_search(CLI::App& app) {
+  auto* c = app.add_subcommand("search", "Top-k nearest documents for each query");
+  auto f = std::make_shared<QueryFlags>();
+  auto k = std::make_shared<std::size_t>(10);
+  auto output = std::make_shared<std::string>();
+  auto with_text = std::make_shared<bool>(false);
+  f->add(c, true);
+  f->add_prune(c);
+  c->add_option("--k", *k, "Neighbours per query (more than the index holds: all)")
+      ->check(at_least_one())
+      ->capture_default_str();
+  c->add_option("--output", *output, "TSV query_id, rank, doc_id, distance (default: stdout)");
+  c->add_flag("--with-text", *with_text,
+              "A fifth column: each neighbour's text (kept in the index unless built with "
+              "--no-text)");
+  f->add_distribute(c, "docs");
+  c->callback([f, k, output, with_text] {
+    Cluster& cluster = Cluster::current();
+    std::unique_ptr<AtomicFile> file;
+    cluster.step([&] {
+      if (cluster.root() && !output->empty()) file = std::make_unique<AtomicFile>(*output);
+    });
+    Loaded l = load_queries(*f);
+    if (*with_text && !l.shards->has_text())
+      throw Error("--with-text: an index holds no texts (built with --no-text)");
+    const SearchOptions o = f->options();
+    auto t = Clock::now();
+    SearcherOptions so = f->searcher_options();
+    SearchStats st;
+    ExchangeTimes times;
+    SearchResults r;
+    if (cluster.size() > 1) {
+      const DistributedSearcher searcher(cluster, l.index(), so, parse_layout(f->distribute));
+      r = searcher.search(l.queries, *k, o, &st, &times);
+      so = searcher.options();
+    } else {
+      r = ShardedSearcher(*l.shards, so).search(l.queries, *k, o, &st);
+    }
+    note("search: %zu queries x %zu documents, %s, %.3f s (%zu batches, %s)", r.n_queries,
+         l.shards->n_docs(), describe(o).c_str(), since(t), st.batches,
+         describe_backend(so, st).c_str());
+    if (cluster.size() > 1)
+      note("  %d ranks: own part %.4f s, waiting for the others %.4f s, gather + merge %.4f s",
+           cluster.size(), times.local, times.waiting, times.exchange);
+    report_refinement(o, st);
+    cluster.step([&] {
+      if (cluster.root()) write_results(r, l, *with_text, std::move(file));
+    });
+  });
+}
+
+void add_pairwise(CLI::App& app) {
+  auto* c = app.add_subcommand("pairwise", "Full query x document distance matrix as .npy");
+  auto f = std::make_shared<QueryFlags>();
+  auto output = std::make_shared<std::string>();
+  auto row_ids = std::make_shared<std::string>();
+  f->add(c, true);
+  c->add_option("--output", *output, "float32 .npy file, queries x documents")->required();
+  c->add_option("--row-ids", *row_ids,
+                "Also write the query id of each row, one per line (queries with no known "
+                "word have no row)");
+  // Under mpirun each rank computes a contiguous part of the queries and writes its rows into
+  // rank 0's temporary output file (which must be on a file system every rank sees).
+  c->callback([f, output, row_ids] {
+    Cluster& cluster = Cluster::current();
+    Loaded l = load_queries(*f);
+    auto t = Clock::now();
+    const std::size_t n = l.shards->n_docs();
+    const SearchOptions o = f->options();
+    const SearcherOptions so = for_rank(cluster, f->searcher_options());
+    std::unique_ptr<NpyWriter> npy;
+    std::string temp;
+    cluster.step([&] {
+      if (!cluster.root()) return;
+      npy = std::make_unique<NpyWriter>(*output, l.queries.size(), n);
+      temp = std::to_string(npy->data_offset()) + '\n' + npy->temp_path();
+    });
+    cluster.broadcast(temp);
+    const std::size_t offset = std::stoul(temp.substr(0, temp.find('\n')));
+    temp.erase(0, temp.find('\n') + 1);
+    const Part mine = part_of(l.queries.size(), cluster.rank(), cluster.size());
+    SearchStats st;
+    cluster.step([&] {
+      // One process: the collection (one index or several shards); under mpirun, a rank's part.
+      const std::unique_ptr<Searcher> searcher =
+          cluster.size() > 1 ? make_searcher(l.index(), so)
+                             : std::make_unique<ShardedSearcher>(*l.shards, so);
+      searcher->pairwise(
+          subset(l.queries, mine.begin, mine.end), o,
+          [&](std::size_t first, std::size_t rows, const float* d) {
+            if (cluster.root())  // rank 0's rows come first: appended in order
+              npy->append_rows(d, rows);
+            else
+              write_npy_rows(temp, offset, n, mine.begin + first, d, rows);
+          },
+          &st);
+    });
+    cluster.step([&] {
+      if (!cluster.root()) return;
+      npy->rows_written_elsewhere(l.queries.size() - mine.size());
+      if (!row_ids->empty()) {
+        AtomicFile ids(*row_ids);
+        for (const std::string& id : l.queries.ids) ids.write(id + "\n");
+        ids.commit();
+      }
+      npy->commit();
+    });
+    note("pairwise: %zu x %zu matrix written to %s (%.3f s, %s)", l.queries.size(), n,
+         output->c_str(), since(t), describe_backend(so, st).c_str());
+  });
+}
+
+}  // namespace lcrwmd::app

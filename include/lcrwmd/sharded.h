@@ -1,0 +1,100 @@
+#pragma once
+// Several index files searched as one collection (faiss's IndexShards). Each shard holds a
+// contiguous part of the documents with its own compacted vocabulary, so its phase 1 runs over
+// the words its documents use, not the whole collection's. `lcrwmd build --shards N` writes one
+// build's shards (the whole build's document frequencies in each); indexes built apart from the
+// same embeddings, stop words and weighting (TF weighting) join as well, so a collection grows
+// by adding a file.
+//
+//   const Index a = Index::load("corpus.0.idx"), b = Index::load("corpus.1.idx");
+//   const ShardSet shards({&a, &b});
+//   const QuerySet q = shards.make_query_set(read_tsv("queries.tsv"), {});
+//   ShardedSearcher s(shards, {});
+//   SearchResults r = s.search(q, 10, {});      // indices into the collection: a's, then b's
+//
+// Results against the collection equal one index of all its documents: the same neighbours and
+// distances, where a query word some shard lacks may move the last bits of that shard's sums
+// (the shard adds it after its own words), and with them the order of near-ties. Against the
+// same shard files, results are the same bytes however the shards are spread.
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "lcrwmd/index.h"
+#include "lcrwmd/query.h"
+#include "lcrwmd/search.h"
+#include "lcrwmd/searcher.h"
+#include "lcrwmd/string_map.h"
+
+namespace lcrwmd {
+
+class ShardSet {
+ public:
+  // The shards, in document order; each must outlive the set. An Error naming the files where
+  // they disagree: dimension, weighting, tokenizer, stop words, the vector of a word two of
+  // them hold, or (TF-IDF) the document frequencies queries are weighted with.
+  explicit ShardSet(std::vector<const Index*> shards);
+
+  std::size_t size() const { return shards_.size(); }
+  const Index& shard(std::size_t s) const { return *shards_[s]; }
+  // Document i of shard s is document first_doc(s) + i of the collection.
+  std::size_t first_doc(std::size_t s) const { return first_[s]; }
+  std::size_t n_docs() const { return first_.back(); }
+  // Distinct words over all shards.
+  std::size_t vocab_size() const { return words_.size(); }
+  std::size_t dim() const { return shards_.front()->dim(); }
+
+  // The shard of the collection's document i, and its index there.
+  std::pair<std::size_t, std::size_t> locate(std::size_t doc) const;
+  std::string_view doc_id(std::size_t doc) const;
+  std::string_view label(std::size_t doc) const;
+  std::string text(std::size_t doc) const;
+  bool has_text() const;
+  std::optional<std::size_t> find_doc(std::string_view id) const;
+
+  // Queries for a ShardedSearcher, read as every shard's documents were: the first shard's
+  // vocabulary, the words only other shards hold as extra words (with their vectors), words of
+  // none from options.embeddings (which check_embeddings should pass for every shard), TF-IDF
+  // by the collection's document frequencies.
+  QuerySet make_query_set(const std::vector<RawDocument>& docs, const QueryOptions& options,
+                          TextReport* report = nullptr) const;
+  // Such queries over shard s's own vocabulary (the words it lacks as extra words): what its
+  // searcher takes.
+  QuerySet for_shard(const QuerySet& queries, std::size_t s) const;
+
+ private:
+  struct Where {
+    std::uint32_t shard, word;
+  };
+  std::vector<const Index*> shards_;
+  std::vector<std::size_t> first_;
+  StringMap<Where> words_;  // each word: the first shard holding it, and its id there
+};
+
+// A Searcher over a ShardSet: a searcher per shard (of one backend), run one after another;
+// each shard's top-k merged in the collection's order (ascending distance, ties by the smaller
+// document). For WMD and the symmetric relaxations, a shard's search skips documents whose
+// lower bound cannot beat the k-th best of the shards before it. index() is the first shard
+// (queries are written over its vocabulary); n_docs() the collection's.
+class ShardedSearcher final : public Searcher {
+ public:
+  ShardedSearcher(const ShardSet& shards, const SearcherOptions& options);
+  ~ShardedSearcher() override;
+  SearchResults search(const QuerySet& queries, std::size_t k, const SearchOptions& options,
+                       SearchStats* stats = nullptr) const override;
+  void pairwise(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
+                SearchStats* stats = nullptr) const override;
+  Backend backend() const override { return searchers_.front()->backend(); }
+  const Index& index() const override { return shards_.shard(0); }
+  std::size_t n_docs() const override { return shards_.n_docs(); }
+
+ private:
+  const ShardSet& shards_;
+  std::vector<std::unique_ptr<Searcher>> searchers_;
+};
+
+}  // namespace lcrwmd

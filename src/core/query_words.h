@@ -1,0 +1,35 @@
+#pragma once
+// make_query_set's one path (lcrwmd/query.h), for the words of one index and, beyond them,
+// words found elsewhere: embeddings given at query time, or the other shards of a collection
+// (lcrwmd/sharded.h).
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "lcrwmd/query.h"
+
+namespace lcrwmd {
+
+// A word beyond the index: its vector (dim floats, valid while the query set is made) and the
+// documents that hold it (for TF-IDF; 0 where it comes from embeddings alone).
+struct ExtraWord {
+  const float* vector;
+  std::size_t doc_freq;
+};
+// Where a token the index lacks is looked for; empty: nowhere (the token is dropped, counted
+// as not in the index).
+using FindExtraWord = std::function<std::optional<ExtraWord>(std::string_view)>;
+
+// Queries tokenised and weighted as the index's documents were, with TF-IDF over idf_docs
+// documents. Without `embeddings_given`, the tokens nowhere to be found are reported as not in
+// the index (embeddings might hold them), not as without a vector.
+QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>& docs,
+                             std::size_t idf_docs, const FindExtraWord& find, bool embeddings_given,
+                             TextReport* report);
+
+// An Error where query-time embeddings do not have the index's dimension.
+void check_query_embeddings_dim(const Index& index, const Embeddings* embeddings);
+
+}  // namespace lcrwmd

@@ -1,0 +1,124 @@
+// A collection of shards (lcrwmd/sharded.h): their agreement checked once, documents found by
+// their place in the collection, queries read over every shard's words.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "core/query_words.h"
+#include "lcrwmd/error.h"
+#include "lcrwmd/sharded.h"
+
+namespace lcrwmd {
+namespace {
+
+// Where two shards must agree for their documents to be searched as one collection.
+void check_alike(const Index& a, const Index& b) {
+  const std::string both = b.source() + " and " + a.source();
+  if (a.dim() != b.dim())
+    throw Error(both + ": vectors of dimension " + std::to_string(b.dim()) + " and " +
+                std::to_string(a.dim()) + ": not shards of one collection");
+  if (a.weighting() != b.weighting())
+    throw Error(both + ": weighted by " + to_string(b.weighting()) + " and " +
+                to_string(a.weighting()) + ": build them alike");
+  if (a.tokenizer_version() != b.tokenizer_version())
+    throw Error(both + ": tokenized by different lcrwmd versions: rebuild them");
+  if (!(a.stopwords() == b.stopwords()))
+    throw Error(both + ": built with different stop words: build them alike");
+  if (a.weighting() == Weighting::tfidf && a.idf_docs() != b.idf_docs())
+    throw Error(both + ": TF-IDF over " + std::to_string(b.idf_docs()) + " and " +
+                std::to_string(a.idf_docs()) +
+                " documents: indexes built apart weigh words by their own documents; build them "
+                "as one build's shards (lcrwmd build --shards N)");
+}
+
+}  // namespace
+
+ShardSet::ShardSet(std::vector<const Index*> shards) : shards_(std::move(shards)) {
+  if (shards_.empty()) throw Error("a collection needs at least one index");
+  first_.push_back(0);
+  for (std::size_t s = 0; s < shards_.size(); ++s) {
+    const Index& ix = *shards_[s];
+    if (s > 0) check_alike(*shards_[0], ix);
+    first_.push_back(first_.back() + ix.n_docs());
+    const std::size_t m = ix.dim();
+    for (std::size_t u = 0; u < ix.vocab_size(); ++u) {
+      const auto [it, fresh] =
+          words_.try_emplace(std::string(ix.word(u)),
+                             Where{static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(u)});
+      if (fresh) continue;
+      const Index& other = *shards_[it->second.shard];
+      const std::uint32_t w = it->second.word;
+      if (std::memcmp(ix.vector(u), other.vector(w), m * sizeof(float)) != 0)
+        throw Error(ix.source() + ": the word '" + std::string(ix.word(u)) +
+                    "' has another vector than in " + other.source() +
+                    ": built from other embeddings, not shards of one collection");
+      if (ix.weighting() == Weighting::tfidf && ix.doc_freq(u) != other.doc_freq(w))
+        throw Error(ix.source() + ": the word '" + std::string(ix.word(u)) + "' is in " +
+                    std::to_string(ix.doc_freq(u)) + " documents there, in " +
+                    std::to_string(other.doc_freq(w)) + " in " + other.source() +
+                    ": TF-IDF indexes built apart weigh words by their own documents; build "
+                    "them as one build's shards (lcrwmd build --shards N)");
+    }
+  }
+}
+
+std::pair<std::size_t, std::size_t> ShardSet::locate(std::size_t doc) const {
+  if (doc >= n_docs())
+    throw Error("document " + std::to_string(doc) + " of a collection of " +
+                std::to_string(n_docs()));
+  const auto s = static_cast<std::size_t>(std::upper_bound(first_.begin(), first_.end(), doc) -
+                                          first_.begin()) -
+                 1;
+  return {s, doc - first_[s]};
+}
+
+std::string_view ShardSet::doc_id(std::size_t doc) const {
+  const auto [s, i] = locate(doc);
+  return shards_[s]->doc_id(i);
+}
+
+std::string_view ShardSet::label(std::size_t doc) const {
+  const auto [s, i] = locate(doc);
+  return shards_[s]->label(i);
+}
+
+std::string ShardSet::text(std::size_t doc) const {
+  const auto [s, i] = locate(doc);
+  return shards_[s]->text(i);
+}
+
+bool ShardSet::has_text() const {
+  return std::all_of(shards_.begin(), shards_.end(), [](const Index* s) { return s->has_text(); });
+}
+
+std::optional<std::size_t> ShardSet::find_doc(std::string_view id) const {
+  for (std::size_t s = 0; s < size(); ++s)
+    if (const auto i = shards_[s]->find_doc(id)) return first_[s] + *i;
+  return std::nullopt;
+}
+
+QuerySet ShardSet::make_query_set(const std::vector<RawDocument>& docs, const QueryOptions& options,
+                                  TextReport* report) const {
+  const Index& first = *shards_.front();
+  const Embeddings* emb = options.embeddings;
+  check_query_embeddings_dim(first, emb);
+  FindExtraWord find;
+  if (size() > 1 || emb != nullptr)
+    find = [this, emb](std::string_view t) -> std::optional<ExtraWord> {
+      if (const auto it = words_.find(t); it != words_.end()) {
+        const Index& holder = *shards_[it->second.shard];
+        return ExtraWord{holder.vector(it->second.word), holder.doc_freq(it->second.word)};
+      }
+      if (emb == nullptr) return std::nullopt;
+      const auto e = emb->find(t);
+      if (!e) return std::nullopt;
+      return ExtraWord{emb->vector(*e), 0};
+    };
+  return make_query_set_with(first, docs, first.idf_docs(), find, emb != nullptr, report);
+}
+
+QuerySet ShardSet::for_shard(const QuerySet& q, std::size_t s) const {
+  return s == 0 ? q : translate_queries(*shards_.front(), q, *shards_[s]);
+}
+
+}  // namespace lcrwmd

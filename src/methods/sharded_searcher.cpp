@@ -1,0 +1,105 @@
+// ShardedSearcher (lcrwmd/sharded.h): each shard searched by its own searcher, in order, the
+// k-th best so far handed to the next shard as each query's ceiling.
+#include <algorithm>
+#include <limits>
+
+#include "lcrwmd/error.h"
+#include "lcrwmd/sharded.h"
+#include "lcrwmd/topk.h"
+
+namespace lcrwmd {
+namespace {
+
+// Rows of the full matrix kept at once by pairwise: this many bytes' worth (at least one).
+constexpr std::size_t kPairwiseRowBytes = std::size_t{256} << 20;
+
+}  // namespace
+
+ShardedSearcher::ShardedSearcher(const ShardSet& shards, const SearcherOptions& options)
+    : shards_(shards) {
+  for (std::size_t s = 0; s < shards.size(); ++s)
+    searchers_.push_back(make_searcher(shards.shard(s), options));
+}
+
+ShardedSearcher::~ShardedSearcher() = default;
+
+SearchResults ShardedSearcher::search(const QuerySet& queries, std::size_t k,
+                                      const SearchOptions& options, SearchStats* stats) const {
+  check_k(k);
+  check_options(options);
+  const std::size_t n_shards = shards_.size(), nq = queries.size();
+  if (n_shards == 1) return searchers_.front()->search(queries, k, options, stats);
+  SearchResults out;
+  out.n_queries = nq;
+  out.k = std::min(k, n_docs());
+  // The k best of the shards searched so far; its k-th is the next shard's ceiling, since the
+  // next shard's documents come later and lose ties.
+  std::vector<TopK> best(nq, TopK(out.k));
+  std::vector<float> ceilings(nq, std::numeric_limits<float>::infinity());
+  SearchOptions o = options;
+  o.progress = nullptr;
+  SearchStats total;
+  for (std::size_t s = 0; s < n_shards; ++s) {
+    o.ceilings = ceilings;
+    SearchStats st;
+    const SearchResults r = searchers_[s]->search(shards_.for_shard(queries, s), k, o, &st);
+    accumulate(total, st);
+    const auto offset = static_cast<std::int64_t>(shards_.first_doc(s));
+    for (std::size_t q = 0; q < nq; ++q) {
+      for (std::size_t t = 0; t < r.k; ++t) {
+        const std::int64_t doc = r.indices[q * r.k + t];
+        if (doc >= 0) best[q].push({r.distances[q * r.k + t], doc + offset});
+      }
+      if (best[q].full()) ceilings[q] = best[q].worst().distance;
+    }
+    if (options.progress) options.progress(nq * (s + 1) / n_shards, nq);
+  }
+  out.distances.assign(nq * out.k, 0.0f);
+  out.indices.assign(nq * out.k, -1);
+  for (std::size_t q = 0; q < nq; ++q) {
+    const std::vector<Neighbor> row = best[q].take_sorted();
+    for (std::size_t t = 0; t < row.size(); ++t) {
+      out.distances[q * out.k + t] = row[t].distance;
+      out.indices[q * out.k + t] = row[t].index;
+    }
+  }
+  if (stats) *stats = total;
+  return out;
+}
+
+void ShardedSearcher::pairwise(const QuerySet& queries, const SearchOptions& options,
+                               const RowSink& sink, SearchStats* stats) const {
+  check_options(options);
+  const std::size_t n_shards = shards_.size(), nq = queries.size(), n = n_docs();
+  if (n_shards == 1) return searchers_.front()->pairwise(queries, options, sink, stats);
+  const std::size_t chunk =
+      std::clamp<std::size_t>(kPairwiseRowBytes / (sizeof(float) * std::max<std::size_t>(n, 1)), 1,
+                              std::max<std::size_t>(nq, 1));
+  SearchOptions o = options;
+  o.progress = nullptr;
+  SearchStats total;
+  std::vector<float> rows;
+  for (std::size_t begin = 0; begin < nq; begin += chunk) {
+    const std::size_t end = std::min(nq, begin + chunk);
+    const QuerySet part = subset(queries, begin, end);
+    rows.assign((end - begin) * n, 0.0f);
+    for (std::size_t s = 0; s < n_shards; ++s) {
+      const std::size_t first_doc = shards_.first_doc(s), ns = shards_.shard(s).n_docs();
+      SearchStats st;
+      searchers_[s]->pairwise(
+          shards_.for_shard(part, s), o,
+          [&](std::size_t first, std::size_t count, const float* d) {
+            for (std::size_t r = 0; r < count; ++r)
+              std::copy(d + r * ns, d + (r + 1) * ns,
+                        rows.begin() + static_cast<std::ptrdiff_t>((first + r) * n + first_doc));
+          },
+          &st);
+      accumulate(total, st);
+    }
+    sink(begin, end - begin, rows.data());
+    if (options.progress) options.progress(end, nq);
+  }
+  if (stats) *stats = total;
+}
+
+}  // namespace lcrwmd
