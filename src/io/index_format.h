@@ -50,11 +50,13 @@ struct FileHeader {
   std::uint32_t flags;  // kHasText
   std::uint64_t n_stopwords;
   std::uint64_t embeddings_fingerprint;
+  std::uint64_t payload_hash;  // XXH3-64 of everything after the header, seeded with idf_docs
+  std::uint64_t header_hash;   // XXH3-64 of the bytes before this field
   // The documents doc_freq counts (0: these): a shard of a larger build (IndexData::idf_docs)
-  // weights queries by the whole build's frequencies.
+  // weighs queries by the whole build's frequencies. Placed after header_hash, so that files
+  // without it keep their bytes, and checked through payload_hash's seed (0 leaves XXH3 as
+  // unseeded).
   std::uint64_t idf_docs;
-  std::uint64_t payload_hash;
-  std::uint64_t header_hash;  // XXH3-64 of the bytes before this field
   char reserved[144];
 };
 inline constexpr std::uint32_t kHasText = 1;

@@ -45,8 +45,9 @@ struct MemorySink final : Sink {
 
 class Serializer {
  public:
-  explicit Serializer(Sink& sink) : sink_(sink), state_(XXH3_createState()) {
-    XXH3_64bits_reset(state_);
+  // seed: the payload hash's (format::FileHeader::idf_docs).
+  Serializer(Sink& sink, std::uint64_t seed) : sink_(sink), state_(XXH3_createState()) {
+    XXH3_64bits_reset_withSeed(state_, seed);
     std::memset(&header_, 0, sizeof header_);
     sink_.write(&header_, sizeof header_);  // placeholder, patched by finish()
     pos_ = sizeof header_;
@@ -146,7 +147,7 @@ void serialize(const IndexData& d, Sink& sink) {
   for (std::size_t u = 0; u < v; ++u)
     sq_norms[u] = cpu::sq_norm(d.vectors.data() + u * d.dim, d.dim);
 
-  Serializer s(sink);
+  Serializer s(sink, d.idf_docs);
   FileHeader& h = s.header();
   h.n_docs = d.ids.size();
   h.vocab_size = v;
@@ -221,7 +222,8 @@ const FileHeader& check_image(const char* base, std::size_t size, const std::str
       throw bad("section " + std::to_string(s) + " out of bounds or of the wrong size");
   }
   if (verify) {
-    const std::uint64_t hash = XXH3_64bits(base + sizeof(FileHeader), size - sizeof(FileHeader));
+    const std::uint64_t hash =
+        XXH3_64bits_withSeed(base + sizeof(FileHeader), size - sizeof(FileHeader), h.idf_docs);
     if (hash != h.payload_hash) throw bad("payload checksum mismatch (corrupted file)");
   }
   auto u64s = [&](Section s) {

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
 
+#include "io/index_format.h"
 #include "lcrwmd/cpu.h"
 #include "lcrwmd/sharded.h"
 #include "test_util.h"
@@ -72,6 +74,23 @@ TEST(SplitIndexData, EachShardItsDocumentsAndTheWordsTheyUse) {
   EXPECT_EQ(doc, whole.ids.size());
   EXPECT_THROW(split_index_data(whole, 54), Error);
   EXPECT_THROW(split_index_data(whole, 0), Error);
+}
+
+// A shard records the whole build's document count; a file whose count was altered fails its
+// checksum, and an index of its own documents keeps the bytes it had before the count existed.
+TEST(SplitIndexData, TheWholeBuildsCountIsKeptAndChecked) {
+  const IndexData data = test::random_index(20, 30, 4, 5, 1);
+  const auto parts = split_index_data(data, 2);
+  std::string bytes = Index::from_data(parts[1]).to_bytes();
+  EXPECT_EQ(Index::from_bytes(bytes).idf_docs(), 20u);
+  EXPECT_EQ(Index::from_bytes(bytes).n_docs(), 10u);
+  bytes[offsetof(format::FileHeader, idf_docs)] ^= 1;
+  EXPECT_THROW(Index::from_bytes(bytes), Error);
+  const Index whole = Index::from_data(data);
+  EXPECT_EQ(whole.idf_docs(), 20u);
+  const std::string plain = whole.to_bytes();
+  for (std::size_t b = 0; b < 8; ++b)
+    EXPECT_EQ(plain[offsetof(format::FileHeader, idf_docs) + b], 0) << "byte " << b;
 }
 
 // One shard: the searcher of the index itself, byte for byte.
