@@ -46,6 +46,10 @@ class Cluster {
   static bool speaks();
 
  private:
+  // The processes the launcher started (1 without mpirun).
+  static int launched_size();
+  static void set_current(Cluster* c);
+
   int rank_ = 0, size_ = 1, local_rank_ = 0;
   bool mpi_ = false;
 };

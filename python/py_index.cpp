@@ -1,0 +1,281 @@
+// The Python binding's pieces (py_index.h).
+#include "python/py_index.h"
+
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "lcrwmd/error.h"
+#include "lcrwmd/explain.h"
+
+namespace lcrwmd::python {
+
+std::vector<RawDocument> to_documents(const py::sequence& docs, const std::vector<std::string>& ids,
+                                      const std::vector<std::string>& labels) {
+  std::vector<RawDocument> out(docs.size());
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const py::handle d = docs[i];
+    RawDocument& r = out[i];
+    if (py::isinstance<py::str>(d)) {
+      r.text = d.cast<std::string>();
+    } else if (py::isinstance<py::sequence>(d)) {
+      r.pretokenized = true;
+      r.tokens = d.cast<std::vector<std::string>>();
+    } else {
+      throw py::type_error("document " + std::to_string(i) +
+                           ": expected a str or a list of str tokens, got " +
+                           std::string(py::str(d.get_type())));
+    }
+    r.id = ids.empty() ? std::to_string(i) : ids[i];
+    r.label = labels.empty() ? std::string() : labels[i];
+    r.line = i + 1;
+  }
+  return out;
+}
+
+std::shared_ptr<Embeddings> make_embeddings(std::vector<std::string> words, FloatArray vectors) {
+  if (vectors.ndim() != 2 || static_cast<std::size_t>(vectors.shape(0)) != words.size())
+    throw py::value_error("vectors must be a (len(words), dim) array");
+  const std::size_t dim = static_cast<std::size_t>(vectors.shape(1));
+  std::vector<float> v(vectors.data(), vectors.data() + words.size() * dim);
+  py::gil_scoped_release release;
+  return std::make_shared<Embeddings>(std::move(words), std::move(v), dim);
+}
+
+std::vector<std::string> words_of(const Embeddings& e) {
+  std::vector<std::string> w(e.size());
+  for (std::size_t i = 0; i < e.size(); ++i) w[i] = e.word(i);
+  return w;
+}
+
+py::array_t<float> vectors_of(const Embeddings& e) {
+  py::array_t<float> out({static_cast<py::ssize_t>(e.size()), static_cast<py::ssize_t>(e.dim())});
+  if (e.size() > 0)
+    std::memcpy(out.mutable_data(), e.vector(0), e.size() * e.dim() * sizeof(float));
+  return out;
+}
+
+StopWords to_stopwords(const std::optional<std::vector<std::string>>& words) {
+  StopWords s;
+  if (words)
+    for (const std::string& w : *words) s.add(w);
+  return s;
+}
+
+std::shared_ptr<const Searcher> PyIndex::searcher(const std::string& backend,
+                                                  const std::string& method,
+                                                  const std::string& precision) const {
+  SearcherOptions o;
+  o.backend = parse_backend(backend);
+  resolve_backend(o.backend, parse_method(method));
+  o.cpu.precision = resolve_precision(parse_precision(precision));
+  std::lock_guard lock(searchers->mutex);
+  auto& s = searchers->by_backend[backend + "/" + to_string(o.cpu.precision)];
+  if (!s) s = make_searcher(*index, o);
+  return s;
+}
+
+Queries to_queries(const PyIndex& p, const py::sequence& docs,
+                   const std::optional<std::vector<std::string>>& labels) {
+  const std::vector<RawDocument> raw =
+      to_documents(docs, {}, optional_list(labels, docs.size(), "labels"));
+  Queries q;
+  QueryOptions opt;
+  opt.embeddings = p.embeddings.get();
+  TextReport report;
+  {
+    py::gil_scoped_release release;
+    q.set = make_query_set(*p.index, raw, opt, &report);
+  }
+  q.excluded = report.empty_documents;
+  if (report.not_in_index_tokens > 0) {
+    const std::string msg =
+        std::to_string(report.not_in_index_tokens) + " query tokens (" +
+        std::to_string(report.not_in_index_distinct) +
+        " distinct words) are not in the index and were dropped: load it with the embeddings "
+        "it was built from (Index.load(path, embeddings=...)) to look them up";
+    if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) != 0) throw py::error_already_set();
+  }
+  q.rows.assign(raw.size(), -1);
+  for (std::size_t r = 0; r < q.set.size(); ++r)
+    q.rows[std::stoul(q.set.ids[r])] = static_cast<std::int64_t>(r);
+  return q;
+}
+
+std::size_t to_k(std::int64_t k) {
+  if (k < 1) check_k(0);
+  return static_cast<std::size_t>(k);
+}
+
+SearchOptions make_options(const std::string& method, bool symmetric, std::size_t batch, bool prune,
+                           std::size_t act_steps) {
+  SearchOptions o;
+  o.method = parse_method(method);
+  o.symmetric = symmetric;
+  o.batch = batch;
+  o.prune = prune;
+  o.act_steps = act_steps;
+  return o;
+}
+
+py::tuple search_with(const PyIndex& p, const Searcher& searcher, const py::sequence& queries,
+                      std::size_t k, const std::string& method, bool symmetric, std::size_t batch,
+                      bool prune, std::size_t act_steps) {
+  const SearchOptions o = make_options(method, symmetric, batch, prune, act_steps);
+  const Queries q = to_queries(p, queries, std::nullopt);
+  SearchResults r;
+  {
+    py::gil_scoped_release release;
+    r = searcher.search(q.set, k, o);
+  }
+  const auto nq = static_cast<py::ssize_t>(q.rows.size()), kk = static_cast<py::ssize_t>(k);
+  py::array_t<float> distances({nq, kk});
+  py::array_t<std::int64_t> indices({nq, kk});
+  auto d = distances.mutable_unchecked<2>();
+  auto ix = indices.mutable_unchecked<2>();
+  for (py::ssize_t j = 0; j < nq; ++j) {
+    const std::int64_t row = q.rows[static_cast<std::size_t>(j)];
+    for (py::ssize_t t = 0; t < kk; ++t) {
+      const bool have = row >= 0 && static_cast<std::size_t>(t) < r.k;
+      const std::size_t at =
+          have ? static_cast<std::size_t>(row) * r.k + static_cast<std::size_t>(t) : 0;
+      d(j, t) = have ? r.distances[at] : std::numeric_limits<float>::infinity();
+      ix(j, t) = have ? r.indices[at] : -1;
+    }
+  }
+  return py::make_tuple(distances, indices, q.excluded);
+}
+
+namespace {
+
+py::dict flows_dict(const std::vector<WordFlow>& flows) {
+  py::list query_word, doc_word, mass, cost;
+  for (const WordFlow& f : flows) {
+    query_word.append(f.query_word);
+    doc_word.append(f.doc_word);
+    mass.append(f.mass);
+    cost.append(f.cost);
+  }
+  py::dict d;
+  d["query_word"] = query_word;
+  d["doc_word"] = doc_word;
+  d["mass"] = mass;
+  d["cost"] = cost;
+  return d;
+}
+
+}  // namespace
+
+py::dict explain_with(const PyIndex& p, const py::object& query, std::size_t doc,
+                      const std::string& method, bool symmetric, std::size_t act_steps) {
+  py::list one;
+  one.append(query);
+  const Queries q = to_queries(p, one, std::nullopt);
+  if (q.set.size() == 0)
+    throw Error("explain: the query has no word known to the index or its embeddings");
+  Explanation e;
+  {
+    py::gil_scoped_release release;
+    e = explain(*p.index, q.set, 0, doc, parse_method(method), symmetric, act_steps);
+  }
+  py::dict d;
+  d["doc"] = e.doc;
+  d["method"] = std::string(to_string(e.method));
+  d["symmetric"] = e.symmetric;
+  d["distance"] = e.distance;
+  d["flows"] = flows_dict(e.flows);
+  if (e.method != Method::wmd) {
+    d["doc_to_query"] = flows_dict(e.doc_to_query);
+    d["query_to_doc"] = flows_dict(e.query_to_doc);
+    d["doc_to_query_distance"] = e.doc_to_query_distance;
+    d["query_to_doc_distance"] = e.query_to_doc_distance;
+    d["doc_to_query_set_distance"] = e.doc_to_query_set_distance;
+  }
+  return d;
+}
+
+py::array_t<float> pairwise_with(const PyIndex& p, const Searcher& searcher,
+                                 const py::sequence& queries, const std::string& method,
+                                 bool symmetric, std::size_t batch, std::size_t act_steps) {
+  const SearchOptions o = make_options(method, symmetric, batch, true, act_steps);
+  const Queries q = to_queries(p, queries, std::nullopt);
+  if (!q.excluded.empty())
+    throw py::value_error("query " + q.excluded.front() +
+                          " has no word known to the index or its embeddings");
+  const std::size_t n = p.index->n_docs();
+  py::array_t<float> out({static_cast<py::ssize_t>(q.set.size()), static_cast<py::ssize_t>(n)});
+  float* dst = out.mutable_data();
+  {
+    py::gil_scoped_release release;
+    searcher.pairwise(q.set, o, [&](std::size_t first, std::size_t rows, const float* d) {
+      std::copy(d, d + rows * n, dst + first * n);
+    });
+  }
+  return out;
+}
+
+PyIndex from_csr(std::shared_ptr<const Embeddings> emb, Int64Array indptr, Int64Array indices,
+                 FloatArray data, std::size_t n_cols, std::optional<std::vector<std::string>> ids,
+                 std::optional<std::vector<std::string>> labels) {
+  if (n_cols != emb->size())
+    throw py::value_error("the matrix has " + std::to_string(n_cols) + " columns, the embeddings " +
+                          std::to_string(emb->size()) + " words");
+  const auto ip = indptr.unchecked<1>();
+  const auto ix = indices.unchecked<1>();
+  const auto vx = data.unchecked<1>();
+  if (indptr.size() < 1 || ip(0) != 0 || ip(indptr.size() - 1) != ix.shape(0))
+    throw py::value_error("not a CSR matrix: indptr must run from 0 to len(indices)");
+  const std::size_t n = static_cast<std::size_t>(indptr.size()) - 1;
+  IndexData d;
+  d.dim = emb->dim();
+  d.ids = optional_list(ids, n, "ids");
+  d.labels = optional_list(labels, n, "labels");
+  if (d.ids.empty())
+    for (std::size_t i = 0; i < n; ++i) d.ids.push_back(std::to_string(i));
+  if (d.labels.empty()) d.labels.assign(n, "");
+  std::vector<std::int64_t> compact(emb->size(), -1);
+  for (py::ssize_t p = 0; p < ix.shape(0); ++p) {
+    const std::int64_t c = ix(p);
+    if (c < 0 || static_cast<std::size_t>(c) >= emb->size())
+      throw py::value_error("column " + std::to_string(c) + " out of range");
+    if (compact[static_cast<std::size_t>(c)] < 0) compact[static_cast<std::size_t>(c)] = 0;
+  }
+  for (std::size_t c = 0; c < emb->size(); ++c)
+    if (compact[c] >= 0) {
+      compact[c] = static_cast<std::int64_t>(d.vocab.size());
+      d.vocab.push_back(emb->word(c));
+      d.vectors.insert(d.vectors.end(), emb->vector(c), emb->vector(c) + emb->dim());
+    }
+  d.doc_freq.assign(d.vocab.size(), 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<std::pair<std::uint32_t, double>> row;
+    double total = 0;
+    for (std::int64_t p = ip(i); p < ip(i + 1); ++p) {
+      const double w = vx(p);
+      if (!(w >= 0) || !std::isfinite(w))
+        throw py::value_error("document " + std::to_string(i) + ": negative or non-finite weight");
+      if (w == 0) continue;
+      row.emplace_back(static_cast<std::uint32_t>(compact[static_cast<std::size_t>(ix(p))]), w);
+      total += w;
+    }
+    if (row.empty()) throw py::value_error("document " + std::to_string(i) + " has no weight");
+    std::sort(row.begin(), row.end());
+    for (std::size_t t = 0; t < row.size(); ++t) {
+      if (t > 0 && row[t].first == row[t - 1].first)
+        throw py::value_error("document " + std::to_string(i) + ": column listed twice");
+      d.indices.push_back(row[t].first);
+      d.values.push_back(static_cast<float>(row[t].second / total));
+      ++d.doc_freq[row[t].first];
+    }
+    d.indptr.push_back(d.indices.size());
+  }
+  PyIndex out;
+  out.index = std::make_shared<const Index>(Index::from_data(d));
+  out.embeddings = std::move(emb);
+  return out;
+}
+
+}  // namespace lcrwmd::python

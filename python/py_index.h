@@ -1,0 +1,112 @@
+#pragma once
+// What the Python binding (module.cpp) is made of: documents, embeddings and stop words from
+// Python objects; an index with its embeddings and the searchers it has made; queries read as
+// the index reads them; search, explain and pairwise with the GIL released while they compute.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lcrwmd/corpus.h"
+#include "lcrwmd/embeddings.h"
+#include "lcrwmd/gpu.h"
+#include "lcrwmd/index.h"
+#include "lcrwmd/query.h"
+#include "lcrwmd/search.h"
+#include "lcrwmd/searcher.h"
+#include "lcrwmd/text.h"
+
+namespace lcrwmd::python {
+
+namespace py = pybind11;
+using FloatArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
+using Int64Array = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
+
+// Documents from Python: str (tokenized like the command line) or a sequence of str tokens
+// (taken as they are).
+std::vector<RawDocument> to_documents(const py::sequence& docs, const std::vector<std::string>& ids,
+                                      const std::vector<std::string>& labels);
+
+// An optional per-document list: empty where not given, else exactly n of them.
+template <typename T>
+std::vector<T> optional_list(const std::optional<std::vector<T>>& v, std::size_t n,
+                             const char* what) {
+  if (!v) return {};
+  if (v->size() != n)
+    throw py::value_error(std::string(what) + ": " + std::to_string(v->size()) + " given for " +
+                          std::to_string(n) + " documents");
+  return *v;
+}
+
+std::shared_ptr<Embeddings> make_embeddings(std::vector<std::string> words, FloatArray vectors);
+std::vector<std::string> words_of(const Embeddings& e);
+py::array_t<float> vectors_of(const Embeddings& e);
+StopWords to_stopwords(const std::optional<std::vector<std::string>>& words);
+
+// The searchers an Index has made, one per backend and precision, kept while the Index lives: a
+// GPU's resident set is uploaded by the first search only.
+struct Searchers {
+  std::mutex mutex;
+  std::map<std::string, std::shared_ptr<const Searcher>> by_backend;  // "backend/precision"
+};
+
+// An index and the embeddings it was built from (for query words it lacks, as the command
+// line's --embeddings); queries are read with the index's own stop words.
+struct PyIndex {
+  std::shared_ptr<const Index> index;
+  std::shared_ptr<const Embeddings> embeddings;  // may be null (a loaded index)
+  std::vector<std::string> excluded;             // documents left with no known word at build
+  // After `index`: destroyed first, since the searchers refer to it.
+  std::shared_ptr<Searchers> searchers = std::make_shared<Searchers>();
+
+  // The searcher of `backend` for `method` (an error first where that backend cannot run it),
+  // its CPU phase 1 at `precision`.
+  std::shared_ptr<const Searcher> searcher(const std::string& backend, const std::string& method,
+                                           const std::string& precision) const;
+};
+
+// Index.to_gpu(): a resident GPU searcher and the index it answers for.
+struct PyGpuSearcher {
+  PyIndex index;
+  std::shared_ptr<const GpuIndex> gpu;
+};
+
+// Query documents as a QuerySet; rows[j] is the QuerySet row of input query j, or -1 where it
+// was left with no known word.
+struct Queries {
+  QuerySet set;
+  std::vector<std::int64_t> rows;
+  std::vector<std::string> excluded;
+};
+Queries to_queries(const PyIndex& p, const py::sequence& docs,
+                   const std::optional<std::vector<std::string>>& labels);
+
+// Python's k is any int: below 1, the library's error (lcrwmd.Error), not pybind11's TypeError.
+std::size_t to_k(std::int64_t k);
+SearchOptions make_options(const std::string& method, bool symmetric, std::size_t batch, bool prune,
+                           std::size_t act_steps = 1);
+
+// (distances, indices, excluded query ids): numpy (n_queries, k), inf / -1 past the results.
+py::tuple search_with(const PyIndex& p, const Searcher& searcher, const py::sequence& queries,
+                      std::size_t k, const std::string& method, bool symmetric, std::size_t batch,
+                      bool prune, std::size_t act_steps = 1);
+// Index.explain: one query document against one indexed document (by position).
+py::dict explain_with(const PyIndex& p, const py::object& query, std::size_t doc,
+                      const std::string& method, bool symmetric, std::size_t act_steps);
+py::array_t<float> pairwise_with(const PyIndex& p, const Searcher& searcher,
+                                 const py::sequence& queries, const std::string& method,
+                                 bool symmetric, std::size_t batch, std::size_t act_steps = 1);
+
+// Weights as CSR over the embeddings' words (scipy's arrays): only the words used are kept,
+// each row is L1-normalised in double.
+PyIndex from_csr(std::shared_ptr<const Embeddings> emb, Int64Array indptr, Int64Array indices,
+                 FloatArray data, std::size_t n_cols, std::optional<std::vector<std::string>> ids,
+                 std::optional<std::vector<std::string>> labels);
+
+}  // namespace lcrwmd::python
