@@ -1,0 +1,114 @@
+// Symmetric ACT-k and ICT on the CPU: max(D1, D2), with D2 (query -> document) per pair, from
+// the cached distances, only where the bounds before it do not rule the document out.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "methods/lc_act.h"
+
+namespace lcrwmd {
+namespace {
+
+using act::kInf;
+using act::LcAct;
+
+// Symmetric: max(D1, D2). The bound is max(symmetric LC-RWMD's bound, ACT's D1), both for
+// every document at once and phase 1 computed once; the pair's RWMD (D2 from the cache) is the
+// cheap step before ACT's D2, which reads the same cache (or, without it, the vectors).
+class SymmetricAct final : public BatchDistance {
+ public:
+  SymmetricAct(const Index& index, QueryRange q, std::size_t steps, const Phase1& p1,
+               std::size_t cache_budget)
+      : index_(index),
+        q_(q),
+        steps_(steps),
+        rwmd_(make_lc_rwmd(index, q, true, p1, cache_budget)),
+        d1_(index, q, steps, p1, rwmd_->word_distances()) {}
+
+  bool exact() const override { return false; }
+
+  void compute(float* out) override {
+    rwmd_->compute(out);
+    d1_.raise(out);
+  }
+
+  Phase1Counts phase1_counts() const override {
+    const Phase1Counts a = rwmd_->phase1_counts(), b = d1_.phase1_counts();
+    return {a.word_pairs, a.recomputed + b.recomputed};
+  }
+
+  // The pair's RWMD first: from the cache's lower bounds where it has them, else exactly.
+  std::size_t tighten_levels() const override { return 1; }
+  float tighten(std::size_t j, std::size_t doc, float lower, std::size_t) const override {
+    return rwmd_->tighten_levels() ? rwmd_->tighten(j, doc, lower, 0)
+                                   : rwmd_->refine(j, doc, lower);
+  }
+
+  float refine(std::size_t j, std::size_t doc, float lower) const override {
+    return std::max(lower, query_to_doc(j, doc));
+  }
+
+ private:
+  // ACT's D2: each query word's document words in certified order with exact costs (from the
+  // cache's bounds where it holds them; else every cost recomputed, its interval a point), the
+  // others at +inf (ACT-k stops before them) or, where all are ordered (ICT), at the last
+  // ordered one's cost, so that the matrix, and so the distance, is the same whatever the
+  // precision and whether the cache fitted.
+  float query_to_doc(std::size_t j, std::size_t doc) const {
+    const WordDistanceCache* cache = rwmd_->word_distances();
+    const std::size_t q = q_.begin + j, m = index_.dim();
+    const std::uint64_t db = index_.indptr()[doc], dh = index_.indptr()[doc + 1] - db;
+    const std::size_t qh = q_.set.length(q);
+    const std::uint32_t* words = index_.indices().data() + db;
+    const float* dw = index_.values().data() + db;
+    const float* qw = q_.set.weights.data() + q_.set.indptr[q];
+    const std::uint32_t* qwords = q_.set.words.data() + q_.set.indptr[q];
+    thread_local std::vector<const float*> rows;
+    thread_local std::vector<float> cost, direct;
+    thread_local std::vector<Ranked> order, scratch;
+    rows.resize(dh);
+    cost.resize(dh * qh);
+    if (cache) {
+      cache->doc_rows(j, doc, rows.data());
+    } else {
+      direct.resize(dh * qh);
+      const cpu::Kernels& k = cpu::kernels();
+      for (std::size_t a = 0; a < dh; ++a)
+        for (std::size_t t = 0; t < qh; ++t)
+          direct[a * qh + t] =
+              k.sq_dist(index_.vector(words[a]), query_word_vector(index_, q_.set, qwords[t]), m);
+    }
+    const std::size_t count = reachable_words(steps_, dh);
+    for (std::size_t t = 0; t < qh; ++t) {
+      const auto lo = [&](std::size_t a) { return cache ? rows[a][t] : direct[a * qh + t]; };
+      certified_nearest(
+          dh, count, qw[t], lo,
+          [&](std::size_t a) { return cache ? cache->upper(words[a], j, t, lo(a)) : lo(a); },
+          [&](std::size_t a) { return dw[a]; },
+          [&](std::size_t a) { return cache ? cache->exact(words[a], j, t) : lo(a); }, order,
+          scratch);
+      const float rest = count < dh ? kInf : std::sqrt(order.back().d);
+      for (std::size_t a = 0; a < dh; ++a) cost[a * qh + t] = rest;
+      for (const Ranked& r : order) cost[r.t * qh + t] = std::sqrt(r.d);
+    }
+    return act_from_costs(cost.data(), dh, qh, dw, qw, steps_, ActDirection::query_to_doc);
+  }
+
+  const Index& index_;
+  QueryRange q_;
+  std::size_t steps_;
+  std::unique_ptr<BatchDistance> rwmd_;
+  LcAct d1_;
+};
+
+}  // namespace
+
+std::unique_ptr<BatchDistance> make_act(const Index& index, QueryRange queries, bool symmetric,
+                                        std::size_t steps, const Phase1& phase1,
+                                        std::size_t cache_budget) {
+  if (!symmetric) return make_lc_act(index, queries, steps, phase1);
+  return std::make_unique<SymmetricAct>(index, queries, steps, phase1, cache_budget);
+}
+
+}  // namespace lcrwmd
