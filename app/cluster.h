@@ -8,12 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "lcrwmd/communicator.h"
+
 namespace lcrwmd::app {
 
 // Thrown on every rank when a step failed on some rank; rank 0 has printed the reasons.
 struct ClusterFailure {};
 
-class Cluster {
+class Cluster final : public Communicator {
  public:
   // Joins MPI where mpirun started this process (its environment says so); otherwise a
   // cluster of one, with no MPI involved.
@@ -22,8 +24,8 @@ class Cluster {
   Cluster(const Cluster&) = delete;
   Cluster& operator=(const Cluster&) = delete;
 
-  int rank() const { return rank_; }
-  int size() const { return size_; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
   bool root() const { return rank_ == 0; }
   int local_rank() const { return local_rank_; }  // among the ranks on this machine
 
@@ -31,10 +33,10 @@ class Cluster {
   // A cluster of one lets f's exception through unchanged.
   void step(const std::function<void()>& f);
   // From rank 0 to all.
-  void broadcast(std::string& bytes);
+  void broadcast(std::string& bytes) override;
   void barrier();
   // Every rank's bytes, in rank order, on rank 0 (empty elsewhere).
-  std::vector<std::string> gather(const std::string& bytes);
+  std::vector<std::string> gather(const std::string& bytes) override;
 
   // Ends every rank at once (MPI_Abort): for a failure outside step(), which the other ranks
   // cannot learn of. A cluster of one just returns.

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "app/wire.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/gpu.h"
 #include "lcrwmd/topk.h"
+#include "lcrwmd/wire.h"
 
 namespace lcrwmd::app {
 namespace {

@@ -5,11 +5,11 @@
 #include <optional>
 
 #include "app/commands.h"
-#include "app/wire.h"
 #include "lcrwmd/corpus.h"
 #include "lcrwmd/embeddings.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/gpu.h"
+#include "lcrwmd/wire.h"
 
 namespace lcrwmd::app {
 namespace {
@@ -204,8 +204,8 @@ Loaded load_queries(const QueryFlags& f) {
   Cluster& cluster = Cluster::current();
   if (f.indexes.size() > 1 && cluster.size() > 1)
     throw Error("--index given " + std::to_string(f.indexes.size()) +
-                " times under mpirun: a collection of shards runs in one process; under mpirun, "
-                "give one index (each rank takes a part of it)");
+                " times under mpirun: only search takes a shard per rank; give one index (each "
+                "rank takes a part of it)");
   Loaded l;
   cluster.step([&] {
     for (const std::string& path : f.indexes) {

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "app/cluster.h"
@@ -11,6 +13,7 @@
 #include "app/distributed.h"
 #include "app/query_input.h"
 #include "lcrwmd/atomic_file.h"
+#include "lcrwmd/embeddings.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/npy_writer.h"
 #include "lcrwmd/search.h"
@@ -20,7 +23,11 @@
 namespace lcrwmd::app {
 namespace {
 
-void write_results(const SearchResults& r, const Loaded& l, bool with_text,
+// The id and (with_text) the text of the neighbour at results position p, document doc.
+using Describe = std::function<std::string(std::size_t p, std::size_t doc)>;
+
+void write_results(const SearchResults& r, const std::vector<std::string>& query_ids,
+                   const Describe& id_of, const Describe& text_of, bool with_text,
                    std::unique_ptr<AtomicFile> file) {
   // Written one query at a time: with a large --k the results need not fit in memory twice.
   std::string out;
@@ -28,18 +35,19 @@ void write_results(const SearchResults& r, const Loaded& l, bool with_text,
   for (std::size_t q = 0; q < r.n_queries; ++q) {
     out.clear();
     for (std::size_t j = 0; j < r.k; ++j) {
-      const std::int64_t doc = r.indices[q * r.k + j];
+      const std::size_t p = q * r.k + j;
+      const std::int64_t doc = r.indices[p];
       if (doc < 0) continue;
       std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(r.distances[q * r.k + j]));
-      out += l.queries.ids[q];
+      out += query_ids[q];
       out += '\t';
       out += std::to_string(j + 1);
       out += '\t';
-      out += l.shards->doc_id(static_cast<std::size_t>(doc));
+      out += id_of(p, static_cast<std::size_t>(doc));
       out += '\t';
       out += buf;
       if (with_text) {  // one line per neighbour: the text's tabs and line breaks as spaces
-        std::string text = l.shards->text(static_cast<std::size_t>(doc));
+        std::string text = text_of(p, static_cast<std::size_t>(doc));
         std::replace_if(
             text.begin(), text.end(), [](char c) { return c == '\t' || c == '\n' || c == '\r'; },
             ' ');
@@ -55,6 +63,70 @@ void write_results(const SearchResults& r, const Loaded& l, bool with_text,
   }
   if (file) file->commit();
   if (!file && std::fflush(stdout) != 0) throw Error("cannot write results to stdout");
+}
+
+// Under mpirun with a shard per rank (--index once per rank): each rank maps only its own.
+void search_rank_shards(const QueryFlags& f, std::size_t k, bool with_text,
+                        std::unique_ptr<AtomicFile> file) {
+  Cluster& cluster = Cluster::current();
+  // The library's steps are collective: an error reaches every rank at once; rank 0 says it.
+  const auto together = [&](auto&& step) {
+    try {
+      return step();
+    } catch (const Error& e) {
+      if (cluster.root()) std::fprintf(stderr, "lcrwmd: error: %s\n", e.what());
+      throw ClusterFailure{};
+    }
+  };
+  together([&] {
+    if (f.indexes.size() != static_cast<std::size_t>(cluster.size()))
+      throw Error("--index given " + std::to_string(f.indexes.size()) + " times under mpirun -np " +
+                  std::to_string(cluster.size()) +
+                  ": give one shard per rank, or one index for the ranks to share");
+  });
+  set_threads(f.threads);
+  std::optional<Index> shard;
+  cluster.step([&] {
+    const auto t = Clock::now();
+    shard = Index::load(f.indexes[static_cast<std::size_t>(cluster.rank())], !f.no_verify);
+    note("shard of rank 0, %s: %zu documents, %zu words (%.2f s)", shard->source().c_str(),
+         shard->n_docs(), shard->vocab_size(), since(t));
+  });
+  const SearchOptions o = f.options();
+  const auto t = Clock::now();
+  RankShards shards = together(
+      [&] { return RankShards(cluster, *shard, for_rank(cluster, f.searcher_options())); });
+  std::vector<RawDocument> docs;
+  std::unique_ptr<Embeddings> emb;
+  cluster.step([&] {
+    if (!cluster.root()) return;
+    if (!f.stopwords.empty())
+      check_stopwords(*shard, StopWords::load(f.stopwords), "--stopwords " + f.stopwords);
+    docs = read_tsv(f.queries);
+    if (!f.embeddings.empty()) {
+      const WordSet words = distinct_tokens(docs);
+      emb = std::make_unique<Embeddings>(load_query_embeddings(*shard, f.embeddings, &words));
+    }
+  });
+  QueryOptions qo;
+  qo.embeddings = emb.get();
+  TextReport report;
+  const QuerySet queries = together([&] { return shards.make_query_set(docs, qo, &report); });
+  if (cluster.root()) report_text(report, "queries");
+  SearchStats st;
+  const SearchResults r = together([&] { return shards.search(queries, k, o, &st); });
+  const std::vector<std::string> ids = together([&] { return shards.doc_ids(r.indices); });
+  const std::vector<std::string> texts =
+      with_text ? together([&] { return shards.texts(r.indices); }) : std::vector<std::string>();
+  note("search: %zu queries x %zu documents in %d shards, one per rank, %s, %.3f s", r.n_queries,
+       shards.n_docs(), cluster.size(), describe(o).c_str(), since(t));
+  report_refinement(o, st);
+  cluster.step([&] {
+    if (cluster.root())
+      write_results(
+          r, queries.ids, [&](std::size_t p, std::size_t) { return ids[p]; },
+          [&](std::size_t p, std::size_t) { return texts[p]; }, with_text, std::move(file));
+  });
 }
 
 }  // namespace
@@ -81,6 +153,8 @@ void add_search(CLI::App& app) {
     cluster.step([&] {
       if (cluster.root() && !output->empty()) file = std::make_unique<AtomicFile>(*output);
     });
+    if (cluster.size() > 1 && f->indexes.size() > 1)
+      return search_rank_shards(*f, *k, *with_text, std::move(file));
     Loaded l = load_queries(*f);
     if (*with_text && !l.shards->has_text())
       throw Error("--with-text: an index holds no texts (built with --no-text)");
@@ -105,7 +179,13 @@ void add_search(CLI::App& app) {
            cluster.size(), times.local, times.waiting, times.exchange);
     report_refinement(o, st);
     cluster.step([&] {
-      if (cluster.root()) write_results(r, l, *with_text, std::move(file));
+      if (!cluster.root()) return;
+      const ShardSet& docs = *l.shards;
+      write_results(
+          r, l.queries.ids,
+          [&](std::size_t, std::size_t doc) { return std::string(docs.doc_id(doc)); },
+          [&](std::size_t, std::size_t doc) { return docs.text(doc); }, *with_text,
+          std::move(file));
     });
   });
 }

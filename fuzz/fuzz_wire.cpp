@@ -4,19 +4,19 @@
 #include <cstdint>
 #include <string>
 
-#include "app/wire.h"
 #include "lcrwmd/error.h"
+#include "lcrwmd/wire.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string bytes(reinterpret_cast<const char*>(data), size);
   try {
-    (void)lcrwmd::app::unpack_queries(bytes);
+    (void)lcrwmd::unpack_queries(bytes);
   } catch (const lcrwmd::Error&) {
   }
   try {
     lcrwmd::SearchResults r;
     lcrwmd::SearchStats st;
-    lcrwmd::app::unpack_results(bytes, r, st);
+    lcrwmd::unpack_results(bytes, r, st);
   } catch (const lcrwmd::Error&) {
   }
   return 0;

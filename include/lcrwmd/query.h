@@ -64,6 +64,11 @@ QuerySet concat(const Index& index, const std::vector<const QuerySet*>& parts);
 // as extra words, with their vectors): the same queries, for another index of the same
 // embeddings (a shard of a collection, lcrwmd/sharded.h).
 QuerySet translate_queries(const Index& from, const QuerySet& queries, const Index& to);
+// Queries that need no index: every word an extra word, with its name and vector (what the
+// ranks of a distributed collection exchange, each holding a shard of its own); and such queries
+// over an index's vocabulary.
+QuerySet portable_queries(const Index& from, const QuerySet& queries);
+QuerySet from_portable(const QuerySet& queries, const Index& to);
 
 // Resident documents as queries (for tests and self-similarity).
 QuerySet query_set_from_index(const Index& index, std::span<const std::size_t> docs);

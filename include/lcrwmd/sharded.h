@@ -98,3 +98,46 @@ class ShardedSearcher final : public Searcher {
 };
 
 }  // namespace lcrwmd
+
+namespace lcrwmd {
+
+class Communicator;
+
+// One shard per rank of a Communicator (mpirun): each rank maps only its own index file, and
+// the ranks answer together for the collection of their shards in rank order. Every call is
+// collective: every rank makes it, in the same order. Queries are read on rank 0 and results
+// come back there; a failure on any rank is an Error on every rank. The results are the bytes
+// a ShardedSearcher gives for the same files in one process.
+class RankShards {
+ public:
+  // An Error on every rank where the shards disagree (as ShardSet checks them) or a rank cannot
+  // make its searcher.
+  RankShards(Communicator& comm, const Index& shard, const SearcherOptions& options);
+  ~RankShards();
+
+  std::size_t n_docs() const { return first_.back(); }
+  std::size_t first_doc(int rank) const { return first_[static_cast<std::size_t>(rank)]; }
+  const Index& shard() const { return shard_; }
+
+  // Queries read as the collection's documents were (docs: rank 0's, the others give none),
+  // each word's vector and document frequency from the first rank whose shard holds it, else
+  // from options.embeddings (rank 0's). Portable (lcrwmd/query.h), on rank 0; empty elsewhere.
+  QuerySet make_query_set(const std::vector<RawDocument>& docs, const QueryOptions& options,
+                          TextReport* report = nullptr);
+  // Top-k of rank 0's queries over the collection, on rank 0 (stats summed over the ranks).
+  SearchResults search(const QuerySet& queries, std::size_t k, const SearchOptions& options,
+                       SearchStats* stats = nullptr);
+  // The ids (or texts) of the collection's documents `docs` (rank 0's list), on rank 0.
+  std::vector<std::string> doc_ids(const std::vector<std::int64_t>& docs);
+  std::vector<std::string> texts(const std::vector<std::int64_t>& docs);
+
+ private:
+  std::vector<std::string> fetch(const std::vector<std::int64_t>& docs, bool text);
+
+  Communicator& comm_;
+  const Index& shard_;
+  std::unique_ptr<Searcher> searcher_;
+  std::vector<std::size_t> first_;  // each rank's first document, then the collection's size
+};
+
+}  // namespace lcrwmd

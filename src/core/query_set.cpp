@@ -152,30 +152,35 @@ QuerySet concat(const Index& index, const std::vector<const QuerySet*>& parts) {
   return all;
 }
 
-QuerySet translate_queries(const Index& from, const QuerySet& q, const Index& to) {
-  const std::size_t v0 = from.vocab_size(), vs = to.vocab_size(), m = from.dim();
+namespace {
+
+// q's words over `to`'s vocabulary (none: every word an extra word), name_of(u) and vector_of(u)
+// naming q's word u: the words `to` lacks become extra words, numbered in the order of q's ids
+// (so in the same order for every query, and the same however often the queries travel).
+template <typename Name, typename Vector>
+QuerySet rewrite(const QuerySet& q, const Index* to, std::size_t m, Name&& name_of,
+                 Vector&& vector_of) {
+  const std::size_t vs = to ? to->vocab_size() : 0;
   QuerySet out;
   out.ids = q.ids;
   out.labels = q.labels;
-  // Each distinct word: its id in `to`, or, where `to` lacks it, an extra word of
-  // its own, numbered in the order of the words (so in the same order for every query).
   std::vector<std::uint32_t> distinct(q.words);
   std::sort(distinct.begin(), distinct.end());
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
   std::unordered_map<std::uint32_t, std::uint32_t> id;
   id.reserve(distinct.size());
   for (const std::uint32_t u : distinct) {
-    const std::string_view word = u < v0 ? from.word(u) : std::string_view(q.extra_words[u - v0]);
-    if (const auto local = to.find_word(word)) {
+    const std::string_view word = name_of(u);
+    if (const auto local = to ? to->find_word(word) : std::nullopt) {
       id[u] = *local;
       continue;
     }
     id[u] = static_cast<std::uint32_t>(vs + out.extra_words.size());
     out.extra_words.emplace_back(word);
-    const float* vec = query_word_vector(from, q, u);
+    const float* vec = vector_of(u);
     out.extra_vectors.insert(out.extra_vectors.end(), vec, vec + m);
   }
-  // Each query's words ascending in `to`'s ids, their weights with them.
+  // Each query's words ascending in the new ids, their weights with them.
   std::vector<std::pair<std::uint32_t, float>> row;
   for (std::size_t j = 0; j < q.size(); ++j) {
     row.clear();
@@ -189,6 +194,42 @@ QuerySet translate_queries(const Index& from, const QuerySet& q, const Index& to
     out.indptr.push_back(out.words.size());
   }
   return out;
+}
+
+}  // namespace
+
+QuerySet translate_queries(const Index& from, const QuerySet& q, const Index& to) {
+  const std::size_t v0 = from.vocab_size();
+  return rewrite(
+      q, &to, from.dim(),
+      [&](std::uint32_t u) {
+        return u < v0 ? from.word(u) : std::string_view(q.extra_words[u - v0]);
+      },
+      [&](std::uint32_t u) { return query_word_vector(from, q, u); });
+}
+
+QuerySet portable_queries(const Index& from, const QuerySet& q) {
+  const std::size_t v0 = from.vocab_size();
+  return rewrite(
+      q, nullptr, from.dim(),
+      [&](std::uint32_t u) {
+        return u < v0 ? from.word(u) : std::string_view(q.extra_words[u - v0]);
+      },
+      [&](std::uint32_t u) { return query_word_vector(from, q, u); });
+}
+
+QuerySet from_portable(const QuerySet& q, const Index& to) {
+  const std::size_t m = to.dim();
+  if (q.extra_vectors.size() != q.extra_words.size() * m)
+    throw Error(
+        "portable queries of dimension " +
+        std::to_string(q.extra_words.empty() ? 0 : q.extra_vectors.size() / q.extra_words.size()) +
+        " against an index of dimension " + std::to_string(m));
+  for (const std::uint32_t u : q.words)
+    if (u >= q.extra_words.size()) throw Error("portable queries: a word beyond their words");
+  return rewrite(
+      q, &to, m, [&](std::uint32_t u) { return std::string_view(q.extra_words[u]); },
+      [&](std::uint32_t u) { return q.extra_vectors.data() + std::size_t{u} * m; });
 }
 
 QuerySet query_set_from_index(const Index& index, std::span<const std::size_t> docs) {

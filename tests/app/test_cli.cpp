@@ -635,6 +635,33 @@ TEST_F(Mpi, OneTwoThreeRanksGiveTheSameBytes) {
   EXPECT_EQ(untimed(three.out), untimed(one.out));
 }
 
+// A shard per rank, each rank mapping only its own: the bytes of the same shards in one process.
+TEST_F(Mpi, AShardPerRankGivesTheCollectionsBytes) {
+  const std::string demo = std::string(LCRWMD_SOURCE_DIR) + "/data/demo";
+  const std::string base = tmp("mpi_shards.idx");
+  const CliRun built =
+      lcrwmd("build --embeddings " + demo + "/embeddings.bin --docs " + demo +
+             "/train.tsv --stopwords " + demo + "/stop_words.txt --shards 3 " + "--output " + base);
+  ASSERT_EQ(built.code, 0) << built.err;
+  std::string shards;
+  for (int i = 0; i < 3; ++i)
+    shards += " --index " + tmp("mpi_shards." + std::to_string(i) + ".idx");
+  const std::string args =
+      "search" + shards + " --queries " + demo + "/queries.tsv --k 7 --with-text";
+  for (const std::string method : {"lc-rwmd", "wmd", "act --one-sided"}) {
+    const CliRun one = lcrwmd(args + " --method " + method);
+    ASSERT_EQ(one.code, 0) << one.err;
+    ASSERT_FALSE(one.out.empty());
+    const CliRun three = mpirun("-np 3 " + std::string(LCRWMD_CLI) + " " + args + " --method " +
+                                method + " --threads 1");
+    ASSERT_EQ(three.code, 0) << three.err;
+    EXPECT_EQ(three.out, one.out) << method;
+  }
+  const CliRun wrong = mpirun("-np 2 " + std::string(LCRWMD_CLI) + " " + args);
+  EXPECT_EQ(wrong.code, 1);
+  EXPECT_NE(wrong.err.find("give one shard per rank"), std::string::npos) << wrong.err;
+}
+
 TEST_F(Mpi, AFailingRankStopsTheJobWithAClearMessage) {
   // Rank 1 is given an index that does not exist (mpirun's MPMD syntax): it fails loading its
   // shard while rank 0 succeeds. The job must end, not hang, with rank 0 saying why.

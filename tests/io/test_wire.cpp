@@ -3,11 +3,11 @@
 
 #include <string>
 
-#include "app/wire.h"
 #include "lcrwmd/error.h"
+#include "lcrwmd/wire.h"
 #include "test_util.h"
 
-namespace lcrwmd::app {
+namespace lcrwmd {
 namespace {
 
 TEST(Wire, QuerySetsRoundTrip) {
@@ -70,4 +70,4 @@ TEST(Wire, DamagedMessagesAreErrors) {
 }
 
 }  // namespace
-}  // namespace lcrwmd::app
+}  // namespace lcrwmd

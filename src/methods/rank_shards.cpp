@@ -1,0 +1,336 @@
+// RankShards (lcrwmd/sharded.h): a shard per rank. Every step is collective and ends with every
+// rank knowing whether any failed (a rank's error travels in its message; rank 0's verdict is
+// broadcast), so that no rank is left waiting in a step the others have left.
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <limits>
+
+#include "core/query_words.h"
+#include "io/byte_stream.h"
+#include "lcrwmd/communicator.h"
+#include "lcrwmd/error.h"
+#include "lcrwmd/sharded.h"
+#include "lcrwmd/topk.h"
+#include "lcrwmd/wire.h"
+
+namespace lcrwmd {
+namespace {
+
+// f's error, or empty.
+template <typename F>
+std::string attempt(F&& f) {
+  try {
+    f();
+    return {};
+  } catch (const std::exception& e) {
+    return *e.what() ? e.what() : "unknown error";
+  }
+}
+
+// Rank 0's verdict on every rank: an Error everywhere where it is not empty.
+void settle(Communicator& comm, std::string verdict) {
+  comm.broadcast(verdict);
+  if (!verdict.empty()) throw Error(verdict);
+}
+
+// The first rank's error among the gathered messages' leading strings, worded for all.
+std::string first_error(const std::vector<std::string>& errors) {
+  for (std::size_t r = 0; r < errors.size(); ++r)
+    if (!errors[r].empty())
+      return "rank " + std::to_string(r) + " of " + std::to_string(errors.size()) + ": " +
+             errors[r];
+  return {};
+}
+
+// What two shards must agree on to be one collection (as ShardSet checks them).
+struct Signature {
+  std::string source;
+  std::uint64_t n_docs = 0, dim = 0, idf_docs = 0;
+  std::uint32_t weighting = 0, tokenizer = 0;
+  std::vector<std::string> stopwords;
+
+  static Signature of(const Index& ix) {
+    return {ix.source(),
+            ix.n_docs(),
+            ix.dim(),
+            ix.idf_docs(),
+            static_cast<std::uint32_t>(ix.weighting()),
+            ix.tokenizer_version(),
+            ix.stopwords().sorted()};
+  }
+  void write(Writer& w) const {
+    w.strings({source});
+    w.pod(n_docs);
+    w.pod(dim);
+    w.pod(idf_docs);
+    w.pod(weighting);
+    w.pod(tokenizer);
+    w.strings(stopwords);
+  }
+  static Signature read(Reader& r) {
+    Signature s;
+    const std::vector<std::string> source = r.strings();
+    s.source = source.empty() ? std::string() : source.front();
+    s.n_docs = r.pod<std::uint64_t>();
+    s.dim = r.pod<std::uint64_t>();
+    s.idf_docs = r.pod<std::uint64_t>();
+    s.weighting = r.pod<std::uint32_t>();
+    s.tokenizer = r.pod<std::uint32_t>();
+    s.stopwords = r.strings();
+    return s;
+  }
+  // Why `b` cannot join `a`'s collection, or empty.
+  static std::string disagreement(const Signature& a, const Signature& b) {
+    const std::string both = b.source + " and " + a.source;
+    if (a.dim != b.dim) return both + ": vectors of different dimensions";
+    if (a.weighting != b.weighting) return both + ": weighted differently: build them alike";
+    if (a.tokenizer != b.tokenizer) return both + ": tokenized by different lcrwmd versions";
+    if (a.stopwords != b.stopwords) return both + ": built with different stop words";
+    if (a.weighting == static_cast<std::uint32_t>(Weighting::tfidf) && a.idf_docs != b.idf_docs)
+      return both +
+             ": TF-IDF indexes built apart weigh words by their own documents; build them as "
+             "one build's shards (lcrwmd build --shards N)";
+    return {};
+  }
+};
+
+}  // namespace
+
+RankShards::RankShards(Communicator& comm, const Index& shard, const SearcherOptions& options)
+    : comm_(comm), shard_(shard) {
+  Writer w;
+  w.strings({attempt([&] { searcher_ = make_searcher(shard, options); })});
+  Signature::of(shard).write(w);
+  const std::vector<std::string> parts = comm.gather(w.take());
+  std::string verdict;
+  std::vector<std::uint64_t> first{0};
+  if (comm.rank() == 0) {
+    std::vector<std::string> errors;
+    std::vector<Signature> signatures;
+    verdict = attempt([&] {
+      for (const std::string& p : parts) {
+        Reader r(p);
+        errors.push_back(r.strings().at(0));
+        signatures.push_back(Signature::read(r));
+      }
+    });
+    if (verdict.empty()) verdict = first_error(errors);
+    for (std::size_t s = 1; s < signatures.size() && verdict.empty(); ++s)
+      verdict = Signature::disagreement(signatures.front(), signatures[s]);
+    for (const Signature& s : signatures) first.push_back(first.back() + s.n_docs);
+  }
+  settle(comm, verdict);
+  Writer out;
+  out.vec(first);
+  std::string bytes = out.take();
+  comm.broadcast(bytes);
+  Reader r(bytes);
+  for (const std::uint64_t f : r.vec<std::uint64_t>()) first_.push_back(f);
+}
+
+RankShards::~RankShards() = default;
+
+QuerySet RankShards::make_query_set(const std::vector<RawDocument>& docs,
+                                    const QueryOptions& options, TextReport* report) {
+  // Rank 0's tokens (stop words aside), for every rank to look up.
+  std::string bytes;
+  if (comm_.rank() == 0) {
+    const WordSet distinct = distinct_tokens(docs);
+    std::vector<std::string> tokens;
+    for (const std::string& t : distinct)
+      if (!shard_.stopwords().contains(t)) tokens.push_back(t);
+    std::sort(tokens.begin(), tokens.end());
+    Writer w;
+    w.strings(tokens);
+    bytes = w.take();
+  }
+  comm_.broadcast(bytes);
+  Reader tokens_in(bytes);
+  const std::vector<std::string> tokens = tokens_in.strings();
+  // Those this rank's shard holds: their vectors and document frequencies.
+  std::vector<std::uint64_t> held;
+  std::vector<float> vectors;
+  std::vector<std::uint32_t> freqs;
+  const std::size_t m = shard_.dim();
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    if (const auto u = shard_.find_word(tokens[i])) {
+      held.push_back(i);
+      vectors.insert(vectors.end(), shard_.vector(*u), shard_.vector(*u) + m);
+      freqs.push_back(shard_.doc_freq(*u));
+    }
+  Writer w;
+  w.vec(held);
+  w.vec(vectors);
+  w.vec(freqs);
+  const std::vector<std::string> parts = comm_.gather(w.take());
+  QuerySet out;
+  std::string verdict;
+  if (comm_.rank() == 0)
+    verdict = attempt([&] {
+      // Each token from the first rank holding it; a word two ranks (or the embeddings) hold
+      // with different vectors is an error: the shards are not of one collection.
+      const Embeddings* emb = options.embeddings;
+      check_query_embeddings_dim(shard_, emb);
+      std::vector<std::vector<float>> rank_vectors(parts.size());
+      StringMap<ExtraWord> found;
+      StringMap<std::size_t> holder;
+      for (std::size_t r = 0; r < parts.size(); ++r) {
+        Reader in(parts[r]);
+        const auto idx = in.vec<std::uint64_t>();
+        rank_vectors[r] = in.vec<float>();
+        const auto df = in.vec<std::uint32_t>();
+        if (rank_vectors[r].size() != idx.size() * m || df.size() != idx.size())
+          throw Error("rank " + std::to_string(r) + ": a damaged message");
+        for (std::size_t i = 0; i < idx.size(); ++i) {
+          const std::string& t = tokens.at(idx[i]);
+          const ExtraWord word{rank_vectors[r].data() + i * m, df[i]};
+          const auto [it, fresh] = found.try_emplace(t, word);
+          if (fresh) {
+            holder.emplace(t, r);
+          } else if (std::memcmp(it->second.vector, word.vector, m * sizeof(float)) != 0 ||
+                     (shard_.weighting() == Weighting::tfidf &&
+                      it->second.doc_freq != word.doc_freq)) {
+            throw Error("the word '" + t + "' differs between the shards of ranks " +
+                        std::to_string(holder.at(t)) + " and " + std::to_string(r) +
+                        ": not shards of one collection");
+          }
+          if (emb)
+            if (const auto e = emb->find(t);
+                e && std::memcmp(emb->vector(*e), word.vector, m * sizeof(float)) != 0)
+              throw Error(emb->source() + ": the word '" + t +
+                          "' has another vector than in rank " + std::to_string(r) +
+                          "'s shard: not the embeddings it was built from");
+        }
+      }
+      const FindExtraWord find = [&](std::string_view t) -> std::optional<ExtraWord> {
+        if (const auto it = found.find(t); it != found.end()) return it->second;
+        if (emb == nullptr) return std::nullopt;
+        const auto e = emb->find(t);
+        if (!e) return std::nullopt;
+        return ExtraWord{emb->vector(*e), 0};
+      };
+      out = portable_queries(shard_, make_query_set_with(shard_, docs, shard_.idf_docs(), find,
+                                                         emb != nullptr, report));
+    });
+  settle(comm_, verdict);
+  return out;
+}
+
+SearchResults RankShards::search(const QuerySet& queries, std::size_t k,
+                                 const SearchOptions& options, SearchStats* stats) {
+  std::string bytes = comm_.rank() == 0 ? pack(queries) : std::string();
+  comm_.broadcast(bytes);
+  SearchResults local;
+  SearchStats local_stats;
+  std::size_t nq = 0;
+  const std::string error = attempt([&] {
+    const QuerySet q = from_portable(unpack_queries(bytes), shard_);
+    nq = q.size();
+    local = searcher_->search(q, k, options, &local_stats);
+  });
+  Writer w;
+  w.strings({error, error.empty() ? pack(local, local_stats) : std::string()});
+  const std::vector<std::string> parts = comm_.gather(w.take());
+  SearchResults out;
+  std::string verdict;
+  if (comm_.rank() == 0)
+    verdict = attempt([&] {
+      std::vector<std::string> errors, messages;
+      for (const std::string& p : parts) {
+        Reader r(p);
+        const std::vector<std::string> fields = r.strings();
+        errors.push_back(fields.at(0));
+        messages.push_back(fields.at(1));
+      }
+      if (const std::string e = first_error(errors); !e.empty()) throw Error(e);
+      // Each rank's top-k in the collection's numbering, merged in its order.
+      out.n_queries = nq;
+      out.k = std::min(k, n_docs());
+      std::vector<TopK> best(nq, TopK(out.k));
+      SearchStats total;
+      for (std::size_t r = 0; r < messages.size(); ++r) {
+        SearchResults part;
+        SearchStats st;
+        unpack_results(messages[r], part, st);
+        if (part.n_queries != nq) throw Error("rank " + std::to_string(r) + ": a damaged message");
+        accumulate(total, st);
+        const auto offset = static_cast<std::int64_t>(first_[r]);
+        for (std::size_t q = 0; q < nq; ++q)
+          for (std::size_t t = 0; t < part.k; ++t)
+            if (const std::int64_t doc = part.indices[q * part.k + t]; doc >= 0)
+              best[q].push({part.distances[q * part.k + t], doc + offset});
+      }
+      out.distances.assign(nq * out.k, 0.0f);
+      out.indices.assign(nq * out.k, -1);
+      for (std::size_t q = 0; q < nq; ++q) {
+        const std::vector<Neighbor> row = best[q].take_sorted();
+        for (std::size_t t = 0; t < row.size(); ++t) {
+          out.distances[q * out.k + t] = row[t].distance;
+          out.indices[q * out.k + t] = row[t].index;
+        }
+      }
+      if (stats) *stats = total;
+    });
+  settle(comm_, verdict);
+  return out;
+}
+
+std::vector<std::string> RankShards::doc_ids(const std::vector<std::int64_t>& docs) {
+  return fetch(docs, false);
+}
+
+std::vector<std::string> RankShards::texts(const std::vector<std::int64_t>& docs) {
+  return fetch(docs, true);
+}
+
+std::vector<std::string> RankShards::fetch(const std::vector<std::int64_t>& docs, bool text) {
+  std::string bytes;
+  if (comm_.rank() == 0) {
+    Writer w;
+    w.vec(docs);
+    bytes = w.take();
+  }
+  comm_.broadcast(bytes);
+  Reader in(bytes);
+  const std::vector<std::int64_t> asked = in.vec<std::int64_t>();
+  // This rank's documents among them: their positions in the list, and their ids or texts.
+  const auto rank = static_cast<std::size_t>(comm_.rank());
+  std::vector<std::uint64_t> positions;
+  std::vector<std::string> values;
+  const std::string error = attempt([&] {
+    for (std::size_t p = 0; p < asked.size(); ++p) {
+      const std::int64_t d = asked[p];
+      if (d < static_cast<std::int64_t>(first_[rank]) ||
+          d >= static_cast<std::int64_t>(first_[rank + 1]))
+        continue;
+      const auto i = static_cast<std::size_t>(d) - first_[rank];
+      positions.push_back(p);
+      values.push_back(text ? shard_.text(i) : std::string(shard_.doc_id(i)));
+    }
+  });
+  Writer w;
+  w.strings({error});
+  w.vec(positions);
+  w.strings(values);
+  const std::vector<std::string> parts = comm_.gather(w.take());
+  std::vector<std::string> out;
+  std::string verdict;
+  if (comm_.rank() == 0)
+    verdict = attempt([&] {
+      out.resize(asked.size());
+      std::vector<std::string> errors;
+      for (const std::string& p : parts) {
+        Reader r(p);
+        errors.push_back(r.strings().at(0));
+        const auto pos = r.vec<std::uint64_t>();
+        const auto vals = r.strings();
+        for (std::size_t i = 0; i < pos.size() && i < vals.size(); ++i) out.at(pos[i]) = vals[i];
+      }
+      if (const std::string e = first_error(errors); !e.empty()) throw Error(e);
+    });
+  settle(comm_, verdict);
+  return out;
+}
+
+}  // namespace lcrwmd
