@@ -1,0 +1,225 @@
+// Every way of running a command gives the same bytes: each SIMD level, each phase-1
+// precision, one process or mpirun's ranks (and a failing rank stops the job).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "app/cli_run.h"
+#include "test_util.h"
+
+namespace lcrwmd {
+namespace {
+
+using namespace test;
+namespace fs = std::filesystem;
+
+// ---- SIMD levels: the same bytes whichever level runs (src/cpu/simd.h) ------------------
+
+TEST(CliSimd, EveryLevelGivesTheSameBytes) {
+  const std::string demo = std::string(LCRWMD_SOURCE_DIR) + "/data/demo";
+  const std::string build = "build --embeddings " + demo + "/embeddings.bin --docs " + demo +
+                            "/train.tsv --stopwords " + demo + "/stop_words.txt --output ";
+  const std::string common = " --queries " + demo + "/queries.tsv --stopwords " + demo +
+                             "/stop_words.txt --embeddings " + demo + "/embeddings.bin --k 9";
+  // The index of each level (its stored norms come from the kernels too), then every method.
+  std::map<std::string, std::string> first;
+  for (const std::string level : {"", "scalar", "avx2", "avx512"}) {
+    const std::string env = level.empty() ? "" : "LCRWMD_SIMD=" + level + " ";
+    const std::string index = tmp("simd" + level + ".idx");
+    CliRun r = lcrwmd_via(env + LCRWMD_CLI + " " + build + index);
+    ASSERT_EQ(r.code, 0) << r.err;
+    if (!level.empty()) {
+      EXPECT_EQ(slurp(index), slurp(tmp("simd.idx"))) << level;
+    }
+    for (const std::string method :
+         {"lc-rwmd", "lc-rwmd --one-sided", "lc-rwmd --batch 4", "rwmd", "wcd", "wmd"}) {
+      r = lcrwmd_via(env + LCRWMD_CLI + " search --index " + index + common + " --method " +
+                     method);
+      ASSERT_EQ(r.code, 0) << r.err;
+      if (level.empty())
+        first[method] = r.out;
+      else
+        EXPECT_EQ(r.out, first[method]) << method << " at LCRWMD_SIMD=" << level;
+    }
+  }
+  const CliRun scalar = lcrwmd_via("LCRWMD_SIMD=scalar " + std::string(LCRWMD_CLI) + " devices");
+  EXPECT_EQ(scalar.out.rfind("cpu\tscalar kernels\t", 0), 0u) << scalar.out;
+  const CliRun bad = lcrwmd_via("LCRWMD_SIMD=sse9 " + std::string(LCRWMD_CLI) + " search --index " +
+                                tmp("simd.idx") + common);
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.err.find("LCRWMD_SIMD=sse9"), std::string::npos) << bad.err;
+}
+
+// ---- phase-1 precisions: the same bytes whichever precision, oneDNN kernel and SIMD level -
+
+TEST(CliPrecision, EveryPrecisionGivesTheSameBytes) {
+  const std::string demo = std::string(LCRWMD_SOURCE_DIR) + "/data/demo";
+  const std::string index = tmp("precision.idx");
+  ASSERT_EQ(lcrwmd("build --embeddings " + demo + "/embeddings.bin --docs " + demo +
+                   "/train.tsv --stopwords " + demo + "/stop_words.txt --output " + index)
+                .code,
+            0);
+  const std::string common = " --index " + index + " --queries " + demo +
+                             "/queries.tsv --stopwords " + demo + "/stop_words.txt --embeddings " +
+                             demo + "/embeddings.bin";
+  const std::vector<std::string> runs = {"search --k 9 --method lc-rwmd",
+                                         "search --k 9 --method lc-rwmd --one-sided --batch 3",
+                                         "search --k 9 --method act --act-steps 2",
+                                         "search --k 9 --method ict --one-sided",
+                                         "search --k 5 --method wmd",
+                                         "pairwise --method lc-rwmd --output "};
+  // The f32 baseline of each run: its stdout, or for pairwise the .npy file.
+  const auto output = [&](const std::string& env, const std::string& run,
+                          const std::string& precision, CliRun& r) {
+    const bool npy = run.rfind("pairwise", 0) == 0;
+    const std::string file = tmp("precision.npy");
+    r = lcrwmd_via(env + LCRWMD_CLI + " " + run + (npy ? file : "") + common + " --precision " +
+                   precision);
+    return npy ? slurp(file) : r.out;
+  };
+  std::map<std::string, std::string> want;
+  for (const std::string& run : runs) {
+    CliRun r;
+    want[run] = output("", run, "f32", r);
+    ASSERT_EQ(r.code, 0) << run << ": " << r.err;
+    ASSERT_FALSE(want[run].empty()) << run;
+  }
+  std::size_t compared = 0;
+  // oneDNN's kernels capped below AMX (VNNI, AVX-512 BF16), and our SIMD levels.
+  for (const std::string env :
+       {"", "DNNL_MAX_CPU_ISA=AVX512_CORE_VNNI ", "DNNL_MAX_CPU_ISA=AVX512_CORE_BF16 ",
+        "LCRWMD_SIMD=scalar ", "LCRWMD_SIMD=avx2 "})
+    for (const std::string precision : {"auto", "f32", "bf16", "int8"})
+      for (const std::string& run : runs) {
+        CliRun r;
+        const std::string got = output(env, run, precision, r);
+        if (r.code != 0 && r.err.find("which this CPU lacks") != std::string::npos) continue;
+        ASSERT_EQ(r.code, 0) << env << run << " --precision " << precision << ": " << r.err;
+        EXPECT_EQ(got, want[run]) << env << run << " --precision " << precision;
+        ++compared;
+      }
+  EXPECT_GE(compared, 5 * 2 * runs.size());  // every environment ran f32 and auto at least
+  // A precision the CPU lacks (oneDNN capped at AVX2): a clear error naming what is missing.
+  const CliRun lacking = lcrwmd_via("DNNL_MAX_CPU_ISA=AVX2 " + std::string(LCRWMD_CLI) + " search" +
+                                    common + " --precision int8");
+  EXPECT_NE(lacking.code, 0);
+  EXPECT_NE(lacking.err.find("AVX512_VNNI"), std::string::npos) << lacking.err;
+  EXPECT_TRUE(lacking.out.empty());
+  // devices names what auto takes; the search report counts the recomputed distances.
+  const CliRun devices = lcrwmd("devices");
+  EXPECT_NE(devices.out.find("phase 1\tauto: "), std::string::npos) << devices.out;
+  CliRun r;
+  output("", runs[0], "auto", r);
+  EXPECT_NE(r.err.find("word distances recomputed per (vocabulary word, query)"), std::string::npos)
+      << r.err;
+}
+
+// ---- mpirun: the same bytes as one process, and a failing rank stops the job -----------
+
+#ifdef LCRWMD_MPIRUN
+// mpirun on this machine; root may run it (CI containers do), ranks may outnumber cores.
+CliRun mpirun(const std::string& ranks_and_args) {
+  return lcrwmd_via("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 " +
+                    std::string(LCRWMD_MPIRUN) + " --oversubscribe " + ranks_and_args);
+}
+
+class Mpi : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string demo = std::string(LCRWMD_SOURCE_DIR) + "/data/demo";
+    index = tmp("mpi_demo.idx");
+    common = " --index " + index + " --queries " + demo + "/queries.tsv --stopwords " + demo +
+             "/stop_words.txt";
+    const CliRun r = lcrwmd("build --embeddings " + demo + "/embeddings.bin --docs " + demo +
+                            "/train.tsv --stopwords " + demo + "/stop_words.txt --output " + index);
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+  std::string index, common;
+};
+
+TEST_F(Mpi, OneTwoThreeRanksGiveTheSameBytes) {
+  for (const std::string method : {"lc-rwmd", "lc-rwmd --one-sided", "wmd", "wcd"}) {
+    const std::string args = "search" + common + " --k 7 --method " + method;
+    const CliRun one = lcrwmd(args);
+    ASSERT_EQ(one.code, 0) << one.err;
+    ASSERT_FALSE(one.out.empty());
+    for (int np : {1, 2, 3})
+      for (const char* layout : {"docs", "queries"}) {
+        const CliRun r = mpirun("-np " + std::to_string(np) + " " + LCRWMD_CLI + " " + args +
+                                " --distribute " + layout);
+        ASSERT_EQ(r.code, 0) << r.err;
+        EXPECT_EQ(r.out, one.out) << method << ", " << np << " ranks, " << layout;
+      }
+  }
+  // pairwise: every rank writes its queries' rows into rank 0's file.
+  ASSERT_EQ(lcrwmd("pairwise" + common + " --output " + tmp("p1.npy")).code, 0);
+  for (int np : {2, 3}) {
+    const std::string out = tmp(test::numbered('p', static_cast<std::size_t>(np)) + ".npy");
+    const CliRun r = mpirun("-np " + std::to_string(np) + " " + LCRWMD_CLI + " pairwise" + common +
+                            " --output " + out);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(slurp(out), slurp(tmp("p1.npy"))) << np << " ranks";
+  }
+  // eval: the same table (but for the time it took).
+  auto untimed = [](std::string s) {
+    const auto open = s.find(" ("), close = s.find(" s)");
+    if (open != std::string::npos && close != std::string::npos) s.erase(open, close + 3 - open);
+    return s;
+  };
+  const CliRun one = lcrwmd("eval knn" + common + " --k 1,3,5");
+  ASSERT_EQ(one.code, 0) << one.err;
+  const CliRun three =
+      mpirun(std::string("-np 3 ") + LCRWMD_CLI + " eval knn" + common + " --k 1,3,5");
+  ASSERT_EQ(three.code, 0) << three.err;
+  EXPECT_EQ(untimed(three.out), untimed(one.out));
+}
+
+// A shard per rank, each rank mapping only its own: the bytes of the same shards in one process.
+TEST_F(Mpi, AShardPerRankGivesTheCollectionsBytes) {
+  const std::string demo = std::string(LCRWMD_SOURCE_DIR) + "/data/demo";
+  const std::string base = tmp("mpi_shards.idx");
+  const CliRun built =
+      lcrwmd("build --embeddings " + demo + "/embeddings.bin --docs " + demo +
+             "/train.tsv --stopwords " + demo + "/stop_words.txt --shards 3 " + "--output " + base);
+  ASSERT_EQ(built.code, 0) << built.err;
+  std::string shards;
+  for (int i = 0; i < 3; ++i)
+    shards += " --index " + tmp("mpi_shards." + std::to_string(i) + ".idx");
+  const std::string args =
+      "search" + shards + " --queries " + demo + "/queries.tsv --k 7 --with-text";
+  for (const std::string method : {"lc-rwmd", "wmd", "act --one-sided"}) {
+    const CliRun one = lcrwmd(args + " --method " + method);
+    ASSERT_EQ(one.code, 0) << one.err;
+    ASSERT_FALSE(one.out.empty());
+    const CliRun three = mpirun("-np 3 " + std::string(LCRWMD_CLI) + " " + args + " --method " +
+                                method + " --threads 1");
+    ASSERT_EQ(three.code, 0) << three.err;
+    EXPECT_EQ(three.out, one.out) << method;
+  }
+  const CliRun wrong = mpirun("-np 2 " + std::string(LCRWMD_CLI) + " " + args);
+  EXPECT_EQ(wrong.code, 1);
+  EXPECT_NE(wrong.err.find("give one shard per rank"), std::string::npos) << wrong.err;
+}
+
+TEST_F(Mpi, AFailingRankStopsTheJobWithAClearMessage) {
+  // Rank 1 is given an index that does not exist (mpirun's MPMD syntax): it fails loading its
+  // shard while rank 0 succeeds. The job must end, not hang, with rank 0 saying why.
+  const auto out = tmp("mpi_fail.tsv");
+  const std::string tail =
+      " --queries " + std::string(LCRWMD_SOURCE_DIR) + "/data/demo/queries.tsv --output " + out;
+  const CliRun r =
+      mpirun("-np 1 " + std::string(LCRWMD_CLI) + " search --index " + index + tail + " : -np 1 " +
+             LCRWMD_CLI + " search --index " + tmp("missing.idx") + tail);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.code, 124) << "the job hung until timeout";
+  EXPECT_NE(r.err.find("rank 1 of 2"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("missing.idx"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+#else
+TEST(Mpi, Skipped) { GTEST_SKIP() << "built without MPI: distributed commands not tested"; }
+#endif
+
+}  // namespace
+}  // namespace lcrwmd
