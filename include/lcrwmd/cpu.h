@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "lcrwmd/index.h"
 #include "lcrwmd/precision.h"
@@ -43,6 +44,7 @@ void set_threads(int n);
 namespace cpu {
 class WordGemm;
 }
+struct Phase1;
 
 // BLAS + threads. Holds a reference to the index (which must outlive it) and, from the first
 // search that needs it, its phase-1 GEMM (CpuOptions::precision).
@@ -62,6 +64,8 @@ class CpuSearcher final : public Searcher {
 
  private:
   const cpu::WordGemm& word_gemm() const;
+  // What the method computes phase 1 with (none for the methods without one).
+  std::optional<Phase1> phase1(const SearchOptions& options) const;
 
   const Index& index_;
   CpuOptions options_;

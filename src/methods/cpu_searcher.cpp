@@ -243,6 +243,11 @@ const cpu::WordGemm& CpuSearcher::word_gemm() const {
   return *gemm_;
 }
 
+std::optional<Phase1> CpuSearcher::phase1(const SearchOptions& opt) const {
+  if (describe(opt.method).word_pass == WordPass::none) return std::nullopt;
+  return Phase1{word_gemm(), options_.tile_rows, options_.tile_words};
+}
+
 SearchResults CpuSearcher::search(const QuerySet& queries, std::size_t k, const SearchOptions& opt,
                                   SearchStats* stats) const {
   check_k(k);
@@ -255,9 +260,7 @@ SearchResults CpuSearcher::search(const QuerySet& queries, std::size_t k, const 
   res.distances.assign(res.n_queries * res.k, 0.0f);
   res.indices.assign(res.n_queries * res.k, -1);
   SearchStats st;
-  std::optional<Phase1> p1;
-  if (describe(opt.method).word_pass != WordPass::none)
-    p1.emplace(Phase1{word_gemm(), options_.tile_rows, options_.tile_words});
+  const std::optional<Phase1> p1 = phase1(opt);
   for_each_batch(index, queries, opt, options_, p1 ? &*p1 : nullptr, st,
                  [&](std::size_t first, std::size_t size, const BatchDistance& dist, float* block) {
                    std::atomic<std::size_t> refined{0}, tightened{0};
@@ -305,9 +308,7 @@ void CpuSearcher::pairwise(const QuerySet& queries, const SearchOptions& opt, co
   const Index& index = index_;
   const std::size_t n = index.n_docs();
   SearchStats st;
-  std::optional<Phase1> p1;
-  if (describe(opt.method).word_pass != WordPass::none)
-    p1.emplace(Phase1{word_gemm(), options_.tile_rows, options_.tile_words});
+  const std::optional<Phase1> p1 = phase1(opt);
   for_each_batch(index, queries, opt, options_, p1 ? &*p1 : nullptr, st,
                  [&](std::size_t first, std::size_t size, const BatchDistance& dist, float* block) {
                    if (!dist.exact()) {

@@ -11,8 +11,8 @@
 #include "lcrwmd/communicator.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/sharded.h"
-#include "lcrwmd/topk.h"
 #include "lcrwmd/wire.h"
+#include "methods/shard_merge.h"
 
 namespace lcrwmd {
 namespace {
@@ -245,9 +245,7 @@ SearchResults RankShards::search(const QuerySet& queries, std::size_t k,
       }
       if (const std::string e = first_error(errors); !e.empty()) throw Error(e);
       // Each rank's top-k in the collection's numbering, merged in its order.
-      out.n_queries = nq;
-      out.k = std::min(k, n_docs());
-      std::vector<TopK> best(nq, TopK(out.k));
+      ShardMerge best(nq, std::min(k, n_docs()));
       SearchStats total;
       for (std::size_t r = 0; r < messages.size(); ++r) {
         SearchResults part;
@@ -255,21 +253,9 @@ SearchResults RankShards::search(const QuerySet& queries, std::size_t k,
         unpack_results(messages[r], part, st);
         if (part.n_queries != nq) throw Error("rank " + std::to_string(r) + ": a damaged message");
         accumulate(total, st);
-        const auto offset = static_cast<std::int64_t>(first_[r]);
-        for (std::size_t q = 0; q < nq; ++q)
-          for (std::size_t t = 0; t < part.k; ++t)
-            if (const std::int64_t doc = part.indices[q * part.k + t]; doc >= 0)
-              best[q].push({part.distances[q * part.k + t], doc + offset});
+        best.add(part, static_cast<std::int64_t>(first_[r]));
       }
-      out.distances.assign(nq * out.k, 0.0f);
-      out.indices.assign(nq * out.k, -1);
-      for (std::size_t q = 0; q < nq; ++q) {
-        const std::vector<Neighbor> row = best[q].take_sorted();
-        for (std::size_t t = 0; t < row.size(); ++t) {
-          out.distances[q * out.k + t] = row[t].distance;
-          out.indices[q * out.k + t] = row[t].index;
-        }
-      }
+      out = best.take();
       if (stats) *stats = total;
     });
   settle(comm_, verdict);

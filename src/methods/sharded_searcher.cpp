@@ -5,7 +5,7 @@
 
 #include "lcrwmd/error.h"
 #include "lcrwmd/sharded.h"
-#include "lcrwmd/topk.h"
+#include "methods/shard_merge.h"
 
 namespace lcrwmd {
 namespace {
@@ -29,12 +29,9 @@ SearchResults ShardedSearcher::search(const QuerySet& queries, std::size_t k,
   check_options(options);
   const std::size_t n_shards = shards_.size(), nq = queries.size();
   if (n_shards == 1) return searchers_.front()->search(queries, k, options, stats);
-  SearchResults out;
-  out.n_queries = nq;
-  out.k = std::min(k, n_docs());
   // The k best of the shards searched so far; its k-th is the next shard's ceiling, since the
   // next shard's documents come later and lose ties.
-  std::vector<TopK> best(nq, TopK(out.k));
+  ShardMerge best(nq, std::min(k, n_docs()));
   std::vector<float> ceilings(nq, std::numeric_limits<float>::infinity());
   SearchOptions o = options;
   o.progress = nullptr;
@@ -42,27 +39,13 @@ SearchResults ShardedSearcher::search(const QuerySet& queries, std::size_t k,
   for (std::size_t s = 0; s < n_shards; ++s) {
     o.ceilings = ceilings;
     SearchStats st;
-    const SearchResults r = searchers_[s]->search(shards_.for_shard(queries, s), k, o, &st);
+    best.add(searchers_[s]->search(shards_.for_shard(queries, s), k, o, &st),
+             static_cast<std::int64_t>(shards_.first_doc(s)));
     accumulate(total, st);
-    const auto offset = static_cast<std::int64_t>(shards_.first_doc(s));
-    for (std::size_t q = 0; q < nq; ++q) {
-      for (std::size_t t = 0; t < r.k; ++t) {
-        const std::int64_t doc = r.indices[q * r.k + t];
-        if (doc >= 0) best[q].push({r.distances[q * r.k + t], doc + offset});
-      }
-      if (best[q].full()) ceilings[q] = best[q].worst().distance;
-    }
+    for (std::size_t q = 0; q < nq; ++q) ceilings[q] = best.kth(q);
     if (options.progress) options.progress(nq * (s + 1) / n_shards, nq);
   }
-  out.distances.assign(nq * out.k, 0.0f);
-  out.indices.assign(nq * out.k, -1);
-  for (std::size_t q = 0; q < nq; ++q) {
-    const std::vector<Neighbor> row = best[q].take_sorted();
-    for (std::size_t t = 0; t < row.size(); ++t) {
-      out.distances[q * out.k + t] = row[t].distance;
-      out.indices[q * out.k + t] = row[t].index;
-    }
-  }
+  SearchResults out = best.take();
   if (stats) *stats = total;
   return out;
 }

@@ -1,0 +1,53 @@
+#pragma once
+// The shards' top-k lists of a batch of queries, merged in the collection's order (ascending
+// distance, ties to the smaller document), as they come: what ShardedSearcher and RankShards
+// hand back.
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "lcrwmd/search.h"
+#include "lcrwmd/topk.h"
+
+namespace lcrwmd {
+
+class ShardMerge {
+ public:
+  ShardMerge(std::size_t n_queries, std::size_t k) : k_(k), best_(n_queries, TopK(k)) {}
+
+  // A shard's results, its documents numbered from `offset` in the collection.
+  void add(const SearchResults& part, std::int64_t offset) {
+    for (std::size_t q = 0; q < best_.size(); ++q)
+      for (std::size_t t = 0; t < part.k; ++t)
+        if (const std::int64_t doc = part.indices[q * part.k + t]; doc >= 0)
+          best_[q].push({part.distances[q * part.k + t], doc + offset});
+  }
+
+  // Query q's k-th best so far (+inf while it has fewer): documents after these need to beat it.
+  float kth(std::size_t q) const {
+    return best_[q].full() ? best_[q].worst().distance : std::numeric_limits<float>::infinity();
+  }
+
+  SearchResults take() {
+    SearchResults out;
+    out.n_queries = best_.size();
+    out.k = k_;
+    out.distances.assign(out.n_queries * k_, 0.0f);
+    out.indices.assign(out.n_queries * k_, -1);
+    for (std::size_t q = 0; q < best_.size(); ++q) {
+      const std::vector<Neighbor> row = best_[q].take_sorted();
+      for (std::size_t t = 0; t < row.size(); ++t) {
+        out.distances[q * k_ + t] = row[t].distance;
+        out.indices[q * k_ + t] = row[t].index;
+      }
+    }
+    return out;
+  }
+
+ private:
+  std::size_t k_;
+  std::vector<TopK> best_;
+};
+
+}  // namespace lcrwmd
