@@ -12,6 +12,7 @@
 #include "app/commands.h"
 #include "app/distributed.h"
 #include "app/query_input.h"
+#include "app/rank_shard_commands.h"
 #include "lcrwmd/atomic_file.h"
 #include "lcrwmd/embeddings.h"
 #include "lcrwmd/error.h"
@@ -21,10 +22,6 @@
 #include "lcrwmd/sharded.h"
 
 namespace lcrwmd::app {
-namespace {
-
-// The id and (with_text) the text of the neighbour at results position p, document doc.
-using Describe = std::function<std::string(std::size_t p, std::size_t doc)>;
 
 void write_results(const SearchResults& r, const std::vector<std::string>& query_ids,
                    const Describe& id_of, const Describe& text_of, bool with_text,
@@ -64,72 +61,6 @@ void write_results(const SearchResults& r, const std::vector<std::string>& query
   if (file) file->commit();
   if (!file && std::fflush(stdout) != 0) throw Error("cannot write results to stdout");
 }
-
-// Under mpirun with a shard per rank (--index once per rank): each rank maps only its own.
-void search_rank_shards(const QueryFlags& f, std::size_t k, bool with_text,
-                        std::unique_ptr<AtomicFile> file) {
-  Cluster& cluster = Cluster::current();
-  // The library's steps are collective: an error reaches every rank at once; rank 0 says it.
-  const auto together = [&](auto&& step) {
-    try {
-      return step();
-    } catch (const Error& e) {
-      if (cluster.root()) std::fprintf(stderr, "lcrwmd: error: %s\n", e.what());
-      throw ClusterFailure{};
-    }
-  };
-  together([&] {
-    if (f.indexes.size() != static_cast<std::size_t>(cluster.size()))
-      throw Error("--index given " + std::to_string(f.indexes.size()) + " times under mpirun -np " +
-                  std::to_string(cluster.size()) +
-                  ": give one shard per rank, or one index for the ranks to share");
-  });
-  set_threads(f.threads);
-  std::optional<Index> shard;
-  cluster.step([&] {
-    const auto t = Clock::now();
-    shard = Index::load(f.indexes[static_cast<std::size_t>(cluster.rank())], !f.no_verify);
-    note("shard of rank 0, %s: %zu documents, %zu words (%.2f s)", shard->source().c_str(),
-         shard->n_docs(), shard->vocab_size(), since(t));
-  });
-  const SearchOptions o = f.options();
-  const auto t = Clock::now();
-  RankShards shards = together(
-      [&] { return RankShards(cluster, *shard, for_rank(cluster, f.searcher_options())); });
-  std::vector<RawDocument> docs;
-  std::unique_ptr<Embeddings> emb;
-  cluster.step([&] {
-    if (!cluster.root()) return;
-    if (!f.stopwords.empty())
-      check_stopwords(*shard, StopWords::load(f.stopwords), "--stopwords " + f.stopwords);
-    docs = read_tsv(f.queries);
-    if (!f.embeddings.empty()) {
-      const WordSet words = distinct_tokens(docs);
-      emb = std::make_unique<Embeddings>(load_query_embeddings(*shard, f.embeddings, &words));
-    }
-  });
-  QueryOptions qo;
-  qo.embeddings = emb.get();
-  TextReport report;
-  const QuerySet queries = together([&] { return shards.make_query_set(docs, qo, &report); });
-  if (cluster.root()) report_text(report, "queries");
-  SearchStats st;
-  const SearchResults r = together([&] { return shards.search(queries, k, o, &st); });
-  const std::vector<std::string> ids = together([&] { return shards.doc_ids(r.indices); });
-  const std::vector<std::string> texts =
-      with_text ? together([&] { return shards.texts(r.indices); }) : std::vector<std::string>();
-  note("search: %zu queries x %zu documents in %d shards, one per rank, %s, %.3f s", r.n_queries,
-       shards.n_docs(), cluster.size(), describe(o).c_str(), since(t));
-  report_refinement(o, st);
-  cluster.step([&] {
-    if (cluster.root())
-      write_results(
-          r, queries.ids, [&](std::size_t p, std::size_t) { return ids[p]; },
-          [&](std::size_t p, std::size_t) { return texts[p]; }, with_text, std::move(file));
-  });
-}
-
-}  // namespace
 
 void add_search(CLI::App& app) {
   auto* c = app.add_subcommand("search", "Top-k nearest documents for each query");
@@ -204,6 +135,8 @@ void add_pairwise(CLI::App& app) {
   // rank 0's temporary output file (which must be on a file system every rank sees).
   c->callback([f, output, row_ids] {
     Cluster& cluster = Cluster::current();
+    if (cluster.size() > 1 && f->indexes.size() > 1)
+      return pairwise_rank_shards(*f, *output, *row_ids);
     Loaded l = load_queries(*f);
     auto t = Clock::now();
     const std::size_t n = l.shards->n_docs();

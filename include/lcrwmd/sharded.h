@@ -127,6 +127,10 @@ class RankShards {
   // Top-k of rank 0's queries over the collection, on rank 0 (stats summed over the ranks).
   SearchResults search(const QuerySet& queries, std::size_t k, const SearchOptions& options,
                        SearchStats* stats = nullptr);
+  // Every distance of rank 0's queries to the collection's documents, streamed to rank 0's sink
+  // a block of rows at a time (each row the ranks' columns side by side).
+  void pairwise(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
+                SearchStats* stats = nullptr);
   // The ids (or texts) of the collection's documents `docs` (rank 0's list), on rank 0.
   std::vector<std::string> doc_ids(const std::vector<std::int64_t>& docs);
   std::vector<std::string> texts(const std::vector<std::int64_t>& docs);

@@ -262,6 +262,78 @@ SearchResults RankShards::search(const QuerySet& queries, std::size_t k,
   return out;
 }
 
+void RankShards::pairwise(const QuerySet& queries, const SearchOptions& options,
+                          const RowSink& sink, SearchStats* stats) {
+  std::string bytes = comm_.rank() == 0 ? pack(queries) : std::string();
+  comm_.broadcast(bytes);
+  QuerySet local;
+  const std::string error = attempt([&] { local = from_portable(unpack_queries(bytes), shard_); });
+  const std::vector<std::string> unreadable = comm_.gather(error);
+  settle(comm_, comm_.rank() == 0 ? first_error(unreadable) : std::string());
+  // Blocks of rows as ShardedSearcher makes them (the same on every rank: n is the collection's).
+  const std::size_t nq = local.size(), n = n_docs(), ns = shard_.n_docs();
+  const std::size_t chunk =
+      std::clamp<std::size_t>(kPairwiseRowBytes / (sizeof(float) * std::max<std::size_t>(n, 1)), 1,
+                              std::max<std::size_t>(nq, 1));
+  SearchOptions o = options;
+  o.progress = nullptr;
+  SearchStats mine_stats;
+  std::vector<float> rows;
+  for (std::size_t begin = 0; begin < nq; begin += chunk) {
+    const std::size_t end = std::min(nq, begin + chunk);
+    std::vector<float> mine((end - begin) * ns);
+    const std::string failed = attempt([&] {
+      SearchStats st;
+      searcher_->pairwise(
+          subset(local, begin, end), o,
+          [&](std::size_t first, std::size_t count, const float* d) {
+            std::copy(d, d + count * ns, mine.begin() + static_cast<std::ptrdiff_t>(first * ns));
+          },
+          &st);
+      accumulate(mine_stats, st);
+    });
+    Writer w;
+    w.strings({failed});
+    w.vec(mine);
+    const std::vector<std::string> parts = comm_.gather(w.take());
+    std::string verdict;
+    if (comm_.rank() == 0)
+      verdict = attempt([&] {
+        std::vector<std::string> errors;
+        rows.assign((end - begin) * n, 0.0f);
+        for (std::size_t r = 0; r < parts.size(); ++r) {
+          Reader in(parts[r]);
+          errors.push_back(in.strings().at(0));
+          const std::vector<float> block = in.vec<float>();
+          const std::size_t width = first_[r + 1] - first_[r];
+          if (!errors.back().empty()) continue;
+          if (block.size() != (end - begin) * width)
+            throw Error("rank " + std::to_string(r) + ": a damaged message");
+          for (std::size_t q = 0; q < end - begin; ++q)
+            std::copy(block.begin() + static_cast<std::ptrdiff_t>(q * width),
+                      block.begin() + static_cast<std::ptrdiff_t>((q + 1) * width),
+                      rows.begin() + static_cast<std::ptrdiff_t>(q * n + first_[r]));
+        }
+        if (const std::string e = first_error(errors); !e.empty()) throw Error(e);
+        sink(begin, end - begin, rows.data());
+        if (options.progress) options.progress(end, nq);
+      });
+    settle(comm_, verdict);
+  }
+  // The work counts, summed on rank 0.
+  const std::vector<std::string> counts = comm_.gather(pack(SearchResults{}, mine_stats));
+  if (comm_.rank() == 0 && stats) {
+    SearchStats total;
+    for (const std::string& c : counts) {
+      SearchResults none;
+      SearchStats st;
+      unpack_results(c, none, st);
+      accumulate(total, st);
+    }
+    *stats = total;
+  }
+}
+
 std::vector<std::string> RankShards::doc_ids(const std::vector<std::int64_t>& docs) {
   return fetch(docs, false);
 }

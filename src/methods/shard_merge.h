@@ -1,7 +1,7 @@
 #pragma once
-// The shards' top-k lists of a batch of queries, merged in the collection's order (ascending
-// distance, ties to the smaller document), as they come: what ShardedSearcher and RankShards
-// hand back.
+// What the sharded searchers (ShardedSearcher, RankShards) share: the shards' top-k lists of a
+// batch of queries merged in the collection's order (ascending distance, ties to the smaller
+// document), as they come; and how many rows of the full matrix pairwise assembles at once.
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -11,6 +11,9 @@
 #include "lcrwmd/topk.h"
 
 namespace lcrwmd {
+
+// Rows of the full matrix put together at once: this many bytes' worth (at least one row).
+inline constexpr std::size_t kPairwiseRowBytes = std::size_t{256} << 20;
 
 class ShardMerge {
  public:

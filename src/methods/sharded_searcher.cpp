@@ -8,13 +8,6 @@
 #include "methods/shard_merge.h"
 
 namespace lcrwmd {
-namespace {
-
-// Rows of the full matrix kept at once by pairwise: this many bytes' worth (at least one).
-constexpr std::size_t kPairwiseRowBytes = std::size_t{256} << 20;
-
-}  // namespace
-
 ShardedSearcher::ShardedSearcher(const ShardSet& shards, const SearcherOptions& options)
     : shards_(shards) {
   for (std::size_t s = 0; s < shards.size(); ++s)

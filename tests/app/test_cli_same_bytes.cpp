@@ -197,6 +197,13 @@ TEST_F(Mpi, AShardPerRankGivesTheCollectionsBytes) {
     ASSERT_EQ(three.code, 0) << three.err;
     EXPECT_EQ(three.out, one.out) << method;
   }
+  // pairwise: rank 0 writes the rows, each rank's columns side by side.
+  const std::string pairwise = "pairwise" + shards + " --queries " + demo + "/queries.tsv";
+  ASSERT_EQ(lcrwmd(pairwise + " --output " + tmp("shards1.npy")).code, 0);
+  const CliRun matrix = mpirun("-np 3 " + std::string(LCRWMD_CLI) + " " + pairwise +
+                               " --threads 1 --output " + tmp("shards3.npy"));
+  ASSERT_EQ(matrix.code, 0) << matrix.err;
+  EXPECT_EQ(slurp(tmp("shards3.npy")), slurp(tmp("shards1.npy")));
   const CliRun wrong = mpirun("-np 2 " + std::string(LCRWMD_CLI) + " " + args);
   EXPECT_EQ(wrong.code, 1);
   EXPECT_NE(wrong.err.find("give one shard per rank"), std::string::npos) << wrong.err;

@@ -331,6 +331,33 @@ TEST(RankShards, TheSameBytesAsTheShardsInOneProcess) {
   }
 }
 
+// The full matrix, a shard per rank: the in-process collection's, byte for byte.
+TEST(RankShards, PairwiseGivesTheCollectionsMatrix) {
+  const Split s = split(test::random_index(70, 120, 5, 8, 23), 3);
+  const ShardSet set(s.pointers());
+  const std::vector<RawDocument> docs = word_queries();
+  const QuerySet q = set.make_query_set(docs, {});
+  for (const SearchOptions& o : every_method()) {
+    const std::vector<float> want = test::matrix(ShardedSearcher(set, {}), q, o);
+    ThreadRanks all(3);
+    std::vector<float> got;
+    std::vector<std::thread> ranks;
+    for (int r = 0; r < 3; ++r)
+      ranks.emplace_back([&, r] {
+        ThreadRanks::Rank comm(all, r);
+        RankShards shards(comm, s.files[static_cast<std::size_t>(r)], {});
+        const QuerySet mine = shards.make_query_set(r == 0 ? docs : std::vector<RawDocument>{}, {});
+        const std::size_t n = shards.n_docs();
+        shards.pairwise(mine, o, [&](std::size_t first, std::size_t rows, const float* d) {
+          got.resize(std::max(got.size(), (first + rows) * n));
+          std::copy(d, d + rows * n, got.begin() + static_cast<std::ptrdiff_t>(first * n));
+        });
+      });
+    for (std::thread& t : ranks) t.join();
+    EXPECT_EQ(got, want) << name(o);
+  }
+}
+
 // A failure on one rank is an Error on every rank, none left waiting.
 TEST(RankShards, AFailureOnOneRankIsAnErrorOnAll) {
   const Split s = split(test::random_index(40, 60, 4, 6, 3), 2);

@@ -1,0 +1,132 @@
+// search and pairwise with a shard per mpirun rank (rank_shard_commands.h).
+#include "app/rank_shard_commands.h"
+
+#include <cstdio>
+#include <optional>
+
+#include "app/cluster.h"
+#include "app/distributed.h"
+#include "lcrwmd/embeddings.h"
+#include "lcrwmd/error.h"
+#include "lcrwmd/npy_writer.h"
+#include "lcrwmd/sharded.h"
+
+namespace lcrwmd::app {
+namespace {
+
+// The library's steps are collective: an error reaches every rank at once; rank 0 says it and
+// every rank stops.
+template <typename Step>
+auto together(Step&& step) {
+  try {
+    return step();
+  } catch (const Error& e) {
+    if (Cluster::current().root()) std::fprintf(stderr, "lcrwmd: error: %s\n", e.what());
+    throw ClusterFailure{};
+  }
+}
+
+// This rank's shard, the ranks' collection, and rank 0's queries read over it.
+struct RankInput {
+  std::optional<Index> shard;
+  std::unique_ptr<RankShards> shards;
+  QuerySet queries;
+};
+
+std::unique_ptr<RankInput> open_shards(const QueryFlags& f) {
+  Cluster& cluster = Cluster::current();
+  together([&] {
+    if (f.indexes.size() != static_cast<std::size_t>(cluster.size()))
+      throw Error("--index given " + std::to_string(f.indexes.size()) + " times under mpirun -np " +
+                  std::to_string(cluster.size()) +
+                  ": give one shard per rank, or one index for the ranks to share");
+  });
+  set_threads(f.threads);
+  auto in = std::make_unique<RankInput>();
+  cluster.step([&] {
+    const auto t = Clock::now();
+    in->shard = Index::load(f.indexes[static_cast<std::size_t>(cluster.rank())], !f.no_verify);
+    note("shard of rank 0, %s: %zu documents, %zu words (%.2f s)", in->shard->source().c_str(),
+         in->shard->n_docs(), in->shard->vocab_size(), since(t));
+  });
+  in->shards = together([&] {
+    return std::make_unique<RankShards>(cluster, *in->shard,
+                                        for_rank(cluster, f.searcher_options()));
+  });
+  std::vector<RawDocument> docs;
+  std::unique_ptr<Embeddings> emb;
+  cluster.step([&] {
+    if (!cluster.root()) return;
+    if (!f.stopwords.empty())
+      check_stopwords(*in->shard, StopWords::load(f.stopwords), "--stopwords " + f.stopwords);
+    docs = read_tsv(f.queries);
+    if (!f.embeddings.empty()) {
+      const WordSet words = distinct_tokens(docs);
+      emb = std::make_unique<Embeddings>(load_query_embeddings(*in->shard, f.embeddings, &words));
+    }
+  });
+  QueryOptions qo;
+  qo.embeddings = emb.get();
+  TextReport report;
+  in->queries = together([&] { return in->shards->make_query_set(docs, qo, &report); });
+  if (cluster.root()) report_text(report, "queries");
+  return in;
+}
+
+}  // namespace
+
+void search_rank_shards(const QueryFlags& f, std::size_t k, bool with_text,
+                        std::unique_ptr<AtomicFile> file) {
+  Cluster& cluster = Cluster::current();
+  const SearchOptions o = f.options();
+  const auto t = Clock::now();
+  const std::unique_ptr<RankInput> in = open_shards(f);
+  RankShards& shards = *in->shards;
+  SearchStats st;
+  const SearchResults r = together([&] { return shards.search(in->queries, k, o, &st); });
+  const std::vector<std::string> ids = together([&] { return shards.doc_ids(r.indices); });
+  const std::vector<std::string> texts =
+      with_text ? together([&] { return shards.texts(r.indices); }) : std::vector<std::string>();
+  note("search: %zu queries x %zu documents in %d shards, one per rank, %s, %.3f s", r.n_queries,
+       shards.n_docs(), cluster.size(), describe(o).c_str(), since(t));
+  report_refinement(o, st);
+  cluster.step([&] {
+    if (cluster.root())
+      write_results(
+          r, in->queries.ids, [&](std::size_t p, std::size_t) { return ids[p]; },
+          [&](std::size_t p, std::size_t) { return texts[p]; }, with_text, std::move(file));
+  });
+}
+
+void pairwise_rank_shards(const QueryFlags& f, const std::string& output,
+                          const std::string& row_ids) {
+  Cluster& cluster = Cluster::current();
+  const SearchOptions o = f.options();
+  const auto t = Clock::now();
+  const std::unique_ptr<RankInput> in = open_shards(f);
+  RankShards& shards = *in->shards;
+  const std::size_t nq = in->queries.size(), n = shards.n_docs();
+  std::unique_ptr<NpyWriter> npy;
+  cluster.step([&] {
+    if (cluster.root()) npy = std::make_unique<NpyWriter>(output, nq, n);
+  });
+  SearchStats st;
+  together([&] {
+    shards.pairwise(
+        in->queries, o,
+        [&](std::size_t, std::size_t rows, const float* d) { npy->append_rows(d, rows); }, &st);
+  });
+  cluster.step([&] {
+    if (!cluster.root()) return;
+    if (!row_ids.empty()) {
+      AtomicFile ids(row_ids);
+      for (const std::string& id : in->queries.ids) ids.write(id + "\n");
+      ids.commit();
+    }
+    npy->commit();
+  });
+  note("pairwise: %zu x %zu matrix written to %s in %d shards, one per rank (%.3f s)", nq, n,
+       output.c_str(), cluster.size(), since(t));
+}
+
+}  // namespace lcrwmd::app
