@@ -104,18 +104,20 @@ namespace lcrwmd {
 class Communicator;
 
 // One shard per rank of a Communicator (mpirun): each rank maps only its own index file, and
-// the ranks answer together for the collection of their shards in rank order. Every call is
-// collective: every rank makes it, in the same order. Queries are read on rank 0 and results
-// come back there; a failure on any rank is an Error on every rank. The results are the bytes
-// a ShardedSearcher gives for the same files in one process.
-class RankShards {
+// the ranks answer together for the collection of their shards in rank order. A Searcher whose
+// every call is collective: every rank makes it, in the same order. Queries are read on rank 0
+// (make_query_set: portable, lcrwmd/query.h; the other ranks' are ignored) and results come
+// back there (empty elsewhere); a failure on any rank is an Error on every rank. The results
+// are the bytes a ShardedSearcher gives for the same files in one process (each rank prunes its
+// own top-k: the k-th best is not shared between ranks).
+class RankShards final : public Searcher {
  public:
   // An Error on every rank where the shards disagree (as ShardSet checks them) or a rank cannot
   // make its searcher.
   RankShards(Communicator& comm, const Index& shard, const SearcherOptions& options);
-  ~RankShards();
+  ~RankShards() override;
 
-  std::size_t n_docs() const { return first_.back(); }
+  std::size_t n_docs() const override { return first_.back(); }
   std::size_t first_doc(int rank) const { return first_[static_cast<std::size_t>(rank)]; }
   const Index& shard() const { return shard_; }
 
@@ -126,17 +128,20 @@ class RankShards {
                           TextReport* report = nullptr);
   // Top-k of rank 0's queries over the collection, on rank 0 (stats summed over the ranks).
   SearchResults search(const QuerySet& queries, std::size_t k, const SearchOptions& options,
-                       SearchStats* stats = nullptr);
+                       SearchStats* stats = nullptr) const override;
   // Every distance of rank 0's queries to the collection's documents, streamed to rank 0's sink
   // a block of rows at a time (each row the ranks' columns side by side).
   void pairwise(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
-                SearchStats* stats = nullptr);
+                SearchStats* stats = nullptr) const override;
+  Backend backend() const override { return searcher_->backend(); }
+  // This rank's shard (queries are portable: over no index's vocabulary).
+  const Index& index() const override { return shard_; }
   // The ids (or texts) of the collection's documents `docs` (rank 0's list), on rank 0.
   std::vector<std::string> doc_ids(const std::vector<std::int64_t>& docs);
   std::vector<std::string> texts(const std::vector<std::int64_t>& docs);
 
  private:
-  std::vector<std::string> fetch(const std::vector<std::int64_t>& docs, bool text);
+  std::vector<std::string> fetch(const std::vector<std::int64_t>& docs, bool text) const;
 
   Communicator& comm_;
   const Index& shard_;

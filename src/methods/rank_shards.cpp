@@ -218,7 +218,9 @@ QuerySet RankShards::make_query_set(const std::vector<RawDocument>& docs,
 }
 
 SearchResults RankShards::search(const QuerySet& queries, std::size_t k,
-                                 const SearchOptions& options, SearchStats* stats) {
+                                 const SearchOptions& options, SearchStats* stats) const {
+  check_k(k);  // the same arguments on every rank: the same Error on every rank
+  check_options(options);
   std::string bytes = comm_.rank() == 0 ? pack(queries) : std::string();
   comm_.broadcast(bytes);
   SearchResults local;
@@ -263,7 +265,8 @@ SearchResults RankShards::search(const QuerySet& queries, std::size_t k,
 }
 
 void RankShards::pairwise(const QuerySet& queries, const SearchOptions& options,
-                          const RowSink& sink, SearchStats* stats) {
+                          const RowSink& sink, SearchStats* stats) const {
+  check_options(options);
   std::string bytes = comm_.rank() == 0 ? pack(queries) : std::string();
   comm_.broadcast(bytes);
   QuerySet local;
@@ -342,7 +345,7 @@ std::vector<std::string> RankShards::texts(const std::vector<std::int64_t>& docs
   return fetch(docs, true);
 }
 
-std::vector<std::string> RankShards::fetch(const std::vector<std::int64_t>& docs, bool text) {
+std::vector<std::string> RankShards::fetch(const std::vector<std::int64_t>& docs, bool text) const {
   std::string bytes;
   if (comm_.rank() == 0) {
     Writer w;
