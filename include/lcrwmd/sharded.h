@@ -32,6 +32,8 @@
 
 namespace lcrwmd {
 
+class Communicator;
+
 class ShardSet {
  public:
   // The shards, in document order; each must outlive the set. An Error naming the files where
@@ -96,12 +98,6 @@ class ShardedSearcher final : public Searcher {
   const ShardSet& shards_;
   std::vector<std::unique_ptr<Searcher>> searchers_;
 };
-
-}  // namespace lcrwmd
-
-namespace lcrwmd {
-
-class Communicator;
 
 // One shard per rank of a Communicator (mpirun): each rank maps only its own index file, and
 // the ranks answer together for the collection of their shards in rank order. A Searcher whose
