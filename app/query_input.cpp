@@ -128,9 +128,10 @@ void QueryFlags::add_prune(CLI::App* c) {
 void QueryFlags::add_distribute(CLI::App* c, const char* default_layout) {
   distribute = default_layout;
   c->add_option("--distribute", distribute,
-                "Under mpirun: 'docs' gives each rank a contiguous part of the documents (the "
-                "resident set spread), 'queries' a part of the queries (each rank maps the whole "
-                "index)")
+                "Under mpirun with one --index: 'docs' gives each rank a contiguous part of the "
+                "documents (the resident set spread), 'queries' a part of the queries (each rank "
+                "maps the whole index). With --index once per rank, each rank searches its own "
+                "shard")
       ->check(CLI::IsMember({"docs", "queries"}))
       ->capture_default_str();
 }
