@@ -275,9 +275,7 @@ void RankShards::pairwise(const QuerySet& queries, const SearchOptions& options,
   settle(comm_, comm_.rank() == 0 ? first_error(unreadable) : std::string());
   // Blocks of rows as ShardedSearcher makes them (the same on every rank: n is the collection's).
   const std::size_t nq = local.size(), n = n_docs(), ns = shard_.n_docs();
-  const std::size_t chunk =
-      std::clamp<std::size_t>(kPairwiseRowBytes / (sizeof(float) * std::max<std::size_t>(n, 1)), 1,
-                              std::max<std::size_t>(nq, 1));
+  const std::size_t chunk = pairwise_rows_at_once(n, nq);
   SearchOptions o = options;
   o.progress = nullptr;
   SearchStats mine_stats;

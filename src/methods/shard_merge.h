@@ -2,6 +2,7 @@
 // What the sharded searchers (ShardedSearcher, RankShards) share: the shards' top-k lists of a
 // batch of queries merged in the collection's order (ascending distance, ties to the smaller
 // document), as they come; and how many rows of the full matrix pairwise assembles at once.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -12,8 +13,13 @@
 
 namespace lcrwmd {
 
-// Rows of the full matrix put together at once: this many bytes' worth (at least one row).
-inline constexpr std::size_t kPairwiseRowBytes = std::size_t{256} << 20;
+// Rows of the full matrix (n documents, nq queries) put together at once: 256 MiB's worth, at
+// least one row.
+inline std::size_t pairwise_rows_at_once(std::size_t n, std::size_t nq) {
+  constexpr std::size_t kBytes = std::size_t{256} << 20;
+  return std::clamp<std::size_t>(kBytes / (sizeof(float) * std::max<std::size_t>(n, 1)), 1,
+                                 std::max<std::size_t>(nq, 1));
+}
 
 class ShardMerge {
  public:

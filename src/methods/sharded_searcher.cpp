@@ -48,9 +48,7 @@ void ShardedSearcher::pairwise(const QuerySet& queries, const SearchOptions& opt
   check_options(options);
   const std::size_t n_shards = shards_.size(), nq = queries.size(), n = n_docs();
   if (n_shards == 1) return searchers_.front()->pairwise(queries, options, sink, stats);
-  const std::size_t chunk =
-      std::clamp<std::size_t>(kPairwiseRowBytes / (sizeof(float) * std::max<std::size_t>(n, 1)), 1,
-                              std::max<std::size_t>(nq, 1));
+  const std::size_t chunk = pairwise_rows_at_once(n, nq);
   SearchOptions o = options;
   o.progress = nullptr;
   SearchStats total;
