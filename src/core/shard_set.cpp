@@ -5,40 +5,19 @@
 #include <limits>
 
 #include "core/query_words.h"
+#include "core/shard_signature.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/sharded.h"
 
 namespace lcrwmd {
-namespace {
-
-// Where two shards must agree for their documents to be searched as one collection.
-void check_alike(const Index& a, const Index& b) {
-  const std::string both = b.source() + " and " + a.source();
-  if (a.dim() != b.dim())
-    throw Error(both + ": vectors of dimension " + std::to_string(b.dim()) + " and " +
-                std::to_string(a.dim()) + ": not shards of one collection");
-  if (a.weighting() != b.weighting())
-    throw Error(both + ": weighted by " + to_string(b.weighting()) + " and " +
-                to_string(a.weighting()) + ": build them alike");
-  if (a.tokenizer_version() != b.tokenizer_version())
-    throw Error(both + ": tokenized by different lcrwmd versions: rebuild them");
-  if (!(a.stopwords() == b.stopwords()))
-    throw Error(both + ": built with different stop words: build them alike");
-  if (a.weighting() == Weighting::tfidf && a.idf_docs() != b.idf_docs())
-    throw Error(both + ": TF-IDF over " + std::to_string(b.idf_docs()) + " and " +
-                std::to_string(a.idf_docs()) +
-                " documents: indexes built apart weigh words by their own documents; build them "
-                "as one build's shards (lcrwmd build --shards N)");
-}
-
-}  // namespace
-
 ShardSet::ShardSet(std::vector<const Index*> shards) : shards_(std::move(shards)) {
   if (shards_.empty()) throw Error("a collection needs at least one index");
   first_.push_back(0);
+  const ShardSignature first = ShardSignature::of(*shards_[0]);
   for (std::size_t s = 0; s < shards_.size(); ++s) {
     const Index& ix = *shards_[s];
-    if (s > 0) check_alike(*shards_[0], ix);
+    if (const std::string why = shard_disagreement(first, ShardSignature::of(ix)); !why.empty())
+      throw Error(why);
     first_.push_back(first_.back() + ix.n_docs());
     const std::size_t m = ix.dim();
     for (std::size_t u = 0; u < ix.vocab_size(); ++u) {

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/query_words.h"
+#include "core/shard_signature.h"
 #include "io/byte_stream.h"
 #include "lcrwmd/communicator.h"
 #include "lcrwmd/error.h"
@@ -43,57 +44,28 @@ std::string first_error(const std::vector<std::string>& errors) {
   return {};
 }
 
-// What two shards must agree on to be one collection (as ShardSet checks them).
-struct Signature {
-  std::string source;
-  std::uint64_t n_docs = 0, dim = 0, idf_docs = 0;
-  std::uint32_t weighting = 0, tokenizer = 0;
-  std::vector<std::string> stopwords;
+// A shard's signature (core/shard_signature.h) as its rank sends it.
+void write(Writer& w, const ShardSignature& s) {
+  w.strings({s.source});
+  w.pod(s.n_docs);
+  w.pod(s.dim);
+  w.pod(s.idf_docs);
+  w.pod(static_cast<std::uint32_t>(s.weighting));
+  w.pod(s.tokenizer);
+  w.strings(s.stopwords);
+}
 
-  static Signature of(const Index& ix) {
-    return {ix.source(),
-            ix.n_docs(),
-            ix.dim(),
-            ix.idf_docs(),
-            static_cast<std::uint32_t>(ix.weighting()),
-            ix.tokenizer_version(),
-            ix.stopwords().sorted()};
-  }
-  void write(Writer& w) const {
-    w.strings({source});
-    w.pod(n_docs);
-    w.pod(dim);
-    w.pod(idf_docs);
-    w.pod(weighting);
-    w.pod(tokenizer);
-    w.strings(stopwords);
-  }
-  static Signature read(Reader& r) {
-    Signature s;
-    const std::vector<std::string> source = r.strings();
-    s.source = source.empty() ? std::string() : source.front();
-    s.n_docs = r.pod<std::uint64_t>();
-    s.dim = r.pod<std::uint64_t>();
-    s.idf_docs = r.pod<std::uint64_t>();
-    s.weighting = r.pod<std::uint32_t>();
-    s.tokenizer = r.pod<std::uint32_t>();
-    s.stopwords = r.strings();
-    return s;
-  }
-  // Why `b` cannot join `a`'s collection, or empty.
-  static std::string disagreement(const Signature& a, const Signature& b) {
-    const std::string both = b.source + " and " + a.source;
-    if (a.dim != b.dim) return both + ": vectors of different dimensions";
-    if (a.weighting != b.weighting) return both + ": weighted differently: build them alike";
-    if (a.tokenizer != b.tokenizer) return both + ": tokenized by different lcrwmd versions";
-    if (a.stopwords != b.stopwords) return both + ": built with different stop words";
-    if (a.weighting == static_cast<std::uint32_t>(Weighting::tfidf) && a.idf_docs != b.idf_docs)
-      return both +
-             ": TF-IDF indexes built apart weigh words by their own documents; build them as "
-             "one build's shards (lcrwmd build --shards N)";
-    return {};
-  }
-};
+ShardSignature read_signature(Reader& r) {
+  ShardSignature s;
+  s.source = r.strings().at(0);
+  s.n_docs = r.pod<std::uint64_t>();
+  s.dim = r.pod<std::uint64_t>();
+  s.idf_docs = r.pod<std::uint64_t>();
+  s.weighting = static_cast<Weighting>(r.pod<std::uint32_t>());
+  s.tokenizer = r.pod<std::uint32_t>();
+  s.stopwords = r.strings();
+  return s;
+}
 
 }  // namespace
 
@@ -101,24 +73,24 @@ RankShards::RankShards(Communicator& comm, const Index& shard, const SearcherOpt
     : comm_(comm), shard_(shard) {
   Writer w;
   w.strings({attempt([&] { searcher_ = make_searcher(shard, options); })});
-  Signature::of(shard).write(w);
+  write(w, ShardSignature::of(shard));
   const std::vector<std::string> parts = comm.gather(w.take());
   std::string verdict;
   std::vector<std::uint64_t> first{0};
   if (comm.rank() == 0) {
     std::vector<std::string> errors;
-    std::vector<Signature> signatures;
+    std::vector<ShardSignature> signatures;
     verdict = attempt([&] {
       for (const std::string& p : parts) {
         Reader r(p);
         errors.push_back(r.strings().at(0));
-        signatures.push_back(Signature::read(r));
+        signatures.push_back(read_signature(r));
       }
     });
     if (verdict.empty()) verdict = first_error(errors);
     for (std::size_t s = 1; s < signatures.size() && verdict.empty(); ++s)
-      verdict = Signature::disagreement(signatures.front(), signatures[s]);
-    for (const Signature& s : signatures) first.push_back(first.back() + s.n_docs);
+      verdict = shard_disagreement(signatures.front(), signatures[s]);
+    for (const ShardSignature& s : signatures) first.push_back(first.back() + s.n_docs);
   }
   settle(comm, verdict);
   Writer out;
