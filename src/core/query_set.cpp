@@ -11,9 +11,24 @@
 
 namespace lcrwmd {
 
+void check_query_embeddings_dim(const Index& index, const Embeddings* emb) {
+  if (emb != nullptr && emb->dim() != index.dim())
+    throw Error(emb->source() + ": embeddings have dimension " + std::to_string(emb->dim()) +
+                ", the index has " + std::to_string(index.dim()));
+}
+
 QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>& docs,
-                             std::size_t idf_docs, const FindExtraWord& find, bool embeddings_given,
-                             TextReport* report_out) {
+                             std::size_t idf_docs, const FindExtraWord& elsewhere,
+                             const Embeddings* emb, TextReport* report_out) {
+  check_query_embeddings_dim(index, emb);
+  const auto find = [&](std::string_view t) -> std::optional<ExtraWord> {
+    if (elsewhere)
+      if (std::optional<ExtraWord> e = elsewhere(t)) return e;
+    if (emb == nullptr) return std::nullopt;
+    const auto e = emb->find(t);
+    if (!e) return std::nullopt;
+    return ExtraWord{emb->vector(*e), 0};
+  };
   QuerySet qs;
   TextReport report;
   std::unordered_set<std::string> unknown;
@@ -23,7 +38,6 @@ QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>&
 
   auto lookup = [&](std::string_view t) -> std::optional<std::uint32_t> {
     if (auto u = index.find_word(t)) return u;
-    if (!find) return std::nullopt;
     if (auto it = extra.find(t); it != extra.end()) return it->second;
     const std::optional<ExtraWord> e = find(t);
     if (!e) return std::nullopt;
@@ -51,7 +65,7 @@ QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>&
     qs.labels.push_back(doc.label);
   }
   report.documents_kept = qs.size();
-  if (!embeddings_given) {  // dropped for want of embeddings to look them up in, not for good
+  if (emb == nullptr) {  // dropped for want of embeddings to look them up in, not for good
     report.not_in_index_tokens = std::exchange(report.unknown_tokens, 0);
     report.not_in_index_distinct = std::exchange(report.unknown_distinct, 0);
   }
@@ -59,24 +73,9 @@ QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>&
   return qs;
 }
 
-void check_query_embeddings_dim(const Index& index, const Embeddings* emb) {
-  if (emb != nullptr && emb->dim() != index.dim())
-    throw Error(emb->source() + ": embeddings have dimension " + std::to_string(emb->dim()) +
-                ", the index has " + std::to_string(index.dim()));
-}
-
 QuerySet make_query_set(const Index& index, const std::vector<RawDocument>& docs,
                         const QueryOptions& options, TextReport* report) {
-  const Embeddings* emb = options.embeddings;
-  check_query_embeddings_dim(index, emb);
-  FindExtraWord find;
-  if (emb != nullptr)
-    find = [emb](std::string_view t) -> std::optional<ExtraWord> {
-      const auto e = emb->find(t);
-      if (!e) return std::nullopt;
-      return ExtraWord{emb->vector(*e), 0};
-    };
-  return make_query_set_with(index, docs, index.idf_docs(), find, emb != nullptr, report);
+  return make_query_set_with(index, docs, index.idf_docs(), {}, options.embeddings, report);
 }
 
 void check_stopwords(const Index& index, const StopWords& given, const std::string& given_name) {
@@ -196,26 +195,25 @@ QuerySet rewrite(const QuerySet& q, const Index* to, std::size_t m, Name&& name_
   return out;
 }
 
-}  // namespace
-
-QuerySet translate_queries(const Index& from, const QuerySet& q, const Index& to) {
+// q's words named and placed as `from` (their index) holds them, rewritten over `to`.
+QuerySet rewrite_from(const Index& from, const QuerySet& q, const Index* to) {
   const std::size_t v0 = from.vocab_size();
   return rewrite(
-      q, &to, from.dim(),
+      q, to, from.dim(),
       [&](std::uint32_t u) {
         return u < v0 ? from.word(u) : std::string_view(q.extra_words[u - v0]);
       },
       [&](std::uint32_t u) { return query_word_vector(from, q, u); });
 }
 
+}  // namespace
+
+QuerySet translate_queries(const Index& from, const QuerySet& q, const Index& to) {
+  return rewrite_from(from, q, &to);
+}
+
 QuerySet portable_queries(const Index& from, const QuerySet& q) {
-  const std::size_t v0 = from.vocab_size();
-  return rewrite(
-      q, nullptr, from.dim(),
-      [&](std::uint32_t u) {
-        return u < v0 ? from.word(u) : std::string_view(q.extra_words[u - v0]);
-      },
-      [&](std::uint32_t u) { return query_word_vector(from, q, u); });
+  return rewrite_from(from, q, nullptr);
 }
 
 QuerySet from_portable(const QuerySet& q, const Index& to) {

@@ -18,18 +18,20 @@ struct ExtraWord {
   const float* vector;
   std::size_t doc_freq;
 };
-// Where a token the index lacks is looked for; empty: nowhere (the token is dropped, counted
-// as not in the index).
+// Where a token the index lacks is looked for before the embeddings (the other shards of a
+// collection); empty: nowhere.
 using FindExtraWord = std::function<std::optional<ExtraWord>(std::string_view)>;
-
-// Queries tokenised and weighted as the index's documents were, with TF-IDF over idf_docs
-// documents. Without `embeddings_given`, the tokens nowhere to be found are reported as not in
-// the index (embeddings might hold them), not as without a vector.
-QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>& docs,
-                             std::size_t idf_docs, const FindExtraWord& find, bool embeddings_given,
-                             TextReport* report);
 
 // An Error where query-time embeddings do not have the index's dimension.
 void check_query_embeddings_dim(const Index& index, const Embeddings* embeddings);
+
+// Queries tokenised and weighted as the index's documents were, with TF-IDF over idf_docs
+// documents; a token the index lacks is looked for with `elsewhere`, then in `embeddings` (an
+// Error where their dimension is not the index's). Without embeddings, the tokens nowhere to
+// be found are reported as not in the index (embeddings might hold them), not as without a
+// vector.
+QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>& docs,
+                             std::size_t idf_docs, const FindExtraWord& elsewhere,
+                             const Embeddings* embeddings, TextReport* report);
 
 }  // namespace lcrwmd

@@ -79,21 +79,14 @@ std::optional<std::size_t> ShardSet::find_doc(std::string_view id) const {
 QuerySet ShardSet::make_query_set(const std::vector<RawDocument>& docs, const QueryOptions& options,
                                   TextReport* report) const {
   const Index& first = *shards_.front();
-  const Embeddings* emb = options.embeddings;
-  check_query_embeddings_dim(first, emb);
-  FindExtraWord find;
-  if (size() > 1 || emb != nullptr)
-    find = [this, emb](std::string_view t) -> std::optional<ExtraWord> {
-      if (const auto it = words_.find(t); it != words_.end()) {
-        const Index& holder = *shards_[it->second.shard];
-        return ExtraWord{holder.vector(it->second.word), holder.doc_freq(it->second.word)};
-      }
-      if (emb == nullptr) return std::nullopt;
-      const auto e = emb->find(t);
-      if (!e) return std::nullopt;
-      return ExtraWord{emb->vector(*e), 0};
-    };
-  return make_query_set_with(first, docs, first.idf_docs(), find, emb != nullptr, report);
+  const FindExtraWord other_shards = [this](std::string_view t) -> std::optional<ExtraWord> {
+    const auto it = words_.find(t);
+    if (it == words_.end()) return std::nullopt;
+    const Index& holder = *shards_[it->second.shard];
+    return ExtraWord{holder.vector(it->second.word), holder.doc_freq(it->second.word)};
+  };
+  return make_query_set_with(first, docs, first.idf_docs(), other_shards, options.embeddings,
+                             report);
 }
 
 QuerySet ShardSet::for_shard(const QuerySet& q, std::size_t s) const {

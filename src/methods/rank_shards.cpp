@@ -143,7 +143,7 @@ QuerySet RankShards::make_query_set(const std::vector<RawDocument>& docs,
       // Each token from the first rank holding it; a word two ranks (or the embeddings) hold
       // with different vectors is an error: the shards are not of one collection.
       const Embeddings* emb = options.embeddings;
-      check_query_embeddings_dim(shard_, emb);
+      check_query_embeddings_dim(shard_, emb);  // before its vectors are compared with the ranks'
       std::vector<std::vector<float>> rank_vectors(parts.size());
       StringMap<ExtraWord> found;
       StringMap<std::size_t> holder;
@@ -175,15 +175,12 @@ QuerySet RankShards::make_query_set(const std::vector<RawDocument>& docs,
                           "'s shard: not the embeddings it was built from");
         }
       }
-      const FindExtraWord find = [&](std::string_view t) -> std::optional<ExtraWord> {
+      const FindExtraWord other_ranks = [&](std::string_view t) -> std::optional<ExtraWord> {
         if (const auto it = found.find(t); it != found.end()) return it->second;
-        if (emb == nullptr) return std::nullopt;
-        const auto e = emb->find(t);
-        if (!e) return std::nullopt;
-        return ExtraWord{emb->vector(*e), 0};
+        return std::nullopt;
       };
-      out = portable_queries(shard_, make_query_set_with(shard_, docs, shard_.idf_docs(), find,
-                                                         emb != nullptr, report));
+      out = portable_queries(
+          shard_, make_query_set_with(shard_, docs, shard_.idf_docs(), other_ranks, emb, report));
     });
   settle(comm_, verdict);
   return out;
