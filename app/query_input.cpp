@@ -200,6 +200,22 @@ void report_refinement(const SearchOptions& o, const SearchStats& st) {
          st.word_pairs);
 }
 
+QueryText read_query_text(const QueryFlags& f, const Index& index, std::span<const Index> also) {
+  if (!f.stopwords.empty())
+    check_stopwords(index, StopWords::load(f.stopwords), "--stopwords " + f.stopwords);
+  QueryText text;
+  text.docs = read_tsv(f.queries);
+  if (f.embeddings.empty()) return text;
+  // The queries' words and every index's: each index's words must be there, unchanged.
+  WordSet words = distinct_tokens(text.docs);
+  for (const Index& other : also)
+    for (std::size_t u = 0; u < other.vocab_size(); ++u) words.emplace(other.word(u));
+  text.embeddings =
+      std::make_unique<Embeddings>(load_query_embeddings(index, f.embeddings, &words));
+  for (const Index& other : also) check_embeddings(other, *text.embeddings);
+  return text;
+}
+
 Loaded load_queries(const QueryFlags& f) {
   set_threads(f.threads);
   Cluster& cluster = Cluster::current();
@@ -223,24 +239,13 @@ Loaded load_queries(const QueryFlags& f) {
       note("collection: %zu documents in %zu shards, %zu distinct words", l.shards->n_docs(),
            l.files.size(), l.shards->vocab_size());
     if (!cluster.root()) return;
-    if (!f.stopwords.empty())
-      check_stopwords(l.index(), StopWords::load(f.stopwords), "--stopwords " + f.stopwords);
-    std::vector<RawDocument> docs = read_tsv(f.queries);
-    std::unique_ptr<Embeddings> emb;
-    if (!f.embeddings.empty()) {
-      // The queries' words and every shard's: each shard's words must be there, unchanged.
-      WordSet words = distinct_tokens(docs);
-      for (std::size_t s = 1; s < l.files.size(); ++s)
-        for (std::size_t u = 0; u < l.files[s].vocab_size(); ++u) words.emplace(l.files[s].word(u));
-      emb = std::make_unique<Embeddings>(load_query_embeddings(l.index(), f.embeddings, &words));
-      for (std::size_t s = 1; s < l.files.size(); ++s) check_embeddings(l.files[s], *emb);
-    }
+    const QueryText text = read_query_text(f, l.index(), std::span(l.files).subspan(1));
     QueryOptions qo;
-    qo.embeddings = emb.get();
+    qo.embeddings = text.embeddings.get();
     TextReport report;
-    l.queries = l.shards->make_query_set(docs, qo, &report);
+    l.queries = l.shards->make_query_set(text.docs, qo, &report);
     report_text(report, "queries");
-    if (!l.queries.extra_words.empty() && emb)
+    if (!l.queries.extra_words.empty() && text.embeddings)
       note("queries: %zu words not in the %s taken from %s", l.queries.extra_words.size(),
            l.files.size() > 1 ? "first shard" : "index", f.embeddings.c_str());
     l.excluded = report.empty_documents.size();

@@ -5,10 +5,13 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "app/cluster.h"
+#include "lcrwmd/corpus.h"
+#include "lcrwmd/embeddings.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
@@ -75,6 +78,14 @@ std::string describe_backend(const SearcherOptions& o, const SearchStats& st);
 // How much work the bounds saved: D2 (symmetric LC-RWMD) or EMD solves (WMD) per pair; and
 // phase 1's recomputed word distances.
 void report_refinement(const SearchOptions& o, const SearchStats& st);
+
+// Rank 0's query documents and --embeddings: --stopwords checked against `index`'s own, and the
+// embeddings holding the words of `index` and of `also` (other shards) with their vectors.
+struct QueryText {
+  std::vector<RawDocument> docs;
+  std::unique_ptr<Embeddings> embeddings;  // null without --embeddings
+};
+QueryText read_query_text(const QueryFlags& f, const Index& index, std::span<const Index> also);
 
 struct Loaded {
   std::vector<Index> files;          // --index, in order

@@ -6,7 +6,6 @@
 
 #include "app/cluster.h"
 #include "app/distributed.h"
-#include "lcrwmd/embeddings.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/npy_writer.h"
 #include "lcrwmd/sharded.h"
@@ -53,22 +52,14 @@ std::unique_ptr<RankInput> open_shards(const QueryFlags& f) {
     return std::make_unique<RankShards>(cluster, *in->shard,
                                         for_rank(cluster, f.searcher_options()));
   });
-  std::vector<RawDocument> docs;
-  std::unique_ptr<Embeddings> emb;
+  QueryText text;
   cluster.step([&] {
-    if (!cluster.root()) return;
-    if (!f.stopwords.empty())
-      check_stopwords(*in->shard, StopWords::load(f.stopwords), "--stopwords " + f.stopwords);
-    docs = read_tsv(f.queries);
-    if (!f.embeddings.empty()) {
-      const WordSet words = distinct_tokens(docs);
-      emb = std::make_unique<Embeddings>(load_query_embeddings(*in->shard, f.embeddings, &words));
-    }
+    if (cluster.root()) text = read_query_text(f, *in->shard, {});
   });
   QueryOptions qo;
-  qo.embeddings = emb.get();
+  qo.embeddings = text.embeddings.get();
   TextReport report;
-  in->queries = together([&] { return in->shards->make_query_set(docs, qo, &report); });
+  in->queries = together([&] { return in->shards->make_query_set(text.docs, qo, &report); });
   if (cluster.root()) report_text(report, "queries");
   return in;
 }
