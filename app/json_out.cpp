@@ -44,13 +44,9 @@ json explanation_json(const Explanation& e, std::size_t top) {
 }
 
 json method_json(const MethodInfo& m) {
-  return {{"name", m.name},
-          {"summary", m.summary},
-          {"one_sided", m.one_sided},
-          {"bounded", m.bounded},
-          {"reads_act_steps", m.reads_act_steps},
-          {"runs_on_gpu", m.runs_on_gpu},
-          {"explains", m.explains}};
+  json j = {{"name", m.name}, {"summary", m.summary}};
+  for (const auto& [name, value] : method_properties(m)) j[name] = value;
+  return j;
 }
 
 }  // namespace lcrwmd::app

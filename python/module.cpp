@@ -290,11 +290,7 @@ PYBIND11_MODULE(_lcrwmd, m) {
           py::dict d;
           d["name"] = i.name;
           d["summary"] = i.summary;
-          d["one_sided"] = i.one_sided;
-          d["bounded"] = i.bounded;
-          d["reads_act_steps"] = i.reads_act_steps;
-          d["runs_on_gpu"] = i.runs_on_gpu;
-          d["explains"] = i.explains;
+          for (const auto& [name, value] : method_properties(i)) d[name] = value;
           out.append(d);
         }
         return out;

@@ -7,6 +7,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace lcrwmd {
 
@@ -47,6 +49,10 @@ struct MethodInfo {
   // CPU: the most queries one batch shares (0: as many as the memory budget holds).
   std::size_t max_cpu_batch;
 };
+
+// Its yes-or-no properties a user reads, by the names every front end gives them (JSON, Python):
+// one_sided, bounded, reads_act_steps, runs_on_gpu, explains.
+std::vector<std::pair<const char*, bool>> method_properties(const MethodInfo& m);
 
 // Every method, in the order front ends list them.
 std::span<const MethodInfo> methods();

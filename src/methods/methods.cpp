@@ -41,6 +41,14 @@ constexpr MethodInfo kMethods[] = {
 
 std::span<const MethodInfo> methods() { return kMethods; }
 
+std::vector<std::pair<const char*, bool>> method_properties(const MethodInfo& m) {
+  return {{"one_sided", m.one_sided},
+          {"bounded", m.bounded},
+          {"reads_act_steps", m.reads_act_steps},
+          {"runs_on_gpu", m.runs_on_gpu},
+          {"explains", m.explains}};
+}
+
 const MethodInfo& describe(Method m) {
   for (const MethodInfo& info : kMethods)
     if (info.method == m) return info;
