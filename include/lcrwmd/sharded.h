@@ -47,7 +47,9 @@ class ShardSet {
   std::size_t first_doc(std::size_t s) const { return first_[s]; }
   std::size_t n_docs() const { return first_.back(); }
   // Distinct words over all shards.
-  std::size_t vocab_size() const { return words_.size(); }
+  std::size_t vocab_size() const {
+    return size() == 1 ? shards_.front()->vocab_size() : words_.size();
+  }
   std::size_t dim() const { return shards_.front()->dim(); }
 
   // The shard of the collection's document i, and its index there.
@@ -74,7 +76,8 @@ class ShardSet {
   };
   std::vector<const Index*> shards_;
   std::vector<std::size_t> first_;
-  StringMap<Where> words_;  // each word: the first shard holding it, and its id there
+  // Each word: the first shard holding it, and its id there (empty for one shard).
+  StringMap<Where> words_;
 };
 
 // A Searcher over a ShardSet: a searcher per shard (of one backend), run one after another;

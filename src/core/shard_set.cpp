@@ -19,6 +19,8 @@ ShardSet::ShardSet(std::vector<const Index*> shards) : shards_(std::move(shards)
     if (const std::string why = shard_disagreement(first, ShardSignature::of(ix)); !why.empty())
       throw Error(why);
     first_.push_back(first_.back() + ix.n_docs());
+    // Words only matter between shards: one index answers for its own (Index::find_word).
+    if (shards_.size() == 1) break;
     const std::size_t m = ix.dim();
     for (std::size_t u = 0; u < ix.vocab_size(); ++u) {
       const auto [it, fresh] =
