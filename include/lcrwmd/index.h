@@ -142,6 +142,8 @@ class Index {
   struct Storage;
   // Reads the views of storage's image (checked; verify: its checksum too).
   Index(std::unique_ptr<Storage> storage, bool verify);
+  // The views of `whole`, checked when it was made, over storage (which shares its image).
+  Index(const Index& whole, std::unique_ptr<Storage> storage);
   static Index in_memory(std::vector<char> image);
 
   std::unique_ptr<Storage> storage_;

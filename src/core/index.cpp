@@ -128,6 +128,31 @@ Index::Index(std::unique_ptr<Storage> storage, bool verify) : storage_(std::move
   for (std::size_t i = 0; i < v.n_stopwords; ++i) storage_->stopwords.add(v.stopwords[i]);
 }
 
+Index::Index(const Index& whole, std::unique_ptr<Storage> storage)
+    : storage_(std::move(storage)),
+      n_docs_(whole.n_docs_),
+      vocab_size_(whole.vocab_size_),
+      dim_(whole.dim_),
+      nnz_(whole.nnz_),
+      weighting_(whole.weighting_),
+      has_text_(whole.has_text_),
+      tokenizer_version_(whole.tokenizer_version_),
+      fingerprint_(whole.fingerprint_),
+      idf_docs_(whole.idf_docs_),
+      indptr_(whole.indptr_),
+      indices_(whole.indices_),
+      values_(whole.values_),
+      vectors_(whole.vectors_),
+      sq_norms_(whole.sq_norms_),
+      doc_freq_(whole.doc_freq_) {
+  const Storage& from = *whole.storage_;
+  storage_->vocab = from.vocab;
+  storage_->ids = from.ids;
+  storage_->labels = from.labels;
+  storage_->texts = from.texts;
+  storage_->stopwords = from.stopwords;
+}
+
 Index Index::shard(std::size_t begin, std::size_t end) const {
   if (begin > end || end > n_docs_)
     throw Error("shard [" + std::to_string(begin) + ", " + std::to_string(end) +
@@ -139,7 +164,7 @@ Index Index::shard(std::size_t begin, std::size_t end) const {
   storage->shard_indptr.resize(end - begin + 1);
   for (std::size_t i = 0; i <= end - begin; ++i)
     storage->shard_indptr[i] = indptr_[begin + i] - indptr_[begin];
-  Index ix(std::move(storage), false);  // views of the whole image, narrowed to the shard below
+  Index ix(*this, std::move(storage));  // this index's views, narrowed to the shard below
   Storage& s = *ix.storage_;
   ix.n_docs_ = end - begin;
   ix.nnz_ = s.shard_indptr.back();
