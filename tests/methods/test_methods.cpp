@@ -332,6 +332,18 @@ TEST(Shard, SameDistancesAsTheWholeIndex) {
       }
     }
   EXPECT_THROW(ix.shard(10, 98), Error);
+  // A shard of a shard: documents [45, 60) of the whole, as the shard [40, 97) holds them.
+  const Index outer = ix.shard(40, 97);
+  const Index inner = outer.shard(5, 20);
+  ASSERT_EQ(inner.n_docs(), 15u);
+  for (std::size_t i = 0; i < inner.n_docs(); ++i) {
+    EXPECT_EQ(inner.doc_id(i), ix.doc_id(45 + i));
+    const auto a =
+        inner.indices().subspan(inner.indptr()[i], inner.indptr()[i + 1] - inner.indptr()[i]);
+    const auto b =
+        ix.indices().subspan(ix.indptr()[45 + i], ix.indptr()[46 + i] - ix.indptr()[45 + i]);
+    EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin(), b.end())) << "document " << i;
+  }
 }
 
 }  // namespace
