@@ -48,6 +48,10 @@ struct MethodInfo {
   bool explains;         // explain shows the words that carry its distance
   // CPU: the most queries one batch shares (0: as many as the memory budget holds).
   std::size_t max_cpu_batch;
+  // An exact distance costs far more than its bound (an EMD solve): shards on several ranks
+  // first share an estimate of each query's k-th best, so that none solves pairs the others'
+  // documents have already beaten.
+  bool costly_exact;
 };
 
 // Its yes-or-no properties a user reads, by the names every front end gives them (JSON, Python):

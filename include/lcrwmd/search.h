@@ -50,6 +50,11 @@ struct SearchOptions {
   // k-th best of documents that win ties against these, as earlier shards' do): a bounded
   // method may leave out documents whose lower bound is at least it.
   std::span<const float> ceilings;
+  // Top-k of a bounded method: stop once each query has this many exact distances (0: never,
+  // at most k) and return those, the cheapest candidates first. Not the top-k: real documents'
+  // distances, whose k-th bounds the k-th best from above (what shards on several ranks share
+  // before each refines alone).
+  std::size_t estimate = 0;
   // Called after each batch with (queries done, queries in all); for progress reports.
   std::function<void(std::size_t, std::size_t)> progress;
 };

@@ -107,8 +107,9 @@ class ShardedSearcher final : public Searcher {
 // every call is collective: every rank makes it, in the same order. Queries are read on rank 0
 // (make_query_set: portable, lcrwmd/query.h; the other ranks' are ignored) and results come
 // back there (empty elsewhere); a failure on any rank is an Error on every rank. The results
-// are the bytes a ShardedSearcher gives for the same files in one process (each rank prunes its
-// own top-k: the k-th best is not shared between ranks).
+// are the bytes a ShardedSearcher gives for the same files in one process. Where an exact
+// distance is costly (WMD), the ranks first share an estimate of each query's k-th best (each
+// rank's 2k/ranks cheapest candidates, solved), and each prunes with it.
 class RankShards final : public Searcher {
  public:
   // An Error on every rank where the shards disagree (as ShardSet checks them) or a rank cannot
@@ -140,6 +141,18 @@ class RankShards final : public Searcher {
   std::vector<std::string> texts(const std::vector<std::int64_t>& docs);
 
  private:
+  // Rank 0's queries on every rank, over this rank's shard.
+  QuerySet receive_queries(const QuerySet& queries) const;
+  // Each query's ceiling for every rank's pruning, from the k-th best of the ranks' estimates
+  // (SearchOptions::estimate), on every rank.
+  std::vector<float> shared_ceilings(const QuerySet& queries, std::size_t k,
+                                     const SearchOptions& options, SearchStats& stats) const;
+  // A rank's answer as it travels to rank 0, and rank 0's merge of them (an Error naming the
+  // first rank that failed).
+  static std::string message(const std::string& error, const SearchResults& results,
+                             const SearchStats& stats);
+  SearchResults merge(const std::vector<std::string>& parts, std::size_t nq, std::size_t k,
+                      SearchStats& total) const;
   std::vector<std::string> fetch(const std::vector<std::int64_t>& docs, bool text) const;
 
   Communicator& comm_;

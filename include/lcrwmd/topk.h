@@ -22,6 +22,7 @@ class TopK {
  public:
   explicit TopK(std::size_t k);
   bool full() const { return heap_.size() == k_; }
+  std::size_t size() const { return heap_.size(); }
   // The current k-th best; only meaningful when full().
   const Neighbor& worst() const { return heap_.front(); }
   bool accepts(const Neighbor& n) const { return k_ > 0 && (!full() || n < worst()); }

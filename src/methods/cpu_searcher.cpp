@@ -67,9 +67,9 @@ void for_all(const std::vector<std::int64_t>& docs, const std::vector<float>& bo
 // and stop at the first whose bound already loses against the current k-th best. A method with
 // one cheaper bound between (symmetric LC-RWMD: D2 from its cache's lower bounds) has each
 // chunk tightened first, and only the documents whose tighter bound still beats the k-th best
-// are refined.
+// are refined. An estimate (SearchOptions::estimate) ends once it has its exact distances.
 std::vector<Neighbor> pruned_topk(const BatchDistance& dist, std::size_t j, const float* lower,
-                                  std::size_t n, std::size_t k, float ceiling,
+                                  std::size_t n, std::size_t k, float ceiling, std::size_t estimate,
                                   SearchStats& counts) {
   TopK best(k);
   if (k == 0) return best.take_sorted();
@@ -106,6 +106,7 @@ std::vector<Neighbor> pruned_topk(const BatchDistance& dist, std::size_t j, cons
         for (std::size_t c = 0; c < docs.size(); ++c) best.push({exact[c], docs[c]});
       }
       if (docs.size() < std::min(chunk, sorted.size() - c0)) return false;
+      if (estimate && best.size() >= estimate) return false;
     }
     return true;
   };
@@ -136,7 +137,8 @@ void refine_row(const BatchDistance& dist, std::size_t j, float* row, std::size_
 // lifted for the whole row by raise_bounds, <= quick dual <= close dual <= WMD). Candidates
 // leave a min-heap in ascending bound order and come back one level tighter, or, at the last
 // level, with their exact distance. The first bound that cannot enter the top-k ends the
-// search: each step is taken only while the bound before it still beats the k-th best.
+// search: each step is taken only while the bound before it still beats the k-th best. An
+// estimate ends once it has its exact distances.
 struct Candidate {
   float bound;
   std::int64_t doc;
@@ -144,7 +146,7 @@ struct Candidate {
 };
 
 std::vector<Neighbor> cascade_topk(const BatchDistance& dist, std::size_t j, float* lower,
-                                   std::size_t n, std::size_t k, float ceiling,
+                                   std::size_t n, std::size_t k, float ceiling, std::size_t estimate,
                                    SearchStats& counts) {
   TopK best(k);
   const auto admits = [&](const Neighbor& b) { return b.distance < ceiling && best.accepts(b); };
@@ -198,6 +200,7 @@ std::vector<Neighbor> cascade_topk(const BatchDistance& dist, std::size_t j, flo
         }
       }
     }
+    if (estimate && best.size() >= estimate) break;
   }
   return best.take_sorted();
 }
@@ -261,43 +264,43 @@ SearchResults CpuSearcher::search(const QuerySet& queries, std::size_t k, const 
   res.indices.assign(res.n_queries * res.k, -1);
   SearchStats st;
   const std::optional<Phase1> p1 = phase1(opt);
-  for_each_batch(index, queries, opt, options_, p1 ? &*p1 : nullptr, st,
-                 [&](std::size_t first, std::size_t size, const BatchDistance& dist, float* block) {
-                   std::atomic<std::size_t> refined{0}, tightened{0};
-                   ParallelErrors errors;
+  for_each_batch(
+      index, queries, opt, options_, p1 ? &*p1 : nullptr, st,
+      [&](std::size_t first, std::size_t size, const BatchDistance& dist, float* block) {
+        std::atomic<std::size_t> refined{0}, tightened{0};
+        ParallelErrors errors;
 #pragma omp parallel for schedule(dynamic) if (size > 1)
-                   for (std::size_t j = 0; j < size; ++j) {
-                     errors.run([&] {
-                       float* row = block + j * n;
-                       std::vector<Neighbor> top;
-                       SearchStats counts;
-                       const std::size_t q = first + j;
-                       const float ceiling = opt.ceilings.empty()
-                                                 ? std::numeric_limits<float>::infinity()
-                                                 : opt.ceilings[q];
-                       if (!dist.exact() && opt.prune && dist.tighten_levels() > 1) {
-                         top = cascade_topk(dist, j, row, n, res.k, ceiling, counts);
-                       } else if (!dist.exact() && opt.prune) {
-                         top = pruned_topk(dist, j, row, n, res.k, ceiling, counts);
-                       } else {
-                         if (!dist.exact()) {
-                           refine_row(dist, j, row, n);
-                           counts.refined = n;
-                         }
-                         top = select_topk({row, n}, res.k);
-                       }
-                       refined += counts.refined;
-                       tightened += counts.tightened;
-                       for (std::size_t t = 0; t < top.size(); ++t) {
-                         res.distances[q * res.k + t] = top[t].distance;
-                         res.indices[q * res.k + t] = top[t].index;
-                       }
-                     });
-                   }
-                   errors.rethrow();
-                   st.refined += refined;
-                   st.tightened += tightened;
-                 });
+        for (std::size_t j = 0; j < size; ++j) {
+          errors.run([&] {
+            float* row = block + j * n;
+            std::vector<Neighbor> top;
+            SearchStats counts;
+            const std::size_t q = first + j;
+            const float ceiling =
+                opt.ceilings.empty() ? std::numeric_limits<float>::infinity() : opt.ceilings[q];
+            if (!dist.exact() && opt.prune && dist.tighten_levels() > 1) {
+              top = cascade_topk(dist, j, row, n, res.k, ceiling, opt.estimate, counts);
+            } else if (!dist.exact() && opt.prune) {
+              top = pruned_topk(dist, j, row, n, res.k, ceiling, opt.estimate, counts);
+            } else {
+              if (!dist.exact()) {
+                refine_row(dist, j, row, n);
+                counts.refined = n;
+              }
+              top = select_topk({row, n}, res.k);
+            }
+            refined += counts.refined;
+            tightened += counts.tightened;
+            for (std::size_t t = 0; t < top.size(); ++t) {
+              res.distances[q * res.k + t] = top[t].distance;
+              res.indices[q * res.k + t] = top[t].index;
+            }
+          });
+        }
+        errors.rethrow();
+        st.refined += refined;
+        st.tightened += tightened;
+      });
   if (stats) *stats = st;
   return res;
 }

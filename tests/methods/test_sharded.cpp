@@ -2,52 +2,19 @@
 // one index of all the documents gives, every method, search and pairwise.
 #include <gtest/gtest.h>
 
-#include <barrier>
 #include <cmath>
 #include <cstddef>
-#include <thread>
 
-#include "io/index_format.h"
-#include "lcrwmd/communicator.h"
 #include "lcrwmd/cpu.h"
-#include "lcrwmd/sharded.h"
-#include "test_util.h"
+#include "methods/shard_fixtures.h"
 
 namespace lcrwmd {
 namespace {
 
-std::vector<SearchOptions> every_method() {
-  std::vector<SearchOptions> out;
-  for (const MethodInfo& m : methods())
-    for (bool symmetric : {true, false}) {
-      if (!symmetric && !m.one_sided) continue;
-      SearchOptions o;
-      o.method = m.method;
-      o.symmetric = symmetric;
-      o.act_steps = 2;
-      out.push_back(o);
-    }
-  return out;
-}
-
-std::string name(const SearchOptions& o) {
-  return std::string(to_string(o.method)) + (o.symmetric ? "" : " one-sided");
-}
-
-// The shards of `whole` (split_index_data), as indexes.
-struct Split {
-  std::vector<Index> files;
-  std::vector<const Index*> pointers() const {
-    std::vector<const Index*> p;
-    for (const Index& f : files) p.push_back(&f);
-    return p;
-  }
-};
-Split split(const IndexData& whole, std::size_t parts) {
-  Split s;
-  for (const IndexData& d : split_index_data(whole, parts)) s.files.push_back(Index::from_data(d));
-  return s;
-}
+using test::every_method;
+using test::name;
+using test::split;
+using test::Split;
 
 bool close(float a, float b) { return std::fabs(a - b) <= 1e-5f * std::max(1.0f, std::fabs(b)); }
 
@@ -243,140 +210,6 @@ TEST(Sharded, ShardsThatDisagreeAreRefused) {
   EXPECT_EQ(twice.doc_id(a.n_docs() + 3), a.doc_id(3));
   EXPECT_EQ(twice.find_doc(a.doc_id(3)), 3u);
   EXPECT_THROW(twice.locate(2 * a.n_docs()), Error);
-}
-
-}  // namespace
-}  // namespace lcrwmd
-
-namespace lcrwmd {
-namespace {
-
-// Ranks as threads: every broadcast and gather meets all of them at a barrier.
-class ThreadRanks {
- public:
-  explicit ThreadRanks(int n) : slots_(static_cast<std::size_t>(n)), barrier_(n) {}
-
-  class Rank final : public Communicator {
-   public:
-    Rank(ThreadRanks& all, int rank) : all_(all), rank_(rank) {}
-    int rank() const override { return rank_; }
-    int size() const override { return static_cast<int>(all_.slots_.size()); }
-    void broadcast(std::string& bytes) override {
-      if (rank_ == 0) all_.root_ = bytes;
-      all_.barrier_.arrive_and_wait();
-      if (rank_ != 0) bytes = all_.root_;
-      all_.barrier_.arrive_and_wait();
-    }
-    std::vector<std::string> gather(const std::string& bytes) override {
-      all_.slots_[static_cast<std::size_t>(rank_)] = bytes;
-      all_.barrier_.arrive_and_wait();
-      std::vector<std::string> out;
-      if (rank_ == 0) out = all_.slots_;
-      all_.barrier_.arrive_and_wait();
-      return out;
-    }
-
-   private:
-    ThreadRanks& all_;
-    int rank_;
-  };
-
- private:
-  std::vector<std::string> slots_;
-  std::string root_;
-  std::barrier<> barrier_;
-};
-
-std::vector<RawDocument> word_queries() {
-  std::vector<RawDocument> docs;
-  for (const char* text : {"w3 w3 w17 w40 w88", "w1 w69 w69 w69 w2 w120", "w55", "w140 w7 w7"})
-    docs.push_back({"q" + std::to_string(docs.size()), "", text, docs.size() + 1});
-  return docs;
-}
-
-// A shard per rank (threads standing in for mpirun's ranks) gives the bytes of the same shards
-// searched in one process, for every method, TF and TF-IDF.
-TEST(RankShards, TheSameBytesAsTheShardsInOneProcess) {
-  for (const Weighting weighting : {Weighting::tf, Weighting::tfidf}) {
-    IndexData data = test::random_index(90, 150, 6, 9, 17);
-    data.weighting = weighting;
-    const Split s = split(data, 3);
-    const ShardSet set(s.pointers());
-    const std::vector<RawDocument> docs = word_queries();
-    const QuerySet q = set.make_query_set(docs, {});
-    ASSERT_EQ(q.size(), docs.size());
-    for (const SearchOptions& o : every_method()) {
-      const SearchResults want = ShardedSearcher(set, {}).search(q, 5, o);
-      ThreadRanks all(3);
-      SearchResults got;
-      std::vector<std::string> ids;
-      std::vector<std::thread> ranks;
-      for (int r = 0; r < 3; ++r)
-        ranks.emplace_back([&, r] {
-          ThreadRanks::Rank comm(all, r);
-          RankShards shards(comm, s.files[static_cast<std::size_t>(r)], {});
-          EXPECT_EQ(shards.n_docs(), set.n_docs());
-          const QuerySet mine =
-              shards.make_query_set(r == 0 ? docs : std::vector<RawDocument>{}, {});
-          const SearchResults res = shards.search(mine, 5, o);
-          const std::vector<std::string> names = shards.doc_ids(res.indices);
-          if (r == 0) got = res, ids = names;
-        });
-      for (std::thread& t : ranks) t.join();
-      EXPECT_EQ(got.distances, want.distances) << name(o);
-      EXPECT_EQ(got.indices, want.indices) << name(o);
-      for (std::size_t e = 0; e < ids.size(); ++e)
-        EXPECT_EQ(ids[e], set.doc_id(static_cast<std::size_t>(got.indices[e]))) << name(o);
-    }
-  }
-}
-
-// The full matrix, a shard per rank: the in-process collection's, byte for byte.
-TEST(RankShards, PairwiseGivesTheCollectionsMatrix) {
-  const Split s = split(test::random_index(70, 120, 5, 8, 23), 3);
-  const ShardSet set(s.pointers());
-  const std::vector<RawDocument> docs = word_queries();
-  const QuerySet q = set.make_query_set(docs, {});
-  for (const SearchOptions& o : every_method()) {
-    const std::vector<float> want = test::matrix(ShardedSearcher(set, {}), q, o);
-    ThreadRanks all(3);
-    std::vector<float> got;
-    std::vector<std::thread> ranks;
-    for (int r = 0; r < 3; ++r)
-      ranks.emplace_back([&, r] {
-        ThreadRanks::Rank comm(all, r);
-        RankShards shards(comm, s.files[static_cast<std::size_t>(r)], {});
-        const QuerySet mine = shards.make_query_set(r == 0 ? docs : std::vector<RawDocument>{}, {});
-        const std::size_t n = shards.n_docs();
-        shards.pairwise(mine, o, [&](std::size_t first, std::size_t rows, const float* d) {
-          got.resize(std::max(got.size(), (first + rows) * n));
-          std::copy(d, d + rows * n, got.begin() + static_cast<std::ptrdiff_t>(first * n));
-        });
-      });
-    for (std::thread& t : ranks) t.join();
-    EXPECT_EQ(got, want) << name(o);
-  }
-}
-
-// A failure on one rank is an Error on every rank, none left waiting.
-TEST(RankShards, AFailureOnOneRankIsAnErrorOnAll) {
-  const Split s = split(test::random_index(40, 60, 4, 6, 3), 2);
-  IndexData other = test::random_index(20, 30, 5, 6, 3);  // another dimension
-  const Index odd = Index::from_data(other);
-  ThreadRanks all(2);
-  std::vector<int> errors(2, 0);
-  std::vector<std::thread> ranks;
-  for (int r = 0; r < 2; ++r)
-    ranks.emplace_back([&, r] {
-      ThreadRanks::Rank comm(all, r);
-      try {
-        RankShards shards(comm, r == 0 ? s.files[0] : odd, {});
-      } catch (const Error&) {
-        errors[static_cast<std::size_t>(r)] = 1;
-      }
-    });
-  for (std::thread& t : ranks) t.join();
-  EXPECT_EQ(errors, (std::vector<int>{1, 1}));
 }
 
 }  // namespace

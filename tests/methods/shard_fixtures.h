@@ -1,0 +1,92 @@
+#pragma once
+// What the shard tests share: every method's options, an index split into shards, and ranks
+// played by threads.
+#include <barrier>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "io/index_format.h"
+#include "lcrwmd/communicator.h"
+#include "lcrwmd/sharded.h"
+#include "test_util.h"
+
+namespace lcrwmd::test {
+
+inline std::vector<SearchOptions> every_method() {
+  std::vector<SearchOptions> out;
+  for (const MethodInfo& m : methods())
+    for (bool symmetric : {true, false}) {
+      if (!symmetric && !m.one_sided) continue;
+      SearchOptions o;
+      o.method = m.method;
+      o.symmetric = symmetric;
+      o.act_steps = 2;
+      out.push_back(o);
+    }
+  return out;
+}
+
+inline std::string name(const SearchOptions& o) {
+  return std::string(to_string(o.method)) + (o.symmetric ? "" : " one-sided");
+}
+
+// The shards of `whole` (split_index_data), as indexes.
+struct Split {
+  std::vector<Index> files;
+  std::vector<const Index*> pointers() const {
+    std::vector<const Index*> p;
+    for (const Index& f : files) p.push_back(&f);
+    return p;
+  }
+};
+inline Split split(const IndexData& whole, std::size_t parts) {
+  Split s;
+  for (const IndexData& d : split_index_data(whole, parts)) s.files.push_back(Index::from_data(d));
+  return s;
+}
+
+// Ranks as threads: every broadcast and gather meets all of them at a barrier.
+class ThreadRanks {
+ public:
+  explicit ThreadRanks(int n) : slots_(static_cast<std::size_t>(n)), barrier_(n) {}
+
+  class Rank final : public Communicator {
+   public:
+    Rank(ThreadRanks& all, int rank) : all_(all), rank_(rank) {}
+    int rank() const override { return rank_; }
+    int size() const override { return static_cast<int>(all_.slots_.size()); }
+    void broadcast(std::string& bytes) override {
+      if (rank_ == 0) all_.root_ = bytes;
+      all_.barrier_.arrive_and_wait();
+      if (rank_ != 0) bytes = all_.root_;
+      all_.barrier_.arrive_and_wait();
+    }
+    std::vector<std::string> gather(const std::string& bytes) override {
+      all_.slots_[static_cast<std::size_t>(rank_)] = bytes;
+      all_.barrier_.arrive_and_wait();
+      std::vector<std::string> out;
+      if (rank_ == 0) out = all_.slots_;
+      all_.barrier_.arrive_and_wait();
+      return out;
+    }
+
+   private:
+    ThreadRanks& all_;
+    int rank_;
+  };
+
+ private:
+  std::vector<std::string> slots_;
+  std::string root_;
+  std::barrier<> barrier_;
+};
+
+inline std::vector<RawDocument> word_queries() {
+  std::vector<RawDocument> docs;
+  for (const char* text : {"w3 w3 w17 w40 w88", "w1 w69 w69 w69 w2 w120", "w55", "w140 w7 w7"})
+    docs.push_back({numbered('q', docs.size()), "", text, docs.size() + 1});
+  return docs;
+}
+
+}  // namespace lcrwmd::test

@@ -1,0 +1,205 @@
+// Shards spread over ranks (RankShards, lcrwmd/sharded.h), threads standing in for mpirun's
+// ranks: the bytes of the same shards in one process, pairwise, shared pruning, failures.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <thread>
+
+#include "lcrwmd/cpu.h"
+#include "methods/shard_fixtures.h"
+
+namespace lcrwmd {
+namespace {
+
+using test::every_method;
+using test::name;
+using test::split;
+using test::Split;
+using test::ThreadRanks;
+using test::word_queries;
+
+// A shard per rank (threads standing in for mpirun's ranks) gives the bytes of the same shards
+// searched in one process, for every method, TF and TF-IDF.
+TEST(RankShards, TheSameBytesAsTheShardsInOneProcess) {
+  for (const Weighting weighting : {Weighting::tf, Weighting::tfidf}) {
+    IndexData data = test::random_index(90, 150, 6, 9, 17);
+    data.weighting = weighting;
+    const Split s = split(data, 3);
+    const ShardSet set(s.pointers());
+    const std::vector<RawDocument> docs = word_queries();
+    const QuerySet q = set.make_query_set(docs, {});
+    ASSERT_EQ(q.size(), docs.size());
+    for (const SearchOptions& o : every_method()) {
+      const SearchResults want = ShardedSearcher(set, {}).search(q, 5, o);
+      ThreadRanks all(3);
+      SearchResults got;
+      std::vector<std::string> ids;
+      std::vector<std::thread> ranks;
+      for (int r = 0; r < 3; ++r)
+        ranks.emplace_back([&, r] {
+          ThreadRanks::Rank comm(all, r);
+          RankShards shards(comm, s.files[static_cast<std::size_t>(r)], {});
+          EXPECT_EQ(shards.n_docs(), set.n_docs());
+          const QuerySet mine =
+              shards.make_query_set(r == 0 ? docs : std::vector<RawDocument>{}, {});
+          const SearchResults res = shards.search(mine, 5, o);
+          const std::vector<std::string> names = shards.doc_ids(res.indices);
+          if (r == 0) got = res, ids = names;
+        });
+      for (std::thread& t : ranks) t.join();
+      EXPECT_EQ(got.distances, want.distances) << name(o);
+      EXPECT_EQ(got.indices, want.indices) << name(o);
+      for (std::size_t e = 0; e < ids.size(); ++e)
+        EXPECT_EQ(ids[e], set.doc_id(static_cast<std::size_t>(got.indices[e]))) << name(o);
+    }
+  }
+}
+
+// The full matrix, a shard per rank: the in-process collection's, byte for byte.
+TEST(RankShards, PairwiseGivesTheCollectionsMatrix) {
+  const Split s = split(test::random_index(70, 120, 5, 8, 23), 3);
+  const ShardSet set(s.pointers());
+  const std::vector<RawDocument> docs = word_queries();
+  const QuerySet q = set.make_query_set(docs, {});
+  for (const SearchOptions& o : every_method()) {
+    const std::vector<float> want = test::matrix(ShardedSearcher(set, {}), q, o);
+    ThreadRanks all(3);
+    std::vector<float> got;
+    std::vector<std::thread> ranks;
+    for (int r = 0; r < 3; ++r)
+      ranks.emplace_back([&, r] {
+        ThreadRanks::Rank comm(all, r);
+        RankShards shards(comm, s.files[static_cast<std::size_t>(r)], {});
+        const QuerySet mine = shards.make_query_set(r == 0 ? docs : std::vector<RawDocument>{}, {});
+        const std::size_t n = shards.n_docs();
+        shards.pairwise(mine, o, [&](std::size_t first, std::size_t rows, const float* d) {
+          got.resize(std::max(got.size(), (first + rows) * n));
+          std::copy(d, d + rows * n, got.begin() + static_cast<std::ptrdiff_t>(first * n));
+        });
+      });
+    for (std::thread& t : ranks) t.join();
+    EXPECT_EQ(got, want) << name(o);
+  }
+}
+
+// A failure on one rank is an Error on every rank, none left waiting.
+TEST(RankShards, AFailureOnOneRankIsAnErrorOnAll) {
+  const Split s = split(test::random_index(40, 60, 4, 6, 3), 2);
+  IndexData other = test::random_index(20, 30, 5, 6, 3);  // another dimension
+  const Index odd = Index::from_data(other);
+  ThreadRanks all(2);
+  std::vector<int> errors(2, 0);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r)
+    ranks.emplace_back([&, r] {
+      ThreadRanks::Rank comm(all, r);
+      try {
+        RankShards shards(comm, r == 0 ? s.files[0] : odd, {});
+      } catch (const Error&) {
+        errors[static_cast<std::size_t>(r)] = 1;
+      }
+    });
+  for (std::thread& t : ranks) t.join();
+  EXPECT_EQ(errors, (std::vector<int>{1, 1}));
+}
+
+}  // namespace
+}  // namespace lcrwmd
+
+namespace lcrwmd {
+namespace {
+
+// `d` with documents `at` made copies of one document: `words` (ascending ids), with `counts`.
+IndexData with_copies(const IndexData& d, const std::vector<std::size_t>& at,
+                      const std::vector<std::uint32_t>& words, const std::vector<float>& counts) {
+  IndexData out = d;
+  out.indptr = {0};
+  out.indices.clear();
+  out.values.clear();
+  out.doc_freq.assign(d.vocab.size(), 0);
+  float total = 0;
+  for (const float c : counts) total += c;
+  for (std::size_t i = 0; i + 1 < d.indptr.size(); ++i) {
+    if (std::find(at.begin(), at.end(), i) != at.end()) {
+      out.indices.insert(out.indices.end(), words.begin(), words.end());
+      for (const float c : counts) out.values.push_back(c / total);
+    } else {
+      out.indices.insert(out.indices.end(), d.indices.begin() + d.indptr[i],
+                         d.indices.begin() + d.indptr[i + 1]);
+      out.values.insert(out.values.end(), d.values.begin() + d.indptr[i],
+                        d.values.begin() + d.indptr[i + 1]);
+    }
+    out.indptr.push_back(out.indices.size());
+  }
+  for (const std::uint32_t u : out.indices) ++out.doc_freq[u];
+  return out;
+}
+
+// An estimate (SearchOptions::estimate) returns real documents with their exact distances,
+// so its k-th is never below the true k-th best.
+TEST(RankShards, AnEstimateBoundsTheKthBestFromAbove) {
+  const Index index = Index::from_data(test::random_index(150, 90, 6, 9, 41));
+  const QuerySet q = test::mixed_queries(index, 6, 9);
+  for (SearchOptions o : every_method()) {
+    if (!describe(o.method).bounded || !o.symmetric) continue;
+    o.prune = false;
+    const std::vector<float> all = test::matrix(CpuSearcher(index), q, o);
+    const SearchResults best = search(index, q, 4, o);
+    o.prune = true;
+    o.estimate = 4;
+    SearchStats st, full_st;
+    const SearchResults est = search(index, q, 4, o, &st);
+    o.estimate = 0;
+    search(index, q, 4, o, &full_st);
+    EXPECT_LE(st.refined, full_st.refined) << name(o);
+    for (std::size_t j = 0; j < q.size(); ++j) {
+      for (std::size_t t = 0; t < 4; ++t) {
+        const std::int64_t doc = est.indices[j * 4 + t];
+        ASSERT_GE(doc, 0) << name(o);
+        EXPECT_EQ(est.distances[j * 4 + t], all[j * index.n_docs() + static_cast<std::size_t>(doc)])
+            << name(o);
+      }
+      EXPECT_GE(est.distances[j * 4 + 3], best.distances[j * 4 + 3]) << name(o);
+    }
+  }
+}
+
+// WMD's ranks prune with the k-th best they share, made inclusive: a document on an earlier rank
+// at exactly that distance still wins the tie against a later rank's.
+TEST(RankShards, SharedKthBestKeepsTiesAcrossRanks) {
+  // The first query, "w3 w3 w17 w40 w88", copied into rank 0 (document 4) and rank 2 (45, 50).
+  const IndexData data = with_copies(test::random_index(60, 150, 6, 9, 19), {4, 45, 50},
+                                     {3, 17, 40, 88}, {2.0f, 1.0f, 1.0f, 1.0f});
+  const Split s = split(data, 3);
+  const ShardSet set(s.pointers());
+  const std::vector<RawDocument> docs = word_queries();
+  const QuerySet q = set.make_query_set(docs, {});
+  SearchOptions o;
+  o.method = Method::wmd;
+  for (const std::size_t k : {1, 2, 3, 5}) {
+    const SearchResults want = ShardedSearcher(set, {}).search(q, k, o);
+    ASSERT_EQ(want.indices[0], 4);
+    if (k >= 2) {  // the tie is there to keep
+      EXPECT_EQ(want.indices[1], 45);
+      EXPECT_EQ(want.distances[1], want.distances[0]);
+    }
+    ThreadRanks all(3);
+    SearchResults got;
+    std::vector<std::thread> ranks;
+    for (int r = 0; r < 3; ++r)
+      ranks.emplace_back([&, r] {
+        ThreadRanks::Rank comm(all, r);
+        RankShards shards(comm, s.files[static_cast<std::size_t>(r)], {});
+        const QuerySet mine = shards.make_query_set(r == 0 ? docs : std::vector<RawDocument>{}, {});
+        const SearchResults res = shards.search(mine, k, o);
+        if (r == 0) got = res;
+      });
+    for (std::thread& t : ranks) t.join();
+    EXPECT_EQ(got.distances, want.distances) << "k " << k;
+    EXPECT_EQ(got.indices, want.indices) << "k " << k;
+  }
+}
+
+}  // namespace
+}  // namespace lcrwmd
