@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "lcrwmd/gpu.h"
+
 namespace lcrwmd::app {
 namespace {
 
@@ -20,5 +22,13 @@ int Cluster::launched_size() {
 void Cluster::set_current(Cluster* c) { g_current = c; }
 Cluster& Cluster::current() { return *g_current; }
 bool Cluster::speaks() { return g_current == nullptr || g_current->root(); }
+
+SearcherOptions for_rank(const Cluster& cluster, SearcherOptions options) {
+  if (cluster.size() > 1 && options.backend != Backend::cpu) {
+    const std::size_t devices = gpu_device_count();
+    if (devices > 0) options.gpu.device = cluster.local_rank() % static_cast<int>(devices);
+  }
+  return options;
+}
 
 }  // namespace lcrwmd::app

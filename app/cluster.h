@@ -4,11 +4,14 @@
 // rank failed, rank 0 prints why, and all stop with a non-zero exit, so a failure never leaves
 // a rank waiting in a collective.
 #include <cstddef>
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "lcrwmd/communicator.h"
+#include "lcrwmd/error.h"
+#include "lcrwmd/searcher.h"
 
 namespace lcrwmd::app {
 
@@ -55,6 +58,21 @@ class Cluster final : public Communicator {
   int rank_ = 0, size_ = 1, local_rank_ = 0;
   bool mpi_ = false;
 };
+
+// A collective step of the library's (RankShards, RankQueries), whose Error reaches every rank
+// at once: rank 0 says it and every rank stops (ClusterFailure).
+template <typename Step>
+auto together(Step&& step) {
+  try {
+    return step();
+  } catch (const Error& e) {
+    if (Cluster::current().root()) std::fprintf(stderr, "lcrwmd: error: %s\n", e.what());
+    throw ClusterFailure{};
+  }
+}
+
+// The searcher options of this rank: with a GPU backend, the device of its local rank.
+SearcherOptions for_rank(const Cluster& cluster, SearcherOptions options);
 
 // Documents or queries [begin, end) of rank r when n are split into near-equal contiguous parts.
 struct Part {

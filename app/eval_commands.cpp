@@ -5,9 +5,9 @@
 
 #include "app/cluster.h"
 #include "app/commands.h"
-#include "app/distributed.h"
 #include "app/json_out.h"
 #include "app/query_input.h"
+#include "app/rank_shard_commands.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/eval.h"
 
@@ -35,17 +35,37 @@ struct Run {
   double seconds = 0;
 };
 
+// The searcher of an eval: one process's, or under mpirun the ranks' (their results on rank 0).
+struct EvalSearcher {
+  std::unique_ptr<Searcher> one;      // one process
+  std::unique_ptr<IndexRanks> ranks;  // mpirun
+  SearcherOptions options;            // this rank's
+
+  EvalSearcher(const Loaded& l, const EvalFlags& f)
+      : options(for_rank(Cluster::current(), f.searcher_options())) {
+    if (Cluster::current().size() > 1)
+      ranks = spread_index(l, f.searcher_options(), f.distribute);
+    else
+      one = make_searcher(l.index(), options);
+  }
+  SearchResults search(const Loaded& l, std::size_t k, const SearchOptions& o,
+                       SearchStats* st) const {
+    if (one) return one->search(l.queries, k, o, st);
+    return together([&] { return ranks->searcher->search(ranks->queries, k, o, st); });
+  }
+};
+
 // Under mpirun every rank takes part; the results are rank 0's.
-Run run_search(const Loaded& l, const DistributedSearcher& searcher, const SearchOptions& o,
+Run run_search(const Loaded& l, const EvalSearcher& searcher, const SearchOptions& o,
                std::size_t k) {
   if (l.queries.size() == 0) throw Error("evaluation: no queries (all excluded or none given)");
   Run r;
   const auto t = Clock::now();
-  r.results = searcher.search(l.queries, k, o, &r.stats);
+  r.results = searcher.search(l, k, o, &r.stats);
   r.seconds = since(t);
   note("%s: %zu queries x %zu documents, top %zu, %.3f s (%s)", describe(o).c_str(),
        l.queries.size(), l.index().n_docs(), k, r.seconds,
-       describe_backend(searcher.options(), r.stats).c_str());
+       describe_backend(searcher.options, r.stats).c_str());
   report_refinement(o, r.stats);
   return r;
 }
@@ -53,7 +73,7 @@ Run run_search(const Loaded& l, const DistributedSearcher& searcher, const Searc
 // The index and queries of an eval subcommand, its searcher, and its method's top max(k).
 struct Evaluated {
   std::unique_ptr<Loaded> loaded;  // the searcher holds a reference to its index
-  std::unique_ptr<DistributedSearcher> searcher;
+  std::unique_ptr<EvalSearcher> searcher;
   SearchOptions options;
   Run run;
 };
@@ -61,8 +81,7 @@ struct Evaluated {
 Evaluated evaluate(const EvalFlags& f) {
   Evaluated e;
   e.loaded = std::make_unique<Loaded>(load_queries(f));
-  e.searcher = std::make_unique<DistributedSearcher>(
-      Cluster::current(), e.loaded->index(), f.searcher_options(), parse_layout(f.distribute));
+  e.searcher = std::make_unique<EvalSearcher>(*e.loaded, f);
   e.options = f.options();
   e.run = run_search(*e.loaded, *e.searcher, e.options, f.max_k());
   return e;

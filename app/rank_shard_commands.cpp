@@ -5,25 +5,13 @@
 #include <optional>
 
 #include "app/cluster.h"
-#include "app/distributed.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/npy_writer.h"
+#include "lcrwmd/rank_queries.h"
 #include "lcrwmd/sharded.h"
 
 namespace lcrwmd::app {
 namespace {
-
-// The library's steps are collective: an error reaches every rank at once; rank 0 says it and
-// every rank stops.
-template <typename Step>
-auto together(Step&& step) {
-  try {
-    return step();
-  } catch (const Error& e) {
-    if (Cluster::current().root()) std::fprintf(stderr, "lcrwmd: error: %s\n", e.what());
-    throw ClusterFailure{};
-  }
-}
 
 // This rank's shard, the ranks' collection, and rank 0's queries read over it.
 struct RankInput {
@@ -65,6 +53,30 @@ std::unique_ptr<RankInput> open_shards(const QueryFlags& f) {
 }
 
 }  // namespace
+
+std::unique_ptr<IndexRanks> spread_index(const Loaded& l, const SearcherOptions& options,
+                                         const std::string& layout) {
+  Cluster& cluster = Cluster::current();
+  auto out = std::make_unique<IndexRanks>();
+  const SearcherOptions mine = for_rank(cluster, options);
+  if (layout == "queries") {
+    out->searcher =
+        together([&] { return std::make_unique<RankQueries>(cluster, l.index(), mine); });
+    out->queries = l.queries;
+    return out;
+  }
+  if (layout != "docs") throw Error("unknown layout '" + layout + "' (expected docs or queries)");
+  cluster.step([&] {
+    const Part p = part_of(l.index().n_docs(), cluster.rank(), cluster.size());
+    out->part = l.index().shard(p.begin, p.end);
+  });
+  auto shards = together([&] { return std::make_unique<RankShards>(cluster, *out->part, mine); });
+  // The parts of one index share its vocabulary: the queries as they are.
+  if (cluster.root())
+    out->queries = shards->shares_vocabulary() ? l.queries : portable_queries(l.index(), l.queries);
+  out->searcher = std::move(shards);
+  return out;
+}
 
 void search_rank_shards(const QueryFlags& f, std::size_t k, bool with_text,
                         std::unique_ptr<AtomicFile> file) {

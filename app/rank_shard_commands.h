@@ -1,9 +1,11 @@
 #pragma once
-// search and pairwise under mpirun with a shard per rank (--index once per rank): each rank maps
-// only its own file (lcrwmd::RankShards); and how search writes its results, shared by both ways.
+// The commands' searchers under mpirun: with a shard per rank (--index once per rank) each rank
+// maps only its own file (lcrwmd::RankShards); with one index every rank maps it and takes a
+// part of its documents or of the queries. And how search writes its results, shared by all.
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,17 @@ using Describe = std::function<std::string(std::size_t p, std::size_t doc)>;
 void write_results(const SearchResults& r, const std::vector<std::string>& query_ids,
                    const Describe& id_of, const Describe& text_of, bool with_text,
                    std::unique_ptr<AtomicFile> file);
+
+// Under mpirun with one --index: the ranks' searcher, with `layout` "docs" each rank searching a
+// contiguous part of the documents (RankShards over Index::shard), with "queries" a part of the
+// queries against all of them (RankQueries); and the queries as it takes them (rank 0's).
+struct IndexRanks {
+  std::optional<Index> part;  // "docs": this rank's documents
+  std::unique_ptr<Searcher> searcher;
+  QuerySet queries;
+};
+std::unique_ptr<IndexRanks> spread_index(const Loaded& l, const SearcherOptions& options,
+                                         const std::string& layout);
 
 void search_rank_shards(const QueryFlags& f, std::size_t k, bool with_text,
                         std::unique_ptr<AtomicFile> file);

@@ -10,9 +10,9 @@
 
 #include "app/cluster.h"
 #include "app/commands.h"
-#include "app/distributed.h"
 #include "app/query_input.h"
 #include "app/rank_shard_commands.h"
+#include "app/top_k.h"
 #include "lcrwmd/atomic_file.h"
 #include "lcrwmd/embeddings.h"
 #include "lcrwmd/error.h"
@@ -89,26 +89,8 @@ void add_search(CLI::App& app) {
     Loaded l = load_queries(*f);
     if (*with_text && !l.shards->has_text())
       throw Error("--with-text: an index holds no texts (built with --no-text)");
-    const SearchOptions o = f->options();
-    auto t = Clock::now();
-    SearcherOptions so = f->searcher_options();
     SearchStats st;
-    ExchangeTimes times;
-    SearchResults r;
-    if (cluster.size() > 1) {
-      const DistributedSearcher searcher(cluster, l.index(), so, parse_layout(f->distribute));
-      r = searcher.search(l.queries, *k, o, &st, &times);
-      so = searcher.options();
-    } else {
-      r = ShardedSearcher(*l.shards, so).search(l.queries, *k, o, &st);
-    }
-    note("search: %zu queries x %zu documents, %s, %.3f s (%zu batches, %s)", r.n_queries,
-         l.shards->n_docs(), describe(o).c_str(), since(t), st.batches,
-         describe_backend(so, st).c_str());
-    if (cluster.size() > 1)
-      note("  %d ranks: own part %.4f s, waiting for the others %.4f s, gather + merge %.4f s",
-           cluster.size(), times.local, times.waiting, times.exchange);
-    report_refinement(o, st);
+    const SearchResults r = top_k(*f, l, *k, st);
     cluster.step([&] {
       if (!cluster.root()) return;
       const ShardSet& docs = *l.shards;
@@ -131,8 +113,8 @@ void add_pairwise(CLI::App& app) {
   c->add_option("--row-ids", *row_ids,
                 "Also write the query id of each row, one per line (queries with no known "
                 "word have no row)");
-  // Under mpirun each rank computes a contiguous part of the queries and writes its rows into
-  // rank 0's temporary output file (which must be on a file system every rank sees).
+  // Under mpirun each rank computes blocks of the queries' rows and sends them to rank 0, which
+  // writes them.
   c->callback([f, output, row_ids] {
     Cluster& cluster = Cluster::current();
     if (cluster.size() > 1 && f->indexes.size() > 1)
@@ -141,37 +123,23 @@ void add_pairwise(CLI::App& app) {
     auto t = Clock::now();
     const std::size_t n = l.shards->n_docs();
     const SearchOptions o = f->options();
-    const SearcherOptions so = for_rank(cluster, f->searcher_options());
+    const SearcherOptions so = f->searcher_options();
     std::unique_ptr<NpyWriter> npy;
-    std::string temp;
     cluster.step([&] {
-      if (!cluster.root()) return;
-      npy = std::make_unique<NpyWriter>(*output, l.queries.size(), n);
-      temp = std::to_string(npy->data_offset()) + '\n' + npy->temp_path();
+      if (cluster.root()) npy = std::make_unique<NpyWriter>(*output, l.queries.size(), n);
     });
-    cluster.broadcast(temp);
-    const std::size_t offset = std::stoul(temp.substr(0, temp.find('\n')));
-    temp.erase(0, temp.find('\n') + 1);
-    const Part mine = part_of(l.queries.size(), cluster.rank(), cluster.size());
+    const auto append = [&](std::size_t, std::size_t rows, const float* d) {
+      npy->append_rows(d, rows);
+    };
     SearchStats st;
-    cluster.step([&] {
-      // One process: the collection (one index or several shards); under mpirun, a rank's part.
-      const std::unique_ptr<Searcher> searcher =
-          cluster.size() > 1 ? make_searcher(l.index(), so)
-                             : std::make_unique<ShardedSearcher>(*l.shards, so);
-      searcher->pairwise(
-          subset(l.queries, mine.begin, mine.end), o,
-          [&](std::size_t first, std::size_t rows, const float* d) {
-            if (cluster.root())  // rank 0's rows come first: appended in order
-              npy->append_rows(d, rows);
-            else
-              write_npy_rows(temp, offset, n, mine.begin + first, d, rows);
-          },
-          &st);
-    });
+    if (cluster.size() > 1) {  // the queries spread: each rank's rows travel to rank 0
+      const std::unique_ptr<IndexRanks> ranks = spread_index(l, so, "queries");
+      together([&] { ranks->searcher->pairwise(ranks->queries, o, append, &st); });
+    } else {
+      ShardedSearcher(*l.shards, so).pairwise(l.queries, o, append, &st);
+    }
     cluster.step([&] {
       if (!cluster.root()) return;
-      npy->rows_written_elsewhere(l.queries.size() - mine.size());
       if (!row_ids->empty()) {
         AtomicFile ids(*row_ids);
         for (const std::string& id : l.queries.ids) ids.write(id + "\n");
@@ -180,7 +148,7 @@ void add_pairwise(CLI::App& app) {
       npy->commit();
     });
     note("pairwise: %zu x %zu matrix written to %s (%.3f s, %s)", l.queries.size(), n,
-         output->c_str(), since(t), describe_backend(so, st).c_str());
+         output->c_str(), since(t), describe_backend(for_rank(cluster, so), st).c_str());
   });
 }
 

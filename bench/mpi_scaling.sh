@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Distributed search on this machine (BENCHMARKS.md, issue 5): one process against mpirun
-# ranks on the Set-1 shape, both layouts, one-sided and symmetric, each configuration run
-# REPS times in alternation; the time of each part from the search's own notes on stderr.
+# Distributed search on this machine (BENCHMARKS.md, "Shards and MPI"): one process against
+# mpirun ranks over one index on the Set-1 shape, both layouts, one-sided and symmetric, each
+# configuration run REPS times in alternation; the search's time from its own notes on stderr,
+# every output compared with one process's.
 #   bench/mpi_scaling.sh [WORK_DIR] [QUERIES] [REPS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,32 +29,29 @@ $BIN $common --one-sided >"$WORK/ref_one.tsv" 2>/dev/null  # warms the page cach
 $BIN $common >"$WORK/ref_sym.tsv" 2>/dev/null
 json="{\"machine\": \"$(nproc) cores\", \"queries\": $NQ, \"reps\": $REPS, \"results\": ["
 first=1
-printf "%-38s %-10s %10s %12s %14s %10s\n" configuration variant "search s" "gather+merge" "merge share %" identical
+printf "%-38s %-10s %10s %10s\n" configuration variant "search s" identical
 for variant in one-sided symmetric; do
   flag=""; [ $variant = one-sided ] && flag="--one-sided"
   ref="$WORK/ref_${variant:0:3}.tsv"
-  declare -A best=() exch=()
+  declare -A best=()
   for rep in $(seq "$REPS"); do
     for name in "${order[@]}"; do
       ${runs[$name]} $flag >"$WORK/out.tsv" 2>"$WORK/err.txt"
       t=$(sed -n 's/^search: .*, \([0-9.]*\) s (.*/\1/p' "$WORK/err.txt")
-      x=$(sed -n 's/.*gather + merge \([0-9.]*\) s.*/\1/p' "$WORK/err.txt")
-      x=${x:-0}
       cmp -s "$WORK/out.tsv" "$ref" && same=yes || same=NO
       if [ -z "${best[$name]:-}" ] || awk "BEGIN{exit !($t < ${best[$name]})}"; then
-        best[$name]=$t; exch[$name]=$x
+        best[$name]=$t
       fi
       [ "$same" = yes ] || { echo "results differ: $name $variant" >&2; exit 1; }
     done
   done
   for name in "${order[@]}"; do
-    share=$(awk "BEGIN{printf \"%.3f\", 100 * ${exch[$name]} / ${best[$name]}}")
-    printf "%-38s %-10s %10.3f %12.4f %14s %10s\n" "$name" $variant "${best[$name]}" "${exch[$name]}" "$share" yes
+    printf "%-38s %-10s %10.3f %10s\n" "$name" $variant "${best[$name]}" yes
     [ $first = 1 ] || json+=", "
     first=0
-    json+="{\"configuration\": \"$name\", \"variant\": \"$variant\", \"search_s\": ${best[$name]}, \"gather_merge_s\": ${exch[$name]}}"
+    json+="{\"configuration\": \"$name\", \"variant\": \"$variant\", \"search_s\": ${best[$name]}}"
   done
-  unset best exch
+  unset best
 done
 echo "$json]}" >"$OUT"
 echo "JSON: $OUT"

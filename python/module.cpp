@@ -28,6 +28,7 @@
 #include "lcrwmd/searcher.h"
 #include "lcrwmd/text.h"
 #include "python/py_index.h"
+#include "python/py_tasks.h"
 
 using namespace lcrwmd;
 using namespace lcrwmd::python;
@@ -72,7 +73,8 @@ PYBIND11_MODULE(_lcrwmd, m) {
       .def_property_readonly("vectors", &vectors_of,
                              "The vectors, a (len(emb), dim) float32 array (a copy).");
 
-  py::class_<PyIndex>(m, "Index")
+  py::class_<PyIndex> index_cls(m, "Index");
+  index_cls
       .def_static(
           "build",
           [](std::shared_ptr<const Embeddings> emb, const py::sequence& docs,
@@ -245,6 +247,7 @@ PYBIND11_MODULE(_lcrwmd, m) {
       .def_property_readonly("has_text", [](const PyIndex& p) { return p.index->has_text(); })
       .def(
           "text", [](const PyIndex& p, std::size_t i) { return p.index->text(i); }, py::arg("i"));
+  bind_tasks(index_cls);
 
   py::class_<PyGpuSearcher>(m, "GpuSearcher")
       .def(

@@ -18,8 +18,6 @@ class AtomicFile {
   void write(const std::string& s) { write(s.data(), s.size()); }
   void write_at(std::size_t offset, const void* data, std::size_t bytes);
   std::size_t position() const { return written_; }
-  // The temporary file being written (other processes may write into it: NpyWriter).
-  const std::string& temp_path() const { return tmp_; }
   void commit();
 
  private:

@@ -123,7 +123,8 @@ class RankShards final : public Searcher {
 
   // Queries read as the collection's documents were (docs: rank 0's, the others give none),
   // each word's vector and document frequency from the first rank whose shard holds it, else
-  // from options.embeddings (rank 0's). Portable (lcrwmd/query.h), on rank 0; empty elsewhere.
+  // from options.embeddings (rank 0's). On rank 0 (empty elsewhere): portable (lcrwmd/query.h),
+  // or where the shards share one vocabulary, over it.
   QuerySet make_query_set(const std::vector<RawDocument>& docs, const QueryOptions& options,
                           TextReport* report = nullptr);
   // Top-k of rank 0's queries over the collection, on rank 0 (stats summed over the ranks).
@@ -134,8 +135,12 @@ class RankShards final : public Searcher {
   void pairwise(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
                 SearchStats* stats = nullptr) const override;
   Backend backend() const override { return searcher_->backend(); }
-  // This rank's shard (queries are portable: over no index's vocabulary).
+  // This rank's shard (queries are portable: over no index's vocabulary; or over this one's
+  // where shares_vocabulary()).
   const Index& index() const override { return shard_; }
+  // Whether every rank's shard has the same vocabulary (words and vectors), as the parts of one
+  // index file do (Index::shard): then queries are written over it, not made portable.
+  bool shares_vocabulary() const { return shared_vocabulary_; }
   // The ids (or texts) of the collection's documents `docs` (rank 0's list), on rank 0.
   std::vector<std::string> doc_ids(const std::vector<std::int64_t>& docs);
   std::vector<std::string> texts(const std::vector<std::int64_t>& docs);
@@ -159,6 +164,7 @@ class RankShards final : public Searcher {
   const Index& shard_;
   std::unique_ptr<Searcher> searcher_;
   std::vector<std::size_t> first_;  // each rank's first document, then the collection's size
+  bool shared_vocabulary_ = false;
 };
 
 }  // namespace lcrwmd

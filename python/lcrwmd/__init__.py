@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import warnings
-from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence, Union
 
 import numpy as np
@@ -22,6 +21,7 @@ import numpy.typing as npt
 from ._lcrwmd import (Embeddings, Error, cpu_precision, cpu_simd_level, cuda_devices, methods,
                       set_threads, tokenize)
 from ._lcrwmd import Index as _NativeIndex
+from .explanation import Explanation, Flow, _explanation, plot_alignment
 
 __doc__ = (__doc__ or "") + "".join(f"\n    {m['name']}: {m['summary']}" for m in methods())
 
@@ -38,72 +38,6 @@ SearchResult = Union[tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]],
                      tuple[npt.NDArray[np.float32], npt.NDArray[np.int64], list[list[str]]]]
 
 
-@dataclass(frozen=True)
-class Flow:
-    """`mass` of the query's word moved to the document's word at `cost` (their Euclidean
-    distance) per unit: it adds mass * cost to the distance. Masses are fractions of each
-    document's total weight 1."""
-    query_word: str
-    doc_word: str
-    mass: float
-    cost: float
-
-    @property
-    def contribution(self) -> float:
-        return self.mass * self.cost
-
-
-@dataclass(frozen=True)
-class Explanation:
-    """Why a document is at its distance from a query (Index.explain). `flows`, largest
-    contribution first: for "wmd" the EMD solver's optimal flow; for "rwmd"/"lc-rwmd" the
-    direction that set the distance, both directions being in `doc_to_query` (each document
-    word to its nearest query word) and `query_to_doc` (each query word to its nearest document
-    word)."""
-    doc: str
-    method: str
-    symmetric: bool
-    distance: float
-    flows: list[Flow]
-    doc_to_query: list[Flow] = field(default_factory=list)
-    query_to_doc: list[Flow] = field(default_factory=list)
-    doc_to_query_distance: Optional[float] = None
-    query_to_doc_distance: Optional[float] = None
-    doc_to_query_set_distance: Optional[bool] = None
-
-    def __repr__(self) -> str:
-        # A summary: an explanation holds a flow per pair of words, hundreds for long texts.
-        shown = ", ".join(f"{f.query_word}->{f.doc_word} {f.contribution:.4g}"
-                          for f in self.flows[:3])
-        more = f", ... {len(self.flows) - 3} more" if len(self.flows) > 3 else ""
-        return (f"Explanation(doc={self.doc!r}, method={self.method!r}, "
-                f"symmetric={self.symmetric}, distance={self.distance:.6g}, "
-                f"{len(self.flows)} flows: {shown}{more})")
-
-
-def _flows(d) -> list[Flow]:
-    return [Flow(*f) for f in zip(d["query_word"], d["doc_word"], d["mass"], d["cost"])]
-
-
-def _explanation(d: dict) -> Explanation:
-    return Explanation(
-        doc=d["doc"], method=d["method"], symmetric=d["symmetric"], distance=d["distance"],
-        flows=_flows(d["flows"]),
-        doc_to_query=_flows(d["doc_to_query"]) if "doc_to_query" in d else [],
-        query_to_doc=_flows(d["query_to_doc"]) if "query_to_doc" in d else [],
-        doc_to_query_distance=d.get("doc_to_query_distance"),
-        query_to_doc_distance=d.get("query_to_doc_distance"),
-        doc_to_query_set_distance=d.get("doc_to_query_set_distance"))
-
-
-def plot_alignment(explanation: Explanation, path=None, top: int = 30, ax=None):
-    """Draws the query's words (left) and the document's (right) with the flow between them
-    as lines as wide as the mass moved (colour: cost), the `top` largest contributions; saves
-    a PNG to `path` where given. Needs matplotlib. Returns the matplotlib Axes."""
-    from .plot import plot_alignment as _plot
-    return _plot(explanation, path=path, top=top, ax=ax)
-
-
 def _from_gensim(keyed_vectors) -> Embeddings:
     """Embeddings from a gensim KeyedVectors (its words and vectors, as float32)."""
     return Embeddings(list(keyed_vectors.index_to_key),
@@ -111,6 +45,8 @@ def _from_gensim(keyed_vectors) -> Embeddings:
 
 
 Embeddings.from_gensim = staticmethod(_from_gensim)
+# Embeddings are immutable and large: a deep copy (scikit-learn's clone) shares them.
+Embeddings.__deepcopy__ = lambda self, memo: self
 
 
 def _documents(docs):
@@ -216,6 +152,39 @@ class Index:
         """The (n_queries, n_docs) matrix of distances, float32 (precision: as for search)."""
         return self._native.pairwise(_documents(queries), method, symmetric, backend, batch,
                                      act_steps, precision)
+
+    def classify(self, queries: Union[Document, Sequence[Document]], k: int = 5,
+                 method: str = "lc-rwmd", symmetric: bool = True, backend: str = "auto",
+                 prune: bool = True, act_steps: int = 1,
+                 precision: str = "auto") -> list[Optional[dict]]:
+        """Each query's label by the vote of its k nearest documents: a dict with "label",
+        "votes" ({label: count}, most first) and "voters"; None for a query with no known word.
+        A tie is settled as eval_knn settles it: by the k - 1 nearest, and so on down to the
+        nearest alone. The queries need no labels; the index's documents do."""
+        return self._native.classify(_documents(queries), k, method, symmetric, backend, prune,
+                                     act_steps, precision)
+
+    def predict(self, queries: Union[Document, Sequence[Document]], k: int = 5,
+                method: str = "lc-rwmd", symmetric: bool = True, backend: str = "auto",
+                prune: bool = True, act_steps: int = 1,
+                precision: str = "auto") -> list[Optional[str]]:
+        """Each query's label, as classify decides it (None: no known word)."""
+        return self._native.predict(_documents(queries), k, method, symmetric, backend, prune,
+                                    act_steps, precision)
+
+    def predict_proba(self, queries: Union[Document, Sequence[Document]], k: int = 5,
+                      method: str = "lc-rwmd", symmetric: bool = True, backend: str = "auto",
+                      prune: bool = True, act_steps: int = 1,
+                      precision: str = "auto") -> npt.NDArray[np.float64]:
+        """(n_queries, len(classes)): each class's votes / voters among the k nearest
+        (scikit-learn's uniform weights); a row of NaN for a query with no known word."""
+        return self._native.predict_proba(_documents(queries), k, method, symmetric, backend,
+                                          prune, act_steps, precision)
+
+    @property
+    def classes(self) -> list[str]:
+        """The distinct labels of the documents, sorted: predict_proba's columns."""
+        return self._native.classes
 
     def explain(self, query: Document, doc: Union[int, str], method: str = "wmd",
                 symmetric: bool = True, act_steps: int = 1,

@@ -39,7 +39,7 @@ std::optional<std::size_t> Index::find_doc(std::string_view id) const {
 }
 
 std::optional<std::uint32_t> Index::find_word(std::string_view w) const {
-  Storage& s = *storage_;
+  Storage& s = storage_->vocabulary_owner ? *storage_->vocabulary_owner : *storage_;
   std::call_once(s.word_map_once, [&] {
     s.word_map.reserve(vocab_size_);
     for (std::size_t u = 0; u < vocab_size_; ++u)
@@ -161,6 +161,8 @@ Index Index::shard(std::size_t begin, std::size_t end) const {
   storage->name = storage_->name + " [" + std::to_string(begin) + ", " + std::to_string(end) + ")";
   storage->base = storage_->base;
   storage->size = storage_->size;
+  storage->vocabulary_owner =
+      storage_->vocabulary_owner ? storage_->vocabulary_owner : storage_.get();
   storage->shard_indptr.resize(end - begin + 1);
   for (std::size_t i = 0; i <= end - begin; ++i)
     storage->shard_indptr[i] = indptr_[begin + i] - indptr_[begin];

@@ -25,6 +25,9 @@ struct Index::Storage {
 
   std::once_flag word_map_once;
   StringMap<std::uint32_t> word_map;
+  // A shard's: the storage of the index whose vocabulary it shares, and whose word map it looks
+  // words up in (built once, not per shard; that index outlives its shards).
+  Storage* vocabulary_owner = nullptr;
   std::once_flag centroids_once;
   std::vector<float> centroids;
   // A shard's document offsets, rebased to its first document (Index::shard).

@@ -15,6 +15,9 @@ struct ShardSignature {
   Weighting weighting = Weighting::tf;
   std::uint32_t tokenizer = 0;
   std::vector<std::string> stopwords;  // sorted
+  // Its vocabulary: size and fingerprint (words and vectors). Shards of one index file
+  // (Index::shard) share it, so queries over one of them fit all.
+  std::uint64_t vocab_size = 0, vocabulary = 0;
 
   static ShardSignature of(const Index& ix) {
     return {ix.source(),
@@ -23,7 +26,12 @@ struct ShardSignature {
             ix.idf_docs(),
             ix.weighting(),
             ix.tokenizer_version(),
-            ix.stopwords().sorted()};
+            ix.stopwords().sorted(),
+            ix.vocab_size(),
+            ix.embeddings_fingerprint()};
+  }
+  bool same_vocabulary(const ShardSignature& o) const {
+    return vocab_size == o.vocab_size && vocabulary == o.vocabulary;
   }
 };
 

@@ -1,10 +1,6 @@
 #include "lcrwmd/npy_writer.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
+#include <cstdint>
 
 #include "lcrwmd/error.h"
 
@@ -24,30 +20,6 @@ NpyWriter::NpyWriter(const std::string& path, std::size_t rows, std::size_t cols
                                static_cast<unsigned char>(len >> 8)};
   file_.write(le, 2);
   file_.write(dict);
-  data_offset_ = file_.position();
-}
-
-void write_npy_rows(const std::string& temp_path, std::size_t data_offset, std::size_t cols,
-                    std::size_t first_row, const float* data, std::size_t n_rows) {
-  const int fd = ::open(temp_path.c_str(), O_WRONLY);
-  if (fd < 0)
-    throw Error(temp_path + ": cannot open the output being written (is it on a file system " +
-                "every rank sees?): " + std::strerror(errno));
-  const char* p = reinterpret_cast<const char*>(data);
-  std::size_t left = n_rows * cols * sizeof(float);
-  auto at = static_cast<off_t>(data_offset + first_row * cols * sizeof(float));
-  while (left > 0) {
-    const ssize_t w = ::pwrite(fd, p, left, at);
-    if (w <= 0) {
-      const int e = errno;
-      ::close(fd);
-      throw Error(temp_path + ": cannot write rows: " + std::strerror(e));
-    }
-    p += w;
-    at += w;
-    left -= static_cast<std::size_t>(w);
-  }
-  if (::close(fd) != 0) throw Error(temp_path + ": cannot write rows: " + std::strerror(errno));
 }
 
 void NpyWriter::append_rows(const float* data, std::size_t n_rows) {

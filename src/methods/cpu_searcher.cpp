@@ -146,8 +146,8 @@ struct Candidate {
 };
 
 std::vector<Neighbor> cascade_topk(const BatchDistance& dist, std::size_t j, float* lower,
-                                   std::size_t n, std::size_t k, float ceiling, std::size_t estimate,
-                                   SearchStats& counts) {
+                                   std::size_t n, std::size_t k, float ceiling,
+                                   std::size_t estimate, SearchStats& counts) {
   TopK best(k);
   const auto admits = [&](const Neighbor& b) { return b.distance < ceiling && best.accepts(b); };
   const std::size_t levels = dist.tighten_levels();
@@ -264,43 +264,43 @@ SearchResults CpuSearcher::search(const QuerySet& queries, std::size_t k, const 
   res.indices.assign(res.n_queries * res.k, -1);
   SearchStats st;
   const std::optional<Phase1> p1 = phase1(opt);
-  for_each_batch(
-      index, queries, opt, options_, p1 ? &*p1 : nullptr, st,
-      [&](std::size_t first, std::size_t size, const BatchDistance& dist, float* block) {
-        std::atomic<std::size_t> refined{0}, tightened{0};
-        ParallelErrors errors;
+  for_each_batch(index, queries, opt, options_, p1 ? &*p1 : nullptr, st,
+                 [&](std::size_t first, std::size_t size, const BatchDistance& dist, float* block) {
+                   std::atomic<std::size_t> refined{0}, tightened{0};
+                   ParallelErrors errors;
 #pragma omp parallel for schedule(dynamic) if (size > 1)
-        for (std::size_t j = 0; j < size; ++j) {
-          errors.run([&] {
-            float* row = block + j * n;
-            std::vector<Neighbor> top;
-            SearchStats counts;
-            const std::size_t q = first + j;
-            const float ceiling =
-                opt.ceilings.empty() ? std::numeric_limits<float>::infinity() : opt.ceilings[q];
-            if (!dist.exact() && opt.prune && dist.tighten_levels() > 1) {
-              top = cascade_topk(dist, j, row, n, res.k, ceiling, opt.estimate, counts);
-            } else if (!dist.exact() && opt.prune) {
-              top = pruned_topk(dist, j, row, n, res.k, ceiling, opt.estimate, counts);
-            } else {
-              if (!dist.exact()) {
-                refine_row(dist, j, row, n);
-                counts.refined = n;
-              }
-              top = select_topk({row, n}, res.k);
-            }
-            refined += counts.refined;
-            tightened += counts.tightened;
-            for (std::size_t t = 0; t < top.size(); ++t) {
-              res.distances[q * res.k + t] = top[t].distance;
-              res.indices[q * res.k + t] = top[t].index;
-            }
-          });
-        }
-        errors.rethrow();
-        st.refined += refined;
-        st.tightened += tightened;
-      });
+                   for (std::size_t j = 0; j < size; ++j) {
+                     errors.run([&] {
+                       float* row = block + j * n;
+                       std::vector<Neighbor> top;
+                       SearchStats counts;
+                       const std::size_t q = first + j;
+                       const float ceiling = opt.ceilings.empty()
+                                                 ? std::numeric_limits<float>::infinity()
+                                                 : opt.ceilings[q];
+                       if (!dist.exact() && opt.prune && dist.tighten_levels() > 1) {
+                         top = cascade_topk(dist, j, row, n, res.k, ceiling, opt.estimate, counts);
+                       } else if (!dist.exact() && opt.prune) {
+                         top = pruned_topk(dist, j, row, n, res.k, ceiling, opt.estimate, counts);
+                       } else {
+                         if (!dist.exact()) {
+                           refine_row(dist, j, row, n);
+                           counts.refined = n;
+                         }
+                         top = select_topk({row, n}, res.k);
+                       }
+                       refined += counts.refined;
+                       tightened += counts.tightened;
+                       for (std::size_t t = 0; t < top.size(); ++t) {
+                         res.distances[q * res.k + t] = top[t].distance;
+                         res.indices[q * res.k + t] = top[t].index;
+                       }
+                     });
+                   }
+                   errors.rethrow();
+                   st.refined += refined;
+                   st.tightened += tightened;
+                 });
   if (stats) *stats = st;
   return res;
 }

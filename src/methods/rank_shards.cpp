@@ -1,11 +1,10 @@
-// RankShards (lcrwmd/sharded.h): a shard per rank. Every step is collective and ends with every
-// rank knowing whether any failed (a rank's error travels in its message; rank 0's verdict is
-// broadcast), so that no rank is left waiting in a step the others have left.
+// RankShards (lcrwmd/sharded.h): a shard per rank; here the ranks' agreement, the queries and
+// the documents' ids and texts (rank_shard_search.cpp: search and pairwise). Every step is
+// collective and ends with every rank knowing whether any failed (a rank's error travels in its
+// message; rank 0's verdict is broadcast), so that no rank is left waiting in a step the others
+// have left.
 #include <algorithm>
-#include <cmath>
 #include <cstring>
-#include <exception>
-#include <limits>
 
 #include "core/query_words.h"
 #include "core/shard_signature.h"
@@ -14,45 +13,14 @@
 #include "lcrwmd/error.h"
 #include "lcrwmd/sharded.h"
 #include "lcrwmd/wire.h"
-#include "methods/shard_merge.h"
+#include "methods/collective.h"
 
 namespace lcrwmd {
 namespace {
 
-// f's error, or empty.
-template <typename F>
-std::string attempt(F&& f) {
-  try {
-    f();
-    return {};
-  } catch (const std::exception& e) {
-    return *e.what() ? e.what() : "unknown error";
-  }
-}
-
-// Rank 0's verdict on every rank: an Error everywhere where it is not empty.
-void settle(Communicator& comm, std::string verdict) {
-  comm.broadcast(verdict);
-  if (!verdict.empty()) throw Error(verdict);
-}
-
-// The exact distances each rank solves for its estimate of a query's k-th best: together twice
-// k (at most k each), so that the estimate's k-th is close to the true one where the best
-// documents are spread unevenly. (20news WMD top-10, 100 queries: at 8 ranks 2k/ranks each
-// left 4,844 EMD solves where each rank alone made 12,108, and 17% less CPU time; k each, or
-// k/ranks, left more.)
-std::size_t estimate_size(std::size_t k, std::size_t ranks) {
-  return std::clamp<std::size_t>((2 * k + ranks - 1) / ranks, 1, k);
-}
-
-// The first rank's error among the gathered messages' leading strings, worded for all.
-std::string first_error(const std::vector<std::string>& errors) {
-  for (std::size_t r = 0; r < errors.size(); ++r)
-    if (!errors[r].empty())
-      return "rank " + std::to_string(r) + " of " + std::to_string(errors.size()) + ": " +
-             errors[r];
-  return {};
-}
+using collective::attempt;
+using collective::first_error;
+using collective::settle;
 
 // A shard's signature (core/shard_signature.h) as its rank sends it.
 void write(Writer& w, const ShardSignature& s) {
@@ -63,6 +31,8 @@ void write(Writer& w, const ShardSignature& s) {
   w.pod(static_cast<std::uint32_t>(s.weighting));
   w.pod(s.tokenizer);
   w.strings(s.stopwords);
+  w.pod(s.vocab_size);
+  w.pod(s.vocabulary);
 }
 
 ShardSignature read_signature(Reader& r) {
@@ -74,6 +44,8 @@ ShardSignature read_signature(Reader& r) {
   s.weighting = static_cast<Weighting>(r.pod<std::uint32_t>());
   s.tokenizer = r.pod<std::uint32_t>();
   s.stopwords = r.strings();
+  s.vocab_size = r.pod<std::uint64_t>();
+  s.vocabulary = r.pod<std::uint64_t>();
   return s;
 }
 
@@ -87,6 +59,7 @@ RankShards::RankShards(Communicator& comm, const Index& shard, const SearcherOpt
   const std::vector<std::string> parts = comm.gather(w.take());
   std::string verdict;
   std::vector<std::uint64_t> first{0};
+  std::uint64_t shared = 1;
   if (comm.rank() == 0) {
     std::vector<std::string> errors;
     std::vector<ShardSignature> signatures;
@@ -100,21 +73,34 @@ RankShards::RankShards(Communicator& comm, const Index& shard, const SearcherOpt
     if (verdict.empty()) verdict = first_error(errors);
     for (std::size_t s = 1; s < signatures.size() && verdict.empty(); ++s)
       verdict = shard_disagreement(signatures.front(), signatures[s]);
-    for (const ShardSignature& s : signatures) first.push_back(first.back() + s.n_docs);
+    for (const ShardSignature& s : signatures) {
+      first.push_back(first.back() + s.n_docs);
+      shared &= s.same_vocabulary(signatures.front());
+    }
   }
   settle(comm, verdict);
   Writer out;
   out.vec(first);
+  out.pod(shared);
   std::string bytes = out.take();
   comm.broadcast(bytes);
   Reader r(bytes);
   for (const std::uint64_t f : r.vec<std::uint64_t>()) first_.push_back(f);
+  shared_vocabulary_ = r.pod<std::uint64_t>() != 0;
 }
 
 RankShards::~RankShards() = default;
 
 QuerySet RankShards::make_query_set(const std::vector<RawDocument>& docs,
                                     const QueryOptions& options, TextReport* report) {
+  if (shared_vocabulary_) {  // rank 0's shard has every rank's words
+    QuerySet out;
+    std::string verdict;
+    if (comm_.rank() == 0)
+      verdict = attempt([&] { out = lcrwmd::make_query_set(shard_, docs, options, report); });
+    settle(comm_, verdict);
+    return out;
+  }
   // Rank 0's tokens (stop words aside), for every rank to look up.
   std::string bytes;
   if (comm_.rank() == 0) {
@@ -196,182 +182,16 @@ QuerySet RankShards::make_query_set(const std::vector<RawDocument>& docs,
   return out;
 }
 
-SearchResults RankShards::search(const QuerySet& queries, std::size_t k,
-                                 const SearchOptions& options, SearchStats* stats) const {
-  check_k(k);  // the same arguments on every rank: the same Error on every rank
-  check_options(options);
-  const QuerySet q = receive_queries(queries);
-  SearchOptions o = options;
-  SearchStats local_stats;
-  std::vector<float> ceilings;
-  if (comm_.size() > 1 && options.prune && k > 0 && !options.estimate &&
-      describe(options.method).costly_exact) {
-    ceilings = shared_ceilings(q, k, options, local_stats);
-    o.ceilings = ceilings;
-  }
-  SearchResults local;
-  const std::string error = attempt([&] {
-    SearchStats st;
-    local = searcher_->search(q, k, o, &st);
-    accumulate(local_stats, st);
-  });
-  const std::vector<std::string> parts = comm_.gather(message(error, local, local_stats));
-  SearchResults out;
-  std::string verdict;
-  if (comm_.rank() == 0)
-    verdict = attempt([&] {
-      SearchStats total;
-      out = merge(parts, q.size(), std::min(k, n_docs()), total);
-      if (stats) *stats = total;
-    });
-  settle(comm_, verdict);
-  return out;
-}
-
 QuerySet RankShards::receive_queries(const QuerySet& queries) const {
   std::string bytes = comm_.rank() == 0 ? pack(queries) : std::string();
   comm_.broadcast(bytes);
   QuerySet local;
-  const std::string error = attempt([&] { local = from_portable(unpack_queries(bytes), shard_); });
-  const std::vector<std::string> unreadable = comm_.gather(error);
-  settle(comm_, comm_.rank() == 0 ? first_error(unreadable) : std::string());
+  collective::settle_errors(comm_, attempt([&] {
+                              local = shared_vocabulary_
+                                          ? unpack_queries(bytes)
+                                          : from_portable(unpack_queries(bytes), shard_);
+                            }));
   return local;
-}
-
-std::vector<float> RankShards::shared_ceilings(const QuerySet& queries, std::size_t k,
-                                               const SearchOptions& options,
-                                               SearchStats& stats) const {
-  SearchResults estimate;
-  const std::string error = attempt([&] {
-    SearchOptions o = options;
-    o.estimate = estimate_size(k, static_cast<std::size_t>(comm_.size()));
-    o.progress = nullptr;
-    SearchStats st;
-    estimate = searcher_->search(queries, k, o, &st);
-    st.distances = 0;  // the pairs are counted once, by the search itself
-    accumulate(stats, st);
-  });
-  const std::vector<std::string> parts = comm_.gather(message(error, estimate, {}));
-  const std::size_t nq = queries.size();
-  Writer w;
-  std::string verdict;
-  if (comm_.rank() == 0)
-    verdict = attempt([&] {
-      SearchStats none;
-      const SearchResults best = merge(parts, nq, std::min(k, n_docs()), none);
-      // Each k-th best of real documents, made inclusive: a rank's document with the same
-      // distance may still win the tie against a later rank's.
-      std::vector<float> ceilings(nq, std::numeric_limits<float>::infinity());
-      for (std::size_t q = 0; q < nq && best.k > 0; ++q)
-        if (best.indices[q * best.k + best.k - 1] >= 0)
-          ceilings[q] = std::nextafter(best.distances[q * best.k + best.k - 1],
-                                       std::numeric_limits<float>::infinity());
-      if (!options.ceilings.empty())
-        for (std::size_t q = 0; q < nq; ++q)
-          ceilings[q] = std::min(ceilings[q], options.ceilings[q]);
-      w.vec(ceilings);
-    });
-  settle(comm_, verdict);
-  std::string bytes = w.take();
-  comm_.broadcast(bytes);
-  Reader r(bytes);
-  return r.vec<float>();
-}
-
-std::string RankShards::message(const std::string& error, const SearchResults& results,
-                                const SearchStats& stats) {
-  Writer w;
-  w.strings({error, error.empty() ? pack(results, stats) : std::string()});
-  return w.take();
-}
-
-SearchResults RankShards::merge(const std::vector<std::string>& parts, std::size_t nq,
-                                std::size_t k, SearchStats& total) const {
-  std::vector<std::string> errors, messages;
-  for (const std::string& p : parts) {
-    Reader r(p);
-    const std::vector<std::string> fields = r.strings();
-    errors.push_back(fields.at(0));
-    messages.push_back(fields.at(1));
-  }
-  if (const std::string e = first_error(errors); !e.empty()) throw Error(e);
-  // Each rank's top-k in the collection's numbering, merged in its order.
-  ShardMerge best(nq, k);
-  for (std::size_t r = 0; r < messages.size(); ++r) {
-    SearchResults part;
-    SearchStats st;
-    unpack_results(messages[r], part, st);
-    if (part.n_queries != nq) throw Error("rank " + std::to_string(r) + ": a damaged message");
-    accumulate(total, st);
-    best.add(part, static_cast<std::int64_t>(first_[r]));
-  }
-  return best.take();
-}
-
-void RankShards::pairwise(const QuerySet& queries, const SearchOptions& options,
-                          const RowSink& sink, SearchStats* stats) const {
-  check_options(options);
-  const QuerySet local = receive_queries(queries);
-  // Blocks of rows as ShardedSearcher makes them (the same on every rank: n is the collection's).
-  const std::size_t nq = local.size(), n = n_docs(), ns = shard_.n_docs();
-  const std::size_t chunk = pairwise_rows_at_once(n, nq);
-  SearchOptions o = options;
-  o.progress = nullptr;
-  SearchStats mine_stats;
-  std::vector<float> rows;
-  for (std::size_t begin = 0; begin < nq; begin += chunk) {
-    const std::size_t end = std::min(nq, begin + chunk);
-    std::vector<float> mine((end - begin) * ns);
-    const std::string failed = attempt([&] {
-      SearchStats st;
-      searcher_->pairwise(
-          subset(local, begin, end), o,
-          [&](std::size_t first, std::size_t count, const float* d) {
-            std::copy(d, d + count * ns, mine.begin() + static_cast<std::ptrdiff_t>(first * ns));
-          },
-          &st);
-      accumulate(mine_stats, st);
-    });
-    Writer w;
-    w.strings({failed});
-    w.vec(mine);
-    const std::vector<std::string> parts = comm_.gather(w.take());
-    std::string verdict;
-    if (comm_.rank() == 0)
-      verdict = attempt([&] {
-        std::vector<std::string> errors;
-        rows.assign((end - begin) * n, 0.0f);
-        for (std::size_t r = 0; r < parts.size(); ++r) {
-          Reader in(parts[r]);
-          errors.push_back(in.strings().at(0));
-          const std::vector<float> block = in.vec<float>();
-          const std::size_t width = first_[r + 1] - first_[r];
-          if (!errors.back().empty()) continue;
-          if (block.size() != (end - begin) * width)
-            throw Error("rank " + std::to_string(r) + ": a damaged message");
-          for (std::size_t q = 0; q < end - begin; ++q)
-            std::copy(block.begin() + static_cast<std::ptrdiff_t>(q * width),
-                      block.begin() + static_cast<std::ptrdiff_t>((q + 1) * width),
-                      rows.begin() + static_cast<std::ptrdiff_t>(q * n + first_[r]));
-        }
-        if (const std::string e = first_error(errors); !e.empty()) throw Error(e);
-        sink(begin, end - begin, rows.data());
-        if (options.progress) options.progress(end, nq);
-      });
-    settle(comm_, verdict);
-  }
-  // The work counts, summed on rank 0.
-  const std::vector<std::string> counts = comm_.gather(pack(SearchResults{}, mine_stats));
-  if (comm_.rank() == 0 && stats) {
-    SearchStats total;
-    for (const std::string& c : counts) {
-      SearchResults none;
-      SearchStats st;
-      unpack_results(c, none, st);
-      accumulate(total, st);
-    }
-    *stats = total;
-  }
 }
 
 std::vector<std::string> RankShards::doc_ids(const std::vector<std::int64_t>& docs) {

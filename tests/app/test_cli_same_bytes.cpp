@@ -152,7 +152,7 @@ TEST_F(Mpi, OneTwoThreeRanksGiveTheSameBytes) {
         EXPECT_EQ(r.out, one.out) << method << ", " << np << " ranks, " << layout;
       }
   }
-  // pairwise: every rank writes its queries' rows into rank 0's file.
+  // pairwise: the ranks' blocks of rows, written by rank 0.
   ASSERT_EQ(lcrwmd("pairwise" + common + " --output " + tmp("p1.npy")).code, 0);
   for (int np : {2, 3}) {
     const std::string out = tmp(test::numbered('p', static_cast<std::size_t>(np)) + ".npy");

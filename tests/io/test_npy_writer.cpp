@@ -48,18 +48,6 @@ TEST(NpyWriter, HeaderAndRowsAsNumpyReadsThem) {
   EXPECT_EQ(n.data, std::vector<float>(rows, rows + 6));
 }
 
-TEST(NpyWriter, RowsFromOtherWritersLandInPlace) {
-  const fs::path path = test::temp_dir() / "shared.npy";
-  NpyWriter w(path.string(), 4, 3);
-  const float mine[] = {1, 2, 3}, theirs[] = {4, 5, 6, 7, 8, 9, 10, 11, 12};
-  w.append_rows(mine, 1);  // row 0 by the owner, rows 1-3 by "another rank"
-  write_npy_rows(w.temp_path(), w.data_offset(), 3, 1, theirs, 3);
-  w.rows_written_elsewhere(3);
-  w.commit();
-  const Npy n = parse(test::read_file(path));
-  EXPECT_EQ(n.data, (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}));
-}
-
 TEST(NpyWriter, MissingRowsAreAnErrorAndNoFile) {
   const fs::path path = test::temp_dir() / "short.npy";
   {

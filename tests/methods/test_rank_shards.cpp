@@ -1,5 +1,6 @@
-// Shards spread over ranks (RankShards, lcrwmd/sharded.h), threads standing in for mpirun's
-// ranks: the bytes of the same shards in one process, pairwise, shared pruning, failures.
+// Searchers over ranks, threads standing in for mpirun's: a shard per rank (RankShards,
+// lcrwmd/sharded.h) and the queries spread (RankQueries): the bytes of one process, search and
+// pairwise, shared pruning, failures.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <thread>
 
 #include "lcrwmd/cpu.h"
+#include "lcrwmd/rank_queries.h"
 #include "methods/shard_fixtures.h"
 
 namespace lcrwmd {
@@ -41,6 +43,7 @@ TEST(RankShards, TheSameBytesAsTheShardsInOneProcess) {
           ThreadRanks::Rank comm(all, r);
           RankShards shards(comm, s.files[static_cast<std::size_t>(r)], {});
           EXPECT_EQ(shards.n_docs(), set.n_docs());
+          EXPECT_FALSE(shards.shares_vocabulary());
           const QuerySet mine =
               shards.make_query_set(r == 0 ? docs : std::vector<RawDocument>{}, {});
           const SearchResults res = shards.search(mine, 5, o);
@@ -199,6 +202,93 @@ TEST(RankShards, SharedKthBestKeepsTiesAcrossRanks) {
     EXPECT_EQ(got.distances, want.distances) << "k " << k;
     EXPECT_EQ(got.indices, want.indices) << "k " << k;
   }
+}
+
+}  // namespace
+}  // namespace lcrwmd
+
+namespace lcrwmd {
+namespace {
+
+// Runs f(rank, communicator) on `n` threads standing in for ranks.
+template <typename F>
+void on_ranks(int n, F&& f) {
+  ThreadRanks all(n);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < n; ++r)
+    ranks.emplace_back([&, r] {
+      ThreadRanks::Rank comm(all, r);
+      f(r, comm);
+    });
+  for (std::thread& t : ranks) t.join();
+}
+
+// The queries spread over ranks, every rank the whole index: one process's bytes for every
+// method, search and pairwise, with more ranks than some rounds have blocks.
+TEST(RankQueries, TheBytesOfOneProcess) {
+  const Index index = Index::from_data(test::random_index(50, 80, 5, 8, 7));
+  const QuerySet q = test::mixed_queries(index, 7, 8);
+  for (const SearchOptions& o : every_method()) {
+    const SearchResults want = search(index, q, 6, o);
+    const std::vector<float> matrix = test::matrix(CpuSearcher(index), q, o);
+    SearchResults got;
+    std::vector<float> rows;
+    std::vector<std::size_t> firsts;
+    on_ranks(3, [&](int r, Communicator& comm) {
+      const RankQueries ranks(comm, index, {});
+      const QuerySet mine = r == 0 ? q : QuerySet{};
+      const SearchResults res = ranks.search(mine, 6, o);
+      ranks.pairwise(mine, o, [&](std::size_t first, std::size_t count, const float* d) {
+        firsts.push_back(first);
+        rows.insert(rows.end(), d, d + count * index.n_docs());
+      });
+      if (r == 0) got = res;
+    });
+    EXPECT_EQ(got.distances, want.distances) << name(o);
+    EXPECT_EQ(got.indices, want.indices) << name(o);
+    EXPECT_EQ(rows, matrix) << name(o);
+    EXPECT_TRUE(std::is_sorted(firsts.begin(), firsts.end())) << name(o);
+    EXPECT_GT(firsts.size(), 1u) << name(o);
+  }
+}
+
+// Ranks given different indexes are refused on every rank, none left waiting.
+TEST(RankQueries, DifferentIndexesAreRefusedOnEveryRank) {
+  const Index a = Index::from_data(test::random_index(30, 40, 4, 6, 1));
+  const Index b = Index::from_data(test::random_index(31, 40, 4, 6, 1));
+  std::vector<int> errors(2, 0);
+  on_ranks(2, [&](int r, Communicator& comm) {
+    try {
+      RankQueries ranks(comm, r == 0 ? a : b, {});
+    } catch (const Error& e) {
+      errors[static_cast<std::size_t>(r)] =
+          std::string(e.what()).find("rank 1") != std::string::npos;
+    }
+  });
+  EXPECT_EQ(errors, (std::vector<int>{1, 1}));
+}
+
+// One index's documents spread over more ranks than it has: the empty parts answer nothing, the
+// others the one process's bytes; the parts share the index's vocabulary, so queries over it
+// serve every rank.
+TEST(RankShards, MoreRanksThanDocuments) {
+  const Index index = Index::from_data(test::random_index(4, 30, 4, 6, 5));
+  const QuerySet q = test::mixed_queries(index, 3, 6);
+  SearchOptions o;
+  o.method = Method::wmd;
+  const SearchResults want = search(index, q, 5, o);
+  SearchResults got;
+  on_ranks(6, [&](int r, Communicator& comm) {
+    const std::size_t n = index.n_docs();
+    const auto rank = static_cast<std::size_t>(r);
+    const Index part = index.shard(n * rank / 6, n * (rank + 1) / 6);
+    const RankShards ranks(comm, part, {});
+    EXPECT_TRUE(ranks.shares_vocabulary());  // the parts of one index: queries over it
+    const SearchResults res = ranks.search(r == 0 ? q : QuerySet{}, 5, o);
+    if (r == 0) got = res;
+  });
+  EXPECT_EQ(got.distances, want.distances);
+  EXPECT_EQ(got.indices, want.indices);
 }
 
 }  // namespace

@@ -1,0 +1,131 @@
+"""scikit-learn over lcrwmd's distances: a kNN classifier whose samples are documents (strings
+or token lists), usable in Pipeline, cross_val_score and GridSearchCV; and the distance matrix
+for estimators that take metric="precomputed" (DBSCAN, AgglomerativeClustering, ...).
+
+    from lcrwmd.sklearn import KNeighborsClassifier, pairwise_distances
+    clf = KNeighborsClassifier(emb, n_neighbors=5, method="wmd", stopwords="stop_words.txt")
+    clf.fit(train_texts, train_labels).score(test_texts, test_labels)
+    D = pairwise_distances(texts, embeddings=emb, method="lc-rwmd")
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Optional, Sequence
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from . import Embeddings, Index, StopWords, _documents
+
+
+def _samples(X) -> list:
+    """Documents from X: a str is one document too many to guess, so it is refused."""
+    if isinstance(X, str):
+        raise ValueError("expected a sequence of documents (strings or token lists), got one "
+                         "string")
+    return _documents(list(X))
+
+
+class KNeighborsClassifier(ClassifierMixin, BaseEstimator):
+    """Classifies documents by the vote of their n_neighbors nearest training documents under
+    `method` (lcrwmd.methods()), as Index.classify votes: a tie is settled by the
+    n_neighbors - 1 nearest, and so on. `embeddings` is an lcrwmd.Embeddings (shared, never
+    copied, by clone); `weighting` "tf" or "tfidf"; `stopwords` a path or the words. A document
+    with no word the embeddings know has no distance: in training it is left out (with a
+    warning), to predict it gets the training set's most frequent class and its frequencies
+    as probabilities."""
+
+    def __init__(self, embeddings: Optional[Embeddings] = None, n_neighbors: int = 5,
+                 method: str = "lc-rwmd", symmetric: bool = True, weighting: str = "tf",
+                 stopwords: StopWords = None, act_steps: int = 1, backend: str = "auto",
+                 precision: str = "auto"):
+        self.embeddings = embeddings
+        self.n_neighbors = n_neighbors
+        self.method = method
+        self.symmetric = symmetric
+        self.weighting = weighting
+        self.stopwords = stopwords
+        self.act_steps = act_steps
+        self.backend = backend
+        self.precision = precision
+
+    def fit(self, X, y) -> KNeighborsClassifier:
+        if self.embeddings is None:
+            raise ValueError("KNeighborsClassifier needs embeddings (an lcrwmd.Embeddings)")
+        docs, y = _samples(X), np.asarray(y)
+        if y.ndim != 1 or len(y) != len(docs):
+            raise ValueError(f"{len(docs)} documents and {y.shape} labels")
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        # Each document labelled by its class's position and named by its own: the index's
+        # labels and ids map back to classes_ and to X's rows.
+        self.index_ = Index.build(self.embeddings, docs, ids=[str(i) for i in range(len(docs))],
+                                  labels=[str(c) for c in codes], stopwords=self.stopwords,
+                                  weighting=self.weighting, keep_text=False)
+        if self.index_.excluded:
+            warnings.warn(f"{len(self.index_.excluded)} training documents have no known word "
+                          f"and are left out")
+        self.rows_ = np.array([int(i) for i in self.index_.ids], dtype=np.int64)
+        kept = codes[self.rows_]
+        self.prior_ = np.bincount(kept, minlength=len(self.classes_)) / max(len(kept), 1)
+        return self
+
+    def _options(self) -> dict:
+        return dict(k=self.n_neighbors, method=self.method, symmetric=self.symmetric,
+                    backend=self.backend, act_steps=self.act_steps, precision=self.precision)
+
+    def predict_proba(self, X) -> np.ndarray:
+        check_is_fitted(self, "index_")
+        votes = self.index_.predict_proba(_samples(X), **self._options())
+        out = np.zeros((votes.shape[0], len(self.classes_)))
+        out[:, [int(c) for c in self.index_.classes]] = votes
+        unknown = np.isnan(votes).any(axis=1) if votes.size else np.zeros(len(out), bool)
+        out[unknown] = self.prior_
+        return out
+
+    def predict(self, X) -> np.ndarray:
+        check_is_fitted(self, "index_")
+        labels = self.index_.predict(_samples(X), **self._options())
+        fallback = int(np.argmax(self.prior_))
+        return self.classes_[[fallback if lab is None else int(lab) for lab in labels]]
+
+    def kneighbors(self, X, n_neighbors: Optional[int] = None, return_distance: bool = True):
+        """The n_neighbors nearest training documents of each document of X: (distances,
+        indices into the training set), or the indices alone; -1 (and inf) where there are
+        fewer or a document has no known word."""
+        check_is_fitted(self, "index_")
+        k = self.n_neighbors if n_neighbors is None else n_neighbors
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # rows of -1 are documented here
+            d, i = self.index_.search(_samples(X), k=k, method=self.method,
+                                      symmetric=self.symmetric, backend=self.backend,
+                                      act_steps=self.act_steps, precision=self.precision)
+        i = np.where(i >= 0, self.rows_[np.maximum(i, 0)], -1)
+        return (d, i) if return_distance else i
+
+    def _more_tags(self):
+        return {"X_types": ["string"], "requires_y": True}
+
+
+def pairwise_distances(X, Y=None, embeddings: Optional[Embeddings] = None,
+                       method: str = "lc-rwmd", symmetric: bool = True, weighting: str = "tf",
+                       stopwords: StopWords = None, act_steps: int = 1, backend: str = "auto",
+                       precision: str = "auto") -> np.ndarray:
+    """(len(X), len(Y)) distances between documents, float64, for estimators taking
+    metric="precomputed"; Y=None: X against itself. A document with no known word has no
+    distance: a ValueError names it."""
+    if embeddings is None:
+        raise ValueError("pairwise_distances needs embeddings (an lcrwmd.Embeddings)")
+    rows = _samples(X)
+    cols = rows if Y is None else _samples(Y)
+    index = Index.build(embeddings, cols, ids=[str(i) for i in range(len(cols))],
+                        stopwords=stopwords, weighting=weighting, keep_text=False)
+    if index.excluded:
+        raise ValueError(f"documents with no known word have no distance: "
+                         f"{'Y' if Y is not None else 'X'}[{index.excluded[0]}]"
+                         f"{' and others' if len(index.excluded) > 1 else ''}")
+    return index.pairwise(rows, method=method, symmetric=symmetric, backend=backend,
+                          act_steps=act_steps, precision=precision).astype(np.float64)
+
+
+__all__: Sequence[str] = ["KNeighborsClassifier", "pairwise_distances"]

@@ -1,0 +1,90 @@
+"""lcrwmd.sklearn against scikit-learn's own machinery (clone, Pipeline, cross_val_score,
+GridSearchCV, DBSCAN and AgglomerativeClustering on a precomputed matrix) and against the
+command line's classify."""
+import os
+
+import numpy as np
+import pytest
+
+sklearn = pytest.importorskip("sklearn")
+from sklearn.base import clone  # noqa: E402
+from sklearn.cluster import DBSCAN, AgglomerativeClustering  # noqa: E402
+from sklearn.model_selection import GridSearchCV, cross_val_score  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.preprocessing import FunctionTransformer  # noqa: E402
+
+import lcrwmd  # noqa: E402
+from lcrwmd.sklearn import KNeighborsClassifier, pairwise_distances  # noqa: E402
+
+from demo_data import DEMO, EMB, STOP, cli  # noqa: E402
+
+
+def test_predictions_equal_the_command_lines_classify(tmp_path, emb, train, queries):
+    idx = str(tmp_path / "demo.idx")
+    cli("build", "--embeddings", EMB, "--docs", os.path.join(DEMO, "train.tsv"), "--stopwords",
+        STOP, "--output", idx)
+    for method in ("lc-rwmd", "wmd"):
+        out = cli("classify", "--index", idx, "--queries", os.path.join(DEMO, "queries.tsv"),
+                  "--embeddings", EMB, "--k", "5", "--method", method, "--backend", "cpu")
+        want = {row.split("\t")[0]: row.split("\t")[1] for row in out.splitlines()}
+        clf = KNeighborsClassifier(emb, n_neighbors=5, method=method, stopwords=STOP,
+                                   backend="cpu")
+        got = clf.fit([r[2] for r in train], [r[1] for r in train]).predict(
+            [q[2] for q in queries])
+        assert list(got) == [want[q[0]] for q in queries]
+
+
+def test_probabilities_and_neighbours(emb, train, queries):
+    y = np.array([r[1] for r in train])
+    clf = KNeighborsClassifier(emb, n_neighbors=4, stopwords=STOP).fit([r[2] for r in train], y)
+    assert list(clf.classes_) == sorted(set(y))
+    p = clf.predict_proba([q[2] for q in queries] + ["qqqzzz"])  # the last: no known word
+    assert p.shape == (len(queries) + 1, len(clf.classes_))
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+    np.testing.assert_allclose(p[-1], clf.prior_)
+    assert clf.predict(["qqqzzz"])[0] == clf.classes_[np.argmax(clf.prior_)]
+    # Training documents against themselves: each its own nearest, at distance 0.
+    d, i = clf.kneighbors([r[2] for r in train[:6]], n_neighbors=3)
+    assert list(i[:, 0]) == list(range(6)) and np.all(d[:, 0] == 0)
+    assert clf.kneighbors([r[2] for r in train[:2]], return_distance=False).shape == (2, 4)
+
+
+def test_labels_of_any_type_and_scores(emb, train):
+    texts = [r[2] for r in train]
+    codes = {lab: n for n, lab in enumerate(sorted({r[1] for r in train}), start=7)}
+    y = np.array([codes[r[1]] for r in train])  # integers, sorted otherwise than their strings
+    clf = KNeighborsClassifier(emb, n_neighbors=1, stopwords=STOP).fit(texts, y)
+    assert clf.predict(texts).dtype == y.dtype
+    assert clf.score(texts, y) == 1.0  # each document its own nearest neighbour
+
+
+def test_clone_pipeline_cross_validation_and_grid_search(emb, train):
+    texts, y = [r[2] for r in train], [r[1] for r in train]
+    clf = KNeighborsClassifier(emb, stopwords=STOP)
+    twin = clone(clf)
+    assert twin.embeddings is emb and twin.get_params()["n_neighbors"] == 5
+    assert twin.set_params(n_neighbors=3).n_neighbors == 3
+    pipe = make_pipeline(FunctionTransformer(lambda docs: [d.lower() for d in docs]), clf)
+    scores = cross_val_score(pipe, texts, y, cv=3)
+    assert scores.shape == (3,) and np.all((scores >= 0) & (scores <= 1))
+    grid = GridSearchCV(clf, {"n_neighbors": [1, 3, 5], "method": ["lc-rwmd", "wcd"]}, cv=3)
+    grid.fit(texts, y)
+    assert grid.best_params_["n_neighbors"] in (1, 3, 5)
+    assert len(grid.cv_results_["mean_test_score"]) == 6
+    assert 0 <= grid.score(texts, y) <= 1
+
+
+def test_precomputed_distances_for_clustering(emb, index, train):
+    texts = [r[2] for r in train[:40]]
+    d = pairwise_distances(texts, embeddings=emb, stopwords=STOP)
+    assert d.shape == (40, 40) and d.dtype == np.float64
+    np.testing.assert_array_equal(np.diag(d), 0)
+    sub = lcrwmd.Index.build(emb, texts, stopwords=STOP)
+    np.testing.assert_array_equal(d, sub.pairwise(texts))
+    assert pairwise_distances(texts[:3], texts, embeddings=emb, stopwords=STOP).shape == (3, 40)
+    labels = AgglomerativeClustering(n_clusters=4, metric="precomputed",
+                                     linkage="average").fit_predict(d)
+    assert len(set(labels)) == 4
+    assert DBSCAN(eps=float(np.median(d)), metric="precomputed").fit_predict(d).shape == (40,)
+    with pytest.raises(ValueError, match="no known word"):
+        pairwise_distances(texts[:2] + ["qqqzzz"], embeddings=emb)
