@@ -39,6 +39,18 @@ Classified classify_with(const PyIndex& p, const py::sequence& docs, std::int64_
   py::arg("backend") = "auto", py::arg("prune") = true, py::arg("act_steps") = 1, \
   py::arg("precision") = "auto"
 
+// A binding taking the queries and the classification arguments, answering with
+// answer(index, its classification).
+template <typename Answer>
+auto classifying(Answer answer) {
+  return [answer](const PyIndex& p, const py::sequence& docs, std::int64_t k,
+                  const std::string& method, bool symmetric, const std::string& backend, bool prune,
+                  std::size_t act_steps, const std::string& precision) {
+    return answer(
+        p, classify_with(p, docs, k, method, symmetric, backend, prune, act_steps, precision));
+  };
+}
+
 std::vector<std::string> classes_of(const Index& index) {
   return label_classes(index.n_docs(), [&](std::size_t d) { return index.label(d); });
 }
@@ -49,80 +61,62 @@ void bind_tasks(py::class_<PyIndex>& cls) {
   cls.def_property_readonly(
          "classes", [](const PyIndex& p) { return classes_of(*p.index); },
          "The distinct labels of the indexed documents, sorted: predict_proba's columns.")
-      .def(
-          "classify",
-          [](const PyIndex& p, const py::sequence& docs, std::int64_t k, const std::string& method,
-             bool symmetric, const std::string& backend, bool prune, std::size_t act_steps,
-             const std::string& precision) {
-            const Classified c =
-                classify_with(p, docs, k, method, symmetric, backend, prune, act_steps, precision);
-            py::list out;
-            for (const std::int64_t row : c.queries.rows) {
-              if (row < 0) {
-                out.append(py::none());
-                continue;
-              }
-              const Classification& l = c.labels[static_cast<std::size_t>(row)];
-              py::dict votes;
-              for (const auto& [label, count] : l.votes) votes[py::str(label)] = count;
-              py::dict d;
-              d["label"] = l.label;
-              d["votes"] = votes;
-              d["voters"] = l.voters;
-              out.append(d);
-            }
-            return out;
-          },
-          py::arg("queries"), LCRWMD_CLASSIFY_ARGS,
-          "Each query's label by the vote of its k nearest documents, with the votes: a dict "
-          "{label, votes: {label: count}, voters}, or None for a query with no known word. Ties "
-          "are settled as eval_knn settles them: by the k - 1 nearest, and so on.")
-      .def(
-          "predict",
-          [](const PyIndex& p, const py::sequence& docs, std::int64_t k, const std::string& method,
-             bool symmetric, const std::string& backend, bool prune, std::size_t act_steps,
-             const std::string& precision) {
-            const Classified c =
-                classify_with(p, docs, k, method, symmetric, backend, prune, act_steps, precision);
-            py::list out;
-            for (const std::int64_t row : c.queries.rows)
-              if (row < 0)
-                out.append(py::none());
-              else
-                out.append(c.labels[static_cast<std::size_t>(row)].label);
-            return out;
-          },
-          py::arg("queries"), LCRWMD_CLASSIFY_ARGS,
-          "The label of each query (as classify), None where it has no known word.")
-      .def(
-          "predict_proba",
-          [](const PyIndex& p, const py::sequence& docs, std::int64_t k, const std::string& method,
-             bool symmetric, const std::string& backend, bool prune, std::size_t act_steps,
-             const std::string& precision) {
-            const Classified c =
-                classify_with(p, docs, k, method, symmetric, backend, prune, act_steps, precision);
-            const std::vector<std::string> classes = classes_of(*p.index);
-            const auto n = static_cast<py::ssize_t>(c.queries.rows.size());
-            const auto m = static_cast<py::ssize_t>(classes.size());
-            py::array_t<double> out({n, m});
-            auto a = out.mutable_unchecked<2>();
-            for (py::ssize_t j = 0; j < n; ++j) {
-              const std::int64_t row = c.queries.rows[static_cast<std::size_t>(j)];
-              for (py::ssize_t i = 0; i < m; ++i)
-                a(j, i) = row < 0 ? std::numeric_limits<double>::quiet_NaN() : 0.0;
-              if (row < 0) continue;
-              const Classification& l = c.labels[static_cast<std::size_t>(row)];
-              for (const auto& [label, count] : l.votes) {
-                const auto at = std::lower_bound(classes.begin(), classes.end(), label);
-                a(j, at - classes.begin()) =
-                    static_cast<double>(count) / static_cast<double>(l.voters);
-              }
-            }
-            return out;
-          },
-          py::arg("queries"), LCRWMD_CLASSIFY_ARGS,
-          "Each query's votes / voters per class (columns: Index.classes), as scikit-learn's "
-          "uniform weights; a row of NaN where a query has no known word.");
+      .def("classify", classifying([](const PyIndex&, const Classified& c) {
+             py::list out;
+             for (const std::int64_t row : c.queries.rows) {
+               if (row < 0) {
+                 out.append(py::none());
+                 continue;
+               }
+               const Classification& l = c.labels[static_cast<std::size_t>(row)];
+               py::dict votes;
+               for (const auto& [label, count] : l.votes) votes[py::str(label)] = count;
+               py::dict d;
+               d["label"] = l.label;
+               d["votes"] = votes;
+               d["voters"] = l.voters;
+               out.append(d);
+             }
+             return out;
+           }),
+           py::arg("queries"), LCRWMD_CLASSIFY_ARGS,
+           "Each query's label by the vote of its k nearest documents, with the votes: a dict "
+           "{label, votes: {label: count}, voters}, or None for a query with no known word. Ties "
+           "are settled as eval_knn settles them: by the k - 1 nearest, and so on.")
+      .def("predict", classifying([](const PyIndex&, const Classified& c) {
+             py::list out;
+             for (const std::int64_t row : c.queries.rows)
+               if (row < 0)
+                 out.append(py::none());
+               else
+                 out.append(c.labels[static_cast<std::size_t>(row)].label);
+             return out;
+           }),
+           py::arg("queries"), LCRWMD_CLASSIFY_ARGS,
+           "The label of each query (as classify), None where it has no known word.")
+      .def("predict_proba", classifying([](const PyIndex& p, const Classified& c) {
+             const std::vector<std::string> classes = classes_of(*p.index);
+             const auto n = static_cast<py::ssize_t>(c.queries.rows.size());
+             const auto m = static_cast<py::ssize_t>(classes.size());
+             py::array_t<double> out({n, m});
+             auto a = out.mutable_unchecked<2>();
+             for (py::ssize_t j = 0; j < n; ++j) {
+               const std::int64_t row = c.queries.rows[static_cast<std::size_t>(j)];
+               for (py::ssize_t i = 0; i < m; ++i)
+                 a(j, i) = row < 0 ? std::numeric_limits<double>::quiet_NaN() : 0.0;
+               if (row < 0) continue;
+               const Classification& l = c.labels[static_cast<std::size_t>(row)];
+               for (const auto& [label, count] : l.votes) {
+                 const auto at = std::lower_bound(classes.begin(), classes.end(), label);
+                 a(j, at - classes.begin()) =
+                     static_cast<double>(count) / static_cast<double>(l.voters);
+               }
+             }
+             return out;
+           }),
+           py::arg("queries"), LCRWMD_CLASSIFY_ARGS,
+           "Each query's votes / voters per class (columns: Index.classes), as scikit-learn's "
+           "uniform weights; a row of NaN where a query has no known word.");
 }
 
 }  // namespace lcrwmd::python

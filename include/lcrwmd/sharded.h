@@ -152,10 +152,7 @@ class RankShards final : public Searcher {
   // (SearchOptions::estimate), on every rank.
   std::vector<float> shared_ceilings(const QuerySet& queries, std::size_t k,
                                      const SearchOptions& options, SearchStats& stats) const;
-  // A rank's answer as it travels to rank 0, and rank 0's merge of them (an Error naming the
-  // first rank that failed).
-  static std::string message(const std::string& error, const SearchResults& results,
-                             const SearchStats& stats);
+  // Rank 0's merge of the ranks' top-k (an Error naming the first rank that failed).
   SearchResults merge(const std::vector<std::string>& parts, std::size_t nq, std::size_t k,
                       SearchStats& total) const;
   std::vector<std::string> fetch(const std::vector<std::int64_t>& docs, bool text) const;

@@ -10,6 +10,7 @@
 #include "lcrwmd/error.h"
 #include "lcrwmd/wire.h"
 #include "methods/collective.h"
+#include "methods/rank_messages.h"
 #include "methods/shard_merge.h"
 
 namespace lcrwmd {
@@ -82,33 +83,22 @@ SearchResults RankQueries::search(const QuerySet& queries, std::size_t k,
     if (!options.ceilings.empty()) o.ceilings = options.ceilings.subspan(begin, end - begin);
     local = searcher_->search(subset(all, begin, end), k, o, &local_stats);
   });
-  Writer w;
-  w.strings({error, error.empty() ? pack(local, local_stats) : std::string()});
-  const std::vector<std::string> parts = comm_.gather(w.take());
+  const std::vector<std::string> parts =
+      comm_.gather(rank_messages::results(error, local, local_stats));
   SearchResults out;
   std::string verdict;
   if (comm_.rank() == 0)
     verdict = attempt([&] {
-      std::vector<std::string> errors, messages;
-      for (const std::string& p : parts) {
-        Reader r(p);
-        const std::vector<std::string> fields = r.strings();
-        errors.push_back(fields.at(0));
-        messages.push_back(fields.at(1));
-      }
-      if (const std::string e = first_error(errors); !e.empty()) throw Error(e);
+      SearchStats total;
+      const std::vector<SearchResults> all_parts = rank_messages::read_results(parts, total);
       // The ranks' rows, one after another: the queries in order.
       out.n_queries = all.size();
       out.k = std::min(k, index_.n_docs());
-      SearchStats total;
-      for (std::size_t r = 0; r < messages.size(); ++r) {
-        SearchResults part;
-        SearchStats st;
-        unpack_results(messages[r], part, st);
+      for (std::size_t r = 0; r < all_parts.size(); ++r) {
+        const SearchResults& part = all_parts[r];
         const auto [b, e] = part_of(all.size(), static_cast<int>(r), comm_.size());
         if (part.n_queries != e - b || part.distances.size() != part.n_queries * out.k)
           throw Error("rank " + std::to_string(r) + ": a damaged message");
-        accumulate(total, st);
         out.distances.insert(out.distances.end(), part.distances.begin(), part.distances.end());
         out.indices.insert(out.indices.end(), part.indices.begin(), part.indices.end());
       }
@@ -132,40 +122,20 @@ void RankQueries::pairwise(const QuerySet& queries, const SearchOptions& options
   const std::size_t block = std::max<std::size_t>(1, pairwise_rows_at_once(n, nq) / ranks);
   SearchOptions o = options;
   o.progress = nullptr;
-  SearchStats mine_stats;
+  SearchStats mine;
   for (std::size_t round_begin = 0; round_begin < nq; round_begin += block * ranks) {
     const std::size_t begin = std::min(nq, round_begin + me * block);
     const std::size_t end = std::min(nq, begin + block);
-    std::vector<float> rows((end - begin) * n);
-    const std::string failed = attempt([&] {
-      SearchStats st;
-      searcher_->pairwise(
-          subset(all, begin, end), o,
-          [&](std::size_t first, std::size_t count, const float* d) {
-            std::copy(d, d + count * n, rows.begin() + static_cast<std::ptrdiff_t>(first * n));
-          },
-          &st);
-      accumulate(mine_stats, st);
-    });
-    Writer w;
-    w.strings({failed});
-    w.vec(rows);
-    const std::vector<std::string> parts = comm_.gather(w.take());
+    const std::vector<std::string> parts =
+        comm_.gather(rank_messages::rows(*searcher_, all, begin, end, n, o, mine));
     std::string verdict;
     if (comm_.rank() == 0)
       verdict = attempt([&] {
-        std::vector<std::string> errors;
-        std::vector<std::vector<float>> blocks;
-        for (const std::string& p : parts) {
-          Reader in(p);
-          errors.push_back(in.strings().at(0));
-          blocks.push_back(in.vec<float>());
-        }
-        if (const std::string e = first_error(errors); !e.empty()) throw Error(e);
+        const std::vector<std::vector<float>> blocks = rank_messages::read_rows(parts);
         for (std::size_t r = 0; r < ranks; ++r) {
           const std::size_t b = std::min(nq, round_begin + r * block);
           const std::size_t e = std::min(nq, b + block);
-          if (blocks[r].size() != (e - b) * n)
+          if (blocks.at(r).size() != (e - b) * n)
             throw Error("rank " + std::to_string(r) + ": a damaged message");
           if (e > b) sink(b, e - b, blocks[r].data());
         }
@@ -173,18 +143,7 @@ void RankQueries::pairwise(const QuerySet& queries, const SearchOptions& options
       });
     settle(comm_, verdict);
   }
-  // The work counts, summed on rank 0.
-  const std::vector<std::string> counts = comm_.gather(pack(SearchResults{}, mine_stats));
-  if (comm_.rank() == 0 && stats) {
-    SearchStats total;
-    for (const std::string& c : counts) {
-      SearchResults none;
-      SearchStats st;
-      unpack_results(c, none, st);
-      accumulate(total, st);
-    }
-    *stats = total;
-  }
+  rank_messages::sum_stats(comm_, mine, stats);
 }
 
 }  // namespace lcrwmd

@@ -9,13 +9,13 @@
 #include "lcrwmd/sharded.h"
 #include "lcrwmd/wire.h"
 #include "methods/collective.h"
+#include "methods/rank_messages.h"
 #include "methods/shard_merge.h"
 
 namespace lcrwmd {
 namespace {
 
 using collective::attempt;
-using collective::first_error;
 using collective::settle;
 
 // The exact distances each rank solves for its estimate of a query's k-th best: together twice
@@ -48,7 +48,8 @@ SearchResults RankShards::search(const QuerySet& queries, std::size_t k,
     local = searcher_->search(q, k, o, &st);
     accumulate(local_stats, st);
   });
-  const std::vector<std::string> parts = comm_.gather(message(error, local, local_stats));
+  const std::vector<std::string> parts =
+      comm_.gather(rank_messages::results(error, local, local_stats));
   SearchResults out;
   std::string verdict;
   if (comm_.rank() == 0)
@@ -74,7 +75,7 @@ std::vector<float> RankShards::shared_ceilings(const QuerySet& queries, std::siz
     st.distances = 0;  // the pairs are counted once, by the search itself
     accumulate(stats, st);
   });
-  const std::vector<std::string> parts = comm_.gather(message(error, estimate, {}));
+  const std::vector<std::string> parts = comm_.gather(rank_messages::results(error, estimate, {}));
   const std::size_t nq = queries.size();
   Writer w;
   std::string verdict;
@@ -101,32 +102,14 @@ std::vector<float> RankShards::shared_ceilings(const QuerySet& queries, std::siz
   return r.vec<float>();
 }
 
-std::string RankShards::message(const std::string& error, const SearchResults& results,
-                                const SearchStats& stats) {
-  Writer w;
-  w.strings({error, error.empty() ? pack(results, stats) : std::string()});
-  return w.take();
-}
-
 SearchResults RankShards::merge(const std::vector<std::string>& parts, std::size_t nq,
                                 std::size_t k, SearchStats& total) const {
-  std::vector<std::string> errors, messages;
-  for (const std::string& p : parts) {
-    Reader r(p);
-    const std::vector<std::string> fields = r.strings();
-    errors.push_back(fields.at(0));
-    messages.push_back(fields.at(1));
-  }
-  if (const std::string e = first_error(errors); !e.empty()) throw Error(e);
   // Each rank's top-k in the collection's numbering, merged in its order.
   ShardMerge best(nq, k);
-  for (std::size_t r = 0; r < messages.size(); ++r) {
-    SearchResults part;
-    SearchStats st;
-    unpack_results(messages[r], part, st);
-    if (part.n_queries != nq) throw Error("rank " + std::to_string(r) + ": a damaged message");
-    accumulate(total, st);
-    best.add(part, static_cast<std::int64_t>(first_[r]));
+  const std::vector<SearchResults> all = rank_messages::read_results(parts, total);
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    if (all[r].n_queries != nq) throw Error("rank " + std::to_string(r) + ": a damaged message");
+    best.add(all[r], static_cast<std::int64_t>(first_[r]));
   }
   return best.take();
 }
@@ -140,61 +123,32 @@ void RankShards::pairwise(const QuerySet& queries, const SearchOptions& options,
   const std::size_t chunk = pairwise_rows_at_once(n, nq);
   SearchOptions o = options;
   o.progress = nullptr;
-  SearchStats mine_stats;
+  SearchStats mine;
   std::vector<float> rows;
   for (std::size_t begin = 0; begin < nq; begin += chunk) {
     const std::size_t end = std::min(nq, begin + chunk);
-    std::vector<float> mine((end - begin) * ns);
-    const std::string failed = attempt([&] {
-      SearchStats st;
-      searcher_->pairwise(
-          subset(local, begin, end), o,
-          [&](std::size_t first, std::size_t count, const float* d) {
-            std::copy(d, d + count * ns, mine.begin() + static_cast<std::ptrdiff_t>(first * ns));
-          },
-          &st);
-      accumulate(mine_stats, st);
-    });
-    Writer w;
-    w.strings({failed});
-    w.vec(mine);
-    const std::vector<std::string> parts = comm_.gather(w.take());
+    const std::vector<std::string> parts =
+        comm_.gather(rank_messages::rows(*searcher_, local, begin, end, ns, o, mine));
     std::string verdict;
     if (comm_.rank() == 0)
       verdict = attempt([&] {
-        std::vector<std::string> errors;
+        const std::vector<std::vector<float>> blocks = rank_messages::read_rows(parts);
         rows.assign((end - begin) * n, 0.0f);
-        for (std::size_t r = 0; r < parts.size(); ++r) {
-          Reader in(parts[r]);
-          errors.push_back(in.strings().at(0));
-          const std::vector<float> block = in.vec<float>();
+        for (std::size_t r = 0; r < blocks.size(); ++r) {
           const std::size_t width = first_[r + 1] - first_[r];
-          if (!errors.back().empty()) continue;
-          if (block.size() != (end - begin) * width)
+          if (blocks[r].size() != (end - begin) * width)
             throw Error("rank " + std::to_string(r) + ": a damaged message");
           for (std::size_t q = 0; q < end - begin; ++q)
-            std::copy(block.begin() + static_cast<std::ptrdiff_t>(q * width),
-                      block.begin() + static_cast<std::ptrdiff_t>((q + 1) * width),
+            std::copy(blocks[r].begin() + static_cast<std::ptrdiff_t>(q * width),
+                      blocks[r].begin() + static_cast<std::ptrdiff_t>((q + 1) * width),
                       rows.begin() + static_cast<std::ptrdiff_t>(q * n + first_[r]));
         }
-        if (const std::string e = first_error(errors); !e.empty()) throw Error(e);
         sink(begin, end - begin, rows.data());
         if (options.progress) options.progress(end, nq);
       });
     settle(comm_, verdict);
   }
-  // The work counts, summed on rank 0.
-  const std::vector<std::string> counts = comm_.gather(pack(SearchResults{}, mine_stats));
-  if (comm_.rank() == 0 && stats) {
-    SearchStats total;
-    for (const std::string& c : counts) {
-      SearchResults none;
-      SearchStats st;
-      unpack_results(c, none, st);
-      accumulate(total, st);
-    }
-    *stats = total;
-  }
+  rank_messages::sum_stats(comm_, mine, stats);
 }
 
 }  // namespace lcrwmd

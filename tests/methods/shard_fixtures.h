@@ -4,6 +4,7 @@
 #include <barrier>
 #include <cstddef>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "io/index_format.h"
@@ -81,6 +82,19 @@ class ThreadRanks {
   std::string root_;
   std::barrier<> barrier_;
 };
+
+// Runs f(rank, communicator) on `n` threads standing in for ranks.
+template <typename F>
+void on_ranks(int n, F&& f) {
+  ThreadRanks all(n);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < n; ++r)
+    ranks.emplace_back([&, r] {
+      ThreadRanks::Rank comm(all, r);
+      f(r, comm);
+    });
+  for (std::thread& t : ranks) t.join();
+}
 
 inline std::vector<RawDocument> word_queries() {
   std::vector<RawDocument> docs;

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <thread>
 
 #include "lcrwmd/cpu.h"
 #include "lcrwmd/rank_queries.h"
@@ -16,9 +15,9 @@ namespace {
 
 using test::every_method;
 using test::name;
+using test::on_ranks;
 using test::split;
 using test::Split;
-using test::ThreadRanks;
 using test::word_queries;
 
 // A shard per rank (threads standing in for mpirun's ranks) gives the bytes of the same shards
@@ -34,23 +33,17 @@ TEST(RankShards, TheSameBytesAsTheShardsInOneProcess) {
     ASSERT_EQ(q.size(), docs.size());
     for (const SearchOptions& o : every_method()) {
       const SearchResults want = ShardedSearcher(set, {}).search(q, 5, o);
-      ThreadRanks all(3);
       SearchResults got;
       std::vector<std::string> ids;
-      std::vector<std::thread> ranks;
-      for (int r = 0; r < 3; ++r)
-        ranks.emplace_back([&, r] {
-          ThreadRanks::Rank comm(all, r);
-          RankShards shards(comm, s.files[static_cast<std::size_t>(r)], {});
-          EXPECT_EQ(shards.n_docs(), set.n_docs());
-          EXPECT_FALSE(shards.shares_vocabulary());
-          const QuerySet mine =
-              shards.make_query_set(r == 0 ? docs : std::vector<RawDocument>{}, {});
-          const SearchResults res = shards.search(mine, 5, o);
-          const std::vector<std::string> names = shards.doc_ids(res.indices);
-          if (r == 0) got = res, ids = names;
-        });
-      for (std::thread& t : ranks) t.join();
+      on_ranks(3, [&](int r, Communicator& comm) {
+        RankShards shards(comm, s.files[static_cast<std::size_t>(r)], {});
+        EXPECT_EQ(shards.n_docs(), set.n_docs());
+        EXPECT_FALSE(shards.shares_vocabulary());
+        const QuerySet mine = shards.make_query_set(r == 0 ? docs : std::vector<RawDocument>{}, {});
+        const SearchResults res = shards.search(mine, 5, o);
+        const std::vector<std::string> names = shards.doc_ids(res.indices);
+        if (r == 0) got = res, ids = names;
+      });
       EXPECT_EQ(got.distances, want.distances) << name(o);
       EXPECT_EQ(got.indices, want.indices) << name(o);
       for (std::size_t e = 0; e < ids.size(); ++e)
@@ -67,21 +60,16 @@ TEST(RankShards, PairwiseGivesTheCollectionsMatrix) {
   const QuerySet q = set.make_query_set(docs, {});
   for (const SearchOptions& o : every_method()) {
     const std::vector<float> want = test::matrix(ShardedSearcher(set, {}), q, o);
-    ThreadRanks all(3);
     std::vector<float> got;
-    std::vector<std::thread> ranks;
-    for (int r = 0; r < 3; ++r)
-      ranks.emplace_back([&, r] {
-        ThreadRanks::Rank comm(all, r);
-        RankShards shards(comm, s.files[static_cast<std::size_t>(r)], {});
-        const QuerySet mine = shards.make_query_set(r == 0 ? docs : std::vector<RawDocument>{}, {});
-        const std::size_t n = shards.n_docs();
-        shards.pairwise(mine, o, [&](std::size_t first, std::size_t rows, const float* d) {
-          got.resize(std::max(got.size(), (first + rows) * n));
-          std::copy(d, d + rows * n, got.begin() + static_cast<std::ptrdiff_t>(first * n));
-        });
+    on_ranks(3, [&](int r, Communicator& comm) {
+      RankShards shards(comm, s.files[static_cast<std::size_t>(r)], {});
+      const QuerySet mine = shards.make_query_set(r == 0 ? docs : std::vector<RawDocument>{}, {});
+      const std::size_t n = shards.n_docs();
+      shards.pairwise(mine, o, [&](std::size_t first, std::size_t rows, const float* d) {
+        got.resize(std::max(got.size(), (first + rows) * n));
+        std::copy(d, d + rows * n, got.begin() + static_cast<std::ptrdiff_t>(first * n));
       });
-    for (std::thread& t : ranks) t.join();
+    });
     EXPECT_EQ(got, want) << name(o);
   }
 }
@@ -91,19 +79,14 @@ TEST(RankShards, AFailureOnOneRankIsAnErrorOnAll) {
   const Split s = split(test::random_index(40, 60, 4, 6, 3), 2);
   IndexData other = test::random_index(20, 30, 5, 6, 3);  // another dimension
   const Index odd = Index::from_data(other);
-  ThreadRanks all(2);
   std::vector<int> errors(2, 0);
-  std::vector<std::thread> ranks;
-  for (int r = 0; r < 2; ++r)
-    ranks.emplace_back([&, r] {
-      ThreadRanks::Rank comm(all, r);
-      try {
-        RankShards shards(comm, r == 0 ? s.files[0] : odd, {});
-      } catch (const Error&) {
-        errors[static_cast<std::size_t>(r)] = 1;
-      }
-    });
-  for (std::thread& t : ranks) t.join();
+  on_ranks(2, [&](int r, Communicator& comm) {
+    try {
+      RankShards shards(comm, r == 0 ? s.files[0] : odd, {});
+    } catch (const Error&) {
+      errors[static_cast<std::size_t>(r)] = 1;
+    }
+  });
   EXPECT_EQ(errors, (std::vector<int>{1, 1}));
 }
 
@@ -187,18 +170,13 @@ TEST(RankShards, SharedKthBestKeepsTiesAcrossRanks) {
       EXPECT_EQ(want.indices[1], 45);
       EXPECT_EQ(want.distances[1], want.distances[0]);
     }
-    ThreadRanks all(3);
     SearchResults got;
-    std::vector<std::thread> ranks;
-    for (int r = 0; r < 3; ++r)
-      ranks.emplace_back([&, r] {
-        ThreadRanks::Rank comm(all, r);
-        RankShards shards(comm, s.files[static_cast<std::size_t>(r)], {});
-        const QuerySet mine = shards.make_query_set(r == 0 ? docs : std::vector<RawDocument>{}, {});
-        const SearchResults res = shards.search(mine, k, o);
-        if (r == 0) got = res;
-      });
-    for (std::thread& t : ranks) t.join();
+    on_ranks(3, [&](int r, Communicator& comm) {
+      RankShards shards(comm, s.files[static_cast<std::size_t>(r)], {});
+      const QuerySet mine = shards.make_query_set(r == 0 ? docs : std::vector<RawDocument>{}, {});
+      const SearchResults res = shards.search(mine, k, o);
+      if (r == 0) got = res;
+    });
     EXPECT_EQ(got.distances, want.distances) << "k " << k;
     EXPECT_EQ(got.indices, want.indices) << "k " << k;
   }
@@ -209,19 +187,6 @@ TEST(RankShards, SharedKthBestKeepsTiesAcrossRanks) {
 
 namespace lcrwmd {
 namespace {
-
-// Runs f(rank, communicator) on `n` threads standing in for ranks.
-template <typename F>
-void on_ranks(int n, F&& f) {
-  ThreadRanks all(n);
-  std::vector<std::thread> ranks;
-  for (int r = 0; r < n; ++r)
-    ranks.emplace_back([&, r] {
-      ThreadRanks::Rank comm(all, r);
-      f(r, comm);
-    });
-  for (std::thread& t : ranks) t.join();
-}
 
 // The queries spread over ranks, every rank the whole index: one process's bytes for every
 // method, search and pairwise, with more ranks than some rounds have blocks.
