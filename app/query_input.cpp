@@ -86,6 +86,10 @@ void QueryFlags::add(CLI::App* c, bool several) {
   c->add_option("--queries", queries, "Query documents: TSV id<TAB>label<TAB>text (.gz ok)")
       ->required();
   add_text_flags(c, embeddings, stopwords);
+  add_engine(c);
+}
+
+void QueryFlags::add_engine(CLI::App* c) {
   add_method_flags(c, [](const MethodInfo&) { return true; });
   c->add_option("--batch", batch,
                 "Queries that share one phase-1 pass, at most (default: as many as --memory "
@@ -136,15 +140,24 @@ void QueryFlags::add_distribute(CLI::App* c, const char* default_layout) {
       ->capture_default_str();
 }
 
+void QueryFlags::add_max_distance(CLI::App* c) {
+  c->add_option("--max-distance", max_distance,
+                "Only neighbours at most this far (a range search; --k still caps each query's "
+                "list); a bounded method computes exact distances only where its bound is "
+                "within it");
+}
+
 SearchOptions QueryFlags::options() const {
   SearchOptions o;
   o.method = parse_method(method);
   o.symmetric = !one_sided;
+  o.max_distance = max_distance;
   try {
     check_options(o);
   } catch (const OptionError& e) {
-    throw Error((e.option() == "symmetric" ? "--one-sided: " : "--" + e.option() + ": ") +
-                e.what());
+    std::string flag = e.option() == "symmetric" ? "one-sided" : e.option();
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    throw Error("--" + flag + ": " + e.what());
   }
   o.prune = prune == "bounds";
   o.batch = batch;

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <span>
 #include <string>
@@ -52,16 +53,21 @@ struct QueryFlags {
   bool one_sided = false, no_verify = false, tf32 = false;
   std::size_t batch = 0, memory_mib = 2048, device_memory_mib = 0, device_chunk = 0;
   std::size_t act_steps = 1;
+  float max_distance = std::numeric_limits<float>::infinity();
   int threads = 0, device = 0;
 
   // several: --index may be given several times (a collection of shards, lcrwmd/sharded.h).
   void add(CLI::App* c, bool several = false);
   // --index, once or (several) repeated.
   void add_index(CLI::App* c, bool several);
+  // The method's flags and the engine's: batch, memory, threads, precision, backend, devices.
+  void add_engine(CLI::App* c);
   // --method (of the methods `admits`), --act-steps and --one-sided.
   void add_method_flags(CLI::App* c, bool (*admits)(const MethodInfo&));
   // Top-k commands only: a full matrix needs every exact distance.
   void add_prune(CLI::App* c);
+  // --max-distance: search's range.
+  void add_max_distance(CLI::App* c);
   // Top-k commands only: how mpirun's ranks share the work (default_layout: "docs" or
   // "queries").
   void add_distribute(CLI::App* c, const char* default_layout);

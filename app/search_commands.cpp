@@ -70,6 +70,7 @@ void add_search(CLI::App& app) {
   auto with_text = std::make_shared<bool>(false);
   f->add(c, true);
   f->add_prune(c);
+  f->add_max_distance(c);
   c->add_option("--k", *k, "Neighbours per query (more than the index holds: all)")
       ->check(at_least_one())
       ->capture_default_str();

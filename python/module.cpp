@@ -133,13 +133,15 @@ PYBIND11_MODULE(_lcrwmd, m) {
           "search",
           [](const PyIndex& p, const py::sequence& queries, std::int64_t k,
              const std::string& method, bool symmetric, const std::string& backend,
-             std::size_t batch, bool prune, std::size_t act_steps, const std::string& precision) {
+             std::size_t batch, bool prune, std::size_t act_steps, const std::string& precision,
+             float max_distance) {
             return search_with(p, *p.searcher(backend, method, precision), queries, to_k(k), method,
-                               symmetric, batch, prune, act_steps);
+                               symmetric, batch, prune, act_steps, max_distance);
           },
           py::arg("queries"), py::arg("k") = 10, py::arg("method") = "lc-rwmd",
           py::arg("symmetric") = true, py::arg("backend") = "auto", py::arg("batch") = 0,
-          py::arg("prune") = true, py::arg("act_steps") = 1, py::arg("precision") = "auto")
+          py::arg("prune") = true, py::arg("act_steps") = 1, py::arg("precision") = "auto",
+          py::arg("max_distance") = std::numeric_limits<float>::infinity())
       .def(
           "explain",
           [](const PyIndex& p, const py::object& query, std::size_t doc, const std::string& method,
@@ -253,11 +255,14 @@ PYBIND11_MODULE(_lcrwmd, m) {
       .def(
           "search",
           [](const PyGpuSearcher& s, const py::sequence& queries, std::int64_t k,
-             const std::string& method, bool symmetric, std::size_t batch, bool prune) {
-            return search_with(s.index, *s.gpu, queries, to_k(k), method, symmetric, batch, prune);
+             const std::string& method, bool symmetric, std::size_t batch, bool prune,
+             float max_distance) {
+            return search_with(s.index, *s.gpu, queries, to_k(k), method, symmetric, batch, prune,
+                               1, max_distance);
           },
           py::arg("queries"), py::arg("k") = 10, py::arg("method") = "lc-rwmd",
-          py::arg("symmetric") = true, py::arg("batch") = 0, py::arg("prune") = true)
+          py::arg("symmetric") = true, py::arg("batch") = 0, py::arg("prune") = true,
+          py::arg("max_distance") = std::numeric_limits<float>::infinity())
       .def(
           "pairwise",
           [](const PyGpuSearcher& s, const py::sequence& queries, const std::string& method,

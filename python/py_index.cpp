@@ -123,8 +123,9 @@ SearchOptions make_options(const std::string& method, bool symmetric, std::size_
 
 py::tuple search_with(const PyIndex& p, const Searcher& searcher, const py::sequence& queries,
                       std::size_t k, const std::string& method, bool symmetric, std::size_t batch,
-                      bool prune, std::size_t act_steps) {
-  const SearchOptions o = make_options(method, symmetric, batch, prune, act_steps);
+                      bool prune, std::size_t act_steps, float max_distance) {
+  SearchOptions o = make_options(method, symmetric, batch, prune, act_steps);
+  o.max_distance = max_distance;
   const Queries q = to_queries(p, queries, std::nullopt);
   SearchResults r;
   {

@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -93,9 +94,11 @@ SearchOptions make_options(const std::string& method, bool symmetric, std::size_
                            std::size_t act_steps = 1);
 
 // (distances, indices, excluded query ids): numpy (n_queries, k), inf / -1 past the results.
+// max_distance: a range (SearchOptions::max_distance).
 py::tuple search_with(const PyIndex& p, const Searcher& searcher, const py::sequence& queries,
                       std::size_t k, const std::string& method, bool symmetric, std::size_t batch,
-                      bool prune, std::size_t act_steps = 1);
+                      bool prune, std::size_t act_steps = 1,
+                      float max_distance = std::numeric_limits<float>::infinity());
 // Index.explain: one query document against one indexed document (by position).
 py::dict explain_with(const PyIndex& p, const py::object& query, std::size_t doc,
                       const std::string& method, bool symmetric, std::size_t act_steps);

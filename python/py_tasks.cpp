@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "lcrwmd/classify.h"
+#include "lcrwmd/pairs.h"
 
 namespace lcrwmd::python {
 namespace {
@@ -116,7 +117,39 @@ void bind_tasks(py::class_<PyIndex>& cls) {
            }),
            py::arg("queries"), LCRWMD_CLASSIFY_ARGS,
            "Each query's votes / voters per class (columns: Index.classes), as scikit-learn's "
-           "uniform weights; a row of NaN where a query has no known word.");
+           "uniform weights; a row of NaN where a query has no known word.")
+      .def(
+          "pairs",
+          [](const PyIndex& p, float max_distance, const std::string& method,
+             const std::string& backend, bool prune, std::size_t act_steps,
+             const std::string& precision) {
+            const SearchOptions o = make_options(method, true, 0, prune, act_steps);
+            const std::shared_ptr<const Searcher> searcher = p.searcher(backend, method, precision);
+            std::vector<Pair> all;
+            {
+              py::gil_scoped_release release;
+              pairs_within(*p.index, *searcher, max_distance, o, [&](std::span<const Pair> found) {
+                all.insert(all.end(), found.begin(), found.end());
+              });
+            }
+            const auto n = static_cast<py::ssize_t>(all.size());
+            py::array_t<std::int64_t> a(n), b(n);
+            py::array_t<float> d(n);
+            auto av = a.mutable_unchecked<1>();
+            auto bv = b.mutable_unchecked<1>();
+            auto dv = d.mutable_unchecked<1>();
+            for (py::ssize_t i = 0; i < n; ++i) {
+              const Pair& x = all[static_cast<std::size_t>(i)];
+              av(i) = static_cast<std::int64_t>(x.a);
+              bv(i) = static_cast<std::int64_t>(x.b);
+              dv(i) = x.distance;
+            }
+            return py::make_tuple(a, b, d);
+          },
+          py::arg("max_distance"), py::arg("method") = "lc-rwmd", py::arg("backend") = "auto",
+          py::arg("prune") = true, py::arg("act_steps") = 1, py::arg("precision") = "auto",
+          "Every pair of the index's documents within max_distance, once (a < b): arrays a, b, "
+          "distance, by a, then distance.");
 }
 
 }  // namespace lcrwmd::python

@@ -65,8 +65,6 @@ class GpuIndex final : public Searcher {
   GpuIndex& operator=(GpuIndex&&) noexcept;
   ~GpuIndex() override;
 
-  SearchResults search(const QuerySet& queries, std::size_t k, const SearchOptions& options,
-                       SearchStats* stats = nullptr) const override;
   void pairwise(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
                 SearchStats* stats = nullptr) const override;
   Backend backend() const override { return Backend::cuda; }
@@ -81,6 +79,10 @@ class GpuIndex final : public Searcher {
   // The precision of the searches from now on (GpuOptions::allow_tf32); waits for a search
   // under way.
   void set_allow_tf32(bool allow);
+
+ protected:
+  SearchResults top_k(const QuerySet& queries, std::size_t k, const SearchOptions& options,
+                      SearchStats* stats) const override;
 
  private:
   struct Impl;

@@ -29,9 +29,6 @@ class RankQueries final : public Searcher {
   RankQueries(Communicator& comm, const Index& index, const SearcherOptions& options);
   ~RankQueries() override;
 
-  // Top-k of rank 0's queries, on rank 0 (stats summed over the ranks).
-  SearchResults search(const QuerySet& queries, std::size_t k, const SearchOptions& options,
-                       SearchStats* stats = nullptr) const override;
   // Every distance of rank 0's queries, streamed to rank 0's sink in query order: the ranks
   // compute consecutive blocks of rows, one each per round.
   void pairwise(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
@@ -39,6 +36,11 @@ class RankQueries final : public Searcher {
   Backend backend() const override { return searcher_->backend(); }
   const Index& index() const override { return index_; }
   std::size_t n_docs() const override { return index_.n_docs(); }
+
+ protected:
+  // Top-k of rank 0's queries, on rank 0 (stats summed over the ranks).
+  SearchResults top_k(const QuerySet& queries, std::size_t k, const SearchOptions& options,
+                      SearchStats* stats) const override;
 
  private:
   QuerySet receive_queries(const QuerySet& queries) const;

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <span>
 #include <string>
 #include <string_view>
@@ -50,6 +51,9 @@ struct SearchOptions {
   // k-th best of documents that win ties against these, as earlier shards' do): a bounded
   // method may leave out documents whose lower bound is at least it.
   std::span<const float> ceilings;
+  // Top-k: only documents at most this far (a range search, faiss's range_search; k still caps
+  // each row). A bounded method computes exact distances only where its bound is within it.
+  float max_distance = std::numeric_limits<float>::infinity();
   // Top-k of a bounded method: stop once each query has this many exact distances (0: never,
   // at most k) and return those, the cheapest candidates first. Not the top-k: real documents'
   // distances, whose k-th bounds the k-th best from above (what shards on several ranks share
@@ -114,8 +118,10 @@ void check_options(const SearchOptions& options);
 class Searcher {
  public:
   virtual ~Searcher() = default;
-  virtual SearchResults search(const QuerySet& queries, std::size_t k, const SearchOptions& options,
-                               SearchStats* stats = nullptr) const = 0;
+  // Each query's k nearest documents; with options.max_distance, only those within it (a row
+  // then ends early: -1 past its last).
+  SearchResults search(const QuerySet& queries, std::size_t k, const SearchOptions& options,
+                       SearchStats* stats = nullptr) const;
   virtual void pairwise(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
                         SearchStats* stats = nullptr) const = 0;
   virtual Backend backend() const = 0;
@@ -123,6 +129,12 @@ class Searcher {
   virtual const Index& index() const = 0;
   // The documents it searches (a row of pairwise, the indices of search's results).
   virtual std::size_t n_docs() const { return index().n_docs(); }
+
+ protected:
+  // The backend's top-k. It may prune with options.max_distance (and leave out documents
+  // beyond it); search() keeps only those within.
+  virtual SearchResults top_k(const QuerySet& queries, std::size_t k, const SearchOptions& options,
+                              SearchStats* stats) const = 0;
 };
 
 }  // namespace lcrwmd

@@ -89,13 +89,15 @@ class ShardedSearcher final : public Searcher {
  public:
   ShardedSearcher(const ShardSet& shards, const SearcherOptions& options);
   ~ShardedSearcher() override;
-  SearchResults search(const QuerySet& queries, std::size_t k, const SearchOptions& options,
-                       SearchStats* stats = nullptr) const override;
   void pairwise(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
                 SearchStats* stats = nullptr) const override;
   Backend backend() const override { return searchers_.front()->backend(); }
   const Index& index() const override { return shards_.shard(0); }
   std::size_t n_docs() const override { return shards_.n_docs(); }
+
+ protected:
+  SearchResults top_k(const QuerySet& queries, std::size_t k, const SearchOptions& options,
+                      SearchStats* stats) const override;
 
  private:
   const ShardSet& shards_;
@@ -127,9 +129,6 @@ class RankShards final : public Searcher {
   // or where the shards share one vocabulary, over it.
   QuerySet make_query_set(const std::vector<RawDocument>& docs, const QueryOptions& options,
                           TextReport* report = nullptr);
-  // Top-k of rank 0's queries over the collection, on rank 0 (stats summed over the ranks).
-  SearchResults search(const QuerySet& queries, std::size_t k, const SearchOptions& options,
-                       SearchStats* stats = nullptr) const override;
   // Every distance of rank 0's queries to the collection's documents, streamed to rank 0's sink
   // a block of rows at a time (each row the ranks' columns side by side).
   void pairwise(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
@@ -144,6 +143,11 @@ class RankShards final : public Searcher {
   // The ids (or texts) of the collection's documents `docs` (rank 0's list), on rank 0.
   std::vector<std::string> doc_ids(const std::vector<std::int64_t>& docs);
   std::vector<std::string> texts(const std::vector<std::int64_t>& docs);
+
+ protected:
+  // Top-k of rank 0's queries over the collection, on rank 0 (stats summed over the ranks).
+  SearchResults top_k(const QuerySet& queries, std::size_t k, const SearchOptions& options,
+                      SearchStats* stats) const override;
 
  private:
   // Rank 0's queries on every rank, over this rank's shard.

@@ -70,6 +70,10 @@ def _stopwords(stopwords):
     return [str(w) for w in stopwords]
 
 
+def _range(max_distance):
+    return float("inf") if max_distance is None else float(max_distance)
+
+
 def _results(index, d, i, excluded, return_ids):
     if excluded:
         warnings.warn(f"{len(excluded)} queries have no word known to the index or its "
@@ -133,7 +137,8 @@ class Index:
     def search(self, queries: Union[Document, Sequence[Document]], k: int = 10,
                method: str = "lc-rwmd", symmetric: bool = True, backend: str = "auto",
                batch: int = 0, prune: bool = True, return_ids: bool = False,
-               act_steps: int = 1, precision: str = "auto") -> SearchResult:
+               act_steps: int = 1, precision: str = "auto",
+               max_distance: Optional[float] = None) -> SearchResult:
         """The k nearest documents of each query: (distances, indices), both (n_queries, k),
         ascending distance, ties by the smaller index; -1 (and inf) where fewer than k
         documents exist or a query has no known word. return_ids=True adds the documents'
@@ -141,10 +146,24 @@ class Index:
         lives: with a GPU ("auto" or "cuda") only the first search uploads the index. batch caps
         the queries that share one phase 1 (0: as many as the memory budget holds).
         precision ("auto", "f32", "bf16", "int8") is the CPU's phase-1 GEMM: the same results
-        in each, "auto" the fastest this CPU has (lcrwmd.cpu_precision())."""
+        in each, "auto" the fastest this CPU has (lcrwmd.cpu_precision()). max_distance keeps
+        only the neighbours at most that far (a row then ends early, -1 past its last)."""
         d, i, excluded = self._native.search(_documents(queries), k, method, symmetric, backend,
-                                             batch, prune, act_steps, precision)
+                                             batch, prune, act_steps, precision,
+                                             _range(max_distance))
         return _results(self, d, i, excluded, return_ids)
+
+    def range_search(self, queries: Union[Document, Sequence[Document]], max_distance: float,
+                     k: Optional[int] = None, method: str = "lc-rwmd", symmetric: bool = True,
+                     backend: str = "auto", act_steps: int = 1, precision: str = "auto"
+                     ) -> list[tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]]:
+        """Every document within max_distance of each query, nearest first (at most k; None:
+        no cap): a (distances, indices) pair per query. A bounded method computes exact
+        distances only where its bound is within the range."""
+        d, i = self.search(queries, k=self.n_docs if k is None else k, method=method,
+                           symmetric=symmetric, backend=backend, act_steps=act_steps,
+                           precision=precision, max_distance=max_distance)
+        return [(d[j][i[j] >= 0], i[j][i[j] >= 0]) for j in range(len(d))]
 
     def pairwise(self, queries: Union[Document, Sequence[Document]], method: str = "lc-rwmd",
                  symmetric: bool = True, backend: str = "auto", batch: int = 0,
@@ -180,6 +199,15 @@ class Index:
         (scikit-learn's uniform weights); a row of NaN for a query with no known word."""
         return self._native.predict_proba(_documents(queries), k, method, symmetric, backend,
                                           prune, act_steps, precision)
+
+    def pairs(self, max_distance: float, method: str = "lc-rwmd", backend: str = "auto",
+              prune: bool = True, act_steps: int = 1, precision: str = "auto"
+              ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """Every pair of the index's documents within max_distance (near-duplicates), each
+        once, a < b: the arrays (a, b, distance), by a, then distance. A bounded method
+        computes exact distances only where its bound is within the range."""
+        return self._native.pairs(float(max_distance), method, backend, prune, act_steps,
+                                  precision)
 
     @property
     def classes(self) -> list[str]:
@@ -304,10 +332,11 @@ class GpuSearcher:
 
     def search(self, queries: Union[Document, Sequence[Document]], k: int = 10,
                method: str = "lc-rwmd", symmetric: bool = True, batch: int = 0,
-               prune: bool = True, return_ids: bool = False) -> SearchResult:
+               prune: bool = True, return_ids: bool = False,
+               max_distance: Optional[float] = None) -> SearchResult:
         """As Index.search, on this GPU."""
         d, i, excluded = self._native.search(_documents(queries), k, method, symmetric, batch,
-                                             prune)
+                                             prune, _range(max_distance))
         return _results(self.index, d, i, excluded, return_ids)
 
     def pairwise(self, queries: Union[Document, Sequence[Document]], method: str = "lc-rwmd",

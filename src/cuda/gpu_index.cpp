@@ -239,8 +239,8 @@ GpuIndex::~GpuIndex() {
   if (switched) cudaSetDevice(previous);
 }
 
-SearchResults GpuIndex::search(const QuerySet& queries, std::size_t k, const SearchOptions& options,
-                               SearchStats* stats) const {
+SearchResults GpuIndex::top_k(const QuerySet& queries, std::size_t k, const SearchOptions& options,
+                              SearchStats* stats) const {
   return impl_->search(queries, k, options, stats);
 }
 void GpuIndex::pairwise(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,

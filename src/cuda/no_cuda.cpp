@@ -22,8 +22,8 @@ GpuIndex::GpuIndex(GpuIndex&&) noexcept = default;
 GpuIndex& GpuIndex::operator=(GpuIndex&&) noexcept = default;
 GpuIndex::~GpuIndex() = default;
 
-SearchResults GpuIndex::search(const QuerySet&, std::size_t, const SearchOptions&,
-                               SearchStats*) const {
+SearchResults GpuIndex::top_k(const QuerySet&, std::size_t, const SearchOptions&,
+                              SearchStats*) const {
   return {};
 }
 void GpuIndex::pairwise(const QuerySet&, const SearchOptions&, const RowSink&, SearchStats*) const {

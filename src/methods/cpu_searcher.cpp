@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -251,8 +252,8 @@ std::optional<Phase1> CpuSearcher::phase1(const SearchOptions& opt) const {
   return Phase1{word_gemm(), options_.tile_rows, options_.tile_words};
 }
 
-SearchResults CpuSearcher::search(const QuerySet& queries, std::size_t k, const SearchOptions& opt,
-                                  SearchStats* stats) const {
+SearchResults CpuSearcher::top_k(const QuerySet& queries, std::size_t k, const SearchOptions& opt,
+                                 SearchStats* stats) const {
   check_k(k);
   check_options(opt);
   const Index& index = index_;
@@ -264,43 +265,46 @@ SearchResults CpuSearcher::search(const QuerySet& queries, std::size_t k, const 
   res.indices.assign(res.n_queries * res.k, -1);
   SearchStats st;
   const std::optional<Phase1> p1 = phase1(opt);
-  for_each_batch(index, queries, opt, options_, p1 ? &*p1 : nullptr, st,
-                 [&](std::size_t first, std::size_t size, const BatchDistance& dist, float* block) {
-                   std::atomic<std::size_t> refined{0}, tightened{0};
-                   ParallelErrors errors;
+  for_each_batch(
+      index, queries, opt, options_, p1 ? &*p1 : nullptr, st,
+      [&](std::size_t first, std::size_t size, const BatchDistance& dist, float* block) {
+        std::atomic<std::size_t> refined{0}, tightened{0};
+        ParallelErrors errors;
 #pragma omp parallel for schedule(dynamic) if (size > 1)
-                   for (std::size_t j = 0; j < size; ++j) {
-                     errors.run([&] {
-                       float* row = block + j * n;
-                       std::vector<Neighbor> top;
-                       SearchStats counts;
-                       const std::size_t q = first + j;
-                       const float ceiling = opt.ceilings.empty()
-                                                 ? std::numeric_limits<float>::infinity()
-                                                 : opt.ceilings[q];
-                       if (!dist.exact() && opt.prune && dist.tighten_levels() > 1) {
-                         top = cascade_topk(dist, j, row, n, res.k, ceiling, opt.estimate, counts);
-                       } else if (!dist.exact() && opt.prune) {
-                         top = pruned_topk(dist, j, row, n, res.k, ceiling, opt.estimate, counts);
-                       } else {
-                         if (!dist.exact()) {
-                           refine_row(dist, j, row, n);
-                           counts.refined = n;
-                         }
-                         top = select_topk({row, n}, res.k);
-                       }
-                       refined += counts.refined;
-                       tightened += counts.tightened;
-                       for (std::size_t t = 0; t < top.size(); ++t) {
-                         res.distances[q * res.k + t] = top[t].distance;
-                         res.indices[q * res.k + t] = top[t].index;
-                       }
-                     });
-                   }
-                   errors.rethrow();
-                   st.refined += refined;
-                   st.tightened += tightened;
-                 });
+        for (std::size_t j = 0; j < size; ++j) {
+          errors.run([&] {
+            float* row = block + j * n;
+            std::vector<Neighbor> top;
+            SearchStats counts;
+            const std::size_t q = first + j;
+            // Documents beyond the range cannot be in the answer: their bounds
+            // prune as an earlier shard's k-th best does (inclusive of the range).
+            const float ceiling = std::min(
+                opt.ceilings.empty() ? std::numeric_limits<float>::infinity() : opt.ceilings[q],
+                std::nextafter(opt.max_distance, std::numeric_limits<float>::infinity()));
+            if (!dist.exact() && opt.prune && dist.tighten_levels() > 1) {
+              top = cascade_topk(dist, j, row, n, res.k, ceiling, opt.estimate, counts);
+            } else if (!dist.exact() && opt.prune) {
+              top = pruned_topk(dist, j, row, n, res.k, ceiling, opt.estimate, counts);
+            } else {
+              if (!dist.exact()) {
+                refine_row(dist, j, row, n);
+                counts.refined = n;
+              }
+              top = select_topk({row, n}, res.k);
+            }
+            refined += counts.refined;
+            tightened += counts.tightened;
+            for (std::size_t t = 0; t < top.size(); ++t) {
+              res.distances[q * res.k + t] = top[t].distance;
+              res.indices[q * res.k + t] = top[t].index;
+            }
+          });
+        }
+        errors.rethrow();
+        st.refined += refined;
+        st.tightened += tightened;
+      });
   if (stats) *stats = st;
   return res;
 }

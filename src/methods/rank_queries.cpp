@@ -69,8 +69,8 @@ QuerySet RankQueries::receive_queries(const QuerySet& queries) const {
   return all;
 }
 
-SearchResults RankQueries::search(const QuerySet& queries, std::size_t k,
-                                  const SearchOptions& options, SearchStats* stats) const {
+SearchResults RankQueries::top_k(const QuerySet& queries, std::size_t k,
+                                 const SearchOptions& options, SearchStats* stats) const {
   check_k(k);  // the same arguments on every rank: the same Error on every rank
   check_options(options);
   const QuerySet all = receive_queries(queries);

@@ -29,8 +29,8 @@ std::size_t estimate_size(std::size_t k, std::size_t ranks) {
 
 }  // namespace
 
-SearchResults RankShards::search(const QuerySet& queries, std::size_t k,
-                                 const SearchOptions& options, SearchStats* stats) const {
+SearchResults RankShards::top_k(const QuerySet& queries, std::size_t k,
+                                const SearchOptions& options, SearchStats* stats) const {
   check_k(k);  // the same arguments on every rank: the same Error on every rank
   check_options(options);
   const QuerySet q = receive_queries(queries);

@@ -3,6 +3,8 @@
 #include "lcrwmd/searcher.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <memory>
 
 #include "lcrwmd/error.h"
@@ -15,6 +17,8 @@ void check_k(std::size_t k) {
 }
 
 void check_options(const SearchOptions& o) {
+  if (std::isnan(o.max_distance))
+    throw OptionError("max_distance", "not a number: give a distance (or none for all)");
   const MethodInfo& m = describe(o.method);
   if (!o.symmetric && !m.one_sided)
     throw OptionError("symmetric",
@@ -22,6 +26,19 @@ void check_options(const SearchOptions& o) {
                           " has no one-sided form (it is symmetric by definition); "
                           "one-sided: " +
                           method_names([](const MethodInfo& i) { return i.one_sided; }));
+}
+
+SearchResults Searcher::search(const QuerySet& queries, std::size_t k, const SearchOptions& options,
+                               SearchStats* stats) const {
+  SearchResults r = top_k(queries, k, options, stats);
+  // Rows run in ascending distance: what lies beyond the range is each row's tail.
+  if (options.max_distance < std::numeric_limits<float>::infinity())
+    for (std::size_t i = 0; i < r.distances.size(); ++i)
+      if (r.indices[i] >= 0 && !(r.distances[i] <= options.max_distance)) {
+        r.indices[i] = -1;
+        r.distances[i] = 0.0f;
+      }
+  return r;
 }
 
 const char* to_string(Backend b) {
@@ -71,16 +88,18 @@ class GpuWithCpuFallback final : public Searcher {
  public:
   GpuWithCpuFallback(const Index& index, const SearcherOptions& o)
       : gpu_(index, o.gpu), cpu_(index, o.cpu) {}
-  SearchResults search(const QuerySet& q, std::size_t k, const SearchOptions& o,
-                       SearchStats* stats) const override {
-    return on(o).search(q, k, o, stats);
-  }
   void pairwise(const QuerySet& q, const SearchOptions& o, const RowSink& sink,
                 SearchStats* stats) const override {
     on(o).pairwise(q, o, sink, stats);
   }
   Backend backend() const override { return Backend::cuda; }
   const Index& index() const override { return gpu_.index(); }
+
+ protected:
+  SearchResults top_k(const QuerySet& q, std::size_t k, const SearchOptions& o,
+                      SearchStats* stats) const override {
+    return on(o).search(q, k, o, stats);
+  }
 
  private:
   const Searcher& on(const SearchOptions& o) const {

@@ -16,8 +16,8 @@ ShardedSearcher::ShardedSearcher(const ShardSet& shards, const SearcherOptions& 
 
 ShardedSearcher::~ShardedSearcher() = default;
 
-SearchResults ShardedSearcher::search(const QuerySet& queries, std::size_t k,
-                                      const SearchOptions& options, SearchStats* stats) const {
+SearchResults ShardedSearcher::top_k(const QuerySet& queries, std::size_t k,
+                                     const SearchOptions& options, SearchStats* stats) const {
   check_k(k);
   check_options(options);
   const std::size_t n_shards = shards_.size(), nq = queries.size();
