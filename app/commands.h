@@ -25,6 +25,7 @@ void add_embeddings(CLI::App& app);
 void add_search(CLI::App& app);
 void add_classify(CLI::App& app);
 void add_pairs(CLI::App& app);
+void add_cluster(CLI::App& app);
 void add_pairwise(CLI::App& app);
 void add_info(CLI::App& app);
 void add_synth(CLI::App& app);

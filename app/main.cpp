@@ -22,6 +22,7 @@ int run(int argc, char** argv, bool& orderly) {
   lcrwmd::app::add_pairwise(app);
   lcrwmd::app::add_classify(app);
   lcrwmd::app::add_pairs(app);
+  lcrwmd::app::add_cluster(app);
   lcrwmd::app::add_eval(app);
   lcrwmd::app::add_info(app);
   lcrwmd::app::add_synth(app);

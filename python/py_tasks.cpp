@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "lcrwmd/classify.h"
+#include "lcrwmd/kmedoids.h"
 #include "lcrwmd/pairs.h"
 
 namespace lcrwmd::python {
@@ -149,7 +150,43 @@ void bind_tasks(py::class_<PyIndex>& cls) {
           py::arg("max_distance"), py::arg("method") = "lc-rwmd", py::arg("backend") = "auto",
           py::arg("prune") = true, py::arg("act_steps") = 1, py::arg("precision") = "auto",
           "Every pair of the index's documents within max_distance, once (a < b): arrays a, b, "
-          "distance, by a, then distance.");
+          "distance, by a, then distance.")
+      .def(
+          "cluster",
+          [](const PyIndex& p, std::size_t k, std::uint64_t seed, const std::string& method,
+             std::size_t iterations, std::size_t candidates, std::size_t members,
+             const std::string& backend, std::size_t act_steps, const std::string& precision) {
+            ClusterOptions o;
+            o.k = k;
+            o.seed = seed;
+            o.max_iterations = iterations;
+            o.candidates = candidates;
+            o.members = members;
+            o.search = make_options(method, true, 0, true, act_steps);
+            const std::shared_ptr<const Searcher> searcher = p.searcher(backend, method, precision);
+            Clustering c;
+            {
+              py::gil_scoped_release release;
+              c = k_medoids(*p.index, *searcher, o);
+            }
+            py::dict out;
+            out["labels"] = py::array_t<std::int64_t>(
+                static_cast<py::ssize_t>(c.assignment.size()),
+                std::vector<std::int64_t>(c.assignment.begin(), c.assignment.end()).data());
+            out["medoids"] = py::array_t<std::int64_t>(
+                static_cast<py::ssize_t>(c.medoids.size()),
+                std::vector<std::int64_t>(c.medoids.begin(), c.medoids.end()).data());
+            out["distances"] =
+                py::array_t<float>(static_cast<py::ssize_t>(c.distance.size()), c.distance.data());
+            out["objective"] = c.objective;
+            return out;
+          },
+          py::arg("k"), py::arg("seed") = 0, py::arg("method") = "lc-rwmd",
+          py::arg("iterations") = 20, py::arg("candidates") = 32, py::arg("members") = 256,
+          py::arg("backend") = "auto", py::arg("act_steps") = 1, py::arg("precision") = "auto",
+          "k-medoids over the index's documents: a dict with labels (each document's cluster), "
+          "medoids (each cluster's document), distances (from its medoid) and objective (per "
+          "iteration).");
 }
 
 }  // namespace lcrwmd::python

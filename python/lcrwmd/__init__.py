@@ -209,6 +209,17 @@ class Index:
         return self._native.pairs(float(max_distance), method, backend, prune, act_steps,
                                   precision)
 
+    def cluster(self, k: int, seed: int = 0, method: str = "lc-rwmd", iterations: int = 20,
+                candidates: int = 32, members: int = 256, backend: str = "auto",
+                act_steps: int = 1, precision: str = "auto") -> dict:
+        """k-medoids over the documents (each cluster represented by one of them): a dict with
+        "labels" (each document's cluster), "medoids" (each cluster's document), "distances"
+        (from its medoid) and "objective" (their sum, per iteration). Each iteration assigns
+        every document to its nearest medoid, then tries `candidates` members of each cluster
+        as its medoid, scored on `members` of them; the same seed, the same clusters."""
+        return self._native.cluster(k, seed, method, iterations, candidates, members, backend,
+                                    act_steps, precision)
+
     @property
     def classes(self) -> list[str]:
         """The distinct labels of the documents, sorted: predict_proba's columns."""

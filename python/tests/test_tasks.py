@@ -45,3 +45,16 @@ def test_pairs_are_the_upper_triangle_within_the_range(emb, train, method):
         a, b, d = sub.pairs(float(r), method=method)
         want = sorted((i, m[i, j], j) for i, j in zip(*np.triu_indices(50, 1)) if m[i, j] <= r)
         assert list(zip(a, d, b)) == want
+
+
+def test_cluster_is_deterministic_and_follows_the_topics(index):
+    from sklearn.metrics import adjusted_rand_score
+    a = index.cluster(5, seed=3)
+    b = index.cluster(5, seed=3)
+    assert np.array_equal(a["labels"], b["labels"]) and np.array_equal(a["medoids"], b["medoids"])
+    assert list(a["labels"][a["medoids"]]) == list(range(5))
+    assert np.all(a["distances"][a["medoids"]] == 0)
+    assert a["objective"][-1] == pytest.approx(float(a["distances"].sum()), rel=1e-6)
+    assert all(y <= x for x, y in zip(a["objective"], a["objective"][1:]))
+    ari = adjusted_rand_score(index.labels, a["labels"])
+    assert ari > 0.2  # five sports, five clusters: far from chance (0)
