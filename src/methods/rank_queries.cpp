@@ -74,7 +74,9 @@ SearchResults RankQueries::top_k(const QuerySet& queries, std::size_t k,
   check_k(k);  // the same arguments on every rank: the same Error on every rank
   check_options(options);
   const QuerySet all = receive_queries(queries);
-  const auto [begin, end] = part_of(all.size(), comm_.rank(), comm_.size());
+  // Not a structured binding: the lambda below captures them.
+  const auto part = part_of(all.size(), comm_.rank(), comm_.size());
+  const std::size_t begin = part.first, end = part.second;
   SearchResults local;
   SearchStats local_stats;
   SearchOptions o = options;
