@@ -75,8 +75,8 @@ SearchResults RankQueries::top_k(const QuerySet& queries, std::size_t k,
   check_options(options);
   const QuerySet all = receive_queries(queries);
   // Not a structured binding: the lambda below captures them.
-  const auto part = part_of(all.size(), comm_.rank(), comm_.size());
-  const std::size_t begin = part.first, end = part.second;
+  const auto mine = part_of(all.size(), comm_.rank(), comm_.size());
+  const std::size_t begin = mine.first, end = mine.second;
   SearchResults local;
   SearchStats local_stats;
   SearchOptions o = options;
