@@ -53,6 +53,10 @@ void check_embeddings(const Index& index, const Embeddings& embeddings);
 Embeddings load_query_embeddings(const Index& index, const std::string& path,
                                  const WordSet* query_words);
 
+// An Error where a query's word is neither the index's nor one of the set's extra words, or the
+// set's arrays disagree: queries written over another index. Searchers check it first.
+void check_query_words(const Index& index, const QuerySet& queries);
+
 // Queries [begin, end) of a set, with its extra words.
 QuerySet subset(const QuerySet& q, std::size_t begin, std::size_t end);
 

@@ -197,6 +197,7 @@ QuerySet rewrite(const QuerySet& q, const Index* to, std::size_t m, Name&& name_
 
 // q's words named and placed as `from` (their index) holds them, rewritten over `to`.
 QuerySet rewrite_from(const Index& from, const QuerySet& q, const Index* to) {
+  check_query_words(from, q);
   const std::size_t v0 = from.vocab_size();
   return rewrite(
       q, to, from.dim(),
@@ -207,6 +208,20 @@ QuerySet rewrite_from(const Index& from, const QuerySet& q, const Index* to) {
 }
 
 }  // namespace
+
+void check_query_words(const Index& index, const QuerySet& q) {
+  const std::size_t words = index.vocab_size() + q.extra_words.size();
+  if (q.indptr.size() != q.size() + 1 || q.indptr.back() != q.words.size() ||
+      q.weights.size() != q.words.size() ||
+      q.extra_vectors.size() != q.extra_words.size() * index.dim())
+    throw Error("queries: their arrays disagree in size (not a query set of this index)");
+  for (const std::uint32_t u : q.words)
+    if (u >= words)
+      throw Error("queries: word " + std::to_string(u) + " is neither one of the " +
+                  std::to_string(index.vocab_size()) + " words of " + index.source() +
+                  " nor one of their " + std::to_string(q.extra_words.size()) +
+                  " extra words: written over another index?");
+}
 
 QuerySet translate_queries(const Index& from, const QuerySet& q, const Index& to) {
   return rewrite_from(from, q, &to);

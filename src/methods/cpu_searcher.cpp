@@ -256,6 +256,7 @@ SearchResults CpuSearcher::top_k(const QuerySet& queries, std::size_t k, const S
                                  SearchStats* stats) const {
   check_k(k);
   check_options(opt);
+  check_query_words(index_, queries);
   const Index& index = index_;
   const std::size_t n = index.n_docs();
   SearchResults res;
@@ -312,6 +313,7 @@ SearchResults CpuSearcher::top_k(const QuerySet& queries, std::size_t k, const S
 void CpuSearcher::pairwise(const QuerySet& queries, const SearchOptions& opt, const RowSink& sink,
                            SearchStats* stats) const {
   check_options(opt);
+  check_query_words(index_, queries);
   const Index& index = index_;
   const std::size_t n = index.n_docs();
   SearchStats st;

@@ -212,5 +212,20 @@ TEST(Sharded, ShardsThatDisagreeAreRefused) {
   EXPECT_THROW(twice.locate(2 * a.n_docs()), Error);
 }
 
+// Queries written over another index (word ids beyond the vocabulary and the extra words) are
+// an Error, never a read out of bounds.
+TEST(Sharded, QueriesOfAnotherIndexAreAnError) {
+  const IndexData data = test::random_index(60, 90, 5, 8, 4);
+  const Index whole = Index::from_data(data);
+  const Split s = split(data, 3);
+  const ShardSet set(s.pointers());
+  const QuerySet over_whole = test::mixed_queries(whole, 3, 5);
+  EXPECT_THROW(ShardedSearcher(set, {}).search(over_whole, 3, {}), Error);
+  QuerySet bad = test::mixed_queries(whole, 2, 6);
+  bad.words.back() = static_cast<std::uint32_t>(whole.vocab_size() + bad.extra_words.size());
+  EXPECT_THROW(CpuSearcher(whole).search(bad, 3, {}), Error);
+  EXPECT_THROW(test::matrix(whole, bad, {}), Error);
+}
+
 }  // namespace
 }  // namespace lcrwmd
