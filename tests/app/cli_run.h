@@ -39,6 +39,16 @@ inline CliRun lcrwmd(const std::string& args) {
 
 inline std::string tmp(const std::string& name) { return (temp_dir() / name).string(); }
 
+// The bundled demo corpus (data/demo), and its training documents indexed into tmp(name).
+inline std::string demo_dir() { return std::string(LCRWMD_SOURCE_DIR) + "/data/demo"; }
+inline std::string demo_index(const std::string& name) {
+  const std::string demo = demo_dir(), path = tmp(name);
+  const CliRun r = lcrwmd("build --embeddings " + demo + "/embeddings.bin --docs " + demo +
+                          "/train.tsv --stopwords " + demo + "/stop_words.txt --output " + path);
+  EXPECT_EQ(r.code, 0) << r.err;
+  return path;
+}
+
 // An index of four documents (one of them left empty by the stop words) over seven words.
 class Cli : public ::testing::Test {
  protected:

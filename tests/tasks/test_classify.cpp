@@ -104,12 +104,8 @@ std::vector<std::vector<std::string>> tsv_rows(const std::string& text) {
 // classify's labels and neighbours are its search's top-k, voted on: compared with the search
 // command's own output and the training labels.
 TEST(CliClassify, TheVoteOfTheSearchsNeighbours) {
-  const std::string demo = std::string(LCRWMD_SOURCE_DIR) + "/data/demo";
-  const std::string index = tmp("classify_demo.idx");
-  ASSERT_EQ(lcrwmd("build --embeddings " + demo + "/embeddings.bin --docs " + demo +
-                   "/train.tsv --stopwords " + demo + "/stop_words.txt --output " + index)
-                .code,
-            0);
+  const std::string demo = demo_dir();
+  const std::string index = demo_index("classify_demo.idx");
   std::map<std::string, std::string> label;
   for (const auto& row : tsv_rows(slurp(demo + "/train.tsv"))) label[row.at(0)] = row.at(1);
   for (const std::string method : {"lc-rwmd", "wmd"}) {

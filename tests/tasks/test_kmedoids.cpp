@@ -116,12 +116,7 @@ namespace {
 
 // lcrwmd cluster: the library's clustering of the same index and seed, by id.
 TEST(CliCluster, TheLibrarysClustersById) {
-  const std::string demo = std::string(LCRWMD_SOURCE_DIR) + "/data/demo";
-  const std::string path = tmp("cluster_demo.idx");
-  ASSERT_EQ(lcrwmd("build --embeddings " + demo + "/embeddings.bin --docs " + demo +
-                   "/train.tsv --stopwords " + demo + "/stop_words.txt --output " + path)
-                .code,
-            0);
+  const std::string path = demo_index("cluster_demo.idx");
   const Index index = Index::load(path);
   ClusterOptions o;
   o.k = 4;

@@ -114,12 +114,8 @@ namespace {
 
 // search --max-distance: the lines of the plain search within the range, --k still capping.
 TEST(CliRangeSearch, TheSearchsLinesWithinTheRange) {
-  const std::string demo = std::string(LCRWMD_SOURCE_DIR) + "/data/demo";
-  const std::string index = tmp("range_demo.idx");
-  ASSERT_EQ(lcrwmd("build --embeddings " + demo + "/embeddings.bin --docs " + demo +
-                   "/train.tsv --stopwords " + demo + "/stop_words.txt --output " + index)
-                .code,
-            0);
+  const std::string demo = demo_dir();
+  const std::string index = demo_index("range_demo.idx");
   for (const std::string method : {"lc-rwmd", "wmd"}) {
     const std::string common =
         "search --index " + index + " --queries " + demo + "/queries.tsv --method " + method;
@@ -216,12 +212,7 @@ namespace {
 
 // lcrwmd pairs: the library's pairs, as TSV of the documents' ids.
 TEST(CliPairs, TheLibrarysPairsById) {
-  const std::string demo = std::string(LCRWMD_SOURCE_DIR) + "/data/demo";
-  const std::string path = tmp("pairs_demo.idx");
-  ASSERT_EQ(lcrwmd("build --embeddings " + demo + "/embeddings.bin --docs " + demo +
-                   "/train.tsv --stopwords " + demo + "/stop_words.txt --output " + path)
-                .code,
-            0);
+  const std::string path = demo_index("pairs_demo.idx");
   const Index index = Index::load(path);
   SearchOptions o;
   o.method = Method::wmd;
