@@ -1,12 +1,12 @@
 // lcrwmd classify: each query's label by the vote of its k nearest labelled documents, with the
 // votes and the neighbours (TSV, or JSON).
-#include <cstdio>
 #include <memory>
 #include <string>
 
 #include "app/cluster.h"
 #include "app/commands.h"
 #include "app/json_out.h"
+#include "app/output.h"
 #include "app/query_input.h"
 #include "app/top_k.h"
 #include "lcrwmd/atomic_file.h"
@@ -25,14 +25,12 @@ std::string tsv_line(const std::string& id, const Classification& c, const Searc
     line += c.votes[v].first + ':' + std::to_string(c.votes[v].second);
   }
   line += '\t';
-  char buf[32];
   for (std::size_t j = 0; j < c.voters; ++j) {
     const std::size_t at = q * r.k + j;
-    std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(r.distances[at]));
     if (j) line += ',';
     line += docs.doc_id(static_cast<std::size_t>(r.indices[at]));
     line += ':';
-    line += buf;
+    append_distance(line, r.distances[at]);
   }
   return line + '\n';
 }
@@ -93,13 +91,8 @@ void add_classify(CLI::App& app) {
         for (std::size_t q = 0; q < cs.size(); ++q)
           out += tsv_line(l.queries.ids[q], cs[q], r, q, docs);
       }
-      if (file) {
-        file->write(out);
-        file->commit();
-      } else if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size() ||
-                 std::fflush(stdout) != 0) {
-        throw Error("cannot write the labels to stdout");
-      }
+      emit(file, out, "the labels");
+      finish(file, "the labels");
     });
   });
 }

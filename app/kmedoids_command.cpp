@@ -1,11 +1,11 @@
 // lcrwmd cluster: k-medoids over an index's documents (lcrwmd/kmedoids.h), as TSV id, cluster,
 // medoid id, distance; the objective of each iteration on stderr.
-#include <cstdio>
 #include <memory>
 #include <string>
 
 #include "app/cluster.h"
 #include "app/commands.h"
+#include "app/output.h"
 #include "app/query_input.h"
 #include "lcrwmd/atomic_file.h"
 #include "lcrwmd/error.h"
@@ -53,23 +53,16 @@ void add_cluster(CLI::App& app) {
     if (!output->empty()) file = std::make_unique<AtomicFile>(*output);
     const Clustering r = k_medoids(index, *searcher, o);
     std::string out;
-    char buf[32];
     for (std::size_t i = 0; i < index.n_docs(); ++i) {
-      std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(r.distance[i]));
       out += index.doc_id(i);
       out += '\t' + std::to_string(r.assignment[i]) + '\t';
       out += index.doc_id(r.medoids[r.assignment[i]]);
       out += '\t';
-      out += buf;
+      append_distance(out, r.distance[i]);
       out += '\n';
     }
-    if (file) {
-      file->write(out);
-      file->commit();
-    } else if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size() ||
-               std::fflush(stdout) != 0) {
-      throw Error("cannot write the clusters to stdout");
-    }
+    emit(file, out, "the clusters");
+    finish(file, "the clusters");
     note(
         "cluster: %zu documents in %zu clusters, %s, objective %.6g after %zu assignments "
         "(%.3f s)",

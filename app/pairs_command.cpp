@@ -1,11 +1,11 @@
 // lcrwmd pairs: every pair of an index's documents within a distance (near-duplicates), as
 // TSV id_a, id_b, distance, streamed while the documents are searched.
-#include <cstdio>
 #include <memory>
 #include <string>
 
 #include "app/cluster.h"
 #include "app/commands.h"
+#include "app/output.h"
 #include "app/query_input.h"
 #include "lcrwmd/atomic_file.h"
 #include "lcrwmd/error.h"
@@ -37,30 +37,24 @@ void add_pairs(CLI::App& app) {
     if (!output->empty()) file = std::make_unique<AtomicFile>(*output);
     std::size_t count = 0;
     std::string out;
-    char buf[32];
     SearchStats st;
     pairs_within(
         index, *searcher, f->max_distance, o,
         [&](std::span<const Pair> found) {
           out.clear();
           for (const Pair& p : found) {
-            std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(p.distance));
             out += index.doc_id(p.a);
             out += '\t';
             out += index.doc_id(p.b);
             out += '\t';
-            out += buf;
+            append_distance(out, p.distance);
             out += '\n';
           }
           count += found.size();
-          if (file)
-            file->write(out);
-          else if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size())
-            throw Error("cannot write the pairs to stdout");
+          emit(file, out, "the pairs");
         },
         &st);
-    if (file) file->commit();
-    if (!file && std::fflush(stdout) != 0) throw Error("cannot write the pairs to stdout");
+    finish(file, "the pairs");
     const double all = static_cast<double>(index.n_docs()) *
                        static_cast<double>(index.n_docs() - (index.n_docs() > 0)) / 2;
     note("pairs: %zu of %.0f within %g, %s, %.3f s", count, all,

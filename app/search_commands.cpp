@@ -2,7 +2,6 @@
 // collection of shards, and under mpirun over ranks.
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -10,6 +9,7 @@
 
 #include "app/cluster.h"
 #include "app/commands.h"
+#include "app/output.h"
 #include "app/query_input.h"
 #include "app/rank_shard_commands.h"
 #include "app/top_k.h"
@@ -28,21 +28,19 @@ void write_results(const SearchResults& r, const std::vector<std::string>& query
                    std::unique_ptr<AtomicFile> file) {
   // Written one query at a time: with a large --k the results need not fit in memory twice.
   std::string out;
-  char buf[64];
   for (std::size_t q = 0; q < r.n_queries; ++q) {
     out.clear();
     for (std::size_t j = 0; j < r.k; ++j) {
       const std::size_t p = q * r.k + j;
       const std::int64_t doc = r.indices[p];
       if (doc < 0) continue;
-      std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(r.distances[q * r.k + j]));
       out += query_ids[q];
       out += '\t';
       out += std::to_string(j + 1);
       out += '\t';
       out += id_of(p, static_cast<std::size_t>(doc));
       out += '\t';
-      out += buf;
+      append_distance(out, r.distances[p]);
       if (with_text) {  // one line per neighbour: the text's tabs and line breaks as spaces
         std::string text = text_of(p, static_cast<std::size_t>(doc));
         std::replace_if(
@@ -53,13 +51,9 @@ void write_results(const SearchResults& r, const std::vector<std::string>& query
       }
       out += '\n';
     }
-    if (file)
-      file->write(out);
-    else if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size())
-      throw Error("cannot write results to stdout");
+    emit(file, out, "results");
   }
-  if (file) file->commit();
-  if (!file && std::fflush(stdout) != 0) throw Error("cannot write results to stdout");
+  finish(file, "results");
 }
 
 void add_search(CLI::App& app) {

@@ -23,9 +23,10 @@ std::vector<std::string> parts_of(const std::vector<std::string>& messages) {
   return parts;
 }
 
+// The error, or the part where there is none.
 std::string message(const std::string& error, const std::string& part) {
   Writer w;
-  w.strings({error, error.empty() ? part : std::string()});
+  w.strings({error, part});
   return w.take();
 }
 
@@ -60,9 +61,10 @@ std::string rows(const Searcher& searcher, const QuerySet& queries, std::size_t 
         &st);
     accumulate(stats, st);
   });
+  if (!error.empty()) return message(error, {});
   Writer w;
   w.vec(block);
-  return message(error, w.take());
+  return message({}, w.take());
 }
 
 std::vector<std::vector<float>> read_rows(const std::vector<std::string>& parts) {
