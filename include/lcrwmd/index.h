@@ -66,6 +66,11 @@ struct BuildOptions {
 IndexData build_index_data(const Embeddings& embeddings, const std::vector<RawDocument>& docs,
                            const BuildOptions& options, TextReport* report = nullptr);
 
+// Documents `docs` (in that order) as an index of their own, with its own compacted vocabulary
+// (the words they use) and the whole's document frequencies (idf_docs), so that queries are
+// weighted and distances computed as against the whole. An index out of range: an Error.
+IndexData select_documents(const IndexData& data, std::span<const std::size_t> docs);
+
 // An index's documents in `parts` contiguous, near-equal shards, each with its own compacted
 // vocabulary (the words its documents use) and the whole build's document frequencies
 // (idf_docs), so that the shards, searched together (lcrwmd/sharded.h), weight queries as the

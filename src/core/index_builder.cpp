@@ -1,4 +1,5 @@
 // Documents + embeddings -> compacted CSR index data.
+#include <numeric>
 #include <unordered_set>
 
 #include "core/bag_of_words.h"
@@ -81,42 +82,55 @@ IndexData build_index_data(const Embeddings& embeddings, const std::vector<RawDo
   return d;
 }
 
+IndexData select_documents(const IndexData& d, std::span<const std::size_t> docs) {
+  const std::size_t v = d.vocab.size(), m = d.dim;
+  IndexData p;
+  p.dim = m;
+  p.weighting = d.weighting;
+  p.stopwords = d.stopwords;
+  p.idf_docs = d.idf_docs != 0 ? d.idf_docs : d.ids.size();
+  // Its own vocabulary: the words its documents use, in the whole's order (so each document's
+  // words stay ascending).
+  std::vector<bool> used(v, false);
+  for (const std::size_t i : docs) {
+    if (i >= d.ids.size())
+      throw Error("document " + std::to_string(i) + " is out of range (the index has " +
+                  std::to_string(d.ids.size()) + ")");
+    for (std::uint64_t q = d.indptr[i]; q < d.indptr[i + 1]; ++q) used[d.indices[q]] = true;
+  }
+  std::vector<std::uint32_t> local(v);
+  for (std::size_t u = 0; u < v; ++u) {
+    if (!used[u]) continue;
+    local[u] = static_cast<std::uint32_t>(p.vocab.size());
+    p.vocab.push_back(d.vocab[u]);
+    p.vectors.insert(p.vectors.end(), d.vectors.begin() + static_cast<std::ptrdiff_t>(u * m),
+                     d.vectors.begin() + static_cast<std::ptrdiff_t>((u + 1) * m));
+    p.doc_freq.push_back(d.doc_freq[u]);
+  }
+  for (const std::size_t i : docs) {
+    for (std::uint64_t q = d.indptr[i]; q < d.indptr[i + 1]; ++q) {
+      p.indices.push_back(local[d.indices[q]]);
+      p.values.push_back(d.values[q]);
+    }
+    p.indptr.push_back(p.indices.size());
+    p.ids.push_back(d.ids[i]);
+    p.labels.push_back(d.labels[i]);
+    if (!d.texts.empty()) p.texts.push_back(d.texts[i]);
+  }
+  return p;
+}
+
 std::vector<IndexData> split_index_data(const IndexData& d, std::size_t parts) {
-  const std::size_t n = d.ids.size(), v = d.vocab.size(), m = d.dim;
+  const std::size_t n = d.ids.size();
   if (parts == 0 || parts > n)
     throw Error(std::to_string(n) + " documents cannot make " + std::to_string(parts) +
                 " shards (each needs at least one document)");
-  std::vector<IndexData> out(parts);
-  std::vector<std::uint32_t> local(v);
+  std::vector<IndexData> out;
+  std::vector<std::size_t> range;
   for (std::size_t s = 0; s < parts; ++s) {
-    const std::size_t begin = n * s / parts, end = n * (s + 1) / parts;
-    IndexData& p = out[s];
-    p.dim = m;
-    p.weighting = d.weighting;
-    p.stopwords = d.stopwords;
-    p.idf_docs = d.idf_docs != 0 ? d.idf_docs : n;
-    // Its own vocabulary: the words its documents use, in the whole's order (so each
-    // document's words stay ascending).
-    std::vector<bool> used(v, false);
-    for (std::uint64_t q = d.indptr[begin]; q < d.indptr[end]; ++q) used[d.indices[q]] = true;
-    for (std::size_t u = 0; u < v; ++u) {
-      if (!used[u]) continue;
-      local[u] = static_cast<std::uint32_t>(p.vocab.size());
-      p.vocab.push_back(d.vocab[u]);
-      p.vectors.insert(p.vectors.end(), d.vectors.begin() + static_cast<std::ptrdiff_t>(u * m),
-                       d.vectors.begin() + static_cast<std::ptrdiff_t>((u + 1) * m));
-      p.doc_freq.push_back(d.doc_freq[u]);
-    }
-    for (std::size_t i = begin; i < end; ++i) {
-      for (std::uint64_t q = d.indptr[i]; q < d.indptr[i + 1]; ++q) {
-        p.indices.push_back(local[d.indices[q]]);
-        p.values.push_back(d.values[q]);
-      }
-      p.indptr.push_back(p.indices.size());
-      p.ids.push_back(d.ids[i]);
-      p.labels.push_back(d.labels[i]);
-      if (!d.texts.empty()) p.texts.push_back(d.texts[i]);
-    }
+    range.resize(n * (s + 1) / parts - n * s / parts);
+    std::iota(range.begin(), range.end(), n * s / parts);
+    out.push_back(select_documents(d, range));
   }
   return out;
 }

@@ -4,10 +4,13 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 
+#include "lcrwmd/cpu.h"
 #include "lcrwmd/error.h"
+#include "lcrwmd/method.h"
 #include "lcrwmd/query.h"
 
 namespace lcrwmd {
@@ -94,37 +97,76 @@ std::vector<std::size_t> sample(std::vector<std::size_t> items, std::size_t coun
   return items;
 }
 
+// Per cluster, its candidates and the members they are scored on.
+struct Sample {
+  std::vector<std::size_t> candidates;  // the medoid first
+  std::vector<std::size_t> scored;
+};
+
+// Each candidate's total distance to its cluster's scored members, in `samples`' order.
+// Linear-complexity methods give a candidate's whole row for about the price of the members'
+// part, so all clusters share one pass over the index. Where each pair is an exact solve
+// (MethodInfo::costly_exact: WMD), only the pairs needed are solved: each cluster is searched
+// as an index of its candidates and scored members alone, on the CPU, where WMD runs anyway.
+std::vector<double> score(const Index& index, const Searcher& searcher, const SearchOptions& o,
+                          const std::vector<Sample>& samples, const IndexData* whole) {
+  std::vector<double> cost;
+  if (!describe(o.method).costly_exact) {
+    std::vector<std::size_t> candidates, owner;
+    for (std::size_t m = 0; m < samples.size(); ++m)
+      for (const std::size_t x : samples[m].candidates) candidates.push_back(x), owner.push_back(m);
+    cost.assign(candidates.size(), 0);
+    distances_from(index, searcher, o, candidates, [&](std::size_t r, const float* d) {
+      for (const std::size_t x : samples[owner[r]].scored) cost[r] += d[x];
+    });
+    return cost;
+  }
+  for (const Sample& s : samples) {
+    // The sub-index: the candidates (rows 0..), then the scored members that are not one.
+    std::vector<std::size_t> docs = s.candidates, columns;
+    for (const std::size_t x : s.scored) {
+      const auto at = std::find(s.candidates.begin(), s.candidates.end(), x);
+      columns.push_back(static_cast<std::size_t>(at - s.candidates.begin()));
+      if (at == s.candidates.end()) columns.back() = docs.size(), docs.push_back(x);
+    }
+    const Index part = Index::from_data(select_documents(*whole, docs));
+    const CpuSearcher part_searcher(part);
+    std::vector<std::size_t> rows(s.candidates.size());
+    std::iota(rows.begin(), rows.end(), 0);
+    const std::size_t first = cost.size(), n = part.n_docs();
+    cost.resize(first + rows.size(), 0);
+    part_searcher.pairwise(query_set_from_index(part, rows), o,
+                           [&](std::size_t r0, std::size_t count, const float* d) {
+                             for (std::size_t r = 0; r < count; ++r)
+                               for (const std::size_t j : columns)
+                                 cost[first + r0 + r] += d[r * n + j];
+                           });
+  }
+  return cost;
+}
+
 // Moves each medoid to the sampled candidate with the least distance to the sampled members
 // (the medoid stays on ties); whether any moved.
 bool update(const Index& index, const Searcher& searcher, const ClusterOptions& opt,
-            std::mt19937_64& rng, Clustering& c) {
+            const IndexData* whole, std::mt19937_64& rng, Clustering& c) {
   const std::size_t k = c.medoids.size();
   std::vector<std::vector<std::size_t>> members(k);
   for (std::size_t i = 0; i < c.assignment.size(); ++i) members[c.assignment[i]].push_back(i);
-  // Every cluster's candidates in one pass: cluster m's rows run from first[m], its medoid
-  // first.
-  std::vector<std::size_t> candidates, owner, first(k + 1);
-  std::vector<std::vector<std::size_t>> scored(k);
+  std::vector<Sample> samples(k);
   for (std::size_t m = 0; m < k; ++m) {
-    scored[m] = sample(members[m], opt.members, rng);
-    first[m] = candidates.size();
-    candidates.push_back(c.medoids[m]);
-    owner.push_back(m);
+    samples[m].scored = sample(members[m], opt.members, rng);
+    samples[m].candidates.push_back(c.medoids[m]);
     for (const std::size_t x : sample(members[m], opt.candidates, rng))
-      if (x != c.medoids[m]) candidates.push_back(x), owner.push_back(m);
+      if (x != c.medoids[m]) samples[m].candidates.push_back(x);
   }
-  first[k] = candidates.size();
-  std::vector<double> cost(candidates.size(), 0);
-  distances_from(index, searcher, opt.search, candidates, [&](std::size_t r, const float* d) {
-    for (const std::size_t x : scored[owner[r]]) cost[r] += d[x];
-  });
+  const std::vector<double> cost = score(index, searcher, opt.search, samples, whole);
   bool moved = false;
-  for (std::size_t m = 0; m < k; ++m) {
-    std::size_t best = first[m];  // ties: the medoid stays, else the smaller document
-    for (std::size_t r = first[m] + 1; r < first[m + 1]; ++r)
-      if (cost[r] < cost[best]) best = r;
-    if (candidates[best] != c.medoids[m]) {
-      c.medoids[m] = candidates[best];
+  for (std::size_t m = 0, first = 0; m < k; first += samples[m++].candidates.size()) {
+    std::size_t best = 0;  // ties: the medoid stays, else the smaller document
+    for (std::size_t r = 1; r < samples[m].candidates.size(); ++r)
+      if (cost[first + r] < cost[first + best]) best = r;
+    if (best != 0) {
+      c.medoids[m] = samples[m].candidates[best];
       moved = true;
     }
   }
@@ -152,10 +194,15 @@ Clustering k_medoids(const Index& index, const Searcher& searcher, const Cluster
   std::mt19937_64 rng(opt.seed);
   Clustering c;
   c.medoids = seed_medoids(index, searcher, o, opt.k, rng);
+  // What a costly method's medoid updates cut their sub-indexes from.
+  const std::optional<IndexData> whole =
+      describe(o.method).costly_exact ? std::optional(index.data()) : std::nullopt;
   for (std::size_t it = 0;; ++it) {
     c.objective.push_back(assign(index, searcher, o, c));
     if (opt.progress) opt.progress(it, c.objective.back());
-    if (it + 1 >= opt.max_iterations || !update(index, searcher, run, rng, c)) break;
+    if (it + 1 >= opt.max_iterations ||
+        !update(index, searcher, run, whole ? &*whole : nullptr, rng, c))
+      break;
   }
   return c;
 }

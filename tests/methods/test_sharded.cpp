@@ -6,6 +6,7 @@
 #include <cstddef>
 
 #include "lcrwmd/cpu.h"
+#include "lcrwmd/query.h"
 #include "methods/shard_fixtures.h"
 
 namespace lcrwmd {
@@ -44,6 +45,34 @@ TEST(SplitIndexData, EachShardItsDocumentsAndTheWordsTheyUse) {
   EXPECT_EQ(doc, whole.ids.size());
   EXPECT_THROW(split_index_data(whole, 54), Error);
   EXPECT_THROW(split_index_data(whole, 0), Error);
+}
+
+// Chosen documents, in any order, as an index of their own: the distances between them are the
+// whole's (within the rounding of sums over another vocabulary), every method.
+TEST(SelectDocuments, TheChosenDocumentsAndTheirDistances) {
+  const IndexData data = test::random_index(60, 120, 6, 9, 5);
+  const Index whole = Index::from_data(data);
+  const std::vector<std::size_t> docs{41, 3, 17, 58, 0, 22, 9};
+  const IndexData picked = select_documents(data, docs);
+  ASSERT_EQ(picked.ids.size(), docs.size());
+  EXPECT_EQ(picked.idf_docs, data.ids.size());
+  EXPECT_LT(picked.vocab.size(), data.vocab.size());
+  for (std::size_t i = 0; i < docs.size(); ++i) EXPECT_EQ(picked.ids[i], data.ids[docs[i]]);
+  const Index part = Index::from_data(picked);
+  const std::vector<std::size_t> rows{0, 2, 5};
+  const QuerySet mine = query_set_from_index(part, rows);
+  const std::vector<std::size_t> same{docs[0], docs[2], docs[5]};
+  const QuerySet theirs = query_set_from_index(whole, same);
+  for (const SearchOptions& o : every_method()) {
+    const std::vector<float> got = test::matrix(part, mine, o);
+    const std::vector<float> want = test::matrix(whole, theirs, o);
+    for (std::size_t r = 0; r < rows.size(); ++r)
+      for (std::size_t j = 0; j < docs.size(); ++j)
+        ASSERT_TRUE(close(got[r * docs.size() + j], want[r * whole.n_docs() + docs[j]]))
+            << name(o) << " row " << r << " document " << j;
+  }
+  const std::vector<std::size_t> beyond{3, 60};
+  EXPECT_THROW(select_documents(data, beyond), Error);
 }
 
 // A shard records the whole build's document count; a file whose count was altered fails its
