@@ -1,15 +1,9 @@
-#!/usr/bin/python3
-"""Plots the JSON of `lcrwmd eval` (as written by bench/quality.sh) as PNG figures, and prints
-the kNN summary as a Markdown table (the one in RESULTS.md).
-
-    scripts/plot_results.py bench/results/quality docs/figures
-
-Needs Debian's python3-matplotlib (scripts/install-deps.sh --results).
-"""
+"""RESULTS.md's ranking figures: the overlap with the exact WMD ranking and the precision at k
+(`lcrwmd eval overlap / precision --json`), and the table of the bounds' tightness
+(bench/act_bounds.py), from the JSON bench/quality.sh writes. report.py calls them."""
 import glob
 import json
 import os
-import sys
 
 import matplotlib
 
@@ -28,39 +22,6 @@ def load(pattern):
         with open(path) as f:
             out[name] = json.load(f)
     return out
-
-
-COLORS = {"wcd": "tab:green", "lc-rwmd-one-sided": "tab:blue", "lc-rwmd": "tab:orange",
-          "act-1": "tab:olive", "act-3": "tab:cyan", "act-7": "tab:pink", "ict": "tab:purple",
-          "wmd": "tab:red"}
-
-
-def knn(src, dst):
-    runs = load(os.path.join(src, "*_knn_*.json"))
-    corpora = sorted({n.split("_knn_")[0] for n in runs})
-    cols = 3
-    rows = (len(corpora) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False)
-    for ax in axes.flat[len(corpora):]:
-        ax.axis("off")
-    for ax, corpus in zip(axes.flat, corpora):
-        for method in COLORS:
-            r = runs.get(f"{corpus}_knn_{method}")
-            if r is None:
-                continue
-            ks = sorted(int(k) for k in r["errors"])
-            ax.plot(ks, [100 * r["errors"][str(k)] for k in ks], marker=".",
-                    color=COLORS[method], label=LABELS[method])
-        any_run = runs[f"{corpus}_knn_wcd"]
-        ax.set_title(f"{corpus} ({any_run['n_queries']} test x {any_run['n_docs']} train)",
-                     fontsize=9)
-        ax.set_xlabel("k")
-        ax.set_ylabel("kNN test error (%)")
-        ax.grid(alpha=0.3)
-    handles = [plt.Line2D([], [], color=c, marker=".", label=LABELS[m]) for m, c in COLORS.items()]
-    fig.legend(handles=handles, loc="upper center", ncol=8, fontsize=7)
-    fig.tight_layout(rect=(0, 0, 1, 0.95))
-    fig.savefig(os.path.join(dst, "knn_error.png"), dpi=110)
 
 
 def overlap(src, dst):
@@ -117,49 +78,15 @@ def precision(src, dst):
     fig.savefig(os.path.join(dst, "precision.png"), dpi=110)
 
 
-def knn_table(src):
-    runs = load(os.path.join(src, "*_knn_*.json"))
-    print("| corpus | queries x docs | method | best k | error | error at k=1..19 (min-max) "
-          "| seconds | EMD solves |")
-    print("|---|---|---|---|---|---|---|---|")
-    for corpus in sorted({n.split("_knn_")[0] for n in runs}):
-        for method in LABELS:
-            r = runs.get(f"{corpus}_knn_{method}")
-            if r is None:
-                continue
-            errs = [100 * e for e in r["errors"].values()]
-            solves = (f"{r['exact_refinements']:,} of {r['pairs']:,}"
-                      if method == "wmd" else "")
-            print(f"| {corpus} | {r['n_queries']} x {r['n_docs']} | {LABELS[method]} "
-                  f"| {r['best_k']} | {100 * r['best_error']:.1f}% "
-                  f"| {min(errs):.1f}-{max(errs):.1f}% | {r['seconds']:.2f} | {solves} |")
-
-
 def bounds_table(src):
+    """Markdown lines: each bound's ratio to the WMD and the top-10 pairs it prunes."""
     runs = load(os.path.join(src, "*_act_bounds.json"))
-    if not runs:
-        return
-    print()
-    print("| corpus | queries x docs | bound | mean bound/WMD | min bound/WMD "
-          "| top-10 WMD pairs pruned |")
-    print("|---|---|---|---|---|---|")
+    out = ["| corpus | queries x docs | bound | mean bound/WMD | min bound/WMD "
+           "| top-10 WMD pairs pruned |", "|---|---|---|---|---|---|"]
     for name, r in runs.items():
         corpus = name[:-len("_act_bounds")]
         for b in r["bounds"]:
-            print(f"| {corpus} | {r['queries']} x {r['docs']} | {b['bound']} "
-                  f"| {b['mean_ratio']:.3f} | {b['min_ratio']:.3f} "
-                  f"| {100 * b['top10_pruned_share']:.1f}% |")
-
-
-def main():
-    src, dst = sys.argv[1], sys.argv[2]
-    os.makedirs(dst, exist_ok=True)
-    knn_table(src)
-    bounds_table(src)
-    knn(src, dst)
-    overlap(src, dst)
-    precision(src, dst)
-
-
-if __name__ == "__main__":
-    main()
+            out.append(f"| {corpus} | {r['queries']} x {r['docs']} | {b['bound']} "
+                       f"| {b['mean_ratio']:.3f} | {b['min_ratio']:.3f} "
+                       f"| {100 * b['top10_pruned_share']:.1f}% |")
+    return out if runs else []

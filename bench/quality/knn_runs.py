@@ -1,0 +1,69 @@
+#!/usr/bin/python3
+"""kNN error at k = 1..19 of every method and weighting, on the validation split (against the
+fit split) and on the test split (against the whole training set): `lcrwmd eval knn --json`,
+one JSON file per run in OUT/knn/CORPUS_WEIGHTING_METHOD_SPLIT.json.
+
+    bench/quality/knn_runs.py --lcrwmd build/lcrwmd --data ../shared/data --work /tmp/q \
+        --out bench/results/quality [--resume] [CORPUS ...]
+"""
+import os
+import subprocess
+import sys
+
+import corpora
+
+METHODS = {
+    "wcd": ["--method", "wcd"],
+    "lc-rwmd": ["--method", "lc-rwmd"],
+    "lc-rwmd-one-sided": ["--method", "lc-rwmd", "--one-sided"],
+    "act-1": ["--method", "act", "--act-steps", "1"],
+    "ict": ["--method", "ict"],
+    "wmd": ["--method", "wmd"],
+}
+WEIGHTINGS = ["tf", "tfidf"]
+# One-sided LC-RWMD is the paper's D1 alone; TF shows what it does, TF-IDF adds nothing to it.
+SKIP = {("tfidf", "lc-rwmd-one-sided")}
+# The split searched, and the split it is searched against.
+AGAINST = {"valid": "fit", "test": "train"}
+
+
+def run(cmd, out_path):
+    tmp = out_path + ".tmp"
+    with open(tmp, "w") as f:
+        subprocess.run(cmd, stdout=f, stderr=subprocess.DEVNULL, check=True)
+    os.replace(tmp, out_path)
+
+
+def build(a, docs, weighting, idx):
+    if not os.path.exists(idx):
+        subprocess.run([a.lcrwmd, "build", "--embeddings", a.embeddings, "--stopwords",
+                        a.stopwords, "--weighting", weighting, "--docs", docs, "--output", idx,
+                        "--no-text"], stderr=subprocess.DEVNULL, check=True)
+
+
+def main():
+    p = corpora.parser(__doc__)
+    p.add_argument("--methods", default=",".join(METHODS))
+    a = p.parse_args()
+    a.embeddings = corpora.embeddings(a.data)
+    a.stopwords = corpora.stopwords(a.data)
+    os.makedirs(os.path.join(a.out, "knn"), exist_ok=True)
+    for corpus in a.corpora:
+        paths = corpora.prepare(a.data, a.work, corpus)
+        for weighting in WEIGHTINGS:
+            for split, against in AGAINST.items():
+                idx = os.path.join(a.work, f"{corpus}.{against}.{weighting}.idx")
+                build(a, paths[against], weighting, idx)
+                for method in a.methods.split(","):
+                    if (weighting, method) in SKIP:
+                        continue
+                    out = os.path.join(a.out, "knn", f"{corpus}_{weighting}_{method}_{split}.json")
+                    if a.resume and os.path.exists(out):
+                        continue
+                    print(f"{corpus} {weighting} {method} {split}", file=sys.stderr, flush=True)
+                    run([a.lcrwmd, "eval", "knn", "--index", idx, "--queries", paths[split],
+                         "--embeddings", a.embeddings, "--json", *METHODS[method]], out)
+
+
+if __name__ == "__main__":
+    main()
