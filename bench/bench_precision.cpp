@@ -95,8 +95,8 @@ void precision_benchmarks(const Index& ix, const QuerySet& qs, const PrecisionRu
                   static_cast<double>(st.recomputed) / static_cast<double>(st.word_pairs), "");
       }
   }
-  // Bulk: the first `bulk` queries with the defaults (auto precision, batches as large as the
-  // memory budget holds) against f32 in batches of 64; the results must be the same.
+  // Bulk: the first `bulk` queries with the defaults (auto precision, the planner's batches)
+  // against f32 in batches of 64; the results must be the same.
   if (run.bulk) {
     const QuerySet q = slice(qs, 0, run.bulk);
     CpuSearcher defaults(ix);

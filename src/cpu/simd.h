@@ -29,7 +29,7 @@ inline float combine_lanes(const float* a, std::size_t q) {
   return combine_lanes(l);
 }
 
-// Per row, the least three values seen and the names of the least two (least_three_columns).
+// Per row, the least three values seen and the names of the least two (least_three_queries).
 struct Least3 {
   float *v1, *v2, *v3;
   std::uint32_t *a1, *a2;
@@ -106,6 +106,10 @@ struct Kernels {
   // [0, +inf].
   void (*bound_sq_distances)(const float* g, BoundTermArrays rows, BoundTerms col, std::size_t n,
                              float* lo, float* hi);
+  // bound_sq_distances' lower bounds for nc columns of n rows at once (the same bits): column
+  // c's estimates at g + c * g_ld, its terms cols[c], its bounds to lo + c * lo_ld.
+  void (*bound_columns)(const float* g, std::size_t g_ld, BoundTermArrays rows, std::size_t n,
+                        const BoundTerms* cols, std::size_t nc, float* lo, std::size_t lo_ld);
   // From kept lower bounds lo of one row against n columns: limit[t] = min(limit[t], lo[t] +
   // 2 (row.a cols.a[t] + row.b cols.b[t] + row.c + cols.c[t])), an upper bound of each.
   void (*upper_min_into)(float* limit, const float* lo, BoundTerms row, BoundTermArrays cols,
@@ -113,12 +117,14 @@ struct Kernels {
   // The r < n with lo[r] <= limit[r], ascending, into rows; returns how many.
   std::size_t (*select_at_most)(const float* lo, const float* limit, std::size_t n,
                                 std::uint32_t* rows);
-  // The least three values of each row over n columns of a tile (column i at tile + cols[i] *
-  // stride, named first_id + i), and the names of the least two: a column's value below t.v1[r]
-  // moves v1, v2 down, below v2 moves v2 down, below v3 replaces it; ties keep the earlier
-  // column; NaN is passed over.
-  void (*least_three_columns)(Least3 t, const float* tile, std::size_t stride, std::size_t rows,
-                              const std::uint32_t* cols, std::size_t n, std::uint32_t first_id);
+  // For each query j < nq, over its columns p in [indptr[j], indptr[j + 1]) (column p at tile +
+  // cols[p] * stride), the least three values of each row r < rows and the positions p of the
+  // least two, into t at j * ld + r: from +inf (positions indptr[j]), a value below v1 moves
+  // v1, v2 down, below v2 moves v2 down, below v3 replaces it; ties keep the earlier column;
+  // NaN is passed over.
+  void (*least_three_queries)(Least3 t, std::size_t ld, const float* tile, std::size_t stride,
+                              std::size_t rows, const std::uint32_t* cols,
+                              const std::uint64_t* indptr, std::size_t nq);
   // A tile's columns into rows: dst[r * dst_stride + p] = tile[cols[p] * stride + r] for r <
   // rows, p < n (symmetric LC-RWMD's word-distance cache). Where dst and dst_stride are
   // 64-byte aligned the rows are written with non-temporal stores (nothing reads them soon).

@@ -27,58 +27,123 @@ std::uint16_t bf16_of(float x) {
   return static_cast<std::uint16_t>(bits >> 16);
 }
 
-// The least three, and the names of the least two, of each row (simd.h: least_three_columns).
-void least_three(Least3 t, const float* src, std::size_t n, std::uint32_t id) {
-  std::size_t r = 0;
+// One row's least three values and the positions of its least two (simd.h:
+// least_three_queries), the scalar rule every level follows.
+struct Row3 {
+  float v1, v2, v3;
+  std::uint32_t a1, a2;
+  void see(float s, std::uint32_t id) {
+    if (s < v1) {
+      v3 = v2;
+      v2 = v1, a2 = a1;
+      v1 = s, a1 = id;
+    } else if (s < v2) {
+      v3 = v2;
+      v2 = s, a2 = id;
+    } else if (s < v3) {
+      v3 = s;
+    }
+  }
+};
+
 #if defined(__AVX512F__)
-  // Sixteen rows at a time: half the instructions of eight (the pass that reads every entry of
-  // every query's words).
-  const __m512i id16 = _mm512_set1_epi32(static_cast<int>(id));
-  for (; r + 16 <= n; r += 16) {
-    const __m512 s = _mm512_loadu_ps(src + r), v1 = _mm512_loadu_ps(t.v1 + r),
-                 v2 = _mm512_loadu_ps(t.v2 + r), v3 = _mm512_loadu_ps(t.v3 + r);
-    const __m512i a1 = _mm512_loadu_si512(t.a1 + r), a2 = _mm512_loadu_si512(t.a2 + r);
+// Sixteen rows of one query, held in registers through all of the query's columns.
+struct Lanes16 {
+  __m512 v1, v2, v3;
+  __m512i a1, a2;
+  void see(__m512 s, __m512i id) {
     const __mmask16 c1 = _mm512_cmp_ps_mask(s, v1, _CMP_LT_OQ),
                     c2 = _mm512_cmp_ps_mask(s, v2, _CMP_LT_OQ),
                     c3 = _mm512_cmp_ps_mask(s, v3, _CMP_LT_OQ);
-    _mm512_storeu_ps(t.v3 + r, _mm512_mask_blend_ps(c2, _mm512_mask_blend_ps(c3, v3, s), v2));
-    _mm512_storeu_ps(t.v2 + r, _mm512_mask_blend_ps(c1, _mm512_mask_blend_ps(c2, v2, s), v1));
-    _mm512_storeu_si512(t.a2 + r,
-                        _mm512_mask_blend_epi32(c1, _mm512_mask_blend_epi32(c2, a2, id16), a1));
-    _mm512_storeu_ps(t.v1 + r, _mm512_mask_blend_ps(c1, v1, s));
-    _mm512_storeu_si512(t.a1 + r, _mm512_mask_blend_epi32(c1, a1, id16));
+    v3 = _mm512_mask_blend_ps(c2, _mm512_mask_blend_ps(c3, v3, s), v2);
+    a2 = _mm512_mask_blend_epi32(c1, _mm512_mask_blend_epi32(c2, a2, id), a1);
+    v2 = _mm512_mask_blend_ps(c1, _mm512_mask_blend_ps(c2, v2, s), v1);
+    v1 = _mm512_mask_blend_ps(c1, v1, s);
+    a1 = _mm512_mask_blend_epi32(c1, a1, id);
   }
-#endif
-#if defined(__AVX2__)
-  const __m256 ids = _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int>(id)));
-  const auto load = [](const void* p) { return _mm256_loadu_ps(static_cast<const float*>(p)); };
-  const auto store = [](void* p, __m256 x) { _mm256_storeu_ps(static_cast<float*>(p), x); };
-  for (; r + kLanes <= n; r += kLanes) {
-    const __m256 s = _mm256_loadu_ps(src + r), v1 = load(t.v1 + r), v2 = load(t.v2 + r),
-                 v3 = load(t.v3 + r), a1 = load(t.a1 + r), a2 = load(t.a2 + r);
-    const __m256 c1 = _mm256_cmp_ps(s, v1, _CMP_LT_OQ), c2 = _mm256_cmp_ps(s, v2, _CMP_LT_OQ),
-                 c3 = _mm256_cmp_ps(s, v3, _CMP_LT_OQ);
-    store(t.v3 + r, _mm256_blendv_ps(_mm256_blendv_ps(v3, s, c3), v2, c2));
-    store(t.v2 + r, _mm256_blendv_ps(_mm256_blendv_ps(v2, s, c2), v1, c1));
-    store(t.a2 + r, _mm256_blendv_ps(_mm256_blendv_ps(a2, ids, c2), a1, c1));
-    store(t.v1 + r, _mm256_blendv_ps(v1, s, c1));
-    store(t.a1 + r, _mm256_blendv_ps(a1, ids, c1));
+  void store(Least3 t, std::size_t at, __mmask16 m) const {
+    _mm512_mask_storeu_ps(t.v1 + at, m, v1);
+    _mm512_mask_storeu_ps(t.v2 + at, m, v2);
+    _mm512_mask_storeu_ps(t.v3 + at, m, v3);
+    _mm512_mask_storeu_epi32(t.a1 + at, m, a1);
+    _mm512_mask_storeu_epi32(t.a2 + at, m, a2);
   }
-#endif
-  for (; r < n; ++r) {
-    const float s = src[r];
-    if (s < t.v1[r]) {
-      t.v3[r] = t.v2[r];
-      t.v2[r] = t.v1[r], t.a2[r] = t.a1[r];
-      t.v1[r] = s, t.a1[r] = id;
-    } else if (s < t.v2[r]) {
-      t.v3[r] = t.v2[r];
-      t.v2[r] = s, t.a2[r] = id;
-    } else if (s < t.v3[r]) {
-      t.v3[r] = s;
+};
+
+// x[r][i] becomes x[i][r]: 32-bit, then 64-bit interleaves, then two rounds of 128-bit lanes.
+void transpose16(__m512 x[16]) {
+  // The masked forms, all lanes on: GCC 12 warns of the plain ones' undefined pass-through.
+  constexpr __mmask16 all = 0xFFFF;
+  constexpr __mmask8 all8 = 0xFF;
+  __m512 t[16];
+  for (std::size_t i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_maskz_unpacklo_ps(all, x[2 * i], x[2 * i + 1]);
+    t[2 * i + 1] = _mm512_maskz_unpackhi_ps(all, x[2 * i], x[2 * i + 1]);
+  }
+  const auto pd = [](__m512 v) { return _mm512_castps_pd(v); };
+  for (std::size_t i = 0; i < 4; ++i) {
+    x[4 * i] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(all8, pd(t[4 * i]), pd(t[4 * i + 2])));
+    x[4 * i + 1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(all8, pd(t[4 * i]), pd(t[4 * i + 2])));
+    x[4 * i + 2] =
+        _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(all8, pd(t[4 * i + 1]), pd(t[4 * i + 3])));
+    x[4 * i + 3] =
+        _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(all8, pd(t[4 * i + 1]), pd(t[4 * i + 3])));
+  }
+  for (std::size_t i = 0; i < 2; ++i)
+    for (std::size_t j = 0; j < 4; ++j) {
+      t[8 * i + j] = _mm512_maskz_shuffle_f32x4(all, x[8 * i + j], x[8 * i + j + 4], 0x88);
+      t[8 * i + j + 4] = _mm512_maskz_shuffle_f32x4(all, x[8 * i + j], x[8 * i + j + 4], 0xdd);
     }
+  for (std::size_t j = 0; j < 8; ++j) {
+    x[j] = _mm512_maskz_shuffle_f32x4(all, t[j], t[j + 8], 0x88);
+    x[j + 8] = _mm512_maskz_shuffle_f32x4(all, t[j], t[j + 8], 0xdd);
   }
 }
+
+__mmask16 lanes_below(std::size_t n) {
+  return n >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << n) - 1);
+}
+
+// Rows [r0, r0 + 16 * S) (the lanes past `rows` masked) of every query. Each query's columns
+// are read as whole lines, 16 S rows of one column at a time, while its state stays in
+// registers; S = 2 reads the pairs of lines the L2 prefetcher fetches together.
+template <std::size_t S>
+void least_three_strips(Least3 t, std::size_t ld, const float* tile, std::size_t stride,
+                        std::size_t r0, std::size_t rows, const std::uint32_t* cols,
+                        const std::uint64_t* indptr, std::size_t nq) {
+  const __m512 inf = _mm512_set1_ps(std::numeric_limits<float>::infinity());
+  __mmask16 mask[S];
+  for (std::size_t s = 0; s < S; ++s)
+    mask[s] = lanes_below(rows > r0 + 16 * s ? rows - r0 - 16 * s : 0);
+  for (std::size_t j = 0; j < nq; ++j) {
+    const std::uint64_t first = indptr[j], last = indptr[j + 1];
+    const __m512i id0 = _mm512_set1_epi32(static_cast<int>(first));
+    Lanes16 l[S];
+    for (std::size_t s = 0; s < S; ++s) l[s] = {inf, inf, inf, id0, id0};
+    for (std::uint64_t p = first; p < last; ++p) {
+      const float* col = tile + std::size_t{cols[p]} * stride + r0;
+      const __m512i id = _mm512_set1_epi32(static_cast<int>(p));
+      for (std::size_t s = 0; s < S; ++s)
+        l[s].see(_mm512_maskz_loadu_ps(mask[s], col + 16 * s), id);
+    }
+    for (std::size_t s = 0; s < S; ++s) l[s].store(t, j * ld + r0 + 16 * s, mask[s]);
+  }
+}
+#elif defined(__AVX2__)
+// Eight rows of one query in registers, as Lanes16 (the ids kept as float bits for blendv).
+struct Lanes8 {
+  __m256 v1, v2, v3, a1, a2;
+  void see(__m256 s, __m256 id) {
+    const __m256 c1 = _mm256_cmp_ps(s, v1, _CMP_LT_OQ), c2 = _mm256_cmp_ps(s, v2, _CMP_LT_OQ),
+                 c3 = _mm256_cmp_ps(s, v3, _CMP_LT_OQ);
+    v3 = _mm256_blendv_ps(_mm256_blendv_ps(v3, s, c3), v2, c2);
+    a2 = _mm256_blendv_ps(_mm256_blendv_ps(a2, id, c2), a1, c1);
+    v2 = _mm256_blendv_ps(_mm256_blendv_ps(v2, s, c2), v1, c1);
+    v1 = _mm256_blendv_ps(v1, s, c1);
+    a1 = _mm256_blendv_ps(a1, id, c1);
+  }
+};
+#endif
 
 }  // namespace
 
@@ -164,6 +229,40 @@ void bound_sq_distances(const float* g, BoundTermArrays rows, BoundTerms col, st
   }
 }
 
+void bound_columns(const float* g, std::size_t g_ld, BoundTermArrays rows, std::size_t n,
+                   const BoundTerms* cols, std::size_t nc, float* lo, std::size_t lo_ld) {
+  // Columns far apart in memory (a strip of a tile): fetched well ahead, as the hardware does
+  // not for this stride.
+  constexpr std::size_t kAhead = 16;
+#if defined(__AVX512F__)
+  if (n <= 16) {
+    // One register per column, the rows' terms held: bound_sq_distances' operations in its order.
+    const __mmask16 m = lanes_below(n);
+    const __m512 sq = _mm512_maskz_loadu_ps(m, rows.sq), a = _mm512_maskz_loadu_ps(m, rows.a),
+                 b = _mm512_maskz_loadu_ps(m, rows.b), c3 = _mm512_maskz_loadu_ps(m, rows.c),
+                 zero = _mm512_setzero_ps();
+    for (std::size_t c = 0; c < nc; ++c) {
+      if (c + kAhead < nc) __builtin_prefetch(g + (c + kAhead) * g_ld);
+      const __m512 estimate = _mm512_add_ps(sq, _mm512_maskz_loadu_ps(m, g + c * g_ld));
+      const __m512 beta =
+          _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(a, _mm512_set1_ps(cols[c].a)),
+                                                    _mm512_mul_ps(b, _mm512_set1_ps(cols[c].b))),
+                                      c3),
+                        _mm512_set1_ps(cols[c].c));
+      _mm512_mask_storeu_ps(lo + c * lo_ld, m,
+                            _mm512_maskz_max_ps(m, _mm512_sub_ps(estimate, beta), zero));
+    }
+    return;
+  }
+#endif
+  for (std::size_t c = 0; c < nc; ++c) {
+    if (c + kAhead < nc)
+      for (std::size_t b = 0; b < n * sizeof(float); b += 64)
+        __builtin_prefetch(reinterpret_cast<const char*>(g + (c + kAhead) * g_ld) + b);
+    bound_sq_distances(g + c * g_ld, rows, cols[c], n, lo + c * lo_ld, nullptr);
+  }
+}
+
 void upper_min_into(float* limit, const float* lo, BoundTerms row, BoundTermArrays cols,
                     std::size_t n) {
   const float *a = cols.a, *b = cols.b, *c = cols.c;
@@ -200,11 +299,46 @@ std::size_t select_at_most(const float* lo, const float* limit, std::size_t n,
   return found;
 }
 
-void least_three_columns(Least3 t, const float* tile, std::size_t stride, std::size_t rows,
-                         const std::uint32_t* cols, std::size_t n, std::uint32_t first_id) {
-  for (std::size_t i = 0; i < n; ++i)
-    least_three(t, tile + std::size_t{cols[i]} * stride, rows,
-                first_id + static_cast<std::uint32_t>(i));
+void least_three_queries(Least3 t, std::size_t ld, const float* tile, std::size_t stride,
+                         std::size_t rows, const std::uint32_t* cols, const std::uint64_t* indptr,
+                         std::size_t nq) {
+  std::size_t r0 = 0;
+#if defined(__AVX512F__)
+  for (; r0 + 16 < rows; r0 += 32)
+    least_three_strips<2>(t, ld, tile, stride, r0, rows, cols, indptr, nq);
+  for (; r0 < rows; r0 += 16)
+    least_three_strips<1>(t, ld, tile, stride, r0, rows, cols, indptr, nq);
+#elif defined(__AVX2__)
+  const __m256 inf = _mm256_set1_ps(std::numeric_limits<float>::infinity());
+  const auto as_float = [](std::uint64_t p) {
+    return _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int>(p)));
+  };
+  for (; r0 + 8 <= rows; r0 += 8)
+    for (std::size_t j = 0; j < nq; ++j) {
+      const std::uint64_t first = indptr[j], last = indptr[j + 1];
+      Lanes8 l{inf, inf, inf, as_float(first), as_float(first)};
+      for (std::uint64_t p = first; p < last; ++p)
+        l.see(_mm256_loadu_ps(tile + std::size_t{cols[p]} * stride + r0), as_float(p));
+      const std::size_t e = j * ld + r0;
+      _mm256_storeu_ps(t.v1 + e, l.v1);
+      _mm256_storeu_ps(t.v2 + e, l.v2);
+      _mm256_storeu_ps(t.v3 + e, l.v3);
+      _mm256_storeu_ps(reinterpret_cast<float*>(t.a1 + e), l.a1);
+      _mm256_storeu_ps(reinterpret_cast<float*>(t.a2 + e), l.a2);
+    }
+#endif
+  for (std::size_t j = 0; j < nq; ++j) {
+    const std::uint64_t first = indptr[j], last = indptr[j + 1];
+    for (std::size_t r = r0; r < rows; ++r) {
+      constexpr float kInf = std::numeric_limits<float>::infinity();
+      const auto id0 = static_cast<std::uint32_t>(first);
+      Row3 x{kInf, kInf, kInf, id0, id0};
+      for (std::uint64_t p = first; p < last; ++p)
+        x.see(tile[std::size_t{cols[p]} * stride + r], static_cast<std::uint32_t>(p));
+      const std::size_t e = j * ld + r;
+      t.v1[e] = x.v1, t.v2[e] = x.v2, t.v3[e] = x.v3, t.a1[e] = x.a1, t.a2[e] = x.a2;
+    }
+  }
 }
 
 void columns_to_rows(const float* tile, std::size_t stride, std::size_t rows,
@@ -214,6 +348,22 @@ void columns_to_rows(const float* tile, std::size_t stride, std::size_t rows,
   // Sixteen columns at a time, row after row: their cache lines are read once, in order, and
   // each row's sixteen values fill one line of the destination.
   const bool aligned = reinterpret_cast<std::uintptr_t>(dst) % 64 == 0 && dst_stride % 16 == 0;
+  if (stride == 16 && rows == 16) {
+    // A strip of sixteen rows: sixteen columns are sixteen registers, transposed in place.
+    for (; p0 + 16 <= n; p0 += 16) {
+      __m512 x[16];
+      for (std::size_t i = 0; i < 16; ++i)
+        x[i] = _mm512_loadu_ps(tile + std::size_t{cols[p0 + i]} * 16);
+      transpose16(x);
+      for (std::size_t r = 0; r < 16; ++r) {
+        float* out = dst + r * dst_stride + p0;
+        if (aligned)
+          _mm512_stream_ps(out, x[r]);
+        else
+          _mm512_storeu_ps(out, x[r]);
+      }
+    }
+  }
   for (; p0 + 16 <= n; p0 += 16) {
     const __m512i base = _mm512_mullo_epi32(_mm512_loadu_si512(cols + p0),
                                             _mm512_set1_epi32(static_cast<int>(stride)));

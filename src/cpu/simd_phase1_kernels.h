@@ -19,11 +19,14 @@ void estimates_s32(const std::int32_t* sums, const float* row_scale, float col_s
                    std::size_t n, float* g);
 void bound_sq_distances(const float* g, BoundTermArrays rows, BoundTerms col, std::size_t n,
                         float* lo, float* hi);
+void bound_columns(const float* g, std::size_t g_ld, BoundTermArrays rows, std::size_t n,
+                   const BoundTerms* cols, std::size_t nc, float* lo, std::size_t lo_ld);
 void upper_min_into(float* limit, const float* lo, BoundTerms row, BoundTermArrays cols,
                     std::size_t n);
 std::size_t select_at_most(const float* lo, const float* limit, std::size_t n, std::uint32_t* rows);
-void least_three_columns(Least3 t, const float* tile, std::size_t stride, std::size_t rows,
-                         const std::uint32_t* cols, std::size_t n, std::uint32_t first_id);
+void least_three_queries(Least3 t, std::size_t ld, const float* tile, std::size_t stride,
+                         std::size_t rows, const std::uint32_t* cols, const std::uint64_t* indptr,
+                         std::size_t nq);
 void columns_to_rows(const float* tile, std::size_t stride, std::size_t rows,
                      const std::uint32_t* cols, std::size_t n, float* dst, std::size_t dst_stride);
 

@@ -42,11 +42,18 @@ std::size_t row_bytes(const Index& index, const SearchOptions& opt, std::size_t 
 // queries share each row the sparse pass gathers, and one query at a time is faster (Set 1,
 // 2 GiB: ~10 queries per batch took 1.26x the single-query time; BENCHMARKS.md).
 constexpr std::size_t kMinSymmetricBatch = 16;
+// LC-RWMD's batches hold at most this many query words (repeats counted) however much memory
+// there is: past it the strip of phase 1's bounds (64 bytes per distinct batch word) outgrows
+// the L2 cache, and the batch's minima (v x batch floats, fresh memory) its first touches cost
+// more than the shared GEMM columns save. 20news bulk, one-sided: 14.4 s at ~720 queries (this
+// many words) per batch against 16.2 s at 3,757 (BENCHMARKS.md).
+constexpr std::size_t kMaxNearestBatchWords = std::size_t{1} << 16;
 std::vector<BatchPlan> plan_with_max(const Index& index, const QuerySet& qs,
                                      const SearchOptions& opt, const CpuOptions& cpu,
                                      std::size_t max_batch) {
   const std::size_t v = index.vocab_size();
   const std::size_t per_word = phase1_scratch_per_word(index, opt, cpu);
+  const bool nearest = describe(opt.method).word_pass == WordPass::nearest;
   std::vector<BatchPlan> plans;
   std::size_t q = 0;
   while (q < qs.size()) {
@@ -57,6 +64,7 @@ std::vector<BatchPlan> plan_with_max(const Index& index, const QuerySet& qs,
       const std::size_t words = qs.indptr[q + 1] - qs.indptr[begin];
       const std::size_t cache = caches_word_distances(opt) ? 4 * v * words : 0;
       if (q > begin && next + cache + per_word * words > cpu.memory_budget) break;
+      if (q > begin && nearest && words > kMaxNearestBatchWords) break;
       bytes = next;
       ++q;
     } while (q < qs.size() && q - begin < max_batch);
@@ -78,8 +86,10 @@ std::size_t phase1_scratch_per_word(const Index& index, const SearchOptions& opt
   if (describe(opt.method).word_pass == WordPass::none) return 0;
   const std::size_t rows =
       std::min(cpu.tile_rows ? cpu.tile_rows : kDefaultTileRows, index.vocab_size());
-  return static_cast<std::size_t>(omp_get_max_threads()) * rows * sizeof(float) *
-         (caches_word_distances(opt) ? 2 : 1);
+  // The tile's estimates, and its lower bounds: a strip of them for LC-RWMD, all for ACT/ICT.
+  const std::size_t floats =
+      describe(opt.method).word_pass == WordPass::nearest ? rows + kStripRows : 2 * rows;
+  return static_cast<std::size_t>(omp_get_max_threads()) * floats * sizeof(float);
 }
 
 std::vector<BatchPlan> plan_batches(const Index& index, const QuerySet& qs,

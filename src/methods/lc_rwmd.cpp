@@ -38,6 +38,12 @@ using numerics::kB2Slack;
 constexpr std::size_t kPrefetchAhead = 4;
 constexpr std::size_t kPrefetchBytes = 1024;
 
+// A (query, row) pair of a tile waiting for its distance: its place in the tile's arrays, and
+// its row.
+struct PendingPair {
+  std::uint32_t pair, row;
+};
+
 class LcRwmd final : public BatchDistance {
  public:
   LcRwmd(const Index& index, QueryRange q, bool symmetric, const Phase1& p1,
@@ -88,42 +94,38 @@ class LcRwmd final : public BatchDistance {
       // Per (query, row): the least three lower bounds and the positions in cols of the least
       // two; then the nearest word's squared distance.
       std::vector<float> v1(Q * R), v2(Q * R), v3(Q * R), best(Q * R);
-      std::vector<std::uint32_t> a1(Q * R), a2(Q * R), by_word, pending;
-      const cpu::Least3 least{v1.data(), v2.data(), v3.data(), a1.data(), a2.data()};
+      std::vector<std::uint32_t> a1(Q * R), a2(Q * R), by_word;
+      std::vector<PendingPair> pending;
       std::vector<const float*> vectors;
       std::vector<float> my_nearest(symmetric_ ? w : 0, kInf);
-      std::vector<std::size_t> cursor(Q);
+      LargeArray<float> strip(w * kStripRows);
 #pragma omp for schedule(dynamic)
       for (std::size_t b = 0; b < tiles_.n_tiles(); ++b) {
         const std::size_t u0 = tiles_.first_row(b), rows = tiles_.rows_in(b);
-        for (auto* of : {&v1, &v2, &v3}) std::fill(of->begin(), of->end(), kInf);
-        for (std::size_t j = 0; j < Q; ++j) cursor[j] = batch_.cols_indptr[j];
-        for (std::size_t w0 = 0; w0 < w; w0 += block) {
-          const std::size_t wc = std::min(block, w - w0);
-          tiles_.bound(ws, u0, rows, w0, wc, false);
-          for (std::size_t j = 0; j < Q; ++j) {
-            std::size_t& p = cursor[j];
-            const std::size_t first = p;
-            while (p < batch_.cols_indptr[j + 1] && batch_.cols[p] < w0 + wc) ++p;
-            const std::size_t e = j * R;
-            k.least_three_columns(
-                {v1.data() + e, v2.data() + e, v3.data() + e, a1.data() + e, a2.data() + e},
-                ws.lo.data(), R, rows, batch_.cols.data() + first, p - first,
-                static_cast<std::uint32_t>(first));
-          }
+        for (std::size_t w0 = 0; w0 < w; w0 += block)
+          tiles_.estimate(ws, u0, rows, w0, std::min(block, w - w0));
+        // The tile's lower bounds a strip of rows at a time, each used while it is in the
+        // CPU's L2: every query's least three over its words (held in registers), the cache's
+        // rows, the nearest other word of each batch word.
+        for (std::size_t r0 = 0; r0 < rows; r0 += kStripRows) {
+          const std::size_t n = std::min(kStripRows, rows - r0);
+          tiles_.bound_strip(ws, u0, r0, n, strip.data(), kStripRows);
+          k.least_three_queries(
+              {v1.data() + r0, v2.data() + r0, v3.data() + r0, a1.data() + r0, a2.data() + r0}, R,
+              strip.data(), kStripRows, n, batch_.cols.data(), batch_.cols_indptr.data(), Q);
           if (!symmetric_) continue;
-          for (std::size_t c = w0; c < w0 + wc; ++c) {
-            // Nearest *other* word: hide the word itself (at 0) for a branch-free minimum.
-            float* col = ws.lo_column(c);
-            const std::int64_t self = batch_.vocab_id[c] - static_cast<std::int64_t>(u0);
-            const bool here = self >= 0 && self < static_cast<std::int64_t>(rows);
-            const float kept = here ? col[self] : 0.0f;
-            if (here) col[self] = kInf;
-            my_nearest[c] = k.min_of(col, rows, my_nearest[c]);
-            if (here) col[self] = kept;
+          if (cache_) cache_->store(u0 + r0, n, strip.data(), kStripRows);
+          for (std::size_t c = 0; c < w; ++c) {
+            // The nearest *other* word: the word itself passed over.
+            const float* col = strip.data() + c * kStripRows;
+            const std::int64_t self = batch_.vocab_id[c] - static_cast<std::int64_t>(u0 + r0);
+            float least = my_nearest[c];
+            for (std::size_t r = 0; r < n; ++r)
+              if (static_cast<std::int64_t>(r) != self) least = std::min(least, col[r]);
+            my_nearest[c] = least;
           }
         }
-        if (cache_) cache_->store(u0, rows, ws.lo.data(), R);
+        const cpu::Least3 least{v1.data(), v2.data(), v3.data(), a1.data(), a2.data()};
         recomputed += nearest_exactly(ws, u0, rows, least, best, by_word, pending, vectors);
         // Z's rows from best's columns, sixteen rows at a time (both stay in the caches).
         for (std::size_t r0 = 0; r0 < rows; r0 += 16)
@@ -165,46 +167,49 @@ class LcRwmd final : public BatchDistance {
   std::size_t nearest_exactly(Phase1Tiles::Workspace& ws, std::size_t u0, std::size_t rows,
                               const cpu::Least3& least, std::vector<float>& best,
                               std::vector<std::uint32_t>& by_word,
-                              std::vector<std::uint32_t>& pending,
+                              std::vector<PendingPair>& pending,
                               std::vector<const float*>& vectors) const {
     const std::size_t Q = nq(), R = tiles_.rows(), w = batch_.words.size(), m = index_.dim();
     const cpu::Kernels& k = cpu::kernels();
     thread_local std::vector<std::uint32_t> word;  // per pair, its least lower bound's word
     word.resize(Q * R);
-    for (std::size_t j = 0; j < Q; ++j)
-      for (std::size_t r = 0; r < rows; ++r) word[j * R + r] = batch_.cols[least.a1[j * R + r]];
-    const auto word_of = [&](std::size_t e) { return word[e]; };
     by_word.assign(w + 1, 0);
     for (std::size_t j = 0; j < Q; ++j)
-      for (std::size_t r = 0; r < rows; ++r) ++by_word[word_of(j * R + r) + 1];
+      for (std::size_t r = 0; r < rows; ++r) {
+        const std::uint32_t c = batch_.cols[least.a1[j * R + r]];
+        word[j * R + r] = c;
+        ++by_word[c + 1];
+      }
     for (std::size_t c = 0; c < w; ++c) by_word[c + 1] += by_word[c];
+    // The pairs grouped by word; by_word[c] then ends word c's run.
     pending.resize(rows * Q);
     for (std::size_t j = 0; j < Q; ++j)
       for (std::size_t r = 0; r < rows; ++r)
-        pending[by_word[word_of(j * R + r)]++] = static_cast<std::uint32_t>(j * R + r);
+        pending[by_word[word[j * R + r]]++] = {static_cast<std::uint32_t>(j * R + r),
+                                               static_cast<std::uint32_t>(r)};
     // Each run of one word: its distinct rows recomputed at once (queries of a batch that share
     // words often share a row's least one too), then every pair of the run served.
-    thread_local std::vector<float> found, value;
+    thread_local std::vector<float> found;
     thread_local std::vector<std::uint32_t> slot;
     vectors.resize(rows);
     found.resize(rows);
-    value.resize(rows);
     slot.assign(rows, kNoSlot);
     std::size_t recomputed = 0;
-    for (std::size_t i = 0, next = 0; i < rows * Q; i = next) {
-      const std::uint32_t c = word_of(pending[i]);
+    for (std::size_t c = 0, i = 0; c < w; ++c) {
+      const std::size_t end = by_word[c];
+      if (i == end) continue;
       std::size_t distinct = 0;
-      for (next = i; next < rows * Q && word_of(pending[next]) == c; ++next) {
-        const std::size_t r = pending[next] % R;
+      for (std::size_t e = i; e < end; ++e) {
+        const std::uint32_t r = pending[e].row;
         if (slot[r] != kNoSlot) continue;
         slot[r] = static_cast<std::uint32_t>(distinct);
         vectors[distinct++] = index_.vector(u0 + r);
       }
-      k.sq_dist_batch(vectors.data(), batch_.vectors.data() + std::size_t{c} * m, distinct, m,
-                      found.data());
+      k.sq_dist_batch(vectors.data(), batch_.vectors.data() + c * m, distinct, m, found.data());
       recomputed += distinct;
-      for (std::size_t e = i; e < next; ++e) best[pending[e]] = found[slot[pending[e] % R]];
-      for (std::size_t e = i; e < next; ++e) slot[pending[e] % R] = kNoSlot;
+      for (std::size_t e = i; e < end; ++e) best[pending[e].pair] = found[slot[pending[e].row]];
+      for (std::size_t e = i; e < end; ++e) slot[pending[e].row] = kNoSlot;
+      i = end;
     }
     for (std::size_t j = 0; j < Q; ++j)
       for (std::size_t r = 0; r < rows; ++r) {
@@ -215,7 +220,8 @@ class LcRwmd final : public BatchDistance {
         if (!(least.v3[e] <= best[e])) continue;
         for (std::uint64_t p = batch_.cols_indptr[j]; p < batch_.cols_indptr[j + 1]; ++p) {
           const std::uint32_t c = batch_.cols[p];
-          if (p == least.a1[e] || p == least.a2[e] || !(ws.lo_column(c)[r] <= best[e])) continue;
+          if (p == least.a1[e] || p == least.a2[e] || !(tiles_.lower(ws, u0, r, c) <= best[e]))
+            continue;
           best[e] = std::min(best[e], tiles_.exact(u0 + r, c));
           ++recomputed;
         }

@@ -20,7 +20,11 @@ Phase1Tiles::Phase1Tiles(const Index& index, const Phase1& phase1, const BatchWo
       columns_(phase1.gemm.columns(batch.vectors.data(), batch.norms.data(), batch.words.size())),
       rows_(phase1.tile_rows ? phase1.tile_rows : kDefaultTileRows),
       block_(std::min(phase1.block_words ? phase1.block_words : kDefaultBlockWords,
-                      std::max<std::size_t>(batch.words.size(), 1))) {}
+                      std::max<std::size_t>(batch.words.size(), 1))) {
+  column_bounds_.reserve(columns_.size());
+  for (const cpu::bounds::Terms& t : columns_.terms)
+    column_bounds_.push_back({0.0f, t.a, t.b, t.c});
+}
 
 Phase1Tiles::Workspace::Workspace(const Phase1Tiles& tiles, std::size_t rows) : stride(rows) {
   g.resize(stride * tiles.batch_.words.size());
@@ -38,11 +42,15 @@ void Phase1Tiles::bound(Workspace& ws, std::size_t u0, std::size_t n, std::size_
   if (upper) ws.hi.resize(ws.stride * block_);
   const cpu::Kernels& k = cpu::kernels();
   const cpu::BoundTermArrays row_terms = gemm_.bound_rows(u0);
-  for (std::size_t c = 0; c < wc; ++c) {
-    const cpu::bounds::Terms& ct = columns_.terms[w0 + c];
-    k.bound_sq_distances(ws.g_column(w0 + c), row_terms, {0.0f, ct.a, ct.b, ct.c}, n,
+  for (std::size_t c = 0; c < wc; ++c)
+    k.bound_sq_distances(ws.g_column(w0 + c), row_terms, column_bounds_[w0 + c], n,
                          ws.lo_column(w0 + c), upper ? ws.hi_column(c) : nullptr);
-  }
+}
+
+void Phase1Tiles::bound_strip(const Workspace& ws, std::size_t u0, std::size_t r0, std::size_t n,
+                              float* out, std::size_t ld) const {
+  cpu::kernels().bound_columns(ws.g.data() + r0, ws.stride, gemm_.bound_rows(u0 + r0), n,
+                               column_bounds_.data(), column_bounds_.size(), out, ld);
 }
 
 }  // namespace lcrwmd

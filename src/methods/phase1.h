@@ -20,6 +20,9 @@ namespace lcrwmd {
 
 // Vocabulary words per phase-1 tile (phase1.cpp says why).
 inline constexpr std::size_t kDefaultTileRows = 256;
+// Rows of a strip of a tile's lower bounds, read while it is in the L2 cache (LC-RWMD): one
+// cache line of each batch word's, 640 KB for a batch of 10,000 words.
+inline constexpr std::size_t kStripRows = 16;
 
 // What a CPU method computes phase 1 with: the searcher's GEMM and its tile shape.
 struct Phase1 {
@@ -54,6 +57,7 @@ class Phase1Tiles {
     LargeArray<float> g, lo;  // stride x every batch word
     std::vector<float> hi;
     float* g_column(std::size_t w) { return g.data() + w * stride; }
+    const float* g_column(std::size_t w) const { return g.data() + w * stride; }
     float* lo_column(std::size_t w) { return lo.data() + w * stride; }
     float* hi_column(std::size_t c) { return hi.data() + c * stride; }
   };
@@ -64,6 +68,17 @@ class Phase1Tiles {
   void estimate(Workspace& ws, std::size_t u0, std::size_t n, std::size_t w0, std::size_t wc) const;
   void bound(Workspace& ws, std::size_t u0, std::size_t n, std::size_t w0, std::size_t wc,
              bool upper) const;
+  // After estimate() of every batch word: the lower bounds of rows [u0 + r0, u0 + r0 + n) against
+  // every batch word, column c at out + c * ld (a strip of the tile a consumer reads while it is
+  // in the CPU's caches), and of one entry; the same bits as bound()'s.
+  void bound_strip(const Workspace& ws, std::size_t u0, std::size_t r0, std::size_t n, float* out,
+                   std::size_t ld) const;
+  float lower(const Workspace& ws, std::size_t u0, std::size_t r, std::size_t w) const {
+    // bound_sq_distances' operations in its order, NaN to 0 as there.
+    const float low = index_.sq_norms()[u0 + r] + ws.g_column(w)[r] -
+                      cpu::bounds::beta(gemm_.row_terms(u0 + r), columns_.terms[w]);
+    return low > 0.0f ? low : 0.0f;
+  }
 
   // The squared distance of vocabulary word u to batch word w, exactly as reported.
   float exact(std::size_t u, std::size_t w) const {
@@ -91,6 +106,7 @@ class Phase1Tiles {
   const cpu::WordGemm& gemm_;
   const BatchWords& batch_;
   cpu::WordGemm::Columns columns_;
+  std::vector<cpu::BoundTerms> column_bounds_;  // per batch word: {0, its bound terms}
   std::size_t rows_, block_;
 };
 

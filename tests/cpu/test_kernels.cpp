@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <numeric>
@@ -155,6 +156,30 @@ TEST(SimdKernels, BoundsHoldTheirEstimateAndSelectionIsExact) {
       EXPECT_NEAR(hi[r], estimate + beta, 1e-5) << r;
       EXPECT_GE(lo[r], 0.0f);
     }
+    // Several columns at once (a strip of m rows, columns ld apart, written ld2 apart): the
+    // same bits as bound_sq_distances column by column, at every level.
+    {
+      const std::size_t nc = 21, ld = m + 5, ld2 = m + 2;
+      std::vector<float> g = random_floats(nc * ld, rng, -2, 2);
+      if (m > 1) g[7 * ld + 1] = std::numeric_limits<float>::quiet_NaN();
+      std::vector<cpu::BoundTerms> cols(nc);
+      for (std::size_t c = 0; c < nc; ++c) {
+        const std::vector<float> t = random_floats(3, rng, 0, 0.2f);
+        cols[c] = {0.0f, t[0], t[1], t[2]};
+      }
+      std::vector<float> want(nc * ld2, -1.0f);
+      for (std::size_t c = 0; c < nc; ++c)
+        scalar().bound_sq_distances(g.data() + c * ld, {sq.data(), ta.data(), tb.data(), tc.data()},
+                                    cols[c], m, want.data() + c * ld2, nullptr);
+      std::vector<const Kernels*> levels = wider_levels();
+      levels.push_back(&scalar());
+      for (const Kernels* k : levels) {
+        std::vector<float> got(nc * ld2, -1.0f);
+        k->bound_columns(g.data(), ld, {sq.data(), ta.data(), tb.data(), tc.data()}, m, cols.data(),
+                         nc, got.data(), ld2);
+        EXPECT_EQ(got, want) << m;
+      }
+    }
     const std::vector<float> limit = random_floats(m, rng, 0, 6);
     std::vector<std::uint32_t> found(m);
     const std::size_t n = scalar().select_at_most(lo.data(), limit.data(), m, found.data());
@@ -163,35 +188,49 @@ TEST(SimdKernels, BoundsHoldTheirEstimateAndSelectionIsExact) {
       if (lo[r] <= limit[r]) expected.push_back(static_cast<std::uint32_t>(r));
     ASSERT_EQ(n, expected.size());
     EXPECT_TRUE(std::equal(expected.begin(), expected.end(), found.begin()));
-    // The least three of four columns of a tile (stride m + 1), NaN in places, a tie.
+    // The least three of each query's columns of a tile (stride m + 1, rows m: every tail of
+    // the 16- and 32-row strips), NaN in places, ties, a query of one column and an empty one.
     const std::size_t stride = m + 1;
-    std::vector<float> tile = random_floats(5 * stride, rng, 0, 6);
+    std::vector<float> tile = random_floats(6 * stride, rng, 0, 6);
     if (m > 2) tile[3 * stride + 2] = std::numeric_limits<float>::quiet_NaN();
     tile[1 * stride] = tile[2 * stride];
-    const std::uint32_t cols[] = {3, 1, 2, 4};
+    tile[5 * stride + m - 1] = tile[4 * stride + m - 1];
+    const std::uint32_t cols[] = {3, 1, 2, 4, 5, 0, 2, 5, 4};
+    const std::uint64_t indptr[] = {0, 4, 4, 5, 9};
+    const std::size_t nq = 4, ld = m + 3;
     const auto run = [&](const Kernels& k) {
-      std::vector<float> v(3 * m, 5.0f);
-      std::vector<std::uint32_t> a(2 * m, 99);
-      k.least_three_columns({v.data(), v.data() + m, v.data() + 2 * m, a.data(), a.data() + m},
-                            tile.data(), stride, m, cols, 4, 40);
+      std::vector<float> v(3 * nq * ld, -1.0f);
+      std::vector<std::uint32_t> a(2 * nq * ld, 99);
+      k.least_three_queries(
+          {v.data(), v.data() + nq * ld, v.data() + 2 * nq * ld, a.data(), a.data() + nq * ld}, ld,
+          tile.data(), stride, m, cols, indptr, nq);
       return std::make_pair(v, a);
     };
     const auto [v, a] = run(scalar());
-    for (std::size_t r = 0; r < m; ++r) {
-      std::vector<std::pair<float, std::uint32_t>> seen;
-      for (std::uint32_t i = 0; i < 4; ++i) {
-        const float x = tile[cols[i] * stride + r];
-        if (x < 5.0f) seen.push_back({x, 40 + i});  // NaN and 5 and over: never below
+    constexpr float kInf = std::numeric_limits<float>::infinity();
+    for (std::size_t j = 0; j < nq; ++j)
+      for (std::size_t r = 0; r < ld; ++r) {
+        const std::size_t e = j * ld + r;
+        if (r >= m) {  // past the rows: untouched
+          EXPECT_EQ(v[e], -1.0f);
+          EXPECT_EQ(a[e], 99u);
+          continue;
+        }
+        const auto first = static_cast<std::uint32_t>(indptr[j]);
+        std::vector<std::pair<float, std::uint32_t>> seen;
+        for (std::uint32_t q = first; q < indptr[j + 1]; ++q) {
+          const float x = tile[cols[q] * stride + r];
+          if (!std::isnan(x)) seen.push_back({x, q});
+        }
+        std::stable_sort(seen.begin(), seen.end(),
+                         [](const auto& x, const auto& y) { return x.first < y.first; });
+        seen.resize(3, {kInf, first});
+        EXPECT_EQ(v[e], seen[0].first);
+        EXPECT_EQ(v[nq * ld + e], seen[1].first);
+        EXPECT_EQ(v[2 * nq * ld + e], seen[2].first);
+        EXPECT_EQ(a[e], seen[0].second);
+        EXPECT_EQ(a[nq * ld + e], seen[1].second);
       }
-      std::stable_sort(seen.begin(), seen.end(),
-                       [](const auto& x, const auto& y) { return x.first < y.first; });
-      seen.resize(3, {5.0f, 99});
-      EXPECT_EQ(v[r], seen[0].first);
-      EXPECT_EQ(v[m + r], seen[1].first);
-      EXPECT_EQ(v[2 * m + r], seen[2].first);
-      EXPECT_EQ(a[r], seen[0].second);
-      EXPECT_EQ(a[m + r], seen[1].second);
-    }
     for (const Kernels* k : wider_levels()) EXPECT_EQ(run(*k), run(scalar()));
     // sq_dist of several vectors at once: sq_dist's bits, at every level.
     std::vector<const float*> rows_of;
@@ -205,6 +244,36 @@ TEST(SimdKernels, BoundsHoldTheirEstimateAndSelectionIsExact) {
         EXPECT_EQ(batch[i], scalar().sq_dist(rows_of[i], sq.data(), m / 2)) << i;
     }
   }
+}
+
+// The cache's transpose against a direct loop at every level: strips of sixteen rows (the
+// in-register transpose), other heights and strides, into aligned and unaligned rows.
+TEST(SimdKernels, ColumnsToRowsTransposes) {
+  std::mt19937 rng(11);
+  std::vector<const Kernels*> levels = wider_levels();
+  levels.push_back(&scalar());
+  for (const auto [rows, stride] :
+       {std::pair<std::size_t, std::size_t>{16, 16}, {16, 17}, {15, 16}, {3, 5}, {33, 40}})
+    for (const std::size_t n : {std::size_t{1}, std::size_t{16}, std::size_t{37}})
+      for (const std::size_t offset : {std::size_t{0}, std::size_t{3}}) {
+        const std::size_t ncols = 41;
+        const std::vector<float> tile = random_floats(ncols * stride, rng, 0, 6);
+        std::vector<std::uint32_t> cols(n);
+        for (std::size_t p = 0; p < n; ++p)
+          cols[p] = static_cast<std::uint32_t>((p * 7 + 3) % ncols);
+        const std::size_t dst_stride = 48;
+        for (const Kernels* k : levels) {
+          std::vector<float> buffer(rows * dst_stride + 32, -1.0f);
+          const auto misalignment = reinterpret_cast<std::uintptr_t>(buffer.data()) % 64;
+          float* dst = buffer.data() + (64 - misalignment) % 64 / sizeof(float) + offset;
+          k->columns_to_rows(tile.data(), stride, rows, cols.data(), n, dst, dst_stride);
+          for (std::size_t r = 0; r < rows; ++r)
+            for (std::size_t p = 0; p < dst_stride; ++p)
+              EXPECT_EQ(dst[r * dst_stride + p],
+                        p < n ? tile[std::size_t{cols[p]} * stride + r] : -1.0f)
+                  << rows << " " << stride << " " << n << " " << r << " " << p;
+        }
+      }
 }
 
 TEST(SimdKernels, SparseKernelsBitIdenticalToScalar) {

@@ -96,6 +96,36 @@ TEST(MethodInfo, BatchesHoldAtMostTheMethodsCap) {
   }
 }
 
+// However much memory there is, LC-RWMD's batches stop at 65,536 query words (phase 1's strip
+// of bounds then stays in the L2 cache); other methods take every query.
+TEST(MethodInfo, LcRwmdBatchesStopAtTheirWordCap) {
+  const Index ix = Index::from_data(test::random_index(60, 40, 5, 6, 3));
+  QuerySet qs;
+  const std::size_t n = 2000, h = 40;  // 80,000 query words
+  for (std::size_t q = 0; q < n; ++q) {
+    qs.ids.push_back(std::to_string(q));
+    qs.labels.push_back("");
+    for (std::uint32_t u = 0; u < h; ++u) {
+      qs.words.push_back(u);
+      qs.weights.push_back(1.0f / h);
+    }
+    qs.indptr.push_back(qs.words.size());
+  }
+  CpuOptions big;
+  big.memory_budget = std::size_t{64} << 30;
+  for (const bool symmetric : {false, true}) {
+    SearchOptions o;
+    o.symmetric = symmetric;
+    const std::vector<BatchPlan> plans = plan_batches(ix, qs, o, big);
+    ASSERT_EQ(plans.size(), 2u);
+    EXPECT_EQ(plans[0].end - plans[0].begin, 65536 / h);  // whole queries within the cap
+    EXPECT_EQ(plans[1].end, n);
+  }
+  SearchOptions act;
+  act.method = Method::act;
+  EXPECT_EQ(plan_batches(ix, qs, act, big).size(), 1u);
+}
+
 // The working memory of one query, as the planner counts it: its row, one float per
 // vocabulary word for LC-RWMD's minimum, and for symmetric search the v x h word distances.
 TEST(MethodInfo, QueryWorkingMemory) {
