@@ -224,6 +224,7 @@ class LcAct final : public BatchDistance {
   // What mass p of one word costs: capped steps while more than one reachable word is left,
   // the rest at the last reachable one. (ACT-0 and ACT-1 branch-free, with the same bits.)
   static float transfer(float p, const Slot* seg, std::size_t reachable) {
+    if (reachable == 0) return p * kInf;  // a query with no words: nowhere to go
     if (reachable == 1) return p * seg[0].cost;
     if (reachable == 2) {
       const float moved = std::min(p, seg[0].mass);
@@ -248,7 +249,11 @@ class LcAct final : public BatchDistance {
     static_assert(sizeof(Slot) == 2 * sizeof(float));
     const cpu::Kernels& k = cpu::kernels();
     const auto* flat = reinterpret_cast<const float*>(slots);
-    if (Q == 1 && S == 2) {
+    // Two slots for every query (ACT-1, or ICT's two-word queries): the vectorised ACT-1 sums.
+    // (S == 2 Q alone does not say it: ICT's queries of one and three words have it too.)
+    bool two_each = true;
+    for (std::size_t j = 0; j < Q; ++j) two_each &= slots_of(j) == 2;
+    if (Q == 1 && two_each) {
       // One query, ACT-1: eight words at a time (cpu/simd.h).
 #pragma omp parallel for schedule(static, 1024)
       for (std::size_t i = 0; i < n; ++i) {
@@ -266,7 +271,7 @@ class LcAct final : public BatchDistance {
 #pragma omp for schedule(dynamic, 256)
       for (std::size_t i = 0; i < n; ++i) {
         const std::uint64_t b = indptr[i], h = indptr[i + 1] - b;
-        if (S == 2 * Q) {  // ACT-1 for every query: vectorised across the queries
+        if (two_each) {  // vectorised across the queries
           k.act1_rows(idx.data() + b, val.data() + b, h, flat, Q, acc.data(), lanes.data());
         } else {
           std::fill(lanes.begin(), lanes.end(), 0.0f);

@@ -173,18 +173,26 @@ class LcRwmd final : public BatchDistance {
     const cpu::Kernels& k = cpu::kernels();
     thread_local std::vector<std::uint32_t> word;  // per pair, its least lower bound's word
     word.resize(Q * R);
+    // A query with no words has no nearest one: +inf, as the minimum over none.
+    const auto has_words = [&](std::size_t j) {
+      return batch_.cols_indptr[j] < batch_.cols_indptr[j + 1];
+    };
     by_word.assign(w + 1, 0);
     for (std::size_t j = 0; j < Q; ++j)
       for (std::size_t r = 0; r < rows; ++r) {
+        if (!has_words(j)) {
+          best[j * R + r] = kInf;
+          continue;
+        }
         const std::uint32_t c = batch_.cols[least.a1[j * R + r]];
         word[j * R + r] = c;
         ++by_word[c + 1];
       }
     for (std::size_t c = 0; c < w; ++c) by_word[c + 1] += by_word[c];
     // The pairs grouped by word; by_word[c] then ends word c's run.
-    pending.resize(rows * Q);
+    pending.resize(by_word[w]);
     for (std::size_t j = 0; j < Q; ++j)
-      for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t r = 0; r < rows && has_words(j); ++r)
         pending[by_word[word[j * R + r]]++] = {static_cast<std::uint32_t>(j * R + r),
                                                static_cast<std::uint32_t>(r)};
     // Each run of one word: its distinct rows recomputed at once (queries of a batch that share
@@ -214,13 +222,14 @@ class LcRwmd final : public BatchDistance {
     for (std::size_t j = 0; j < Q; ++j)
       for (std::size_t r = 0; r < rows; ++r) {
         const std::size_t e = j * R + r;
-        if (!(least.v2[e] <= best[e])) continue;
+        if (!has_words(j) || !(least.v2[e] <= best[e])) continue;
         best[e] = std::min(best[e], tiles_.exact(u0 + r, batch_.cols[least.a2[e]]));
         ++recomputed;
         if (!(least.v3[e] <= best[e])) continue;
+        const cpu::BoundTerms row = tiles_.row_terms(u0 + r);
         for (std::uint64_t p = batch_.cols_indptr[j]; p < batch_.cols_indptr[j + 1]; ++p) {
           const std::uint32_t c = batch_.cols[p];
-          if (p == least.a1[e] || p == least.a2[e] || !(tiles_.lower(ws, u0, r, c) <= best[e]))
+          if (p == least.a1[e] || p == least.a2[e] || !(tiles_.lower(ws, row, r, c) <= best[e]))
             continue;
           best[e] = std::min(best[e], tiles_.exact(u0 + r, c));
           ++recomputed;

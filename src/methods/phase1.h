@@ -73,10 +73,11 @@ class Phase1Tiles {
   // in the CPU's caches), and of one entry; the same bits as bound()'s.
   void bound_strip(const Workspace& ws, std::size_t u0, std::size_t r0, std::size_t n, float* out,
                    std::size_t ld) const;
-  float lower(const Workspace& ws, std::size_t u0, std::size_t r, std::size_t w) const {
+  // row: row_terms(u0 + r), read once for many words.
+  float lower(const Workspace& ws, const cpu::BoundTerms& row, std::size_t r, std::size_t w) const {
     // bound_sq_distances' operations in its order, NaN to 0 as there.
-    const float low = index_.sq_norms()[u0 + r] + ws.g_column(w)[r] -
-                      cpu::bounds::beta(gemm_.row_terms(u0 + r), columns_.terms[w]);
+    const float low =
+        row.sq + ws.g_column(w)[r] - cpu::bounds::beta({row.a, row.b, row.c}, columns_.terms[w]);
     return low > 0.0f ? low : 0.0f;
   }
 

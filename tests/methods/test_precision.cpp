@@ -291,5 +291,89 @@ TEST(Precision, StatsCountWordPairsAndRecomputedDistances) {
   }
 }
 
+// A query with no words (the library takes such a QuerySet as given), first, between others
+// and last: every method leaves the other queries' distances as they are without it, and
+// LC-RWMD gives the empty one what quadratic RWMD gives, in every precision and tile shape.
+TEST(Search, AQueryWithNoWords) {
+  const Index ix = Index::from_data(test::random_index(40, 30, 5, 6, 2));
+  const QuerySet some = test::mixed_queries(ix, 4, 3);
+  QuerySet qs = some;
+  qs.ids.clear(), qs.labels.clear(), qs.indptr = {0}, qs.words.clear(), qs.weights.clear();
+  std::vector<std::size_t> kept;  // the row in qs of each query of `some`
+  const auto add_empty = [&] {
+    qs.ids.push_back("empty" + std::to_string(qs.ids.size()));
+    qs.labels.push_back("");
+    qs.indptr.push_back(qs.words.size());
+  };
+  add_empty();
+  for (std::size_t q = 0; q < some.size(); ++q) {
+    if (q == 2) add_empty();
+    kept.push_back(qs.ids.size());
+    qs.ids.push_back(some.ids[q]);
+    qs.labels.push_back(some.labels[q]);
+    for (std::uint64_t p = some.indptr[q]; p < some.indptr[q + 1]; ++p) {
+      qs.words.push_back(some.words[p]);
+      qs.weights.push_back(some.weights[p]);
+    }
+    qs.indptr.push_back(qs.words.size());
+  }
+  add_empty();
+  const std::size_t n = ix.n_docs();
+  for (const MethodInfo& m : methods())
+    for (const bool symmetric : {false, true}) {
+      if (!symmetric && !m.one_sided) continue;
+      SearchOptions o;
+      o.method = m.method;
+      o.symmetric = symmetric;
+      const std::vector<float> alone = test::matrix(ix, some, o), with = test::matrix(ix, qs, o);
+      for (std::size_t q = 0; q < some.size(); ++q)
+        for (std::size_t i = 0; i < n; ++i)
+          EXPECT_EQ(with[kept[q] * n + i], alone[q * n + i]) << m.name << " " << symmetric;
+    }
+  for (const bool symmetric : {false, true}) {
+    SearchOptions o;
+    o.symmetric = symmetric;
+    o.method = Method::rwmd;
+    const std::vector<float> want = test::matrix(ix, qs, o);
+    o.method = Method::lc_rwmd;
+    for (const std::size_t rows : {std::size_t{0}, std::size_t{3}})
+      for (const Precision precision : available_precisions()) {
+        CpuOptions c;
+        c.tile_rows = rows;
+        c.precision = precision;
+        const std::vector<float> got = test::matrix(CpuSearcher(ix, c), qs, o);
+        for (std::size_t i = 0; i < got.size(); ++i)
+          EXPECT_TRUE(got[i] == want[i] || std::fabs(got[i] - want[i]) <= 1e-4f * want[i])
+              << symmetric << " " << to_string(precision) << " " << rows << " " << i << ": "
+              << got[i] << " " << want[i];
+      }
+  }
+}
+
+// ICT's queries of one and three words hold two slots each on average, as ACT-1's do: a batch
+// of them must still sum each query over its own slots, as one query at a time does.
+TEST(Search, IctBatchOfOneAndThreeWordQueries) {
+  const Index ix = Index::from_data(test::random_index(40, 30, 5, 6, 4));
+  QuerySet qs;
+  for (const std::vector<std::uint32_t>& words :
+       {std::vector<std::uint32_t>{4}, std::vector<std::uint32_t>{1, 7, 20}}) {
+    qs.ids.push_back(std::to_string(qs.ids.size()));
+    qs.labels.push_back("");
+    for (const std::uint32_t u : words) {
+      qs.words.push_back(u);
+      qs.weights.push_back(1.0f / static_cast<float>(words.size()));
+    }
+    qs.indptr.push_back(qs.words.size());
+  }
+  for (const bool symmetric : {false, true}) {
+    SearchOptions o;
+    o.method = Method::ict;
+    o.symmetric = symmetric;
+    const std::vector<float> together = test::matrix(ix, qs, o);
+    o.batch = 1;
+    EXPECT_EQ(together, test::matrix(ix, qs, o)) << symmetric;
+  }
+}
+
 }  // namespace
 }  // namespace lcrwmd
