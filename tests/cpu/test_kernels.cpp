@@ -252,7 +252,7 @@ TEST(SimdKernels, ColumnsToRowsTransposes) {
   std::mt19937 rng(11);
   std::vector<const Kernels*> levels = wider_levels();
   levels.push_back(&scalar());
-  for (const auto [rows, stride] :
+  for (const auto& [rows, stride] :
        {std::pair<std::size_t, std::size_t>{16, 16}, {16, 17}, {15, 16}, {3, 5}, {33, 40}})
     for (const std::size_t n : {std::size_t{1}, std::size_t{16}, std::size_t{37}})
       for (const std::size_t offset : {std::size_t{0}, std::size_t{3}}) {
