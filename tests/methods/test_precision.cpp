@@ -6,6 +6,7 @@
 // vectors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -150,35 +151,79 @@ TEST(Precision, EveryPrecisionTileAndBatchGivesTheSameBits) {
     }
 }
 
+// One-sided LC-RWMD's distances against Z taken from the vectors directly, query by query.
+void expect_exact_minimum(const Index& ix, const QuerySet& qs, const CpuOptions& c,
+                          const std::string& trace) {
+  const cpu::Kernels& k = cpu::kernels();
+  const std::size_t m = ix.dim(), v = ix.vocab_size(), n = ix.n_docs();
+  SearchOptions o;
+  o.symmetric = false;
+  o.batch = 1;
+  const std::vector<float> got = test::matrix(CpuSearcher(ix, c), qs, o);
+  for (std::size_t q = 0; q < qs.size(); ++q) {
+    std::vector<float> z(v);
+    for (std::size_t u = 0; u < v; ++u) {
+      float least = std::numeric_limits<float>::infinity();
+      for (std::uint64_t t = qs.indptr[q]; t < qs.indptr[q + 1]; ++t)
+        least = std::min(least, k.sq_dist(ix.vector(u), query_word_vector(ix, qs, qs.words[t]), m));
+      z[u] = std::sqrt(least);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t b = ix.indptr()[i];
+      const float want = k.sparse_dot(ix.indices().data() + b, ix.values().data() + b,
+                                      ix.indptr()[i + 1] - b, z.data());
+      ASSERT_EQ(got[q * n + i], want) << trace << " query " << q << " doc " << i;
+    }
+  }
+}
+
 TEST(Precision, ZIsTheExactMinimum) {
   const Index ix = Index::from_data(troublesome_index(40, 120, 29, 3));
   const QuerySet qs = troublesome_queries(ix);
-  const cpu::Kernels& k = cpu::kernels();
-  const std::size_t m = ix.dim(), v = ix.vocab_size(), n = ix.n_docs();
   for (Precision p : available_precisions()) {
     CpuOptions c;
     c.precision = p;
-    SearchOptions o;
-    o.symmetric = false;
-    o.batch = 1;
-    const std::vector<float> got = test::matrix(CpuSearcher(ix, c), qs, o);
-    for (std::size_t q = 0; q < qs.size(); ++q) {
-      std::vector<float> z(v);
-      for (std::size_t u = 0; u < v; ++u) {
-        float least = std::numeric_limits<float>::infinity();
-        for (std::uint64_t t = qs.indptr[q]; t < qs.indptr[q + 1]; ++t)
-          least =
-              std::min(least, k.sq_dist(ix.vector(u), query_word_vector(ix, qs, qs.words[t]), m));
-        z[u] = std::sqrt(least);
-      }
-      for (std::size_t i = 0; i < n; ++i) {
-        const std::uint64_t b = ix.indptr()[i];
-        const float want = k.sparse_dot(ix.indices().data() + b, ix.values().data() + b,
-                                        ix.indptr()[i + 1] - b, z.data());
-        ASSERT_EQ(got[q * n + i], want) << to_string(p) << " query " << q << " doc " << i;
-      }
-    }
+    expect_exact_minimum(ix, qs, c, std::string(to_string(p)));
   }
+}
+
+// Every vocabulary word nearly equidistant from many words of each query (six vectors, each
+// copied to 40 words and nudged by 1e-4 of its norm, inside bf16's and int8's error bands, so
+// that one of them is the nearest): every (word, query) pair looks past its least two lower
+// bounds at all its query's other words; distances exact in every precision and tile shape.
+TEST(Precision, ManyTiedWordsLookPastTheLeastTwo) {
+  constexpr std::size_t kVocab = 240, kDim = 16, kShared = 6;
+  IndexData d = test::random_index(30, kVocab, kDim, 12, 5);
+  std::mt19937 rng(9);
+  std::normal_distribution<float> nudge(0.0f, 1e-4f);
+  for (std::size_t u = kShared; u < kVocab; ++u)
+    for (std::size_t k = 0; k < kDim; ++k)
+      d.vectors[u * kDim + k] = d.vectors[(u % kShared) * kDim + k] * (1.0f + nudge(rng));
+  const Index ix = Index::from_data(std::move(d));
+  QuerySet qs;
+  for (const std::uint32_t first : {0u, 100u}) {  // two queries of 90 words
+    for (std::uint32_t u = first; u < first + 90; ++u) {
+      qs.words.push_back(u);
+      qs.weights.push_back(1.0f / 90);
+    }
+    qs.indptr.push_back(qs.words.size());
+    qs.ids.push_back("tied" + std::to_string(first));
+    qs.labels.emplace_back();
+  }
+  // Default tiles, blocks of 64 batch words, tiny tiles.
+  struct Tiles {
+    std::size_t rows, words;
+  };
+  for (Precision p : available_precisions())
+    for (const Tiles t : {Tiles{0, 0}, Tiles{0, 64}, Tiles{3, 2}}) {
+      CpuOptions c;
+      c.precision = p;
+      c.tile_rows = t.rows;
+      c.tile_words = t.words;
+      expect_exact_minimum(ix, qs, c,
+                           std::string(to_string(p)) + " tile rows " + std::to_string(t.rows) +
+                               " words " + std::to_string(t.words));
+    }
 }
 
 // The certificate itself: every interval holds the exact distance, in every precision, for
