@@ -25,6 +25,12 @@ struct QueryRange {
 
 class WordDistanceCache;
 
+// What a batch's compute() gives where a method can choose: every distance (a distance matrix),
+// or lower bounds that refine() makes exact where the top-k needs them (one-sided LC-RWMD: its
+// bounds are phase 1's least lower bounds, and only the words of the few documents refined
+// need their nearest query word found exactly).
+enum class Rows { distances, bounds };
+
 struct Phase1Counts {
   std::size_t word_pairs = 0, recomputed = 0;
 };
@@ -49,7 +55,8 @@ class BatchDistance {
   // The word distances symmetric LC-RWMD keeps (lower bounds, with a way to the exact ones);
   // null where the method keeps none.
   virtual const WordDistanceCache* word_distances() const { return nullptr; }
-  // What phase 1 did: (vocabulary word, query) pairs decided, word distances recomputed.
+  // What phase 1 did: (vocabulary word, query) pairs decided, word distances recomputed (with
+  // Rows::bounds, by the refinements so far).
   virtual Phase1Counts phase1_counts() const { return {}; }
   virtual float tighten(std::size_t /*q*/, std::size_t /*doc*/, float lower,
                         std::size_t /*level*/) const {
@@ -63,7 +70,10 @@ std::unique_ptr<BatchDistance> make_quadratic_rwmd(const Index& index, QueryRang
 // cache_budget: bytes the symmetric variant may keep for the vocabulary x query-word
 // distances; without room, D2 falls back to direct per-pair distances.
 std::unique_ptr<BatchDistance> make_lc_rwmd(const Index& index, QueryRange queries, bool symmetric,
-                                            const Phase1& phase1, std::size_t cache_budget);
+                                            const Phase1& phase1, std::size_t cache_budget,
+                                            Rows rows = Rows::distances);
+// Bytes LC-RWMD keeps per (vocabulary word, query) of a batch, beyond a symmetric cache.
+std::size_t lc_rwmd_pair_bytes(bool symmetric, Rows rows);
 
 // Linear-complexity ACT-k, document -> query (lc_act.cpp); steps = k (0: LC-RWMD's D1,
 // kIctSteps: ICT).

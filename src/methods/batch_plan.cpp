@@ -17,24 +17,24 @@ bool caches_word_distances(const SearchOptions& opt) {
   return m.caches_word_distances && (opt.symmetric || !m.one_sided);
 }
 
-// Floats a query keeps per vocabulary word beyond the cache: LC-RWMD's minimum; ACT's k+1
-// nearest words' (cost, weight) pairs (ICT: all of the query's words), with symmetric
-// LC-RWMD's minimum beside them.
-std::size_t phase1_floats(const SearchOptions& opt, std::size_t words) {
+// Bytes a query keeps per vocabulary word beyond the cache: LC-RWMD's minimum (and, for its
+// bounds, what refining needs); ACT's k+1 nearest words' (cost, weight) pairs (ICT: all of
+// the query's words), with symmetric LC-RWMD's minimum beside them.
+std::size_t phase1_bytes(const SearchOptions& opt, std::size_t words, Rows rows) {
   switch (describe(opt.method).word_pass) {
     case WordPass::none:
       return 0;
     case WordPass::nearest:
-      return 1;
+      return lc_rwmd_pair_bytes(opt.symmetric, rows);
     case WordPass::capped:
-      return 2 * reachable_words(act_steps(opt), words) + (opt.symmetric ? 1 : 0);
+      return sizeof(float) * (2 * reachable_words(act_steps(opt), words) + (opt.symmetric ? 1 : 0));
   }
   return 0;
 }
 
 // A query's row of results and what phase 1 keeps for it.
-std::size_t row_bytes(const Index& index, const SearchOptions& opt, std::size_t words) {
-  return sizeof(float) * (index.n_docs() + index.vocab_size() * phase1_floats(opt, words));
+std::size_t row_bytes(const Index& index, const SearchOptions& opt, std::size_t words, Rows rows) {
+  return sizeof(float) * index.n_docs() + index.vocab_size() * phase1_bytes(opt, words, rows);
 }
 
 // Symmetric LC-RWMD caches 4·v·h bytes of word distances per query. Where the budget admits only
@@ -49,7 +49,7 @@ constexpr std::size_t kMinSymmetricBatch = 16;
 // many words) per batch against 16.2 s at 3,757 (BENCHMARKS.md).
 constexpr std::size_t kMaxNearestBatchWords = std::size_t{1} << 16;
 std::vector<BatchPlan> plan_with_max(const Index& index, const QuerySet& qs,
-                                     const SearchOptions& opt, const CpuOptions& cpu,
+                                     const SearchOptions& opt, const CpuOptions& cpu, Rows rows,
                                      std::size_t max_batch) {
   const std::size_t v = index.vocab_size();
   const std::size_t per_word = phase1_scratch_per_word(index, opt, cpu);
@@ -60,7 +60,7 @@ std::vector<BatchPlan> plan_with_max(const Index& index, const QuerySet& qs,
     const std::size_t begin = q;
     std::size_t bytes = 0;  // per query: its row of results and its phase-1 arrays
     do {
-      const std::size_t next = bytes + row_bytes(index, opt, qs.length(q));
+      const std::size_t next = bytes + row_bytes(index, opt, qs.length(q), rows);
       const std::size_t words = qs.indptr[q + 1] - qs.indptr[begin];
       const std::size_t cache = caches_word_distances(opt) ? 4 * v * words : 0;
       if (q > begin && next + cache + per_word * words > cpu.memory_budget) break;
@@ -77,7 +77,9 @@ std::vector<BatchPlan> plan_with_max(const Index& index, const QuerySet& qs,
 
 std::size_t cpu_query_bytes(const Index& index, const SearchOptions& options,
                             std::size_t query_words) {
-  return row_bytes(index, options, query_words) +
+  // As a top-k search counts it.
+  const Rows rows = options.prune ? Rows::bounds : Rows::distances;
+  return row_bytes(index, options, query_words, rows) +
          (caches_word_distances(options) ? sizeof(float) * index.vocab_size() * query_words : 0);
 }
 
@@ -93,17 +95,17 @@ std::size_t phase1_scratch_per_word(const Index& index, const SearchOptions& opt
 }
 
 std::vector<BatchPlan> plan_batches(const Index& index, const QuerySet& qs,
-                                    const SearchOptions& opt, const CpuOptions& cpu) {
+                                    const SearchOptions& opt, const CpuOptions& cpu, Rows rows) {
   // batch 0: as many queries as the budget holds.
   const std::size_t asked = opt.batch ? opt.batch : qs.size();
   const std::size_t cap = describe(opt.method).max_cpu_batch;
   const std::size_t max_batch = std::max<std::size_t>(cap ? std::min(asked, cap) : asked, 1);
-  std::vector<BatchPlan> plans = plan_with_max(index, qs, opt, cpu, max_batch);
+  std::vector<BatchPlan> plans = plan_with_max(index, qs, opt, cpu, rows, max_batch);
   // Cramped: the memory budget, not the requested batch size, keeps batches small.
   const bool cramped =
       caches_word_distances(opt) && plans.size() > 1 &&
       plans.front().end - plans.front().begin < std::min(kMinSymmetricBatch, max_batch);
-  return cramped ? plan_with_max(index, qs, opt, cpu, 1) : plans;
+  return cramped ? plan_with_max(index, qs, opt, cpu, rows, 1) : plans;
 }
 
 }  // namespace lcrwmd

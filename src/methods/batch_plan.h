@@ -7,6 +7,7 @@
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
+#include "methods/batch_distance.h"
 
 namespace lcrwmd {
 
@@ -22,7 +23,8 @@ struct BatchPlan {
 // at least one) within cpu.memory_budget where more than one query is in it; symmetric LC-RWMD and
 // WMD take one query at a time where the budget would cramp batches below 16 queries.
 std::vector<BatchPlan> plan_batches(const Index& index, const QuerySet& queries,
-                                    const SearchOptions& options, const CpuOptions& cpu);
+                                    const SearchOptions& options, const CpuOptions& cpu,
+                                    Rows rows = Rows::distances);
 
 // Phase 1's scratch per word of a batch: every thread's tile of estimates and lower bounds for
 // each batch word (methods/phase1.h), part of a batch's working memory.

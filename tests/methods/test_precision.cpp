@@ -151,7 +151,8 @@ TEST(Precision, EveryPrecisionTileAndBatchGivesTheSameBits) {
     }
 }
 
-// One-sided LC-RWMD's distances against Z taken from the vectors directly, query by query.
+// One-sided LC-RWMD's distances, and its top-k, against Z taken from the vectors directly,
+// query by query.
 void expect_exact_minimum(const Index& ix, const QuerySet& qs, const CpuOptions& c,
                           const std::string& trace) {
   const cpu::Kernels& k = cpu::kernels();
@@ -160,6 +161,7 @@ void expect_exact_minimum(const Index& ix, const QuerySet& qs, const CpuOptions&
   o.symmetric = false;
   o.batch = 1;
   const std::vector<float> got = test::matrix(CpuSearcher(ix, c), qs, o);
+  std::vector<float> want(qs.size() * n);
   for (std::size_t q = 0; q < qs.size(); ++q) {
     std::vector<float> z(v);
     for (std::size_t u = 0; u < v; ++u) {
@@ -170,11 +172,29 @@ void expect_exact_minimum(const Index& ix, const QuerySet& qs, const CpuOptions&
     }
     for (std::size_t i = 0; i < n; ++i) {
       const std::uint64_t b = ix.indptr()[i];
-      const float want = k.sparse_dot(ix.indices().data() + b, ix.values().data() + b,
-                                      ix.indptr()[i + 1] - b, z.data());
-      ASSERT_EQ(got[q * n + i], want) << trace << " query " << q << " doc " << i;
+      want[q * n + i] = k.sparse_dot(ix.indices().data() + b, ix.values().data() + b,
+                                     ix.indptr()[i + 1] - b, z.data());
+      ASSERT_EQ(got[q * n + i], want[q * n + i]) << trace << " query " << q << " doc " << i;
     }
   }
+  // Top-k finds the nearest words of the refined documents' words alone, from the bounds
+  // phase 1 kept: one query at a time (documents refined in parallel) and all at once.
+  for (const std::size_t batch : {1, 0})
+    for (const std::size_t top : {std::size_t{1}, std::size_t{3}, n}) {
+      o.batch = batch;
+      SearchStats stats;
+      const SearchResults r = CpuSearcher(ix, c).search(qs, top, o, &stats);
+      for (std::size_t q = 0; q < qs.size(); ++q) {
+        std::vector<std::pair<float, std::size_t>> row;
+        for (std::size_t i = 0; i < n; ++i) row.emplace_back(want[q * n + i], i);
+        std::sort(row.begin(), row.end());
+        for (std::size_t t = 0; t < top; ++t) {
+          ASSERT_EQ(r.distances[q * top + t], row[t].first) << trace << " k " << top;
+          ASSERT_EQ(r.indices[q * top + t], static_cast<std::int64_t>(row[t].second))
+              << trace << " k " << top;
+        }
+      }
+    }
 }
 
 TEST(Precision, ZIsTheExactMinimum) {
@@ -317,22 +337,33 @@ TEST(Precision, NamesParseAndAutoResolves) {
 TEST(Precision, StatsCountWordPairsAndRecomputedDistances) {
   const Index ix = Index::from_data(troublesome_index(50, 90, 23, 4));
   const QuerySet qs = troublesome_queries(ix);
+  const auto matrix_stats = [&](const CpuSearcher& s, const SearchOptions& o) {
+    SearchStats st;
+    s.pairwise(
+        qs, o, [](std::size_t, std::size_t, const float*) {}, &st);
+    return st;
+  };
   for (Precision p : available_precisions()) {
     CpuOptions c;
     c.precision = p;
+    const CpuSearcher s(ix, c);
     SearchOptions o;
     o.symmetric = false;
-    SearchStats st;
-    CpuSearcher(ix, c).search(qs, 3, o, &st);
+    SearchStats st = matrix_stats(s, o);
     EXPECT_EQ(st.word_pairs, ix.vocab_size() * qs.size());
-    // At least one distance per vocabulary word and distinct nearest word (queries of a batch
-    // that share the word share it), at most every word of every query.
+    // Every distance: at least one per vocabulary word and distinct nearest word (queries of a
+    // batch that share the word share it), at most every word of every query.
     EXPECT_GE(st.recomputed, ix.vocab_size());
     EXPECT_LE(st.recomputed, st.word_pairs * 12);
     SearchOptions single = o;
     single.batch = 1;
-    CpuSearcher(ix, c).search(qs, 3, single, &st);
+    st = matrix_stats(s, single);
     EXPECT_GE(st.recomputed, st.word_pairs);  // one query a batch: nothing shared
+    // Top-k: only the words of the documents it refines, each once a query.
+    const SearchResults top = s.search(qs, 1, o, &st);
+    EXPECT_EQ(st.word_pairs, ix.vocab_size() * qs.size());
+    EXPECT_GE(st.refined, qs.size());
+    EXPECT_LT(st.recomputed, ix.vocab_size() * qs.size() / 2);
   }
 }
 
