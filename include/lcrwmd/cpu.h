@@ -28,9 +28,9 @@ struct CpuOptions {
 };
 
 // Working memory one query of `query_words` distinct words takes on the CPU beyond the index,
-// as the batch planner counts it: its row of distances, what phase 1 keeps for it per
-// vocabulary word and, for a method that keeps phase 1's word distances, that cache. Batches
-// hold as many queries as CpuOptions::memory_budget has room for.
+// as the batch planner counts it for a top-k search: its row of distances (or bounds), what
+// phase 1 keeps for it per vocabulary word and, for a method that keeps phase 1's word
+// distances, that cache. Batches hold as many queries as CpuOptions::memory_budget has room for.
 std::size_t cpu_query_bytes(const Index& index, const SearchOptions& options,
                             std::size_t query_words);
 

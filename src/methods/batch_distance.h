@@ -30,6 +30,11 @@ class WordDistanceCache;
 // bounds are phase 1's least lower bounds, and only the words of the few documents refined
 // need their nearest query word found exactly).
 enum class Rows { distances, bounds };
+// What a top-k search asks for: with pruning, LC-RWMD's bounds; every other method computes
+// its distances (or its own bounds) either way.
+inline Rows top_k_rows(const SearchOptions& opt) {
+  return opt.prune && opt.method == Method::lc_rwmd ? Rows::bounds : Rows::distances;
+}
 
 struct Phase1Counts {
   std::size_t word_pairs = 0, recomputed = 0;
@@ -73,7 +78,7 @@ std::unique_ptr<BatchDistance> make_lc_rwmd(const Index& index, QueryRange queri
                                             const Phase1& phase1, std::size_t cache_budget,
                                             Rows rows = Rows::distances);
 // Bytes LC-RWMD keeps per (vocabulary word, query) of a batch, beyond a symmetric cache.
-std::size_t lc_rwmd_pair_bytes(bool symmetric, Rows rows);
+std::size_t lc_rwmd_pair_bytes(Rows rows);
 
 // Linear-complexity ACT-k, document -> query (lc_act.cpp); steps = k (0: LC-RWMD's D1,
 // kIctSteps: ICT).

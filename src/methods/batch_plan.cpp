@@ -25,7 +25,7 @@ std::size_t phase1_bytes(const SearchOptions& opt, std::size_t words, Rows rows)
     case WordPass::none:
       return 0;
     case WordPass::nearest:
-      return lc_rwmd_pair_bytes(opt.symmetric, rows);
+      return lc_rwmd_pair_bytes(rows);
     case WordPass::capped:
       return sizeof(float) * (2 * reachable_words(act_steps(opt), words) + (opt.symmetric ? 1 : 0));
   }
@@ -77,9 +77,7 @@ std::vector<BatchPlan> plan_with_max(const Index& index, const QuerySet& qs,
 
 std::size_t cpu_query_bytes(const Index& index, const SearchOptions& options,
                             std::size_t query_words) {
-  // As a top-k search counts it.
-  const Rows rows = options.prune ? Rows::bounds : Rows::distances;
-  return row_bytes(index, options, query_words, rows) +
+  return row_bytes(index, options, query_words, top_k_rows(options)) +
          (caches_word_distances(options) ? sizeof(float) * index.vocab_size() * query_words : 0);
 }
 

@@ -271,10 +271,8 @@ SearchResults CpuSearcher::top_k(const QuerySet& queries, std::size_t k, const S
   res.indices.assign(res.n_queries * res.k, -1);
   SearchStats st;
   const std::optional<Phase1> p1 = phase1(opt);
-  // Top-k refines what its bounds leave a chance; without pruning every distance is needed.
-  const Rows rows = opt.prune ? Rows::bounds : Rows::distances;
   for_each_batch(
-      index, queries, opt, options_, p1 ? &*p1 : nullptr, rows, st,
+      index, queries, opt, options_, p1 ? &*p1 : nullptr, top_k_rows(opt), st,
       [&](std::size_t first, std::size_t size, const BatchDistance& dist, float* block) {
         std::atomic<std::size_t> refined{0}, tightened{0};
         ParallelErrors errors;

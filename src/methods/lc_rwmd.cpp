@@ -9,17 +9,16 @@
 // D2[i, j] = R(q_j -> doc_i) reuses phase 1's lower bounds (kept when the memory budget allows)
 //   as a gather-min over the document's words, so no second GEMM is needed: first as a bound,
 //   then, where that does not rule the document out, exactly (the candidates recomputed).
-// One-sided top-k (Rows::bounds) skips phase 1's exact minima: Z holds the square root of each
-//   pair's least lower bound, so D1 from it bounds D1 from below, tightly (on 20news and Set 1,
-//   10-14 documents per query have a bound under the 10th distance). refine() then finds the
-//   exact minima of the refined documents' words alone (~2% of the vocabulary per query) from
-//   the least three lower bounds phase 1 kept, and sums them as phase 2 does.
-// The symmetric lower bound handed to the driver is max(D1, B2), with B2 a bound on D2 computed in
-// the
-//   same sparse pass: a query word the document lacks is at least as far from every document
-//   word as from its nearest other vocabulary word, nn(t) (a by-product of phase 1), so
-//   D2 >= B2 = sum_t F_t nn(t) - sum_{t in doc} F_t nn(t). With D1 alone as the bound, ~7x
-//   more documents need D2 on the Set-1 shape.
+// A top-k (Rows::bounds) skips phase 1's exact minima: Z holds the square root of each pair's
+//   least lower bound, so D1 from it bounds D1 from below, tightly (one-sided, on 20news and
+//   Set 1, 10-14 documents per query have a bound under the 10th distance). refine() then finds
+//   the exact minima of the refined documents' words alone (~2% of the vocabulary per query)
+//   from the least three lower bounds phase 1 kept, and sums them as phase 2 does.
+// The symmetric lower bound handed to the driver is max(D1, B2) (D1's bound with Rows::bounds),
+//   with B2 a bound on D2 computed in the same sparse pass: a query word the document lacks is
+//   at least as far from every document word as from its nearest other vocabulary word, nn(t)
+//   (a by-product of phase 1), so D2 >= B2 = sum_t F_t nn(t) - sum_{t in doc} F_t nn(t). With
+//   D1 alone as the bound, ~7x more documents need D2 on the Set-1 shape.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -77,7 +76,7 @@ class LcRwmd final : public BatchDistance {
       : index_(index),
         q_(q),
         symmetric_(symmetric),
-        lazy_(!symmetric && rows == Rows::bounds && positions_fit(q)),
+        lazy_(rows == Rows::bounds && positions_fit(q)),
         batch_(index, q.set, q.begin, q.end),
         tiles_(index, p1, batch_) {
     if (symmetric_ && WordDistanceCache::bytes(index, batch_.cols.size()) <= cache_budget)
@@ -99,8 +98,9 @@ class LcRwmd final : public BatchDistance {
   }
 
   float refine(std::size_t j, std::size_t doc, float d1) const override {
-    if (lazy_) return d1_exactly(j, doc);
-    return std::max(d1, reverse_direction(j, doc));
+    if (!lazy_) return std::max(d1, reverse_direction(j, doc));
+    const float exact_d1 = d1_exactly(j, doc);
+    return symmetric_ ? std::max(exact_d1, reverse_direction(j, doc)) : exact_d1;
   }
 
   const WordDistanceCache* word_distances() const override { return cache_.get(); }
@@ -465,7 +465,7 @@ class LcRwmd final : public BatchDistance {
   const Index& index_;
   QueryRange q_;
   bool symmetric_;
-  bool lazy_;         // Rows::bounds, one-sided: Z holds bounds, refine() the exact minima
+  bool lazy_;         // Rows::bounds: Z holds bounds, refine() finds the exact minima
   BatchWords batch_;  // the batch's distinct words (phase-1 columns) and each query's columns
   Phase1Tiles tiles_;
   LargeArray<float> z_;  // v x Q: sqrt of the row-wise minima (lazy_: of the least lower bounds);
@@ -486,8 +486,8 @@ std::unique_ptr<BatchDistance> make_lc_rwmd(const Index& index, QueryRange queri
   return std::make_unique<LcRwmd>(index, queries, symmetric, phase1, cache_budget, rows);
 }
 
-std::size_t lc_rwmd_pair_bytes(bool symmetric, Rows rows) {
-  return sizeof(float) + (!symmetric && rows == Rows::bounds ? sizeof(LeastBounds) : 0);
+std::size_t lc_rwmd_pair_bytes(Rows rows) {
+  return sizeof(float) + (rows == Rows::bounds ? sizeof(LeastBounds) : 0);
 }
 
 }  // namespace lcrwmd

@@ -166,7 +166,7 @@ TEST_F(Cli, InfoJson) {
   EXPECT_EQ(j["embeddings_fingerprint"].get<std::string>().size(), 16u);
   // A query of the mean length (7 / 3 words: 2), as the batch planner counts it.
   EXPECT_EQ(j["query_bytes_one_sided"], 4 * 3 + 16 * 7);
-  EXPECT_EQ(j["query_bytes_symmetric"], 4 * (3 + 7 + 7 * 2));
+  EXPECT_EQ(j["query_bytes_symmetric"], 4 * 3 + 16 * 7 + 4 * 7 * 2);
   const CliRun table = lcrwmd("info --index " + index);
   EXPECT_NE(table.out.find("stop words   3: and, of, the"), std::string::npos) << table.out;
 }

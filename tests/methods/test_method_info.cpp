@@ -126,9 +126,9 @@ TEST(MethodInfo, LcRwmdBatchesStopAtTheirWordCap) {
   EXPECT_EQ(plan_batches(ix, qs, act, big).size(), 1u);
 }
 
-// The working memory of one query, as a top-k search counts it: its row, one float per
-// vocabulary word for LC-RWMD's minimum (one-sided: its bound, and 12 bytes for refining it),
-// and for symmetric search the v x h word distances.
+// The working memory of one query, as a top-k search counts it: its row, per vocabulary word
+// LC-RWMD's bound of the minimum and 12 bytes for refining it, and for symmetric search the
+// v x h word distances.
 TEST(MethodInfo, QueryWorkingMemory) {
   const Index ix = Index::from_data(test::random_index(60, 40, 5, 6, 3));
   const std::size_t n = ix.n_docs(), v = ix.vocab_size(), h = 7;
@@ -139,7 +139,7 @@ TEST(MethodInfo, QueryWorkingMemory) {
   EXPECT_EQ(cpu_query_bytes(ix, o, h), 4 * (n + v));
   o.prune = true;
   o.symmetric = true;
-  EXPECT_EQ(cpu_query_bytes(ix, o, h), 4 * (n + v + v * h));
+  EXPECT_EQ(cpu_query_bytes(ix, o, h), 4 * n + 16 * v + 4 * v * h);
   o.method = Method::wcd;
   EXPECT_EQ(cpu_query_bytes(ix, o, h), 4 * n);
   o.method = Method::act;
