@@ -328,9 +328,10 @@ class LcRwmd final : public BatchDistance {
     };
     thread_local Memo memo;
     if (memo.batch != generation_ || memo.query != j) {
-      memo.z.resize(index_.vocab_size(), kUnknown);
+      // The last query's words forgotten before the resize: its index may have had more.
       for (const std::uint32_t u : memo.found) memo.z[u] = kUnknown;
       memo.found.clear();
+      memo.z.resize(index_.vocab_size(), kUnknown);
       memo.batch = generation_, memo.query = j;
     }
     const std::uint64_t b = index_.indptr()[doc];

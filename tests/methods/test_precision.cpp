@@ -367,6 +367,38 @@ TEST(Precision, StatsCountWordPairsAndRecomputedDistances) {
   }
 }
 
+// Top-k remembers the word minima it found for a query on each thread: searches of indexes of
+// different vocabularies, and of batches and queries in turn, each find their own.
+TEST(Search, TopKOfOneIndexAfterAnother) {
+  const Index big = Index::from_data(test::random_index(80, 300, 6, 10, 21));
+  const Index small = Index::from_data(test::random_index(50, 40, 6, 8, 22));
+  const std::size_t k = 4;
+  for (const bool symmetric : {false, true}) {
+    SearchOptions o;
+    o.symmetric = symmetric;
+    const auto expect_sorted_matrix = [&](const Index& ix, const QuerySet& qs) {
+      const std::vector<float> want = test::matrix(ix, qs, o);
+      const SearchResults got = CpuSearcher(ix).search(qs, k, o);
+      const std::size_t n = ix.n_docs();
+      for (std::size_t q = 0; q < qs.size(); ++q) {
+        std::vector<std::pair<float, std::size_t>> row;
+        for (std::size_t i = 0; i < n; ++i) row.emplace_back(want[q * n + i], i);
+        std::sort(row.begin(), row.end());
+        for (std::size_t t = 0; t < k; ++t) {
+          ASSERT_EQ(got.distances[q * k + t], row[t].first) << symmetric << " query " << q;
+          ASSERT_EQ(got.indices[q * k + t], static_cast<std::int64_t>(row[t].second));
+        }
+      }
+    };
+    const QuerySet big_queries = test::mixed_queries(big, 6, 4);
+    const QuerySet small_queries = test::mixed_queries(small, 6, 5);
+    for (int round = 0; round < 2; ++round) {
+      expect_sorted_matrix(big, big_queries);
+      expect_sorted_matrix(small, small_queries);
+    }
+  }
+}
+
 // A query with no words (the library takes such a QuerySet as given), first, between others
 // and last: every method leaves the other queries' distances as they are without it, and
 // LC-RWMD gives the empty one what quadratic RWMD gives, in every precision and tile shape.
