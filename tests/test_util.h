@@ -19,6 +19,7 @@
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
 #include "lcrwmd/text.h"
+#include "lcrwmd/topk.h"
 
 namespace lcrwmd::test {
 
@@ -145,6 +146,39 @@ inline std::vector<float> matrix(const Searcher& s, const QuerySet& qs, const Se
 }
 inline std::vector<float> matrix(const Index& ix, const QuerySet& qs, const SearchOptions& o) {
   return matrix(CpuSearcher(ix), qs, o);
+}
+
+// Search must return exactly the k best of the full matrix, ties by document index.
+inline void expect_topk_matches_sort(const Searcher& searcher, const QuerySet& qs,
+                                     SearchOptions o) {
+  const Index& ix = searcher.index();
+  const auto full = test::matrix(searcher, qs, o);
+  for (std::size_t k : {1u, 4u, 10u, 1000u}) {
+    for (bool prune : {true, false}) {
+      o.prune = prune;
+      SearchStats st;
+      const SearchResults r = searcher.search(qs, k, o, &st);
+      ASSERT_EQ(r.k, std::min(k, ix.n_docs()));
+      for (std::size_t q = 0; q < qs.size(); ++q) {
+        std::vector<Neighbor> all;
+        for (std::size_t i = 0; i < ix.n_docs(); ++i)
+          all.push_back({full[q * ix.n_docs() + i], static_cast<std::int64_t>(i)});
+        std::sort(all.begin(), all.end());
+        for (std::size_t j = 0; j < r.k; ++j) {
+          ASSERT_EQ(r.indices[q * r.k + j], all[j].index)
+              << to_string(o.method) << " k=" << k << " prune=" << prune << " q=" << q;
+          ASSERT_EQ(r.distances[q * r.k + j], all[j].distance);
+        }
+      }
+      // One-sided LC-RWMD refines a single query's first ~64 + 2k documents at once (without a
+      // tighter bound between): a small index it may refine whole.
+      const bool bounded = o.method == Method::wmd ||
+                           (o.method == Method::lc_rwmd && (o.symmetric || ix.n_docs() > 200));
+      if (bounded && prune && k < 10) {
+        EXPECT_LT(st.refined, qs.size() * ix.n_docs()) << "pruning skipped nothing";
+      }
+    }
+  }
 }
 
 // Random queries: some copies of resident documents, some fresh, some with words the index

@@ -71,8 +71,8 @@ struct SearchStats {
                               // D2 for symmetric LC-RWMD, an EMD solve for WMD
   std::size_t tightened = 0;  // WMD: tighter bounds computed (a pair's EMD dual bound)
   // CPU phase 1: (vocabulary word, query) pairs it bounded, and the word distances recomputed
-  // from the vectors for them (the candidates the bounds left; a one-sided LC-RWMD top-k
-  // recomputes only those of the documents it refines).
+  // from the vectors for them (the candidates the bounds left; an LC-RWMD top-k recomputes
+  // only those of the documents it refines).
   std::size_t word_pairs = 0;
   std::size_t recomputed = 0;
   Precision precision = Precision::automatic;  // what phase 1 ran at (automatic: no phase 1)

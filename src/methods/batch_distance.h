@@ -26,9 +26,9 @@ struct QueryRange {
 class WordDistanceCache;
 
 // What a batch's compute() gives where a method can choose: every distance (a distance matrix),
-// or lower bounds that refine() makes exact where the top-k needs them (one-sided LC-RWMD: its
-// bounds are phase 1's least lower bounds, and only the words of the few documents refined
-// need their nearest query word found exactly).
+// or lower bounds that refine() makes exact where the top-k needs them (LC-RWMD: D1 from phase
+// 1's least lower bounds, and only the words of the few documents refined need their nearest
+// query word found exactly).
 enum class Rows { distances, bounds };
 // What a top-k search asks for: with pruning, LC-RWMD's bounds; every other method computes
 // its distances (or its own bounds) either way.

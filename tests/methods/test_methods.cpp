@@ -148,35 +148,6 @@ TEST(Methods, WcdMatchesDirectCentroids) {
   }
 }
 
-// Search must return exactly the k best of the full matrix, ties by document index.
-void expect_topk_matches_sort(const Searcher& searcher, const QuerySet& qs, SearchOptions o) {
-  const Index& ix = searcher.index();
-  const auto full = test::matrix(searcher, qs, o);
-  for (std::size_t k : {1u, 4u, 10u, 1000u}) {
-    for (bool prune : {true, false}) {
-      o.prune = prune;
-      SearchStats st;
-      const SearchResults r = searcher.search(qs, k, o, &st);
-      ASSERT_EQ(r.k, std::min(k, ix.n_docs()));
-      for (std::size_t q = 0; q < qs.size(); ++q) {
-        std::vector<Neighbor> all;
-        for (std::size_t i = 0; i < ix.n_docs(); ++i)
-          all.push_back({full[q * ix.n_docs() + i], static_cast<std::int64_t>(i)});
-        std::sort(all.begin(), all.end());
-        for (std::size_t j = 0; j < r.k; ++j) {
-          ASSERT_EQ(r.indices[q * r.k + j], all[j].index)
-              << to_string(o.method) << " k=" << k << " prune=" << prune << " q=" << q;
-          ASSERT_EQ(r.distances[q * r.k + j], all[j].distance);
-        }
-      }
-      if ((o.method == Method::wmd || (o.method == Method::lc_rwmd && o.symmetric)) && prune &&
-          k < 10) {
-        EXPECT_LT(st.refined, qs.size() * ix.n_docs()) << "pruning skipped nothing";
-      }
-    }
-  }
-}
-
 TEST(Search, TopKMatchesFullSort) {
   IndexData d = test::random_index(257, 80, 10, 12, 9);
   d.indptr.resize(d.indptr.size() - 2);  // and make the last documents duplicates: ties
@@ -203,7 +174,7 @@ TEST(Search, TopKMatchesFullSort) {
       o.method = m;
       o.symmetric = symmetric;
       o.batch = 5;
-      expect_topk_matches_sort(CpuSearcher(ix), qs, o);
+      test::expect_topk_matches_sort(CpuSearcher(ix), qs, o);
     }
 }
 
@@ -245,7 +216,7 @@ TEST(RealCorpus, LcRwmdEqualsQuadraticOnBbcsport) {
         expect_close(lc[x], symmetric ? std::max(d1, d2) : d1, "lc-rwmd bbcsport");
         expect_close(quad[x], symmetric ? std::max(d1, d2) : d1, "rwmd bbcsport");
       }
-      expect_topk_matches_sort(tiled, qs, o);
+      test::expect_topk_matches_sort(tiled, qs, o);
     }
   }
 }

@@ -179,22 +179,10 @@ void expect_exact_minimum(const Index& ix, const QuerySet& qs, const CpuOptions&
   }
   // Top-k finds the nearest words of the refined documents' words alone, from the bounds
   // phase 1 kept: one query at a time (documents refined in parallel) and all at once.
-  for (const std::size_t batch : {1, 0})
-    for (const std::size_t top : {std::size_t{1}, std::size_t{3}, n}) {
-      o.batch = batch;
-      SearchStats stats;
-      const SearchResults r = CpuSearcher(ix, c).search(qs, top, o, &stats);
-      for (std::size_t q = 0; q < qs.size(); ++q) {
-        std::vector<std::pair<float, std::size_t>> row;
-        for (std::size_t i = 0; i < n; ++i) row.emplace_back(want[q * n + i], i);
-        std::sort(row.begin(), row.end());
-        for (std::size_t t = 0; t < top; ++t) {
-          ASSERT_EQ(r.distances[q * top + t], row[t].first) << trace << " k " << top;
-          ASSERT_EQ(r.indices[q * top + t], static_cast<std::int64_t>(row[t].second))
-              << trace << " k " << top;
-        }
-      }
-    }
+  for (const std::size_t batch : {1, 0}) {
+    o.batch = batch;
+    test::expect_topk_matches_sort(CpuSearcher(ix, c), qs, o);
+  }
 }
 
 TEST(Precision, ZIsTheExactMinimum) {
@@ -360,7 +348,7 @@ TEST(Precision, StatsCountWordPairsAndRecomputedDistances) {
     st = matrix_stats(s, single);
     EXPECT_GE(st.recomputed, st.word_pairs);  // one query a batch: nothing shared
     // Top-k: only the words of the documents it refines, each once a query.
-    const SearchResults top = s.search(qs, 1, o, &st);
+    s.search(qs, 1, o, &st);
     EXPECT_EQ(st.word_pairs, ix.vocab_size() * qs.size());
     EXPECT_GE(st.refined, qs.size());
     EXPECT_LT(st.recomputed, ix.vocab_size() * qs.size() / 2);
@@ -372,29 +360,14 @@ TEST(Precision, StatsCountWordPairsAndRecomputedDistances) {
 TEST(Search, TopKOfOneIndexAfterAnother) {
   const Index big = Index::from_data(test::random_index(80, 300, 6, 10, 21));
   const Index small = Index::from_data(test::random_index(50, 40, 6, 8, 22));
-  const std::size_t k = 4;
   for (const bool symmetric : {false, true}) {
     SearchOptions o;
     o.symmetric = symmetric;
-    const auto expect_sorted_matrix = [&](const Index& ix, const QuerySet& qs) {
-      const std::vector<float> want = test::matrix(ix, qs, o);
-      const SearchResults got = CpuSearcher(ix).search(qs, k, o);
-      const std::size_t n = ix.n_docs();
-      for (std::size_t q = 0; q < qs.size(); ++q) {
-        std::vector<std::pair<float, std::size_t>> row;
-        for (std::size_t i = 0; i < n; ++i) row.emplace_back(want[q * n + i], i);
-        std::sort(row.begin(), row.end());
-        for (std::size_t t = 0; t < k; ++t) {
-          ASSERT_EQ(got.distances[q * k + t], row[t].first) << symmetric << " query " << q;
-          ASSERT_EQ(got.indices[q * k + t], static_cast<std::int64_t>(row[t].second));
-        }
-      }
-    };
     const QuerySet big_queries = test::mixed_queries(big, 6, 4);
     const QuerySet small_queries = test::mixed_queries(small, 6, 5);
     for (int round = 0; round < 2; ++round) {
-      expect_sorted_matrix(big, big_queries);
-      expect_sorted_matrix(small, small_queries);
+      test::expect_topk_matches_sort(CpuSearcher(big), big_queries, o);
+      test::expect_topk_matches_sort(CpuSearcher(small), small_queries, o);
     }
   }
 }
