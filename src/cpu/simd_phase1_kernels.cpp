@@ -18,7 +18,9 @@
 namespace lcrwmd::cpu::LCRWMD_SIMD_LEVEL::phase1 {
 namespace {
 
-constexpr std::size_t kLanes = kSumLanes;
+#if defined(__AVX2__)
+constexpr std::size_t kLanes = kSumLanes;  // the vector loops' width (none at the scalar level)
+#endif
 
 std::uint16_t bf16_of(float x) {
   if (!(std::fabs(x) >= std::numeric_limits<float>::min())) return 0;

@@ -346,7 +346,7 @@ TEST(SimdKernels, Act1DotMatchesDirectTransfers) {
     // act1_dot's on query j's slots alone, bit for bit (the batch does not change a sum).
     constexpr std::size_t q = 5;
     std::vector<std::uint32_t> rows(idx);
-    for (auto& i : rows) i /= q;
+    for (auto& i : rows) i = static_cast<std::uint32_t>(i / q);
     std::vector<float> acc(q), lanes(cpu::kSumLanes * q);
     scalar().act1_rows(rows.data(), val.data(), h, slots.data(), q, acc.data(), lanes.data());
     for (std::size_t j = 0; j < q; ++j) {
