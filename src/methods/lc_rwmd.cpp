@@ -313,12 +313,12 @@ class LcRwmd final : public BatchDistance {
     return best;
   }
 
-  // Rows::bounds: the exact D1 of (query j, doc), summed by the kernel phase 2 sums it with,
-  // over the document's own Z entries in its word order.
-  // Each thread remembers the minima it found for the query it refines (a batch's queries are
-  // refined one after another on one thread each, or one query on all threads), so that a word
-  // many refined documents share is found once: never more distances than phase 1 would
-  // recompute for every word, bar the rare pairs that look at every query word.
+  // Rows::bounds: the exact D1 of (query j, doc), summed as phase 2 sums it: the same gather
+  // over the document's words, from a row of Z holding the exact minima of those words.
+  // Each thread keeps that row for the query it refines (a batch's queries are refined one
+  // after another on one thread each, or one query on all threads), so that a word many
+  // refined documents share is found once: never more distances than phase 1 would recompute
+  // for every word, bar the rare pairs that look at every query word.
   float d1_exactly(std::size_t j, std::size_t doc) const {
     struct Memo {
       std::uint64_t batch = 0;
@@ -334,25 +334,17 @@ class LcRwmd final : public BatchDistance {
       memo.z.resize(index_.vocab_size(), kUnknown);
       memo.batch = generation_, memo.query = j;
     }
-    const std::uint64_t b = index_.indptr()[doc];
     const auto words = doc_words(doc);
-    thread_local std::vector<float> z;
-    thread_local std::vector<std::uint32_t> position;
-    z.resize(words.size());
-    for (std::size_t p = position.size(); p < words.size(); ++p)
-      position.push_back(static_cast<std::uint32_t>(p));
     std::size_t recomputed = 0;
-    for (std::size_t p = 0; p < words.size(); ++p) {
-      const std::uint32_t u = words[p];
+    for (const std::uint32_t u : words)
       if (std::isnan(memo.z[u])) {
         memo.z[u] = std::sqrt(nearest_sq(u, j, recomputed));
         memo.found.push_back(u);
       }
-      z[p] = memo.z[u];
-    }
     refined_words_.fetch_add(recomputed, std::memory_order_relaxed);
-    return cpu::kernels().sparse_dot(position.data(), index_.values().data() + b, words.size(),
-                                     z.data());
+    const std::uint64_t b = index_.indptr()[doc];
+    return cpu::kernels().sparse_dot(words.data(), index_.values().data() + b, words.size(),
+                                     memo.z.data());
   }
 
   // max(D1, B2), with B2 lowered by 1e-4 of its full sum: the two sums of B2 round
