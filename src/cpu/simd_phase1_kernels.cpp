@@ -108,7 +108,14 @@ __mmask16 lanes_below(std::size_t n) {
 
 // Rows [r0, r0 + 16 * S) (the lanes past `rows` masked) of every query. Each query's columns
 // are read as whole lines, 16 S rows of one column at a time, while its state stays in
-// registers; S = 2 reads the pairs of lines the L2 prefetcher fetches together.
+// registers; S = 2 reads the pairs of lines the L2 prefetcher fetches together. A query's
+// columns are split into kChains consecutive runs, each with state of its own (one chain's
+// compare-and-blend latency, not the CPU's throughput, bounded the loop), then merged in order:
+// a later run's least three fed to the state of the runs before it, least first, give that
+// state's values and positions as one pass over them all would (strict < keeps the earlier
+// position on ties, and a later run's third value can only become the third).
+constexpr std::size_t kChains = 3;
+
 template <std::size_t S>
 void least_three_strips(Least3 t, std::size_t ld, const float* tile, std::size_t stride,
                         std::size_t r0, std::size_t rows, const std::uint32_t* cols,
@@ -119,16 +126,30 @@ void least_three_strips(Least3 t, std::size_t ld, const float* tile, std::size_t
     mask[s] = lanes_below(rows > r0 + 16 * s ? rows - r0 - 16 * s : 0);
   for (std::size_t j = 0; j < nq; ++j) {
     const std::uint64_t first = indptr[j], last = indptr[j + 1];
+    const std::uint64_t run = (last - first) / kChains;  // the last chain also takes the rest
     const __m512i id0 = _mm512_set1_epi32(static_cast<int>(first));
-    Lanes16 l[S];
-    for (std::size_t s = 0; s < S; ++s) l[s] = {inf, inf, inf, id0, id0};
-    for (std::uint64_t p = first; p < last; ++p) {
+    static_assert(kChains == 3);  // three named states: an array of them was kept in memory
+    Lanes16 l0[S], l1[S], l2[S];
+    for (std::size_t s = 0; s < S; ++s) l0[s] = l1[s] = l2[s] = {inf, inf, inf, id0, id0};
+    const auto see = [&](Lanes16(&l)[S], std::uint64_t p) __attribute__((always_inline)) {
       const float* col = tile + std::size_t{cols[p]} * stride + r0;
       const __m512i id = _mm512_set1_epi32(static_cast<int>(p));
       for (std::size_t s = 0; s < S; ++s)
         l[s].see(_mm512_maskz_loadu_ps(mask[s], col + 16 * s), id);
+    };
+    for (std::uint64_t p = first; p < first + run; ++p) {
+      see(l0, p);
+      see(l1, p + run);
+      see(l2, p + 2 * run);
     }
-    for (std::size_t s = 0; s < S; ++s) l[s].store(t, j * ld + r0 + 16 * s, mask[s]);
+    for (std::uint64_t p = first + kChains * run; p < last; ++p) see(l2, p);
+    for (std::size_t s = 0; s < S; ++s)
+      for (const Lanes16& later : {l1[s], l2[s]}) {
+        l0[s].see(later.v1, later.a1);
+        l0[s].see(later.v2, later.a2);
+        l0[s].see(later.v3, later.a2);  // lands third at most: its position unused
+      }
+    for (std::size_t s = 0; s < S; ++s) l0[s].store(t, j * ld + r0 + 16 * s, mask[s]);
   }
 }
 #elif defined(__AVX2__)

@@ -189,15 +189,17 @@ TEST(SimdKernels, BoundsHoldTheirEstimateAndSelectionIsExact) {
     ASSERT_EQ(n, expected.size());
     EXPECT_TRUE(std::equal(expected.begin(), expected.end(), found.begin()));
     // The least three of each query's columns of a tile (stride m + 1, rows m: every tail of
-    // the 16- and 32-row strips), NaN in places, ties, a query of one column and an empty one.
+    // the 16- and 32-row strips), NaN in places, ties, a query of one column, an empty one, and
+    // one long enough to be split among the vector levels' chains, its columns repeated (ties
+    // between runs).
     const std::size_t stride = m + 1;
     std::vector<float> tile = random_floats(6 * stride, rng, 0, 6);
     if (m > 2) tile[3 * stride + 2] = std::numeric_limits<float>::quiet_NaN();
     tile[1 * stride] = tile[2 * stride];
     tile[5 * stride + m - 1] = tile[4 * stride + m - 1];
-    const std::uint32_t cols[] = {3, 1, 2, 4, 5, 0, 2, 5, 4};
-    const std::uint64_t indptr[] = {0, 4, 4, 5, 9};
-    const std::size_t nq = 4, ld = m + 3;
+    const std::uint32_t cols[] = {3, 1, 2, 4, 5, 0, 2, 5, 4, 2, 0, 3, 1, 2, 5, 0, 4, 1, 3, 5};
+    const std::uint64_t indptr[] = {0, 4, 4, 5, 9, 20};
+    const std::size_t nq = 5, ld = m + 3;
     const auto run = [&](const Kernels& k) {
       std::vector<float> v(3 * nq * ld, -1.0f);
       std::vector<std::uint32_t> a(2 * nq * ld, 99);
