@@ -93,7 +93,7 @@ void QueryFlags::add_engine(CLI::App* c) {
   add_method_flags(c, [](const MethodInfo&) { return true; });
   c->add_option("--batch", batch,
                 "Queries that share one phase-1 pass, at most (default: as many as --memory "
-                "holds; lc-rwmd stops at 65,536 query words)")
+                "holds; lc-rwmd stops at 65,536 query words, its pruned top-k at 32,768)")
       ->check(at_least_one());
   c->add_option("--memory", memory_mib, "Working-memory budget in MiB beyond the index")
       ->check(at_least_one())

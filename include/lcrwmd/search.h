@@ -43,7 +43,8 @@ struct SearchOptions {
   std::size_t act_steps = 1;
   // Queries that share one phase-1 pass (one GEMM against all their distinct words), at most;
   // 0: as many as the backend's memory budget holds (bulk search is fastest in large batches;
-  // the CPU's LC-RWMD stops at 65,536 query words, past which larger ones run slower).
+  // the CPU's LC-RWMD stops at 65,536 query words, a pruned top-k at 32,768, past which
+  // larger ones run slower).
   std::size_t batch = 0;
   // Top-k of a bounded method (symmetric LC-RWMD, WMD): compute the exact distance only for
   // documents whose lower bound still beats the k-th best; the results are the same.

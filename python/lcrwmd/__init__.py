@@ -145,7 +145,7 @@ class Index:
         ids, row by row. The searcher of each backend is made once and kept while the Index
         lives: with a GPU ("auto" or "cuda") only the first search uploads the index. batch caps
         the queries that share one phase 1 (0: as many as the memory budget holds, for
-        LC-RWMD up to 65,536 query words).
+        LC-RWMD up to 65,536 query words, 32,768 for its pruned top-k).
         precision ("auto", "f32", "bf16", "int8") is the CPU's phase-1 GEMM: the same results
         in each, "auto" the fastest this CPU has (lcrwmd.cpu_precision()). max_distance keeps
         only the neighbours at most that far (a row then ends early, -1 past its last)."""

@@ -46,8 +46,14 @@ constexpr std::size_t kMinSymmetricBatch = 16;
 // there is: past it the strip of phase 1's bounds (64 bytes per distinct batch word) outgrows
 // the L2 cache, and the batch's minima (v x batch floats, fresh memory) its first touches cost
 // more than the shared GEMM columns save. 20news bulk, one-sided: 14.4 s at ~720 queries (this
-// many words) per batch against 16.2 s at 3,757 (BENCHMARKS.md).
+// many words) per batch against 16.2 s at 3,757 (BENCHMARKS.md). A top-k keeps four times the
+// bytes per (vocabulary word, query) (lc_rwmd_pair_bytes) and stops at half as many words:
+// 11.4-11.9 s in batches of 512 queries against 12.1-13.2 s at ~750-1,140, peak memory 0.7
+// against 1.6 GB.
 constexpr std::size_t kMaxNearestBatchWords = std::size_t{1} << 16;
+std::size_t max_nearest_batch_words(Rows rows) {
+  return rows == Rows::bounds ? kMaxNearestBatchWords / 2 : kMaxNearestBatchWords;
+}
 std::vector<BatchPlan> plan_with_max(const Index& index, const QuerySet& qs,
                                      const SearchOptions& opt, const CpuOptions& cpu, Rows rows,
                                      std::size_t max_batch) {
@@ -64,7 +70,7 @@ std::vector<BatchPlan> plan_with_max(const Index& index, const QuerySet& qs,
       const std::size_t words = qs.indptr[q + 1] - qs.indptr[begin];
       const std::size_t cache = caches_word_distances(opt) ? 4 * v * words : 0;
       if (q > begin && next + cache + per_word * words > cpu.memory_budget) break;
-      if (q > begin && nearest && words > kMaxNearestBatchWords) break;
+      if (q > begin && nearest && words > max_nearest_batch_words(rows)) break;
       bytes = next;
       ++q;
     } while (q < qs.size() && q - begin < max_batch);

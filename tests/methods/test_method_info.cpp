@@ -1,7 +1,9 @@
 // The methods' descriptions (lcrwmd/method.h) and the rules and plans that read them.
 #include <gtest/gtest.h>
 
+#include <numeric>
 #include <set>
+#include <vector>
 
 #include "lcrwmd/cpu.h"
 #include "lcrwmd/explain.h"
@@ -97,20 +99,15 @@ TEST(MethodInfo, BatchesHoldAtMostTheMethodsCap) {
 }
 
 // However much memory there is, LC-RWMD's batches stop at 65,536 query words (phase 1's strip
-// of bounds then stays in the L2 cache); other methods take every query.
+// of bounds then stays in the L2 cache), its top-k's (four times the bytes per pair) at 32,768;
+// other methods take every query.
 TEST(MethodInfo, LcRwmdBatchesStopAtTheirWordCap) {
   const Index ix = Index::from_data(test::random_index(60, 40, 5, 6, 3));
   QuerySet qs;
   const std::size_t n = 2000, h = 40;  // 80,000 query words
-  for (std::size_t q = 0; q < n; ++q) {
-    qs.ids.push_back(std::to_string(q));
-    qs.labels.push_back("");
-    for (std::uint32_t u = 0; u < h; ++u) {
-      qs.words.push_back(u);
-      qs.weights.push_back(1.0f / h);
-    }
-    qs.indptr.push_back(qs.words.size());
-  }
+  std::vector<std::uint32_t> words(h);
+  std::iota(words.begin(), words.end(), 0u);
+  for (std::size_t q = 0; q < n; ++q) test::add_query(qs, std::to_string(q), words);
   CpuOptions big;
   big.memory_budget = std::size_t{64} << 30;
   for (const bool symmetric : {false, true}) {
@@ -120,6 +117,10 @@ TEST(MethodInfo, LcRwmdBatchesStopAtTheirWordCap) {
     ASSERT_EQ(plans.size(), 2u);
     EXPECT_EQ(plans[0].end - plans[0].begin, 65536 / h);  // whole queries within the cap
     EXPECT_EQ(plans[1].end, n);
+    const std::vector<BatchPlan> top_k = plan_batches(ix, qs, o, big, Rows::bounds);
+    ASSERT_EQ(top_k.size(), 3u);
+    EXPECT_EQ(top_k[0].end - top_k[0].begin, 32768 / h);
+    EXPECT_EQ(top_k[2].end, n);
   }
   SearchOptions act;
   act.method = Method::act;
