@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,17 @@ inline std::string numbered(char prefix, std::size_t n) {
   std::string s(1, prefix);
   s += std::to_string(n);
   return s;
+}
+
+// Appends a query of `words`, each weighted 1/n, with no label.
+inline void add_query(QuerySet& qs, std::string id, std::span<const std::uint32_t> words) {
+  for (const std::uint32_t u : words) {
+    qs.words.push_back(u);
+    qs.weights.push_back(1.0f / static_cast<float>(words.size()));
+  }
+  qs.indptr.push_back(qs.words.size());
+  qs.ids.push_back(std::move(id));
+  qs.labels.emplace_back();
 }
 
 // A random corpus: Gaussian vectors, documents of 1..max_h distinct words with random counts.

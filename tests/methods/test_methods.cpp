@@ -3,6 +3,7 @@
 // pair in double; WCD against centroids computed here; top-k against a full sort.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -228,11 +229,7 @@ TEST(Methods, DegenerateShapes) {
     QuerySet qs = query_set_from_index(ix, std::vector<std::size_t>{0});
     qs.extra_words = {"x"};
     qs.extra_vectors.assign(dim, 0.25f);
-    qs.words.push_back(1);  // a second query: only the extra word
-    qs.weights.push_back(1.0f);
-    qs.indptr.push_back(qs.words.size());
-    qs.ids.push_back("x");
-    qs.labels.emplace_back();
+    test::add_query(qs, "x", std::array{1u});  // a second query: only the extra word
     for (Method m : {Method::wcd, Method::rwmd, Method::lc_rwmd, Method::act, Method::ict}) {
       SearchOptions o;
       o.method = m;

@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -74,13 +76,8 @@ IndexData troublesome_index(std::size_t n_docs, std::size_t vocab, std::size_t d
 // Queries: copies of documents, fresh ones (words the index lacks among them), one-word ones.
 QuerySet troublesome_queries(const Index& ix) {
   QuerySet qs = test::mixed_queries(ix, 6, 5);
-  for (std::uint32_t u : {0u, 1u, 13u, 2u}) {  // one word each: lattice, duplicate, zero, nudged
-    qs.words.push_back(u);
-    qs.weights.push_back(1.0f);
-    qs.indptr.push_back(qs.words.size());
-    qs.ids.push_back("one" + std::to_string(u));
-    qs.labels.emplace_back();
-  }
+  for (std::uint32_t u : {0u, 1u, 13u, 2u})  // one word each: lattice, duplicate, zero, nudged
+    test::add_query(qs, "one" + std::to_string(u), std::array{u});
   return qs;
 }
 
@@ -210,13 +207,9 @@ TEST(Precision, ManyTiedWordsLookPastTheLeastTwo) {
   const Index ix = Index::from_data(std::move(d));
   QuerySet qs;
   for (const std::uint32_t first : {0u, 100u}) {  // two queries of 90 words
-    for (std::uint32_t u = first; u < first + 90; ++u) {
-      qs.words.push_back(u);
-      qs.weights.push_back(1.0f / 90);
-    }
-    qs.indptr.push_back(qs.words.size());
-    qs.ids.push_back("tied" + std::to_string(first));
-    qs.labels.emplace_back();
+    std::vector<std::uint32_t> words(90);
+    std::iota(words.begin(), words.end(), first);
+    test::add_query(qs, "tied" + std::to_string(first), words);
   }
   // Default tiles, blocks of 64 batch words, tiny tiles.
   struct Tiles {
@@ -381,11 +374,7 @@ TEST(Search, AQueryWithNoWords) {
   QuerySet qs = some;
   qs.ids.clear(), qs.labels.clear(), qs.indptr = {0}, qs.words.clear(), qs.weights.clear();
   std::vector<std::size_t> kept;  // the row in qs of each query of `some`
-  const auto add_empty = [&] {
-    qs.ids.push_back("empty" + std::to_string(qs.ids.size()));
-    qs.labels.push_back("");
-    qs.indptr.push_back(qs.words.size());
-  };
+  const auto add_empty = [&] { test::add_query(qs, "empty" + std::to_string(qs.ids.size()), {}); };
   add_empty();
   for (std::size_t q = 0; q < some.size(); ++q) {
     if (q == 2) add_empty();
@@ -436,16 +425,8 @@ TEST(Search, AQueryWithNoWords) {
 TEST(Search, IctBatchOfOneAndThreeWordQueries) {
   const Index ix = Index::from_data(test::random_index(40, 30, 5, 6, 4));
   QuerySet qs;
-  for (const std::vector<std::uint32_t>& words :
-       {std::vector<std::uint32_t>{4}, std::vector<std::uint32_t>{1, 7, 20}}) {
-    qs.ids.push_back(std::to_string(qs.ids.size()));
-    qs.labels.push_back("");
-    for (const std::uint32_t u : words) {
-      qs.words.push_back(u);
-      qs.weights.push_back(1.0f / static_cast<float>(words.size()));
-    }
-    qs.indptr.push_back(qs.words.size());
-  }
+  test::add_query(qs, "0", std::array{4u});
+  test::add_query(qs, "1", std::array{1u, 7u, 20u});
   for (const bool symmetric : {false, true}) {
     SearchOptions o;
     o.method = Method::ict;
