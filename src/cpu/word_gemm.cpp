@@ -6,6 +6,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -103,6 +104,7 @@ double norm_of(const float* x, std::size_t dim) {
 }  // namespace
 
 struct WordGemm::Workspace::State {
+  std::vector<std::byte> tile;  // bf16/int8: the tile's rounded vocabulary rows
   struct Shape {
     dnnl::matmul matmul;
     dnnl::memory src, weights, dst, scratchpad;
@@ -110,7 +112,6 @@ struct WordGemm::Workspace::State {
   };
   dnnl::stream stream{engine()};
   std::map<std::array<std::size_t, 3>, Shape> shapes;  // by (query words, rows, ld)
-  std::vector<std::byte> tile;                         // the rounded vocabulary rows
   std::vector<std::int32_t> sums;                      // int8's products unscaled
 };
 
@@ -160,24 +161,22 @@ WordGemm::WordGemm(const Index& index, Precision precision, bool check)
     scale_.resize(v);
     invert_.resize(v);
   }
-#pragma omp parallel
-  {
-    std::vector<std::byte> rounded(precision_ == Precision::f32 ? 0
-                                                                : kp_ * element_bytes(precision_));
-#pragma omp for schedule(static, 1024)
-    for (std::size_t u = 0; u < v; ++u) {
-      const float* e = index.vector(u);
-      Rounding r{0.0, 0.0};
-      if (precision_ == Precision::f32) {
-        r.norm = norm_of(e, m);
-      } else {
-        const Int8Scale s = precision_ == Precision::int8 ? int8_scale(e, m) : Int8Scale{1, 1};
-        if (!scale_.empty()) scale_[u] = s.scale, invert_[u] = s.invert;
-        r = round_vector(precision_, e, m, kp_, s, rounded.data());
-      }
-      const bounds::Terms t = bounds::row_terms(r.residual, r.norm, index.sq_norms()[u], m);
-      ra_[u] = t.a, rb_[u] = t.b, rc_[u] = t.c;
+  const std::size_t row_bytes = kp_ * element_bytes(precision_);
+  if (precision_ != Precision::f32)
+    rounded_ = std::make_unique_for_overwrite<std::byte[]>(v * row_bytes);
+#pragma omp parallel for schedule(static, 1024)
+  for (std::size_t u = 0; u < v; ++u) {
+    const float* e = index.vector(u);
+    Rounding r{0.0, 0.0};
+    if (precision_ == Precision::f32) {
+      r.norm = norm_of(e, m);
+    } else {
+      const Int8Scale s = precision_ == Precision::int8 ? int8_scale(e, m) : Int8Scale{1, 1};
+      if (!scale_.empty()) scale_[u] = s.scale, invert_[u] = s.invert;
+      r = round_vector(precision_, e, m, kp_, s, rounded_.get() + u * row_bytes);
     }
+    const bounds::Terms t = bounds::row_terms(r.residual, r.norm, index.sq_norms()[u], m);
+    ra_[u] = t.a, rb_[u] = t.b, rc_[u] = t.c;
   }
   if (check) check_products();
 }
@@ -216,21 +215,6 @@ void WordGemm::estimates(Workspace& workspace, const Columns& cols, std::size_t 
   const Kernels& k = kernels();
   Workspace::State& ws = *workspace.state_;
   const std::size_t eb = element_bytes(precision_);
-  // The tile's rows rounded, each padded to kp_ (a row of the weights' "ba" layout); f32 reads
-  // the vectors in place.
-  if (precision_ != Precision::f32) ws.tile.resize(rows * kp_ * eb);
-  for (std::size_t r = 0; r < rows && precision_ != Precision::f32; ++r) {
-    std::byte* dst = ws.tile.data() + r * kp_ * eb;
-    if (precision_ == Precision::bf16) {
-      auto* o = reinterpret_cast<std::uint16_t*>(dst);
-      k.round_bf16(index_.vector(u0 + r), m, o);
-      std::fill(o + m, o + kp_, std::uint16_t{0});
-    } else {
-      auto* o = reinterpret_cast<std::int8_t*>(dst);
-      k.round_int8(index_.vector(u0 + r), m, invert_[u0 + r], o);
-      std::fill(o + m, o + kp_, std::int8_t{0});
-    }
-  }
   // Float products go straight to `out` (row stride ld) and become estimates there; int8's
   // integer sums are scaled on the way.
   const bool direct = precision_ != Precision::int8;
@@ -260,6 +244,11 @@ void WordGemm::estimates(Workspace& workspace, const Columns& cols, std::size_t 
     s.weights.set_data_handle(const_cast<float*>(index_.vector(u0)));
   } else {
     s.src.set_data_handle(const_cast<std::byte*>(cols.rounded.data() + c0 * kp_ * eb));
+    // The tile's rounded rows, each padded to kp_ (the weights' "ba" layout), copied in one
+    // sequential read: the GEMM's own blocked reads from memory ran slower (f32 reads the
+    // vectors in place).
+    ws.tile.resize(rows * kp_ * eb);
+    std::memcpy(ws.tile.data(), rounded_.get() + u0 * kp_ * eb, rows * kp_ * eb);
     s.weights.set_data_handle(ws.tile.data());
   }
   if (direct) {
