@@ -47,9 +47,9 @@ constexpr std::size_t kMinSymmetricBatch = 16;
 // the L2 cache, and the batch's minima (v x batch floats, fresh memory) its first touches cost
 // more than the shared GEMM columns save. 20news bulk, one-sided: 14.4 s at ~720 queries (this
 // many words) per batch against 16.2 s at 3,757 (BENCHMARKS.md). A top-k keeps four times the
-// bytes per (vocabulary word, query) (lc_rwmd_pair_bytes) and stops at half as many words:
-// 11.4-11.9 s in batches of 512 queries against 12.1-13.2 s at ~750-1,140, peak memory 0.7
-// against 1.6 GB.
+// bytes per (vocabulary word, query) (lc_rwmd_pair_bytes) and stops at half as many words
+// (~375 20news queries): 11.4-11.9 s in batches of 512 queries and 11.6-13.1 s at 384, against
+// 12.1-13.2 s at ~750-1,140; peak memory 0.6-0.7 against 1.6 GB.
 constexpr std::size_t kMaxNearestBatchWords = std::size_t{1} << 16;
 std::size_t max_nearest_batch_words(Rows rows) {
   return rows == Rows::bounds ? kMaxNearestBatchWords / 2 : kMaxNearestBatchWords;
