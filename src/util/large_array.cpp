@@ -108,4 +108,15 @@ void release(void* ptr, std::size_t capacity) {
   for (auto [q, n] : evicted) ::munmap(q, n);
 }
 
+void trim() {
+  std::vector<std::pair<void*, std::size_t>> unused;
+  {
+    Pool& p = pool();
+    std::lock_guard lock(p.mutex);
+    unused.swap(p.free);
+    p.bytes = 0;
+  }
+  for (auto [q, n] : unused) ::munmap(q, n);
+}
+
 }  // namespace lcrwmd::scratch

@@ -15,6 +15,7 @@ namespace scratch {
 inline constexpr std::size_t kPoolBytes = std::size_t{3} << 30;
 void* acquire(std::size_t bytes, std::size_t& capacity);  // throws std::bad_alloc
 void release(void* p, std::size_t capacity);
+void trim();  // hands every pooled mapping back to the system
 }  // namespace scratch
 
 template <typename T>

@@ -21,7 +21,8 @@ TEST(CliSimd, EveryLevelGivesTheSameBytes) {
   const std::string build = "build --embeddings " + demo + "/embeddings.bin --docs " + demo +
                             "/train.tsv --stopwords " + demo + "/stop_words.txt --output ";
   const std::string common = " --queries " + demo + "/queries.tsv --stopwords " + demo +
-                             "/stop_words.txt --embeddings " + demo + "/embeddings.bin --k 9";
+                             "/stop_words.txt --embeddings " + demo +
+                             "/embeddings.bin --k 9 --backend cpu";
   // The index of each level (its stored norms come from the kernels too), then every method.
   std::map<std::string, std::string> first;
   for (const std::string level : {"", "scalar", "avx2", "avx512"}) {
@@ -62,7 +63,7 @@ TEST(CliPrecision, EveryPrecisionGivesTheSameBytes) {
             0);
   const std::string common = " --index " + index + " --queries " + demo +
                              "/queries.tsv --stopwords " + demo + "/stop_words.txt --embeddings " +
-                             demo + "/embeddings.bin";
+                             demo + "/embeddings.bin --backend cpu";
   const std::vector<std::string> runs = {"search --k 9 --method lc-rwmd",
                                          "search --k 9 --method lc-rwmd --one-sided --batch 3",
                                          "search --k 9 --method act --act-steps 2",

@@ -29,7 +29,10 @@ TEST(BatchPlan, BatchZeroTakesAllTheBudgetHolds) {
     const auto plans = plan_batches(ix, qs, o, CpuOptions{});
     EXPECT_EQ(plans.size(), 1u) << "the default budget holds every query";
     CpuOptions small;
-    small.memory_budget = 100 * 4 * (ix.n_docs() + ix.vocab_size() * (symmetric ? 30 : 1));
+    // About 100 queries' rows and phase-1 arrays, and the first 100's share of the threads'
+    // tiles, which grows with the core count.
+    small.memory_budget = 100 * 4 * (ix.n_docs() + ix.vocab_size() * (symmetric ? 30 : 1)) +
+                          phase1_scratch_per_word(ix, o, small) * qs.indptr[100];
     const auto split = plan_batches(ix, qs, o, small);
     expect_cover(split, qs.size(), qs.size());
     EXPECT_GT(split.size(), 1u);
