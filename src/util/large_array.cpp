@@ -37,7 +37,7 @@ std::size_t size_class(std::size_t bytes) {
 
 void* acquire(std::size_t bytes, std::size_t& capacity) {
   bytes = size_class(bytes);
-  std::vector<std::pair<void*, std::size_t>> unused;
+  std::pair<void*, std::size_t> grow{nullptr, 0};
   {
     Pool& p = pool();
     std::lock_guard lock(p.mutex);
@@ -45,13 +45,12 @@ void* acquire(std::size_t bytes, std::size_t& capacity) {
     // never lifts the footprint above its past peak.) Not one more than twice the request:
     // a small buffer taking a large mapping leaves the large buffer that comes next (symmetric
     // LC-RWMD's word-distance cache, batch after batch) to fault in fresh pages.
-    auto best = p.free.end();
-    bool larger = false;
+    auto best = p.free.end(), below = p.free.end();
     for (auto it = p.free.begin(); it != p.free.end(); ++it) {
-      larger |= it->second > 2 * bytes;
       if (it->second >= bytes && it->second <= 2 * bytes &&
           (best == p.free.end() || it->second < best->second))
         best = it;
+      if (it->second < bytes && (below == p.free.end() || it->second > below->second)) below = it;
     }
     if (best != p.free.end()) {
       void* ptr = best->first;
@@ -60,30 +59,20 @@ void* acquire(std::size_t bytes, std::size_t& capacity) {
       p.free.erase(best);
       return ptr;
     }
-    // Only much larger ones: a mapping of its own, the pool kept for them.
-    if (larger) {
-      void* ptr =
-          ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (ptr == MAP_FAILED) throw std::bad_alloc();
-      ::madvise(ptr, bytes, MADV_HUGEPAGE);
-      capacity = bytes;
-      return ptr;
+    // None fits: the largest smaller one grows, as its pages are already there (a batch's
+    // arrays grow a little from one batch to the next). The others stay pooled for the
+    // requests they fit; only much larger ones left: a mapping of its own.
+    if (below != p.free.end()) {
+      grow = *below;
+      p.bytes -= below->second;
+      p.free.erase(below);
     }
-    // No fit: hand every pooled mapping back before mapping more, so that pooled plus live
-    // memory never exceeds what the live buffers need; the largest is grown instead, as its
-    // pages are already there.
-    unused.swap(p.free);
-    p.bytes = 0;
   }
-  std::sort(unused.begin(), unused.end(),
-            [](const auto& x, const auto& y) { return x.second < y.second; });
   void* ptr = MAP_FAILED;
-  if (!unused.empty()) {
-    ptr = ::mremap(unused.back().first, unused.back().second, bytes, MREMAP_MAYMOVE);
-    if (ptr == MAP_FAILED) ::munmap(unused.back().first, unused.back().second);
-    unused.pop_back();
+  if (grow.first != nullptr) {
+    ptr = ::mremap(grow.first, grow.second, bytes, MREMAP_MAYMOVE);
+    if (ptr == MAP_FAILED) ::munmap(grow.first, grow.second);
   }
-  for (auto [q, n] : unused) ::munmap(q, n);
   if (ptr == MAP_FAILED)
     ptr = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (ptr == MAP_FAILED) throw std::bad_alloc();

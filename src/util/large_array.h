@@ -4,8 +4,8 @@
 // array — so mappings use transparent huge pages where offered, and released mappings are kept
 // in a small process-wide pool for the next batch or query to reuse (as GPU libraries keep
 // temporary memory), up to kPoolBytes. A request no pooled mapping fits grows the largest
-// one (its pages stay: on a VM whose host backs memory lazily a fresh page costs ~2.5 ms/MB,
-// BENCHMARKS.md) and hands the others back.
+// smaller one (its pages stay: on a VM whose host backs memory lazily a fresh page costs
+// ~2.5 ms/MB, BENCHMARKS.md); the others stay pooled.
 #include <cstddef>
 #include <type_traits>
 

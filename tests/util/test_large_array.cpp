@@ -63,5 +63,20 @@ TEST(LargeArray, ReleasedMappingsAreReusedBySimilarSizes) {
   EXPECT_EQ(static_cast<const void*>(again.data()), grown);
 }
 
+// Batches whose arrays grow a little each time: each array grows its own pooled mapping, and
+// the other pooled mappings stay for the requests they fit (the pages of both kept).
+TEST(LargeArray, GrowingOneMappingKeepsTheOthersPooled) {
+  scratch::trim();
+  {
+    LargeArray<float> z(4u << 20), bounds(12u << 20);
+    z[0] = 1.0f;
+    bounds[0] = 2.0f;
+  }
+  LargeArray<float> z(5u << 20);  // the next batch: each a little larger than its mapping
+  EXPECT_EQ(z[0], 1.0f);
+  LargeArray<float> bounds(15u << 20);
+  EXPECT_EQ(bounds[0], 2.0f);
+}
+
 }  // namespace
 }  // namespace lcrwmd
