@@ -35,6 +35,16 @@ struct Least3 {
   std::uint32_t *a1, *a2;
 };
 
+// What a top-k's phase 1 keeps of a (vocabulary word, query) pair beside Z's bound, for refining
+// to find the pair's nearest word exactly: the second and third least lower bounds, and the
+// positions among the query's words of the least two. (bfloat16 bounds, rounded down, took 8
+// bytes a pair, not 12, but sent 20% more distances through the scan of every word, and ran
+// slower.)
+struct KeptLeast {
+  float v2, v3;
+  std::uint16_t a1, a2;
+};
+
 struct SplitDot {
   float dot;       // sum val * max(z, 0)
   float negative;  // sum -min(z, 0)
@@ -125,6 +135,12 @@ struct Kernels {
   void (*least_three_queries)(Least3 t, std::size_t ld, const float* tile, std::size_t stride,
                               std::size_t rows, const std::uint32_t* cols,
                               const std::uint64_t* indptr, std::size_t nq);
+  // Rows r < rows of nq queries' least three (t at j * ld + r, as least_three_queries leaves
+  // them) into rows of Z's bound and of what is kept beside it: z[r * z_ld + j] = sqrt(v1),
+  // kept[r * z_ld + j] = {v2, v3, a1 - first[j], a2 - first[j]}, positions counted from the
+  // query's first column (each query's fit 16 bits).
+  void (*keep_least)(Least3 t, std::size_t ld, std::size_t rows, std::size_t nq,
+                     const std::uint64_t* first, float* z, KeptLeast* kept, std::size_t z_ld);
   // A tile's columns into rows: dst[r * dst_stride + p] = tile[cols[p] * stride + r] for r <
   // rows, p < n (symmetric LC-RWMD's word-distance cache). Where dst and dst_stride are
   // 64-byte aligned the rows are written with non-temporal stores (nothing reads them soon).

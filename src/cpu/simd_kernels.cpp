@@ -353,6 +353,7 @@ const Kernels& table() {
                          phase1::upper_min_into,
                          phase1::select_at_most,
                          phase1::least_three_queries,
+                         phase1::keep_least,
                          phase1::columns_to_rows,
                          min_into,
                          min_of,

@@ -152,6 +152,65 @@ void least_three_strips(Least3 t, std::size_t ld, const float* tile, std::size_t
     for (std::size_t s = 0; s < S; ++s) l0[s].store(t, j * ld + r0 + 16 * s, mask[s]);
   }
 }
+
+static_assert(sizeof(KeptLeast) == 12, "three 32-bit words, written as such below");
+
+// Where each 32-bit word of 16 interleaved {v2, v3, positions} entries (48 words, three
+// registers) comes from: `pair` indexes the concatenation v2 | v3, `third` the positions, in the
+// lanes of `mask`.
+struct Interleave3 {
+  std::int32_t pair[3][16], third[3][16];
+  __mmask16 mask[3];
+};
+constexpr Interleave3 make_interleave3() {
+  Interleave3 t{};
+  for (int o = 0; o < 3; ++o)
+    for (int l = 0; l < 16; ++l) {
+      const int i = 16 * o + l, k = i / 3, f = i % 3;
+      t.pair[o][l] = f == 0 ? k : f == 1 ? 16 + k : 0;
+      t.third[o][l] = k;
+      if (f == 2) t.mask[o] = static_cast<__mmask16>(t.mask[o] | (1u << l));
+    }
+  return t;
+}
+constexpr Interleave3 kInterleave3 = make_interleave3();
+
+// keep_least for rows [r0, r0 + 16) of queries [j0, j0 + 16): each quantity loaded a register a
+// query, transposed to a register a row, and written a row at a time.
+// (The masked forms, all lanes on, where GCC 12 warns of the plain ones' undefined pass-through.)
+void keep_least16(Least3 t, std::size_t ld, std::size_t r0, std::size_t j0,
+                  const std::uint64_t* first, float* z, KeptLeast* kept, std::size_t z_ld) {
+  __m512 x[16];
+  for (std::size_t i = 0; i < 16; ++i) x[i] = _mm512_loadu_ps(t.v1 + (j0 + i) * ld + r0);
+  transpose16(x);
+  for (std::size_t r = 0; r < 16; ++r)
+    _mm512_storeu_ps(z + (r0 + r) * z_ld + j0, _mm512_maskz_sqrt_ps(0xFFFF, x[r]));
+  __m512 v2[16], v3[16];
+  for (std::size_t i = 0; i < 16; ++i) v2[i] = _mm512_loadu_ps(t.v2 + (j0 + i) * ld + r0);
+  transpose16(v2);
+  for (std::size_t i = 0; i < 16; ++i) v3[i] = _mm512_loadu_ps(t.v3 + (j0 + i) * ld + r0);
+  transpose16(v3);
+  const __m512i low16 = _mm512_set1_epi32(0xFFFF);
+  for (std::size_t i = 0; i < 16; ++i) {
+    const __m512i f = _mm512_set1_epi32(static_cast<int>(first[j0 + i]));
+    const std::size_t e = (j0 + i) * ld + r0;
+    const __m512i a1 = _mm512_sub_epi32(_mm512_loadu_si512(t.a1 + e), f),
+                  a2 = _mm512_sub_epi32(_mm512_loadu_si512(t.a2 + e), f);
+    x[i] = _mm512_castsi512_ps(
+        _mm512_or_si512(_mm512_and_si512(a1, low16), _mm512_maskz_slli_epi32(0xFFFF, a2, 16)));
+  }
+  transpose16(x);
+  for (std::size_t r = 0; r < 16; ++r) {
+    float* out = reinterpret_cast<float*>(kept + (r0 + r) * z_ld + j0);
+    for (std::size_t o = 0; o < 3; ++o) {
+      const __m512 pair =
+          _mm512_permutex2var_ps(v2[r], _mm512_loadu_si512(kInterleave3.pair[o]), v3[r]);
+      _mm512_storeu_ps(out + 16 * o,
+                       _mm512_mask_permutexvar_ps(pair, kInterleave3.mask[o],
+                                                  _mm512_loadu_si512(kInterleave3.third[o]), x[r]));
+    }
+  }
+}
 #elif defined(__AVX2__)
 // Eight rows of one query in registers, as Lanes16 (the ids kept as float bits for blendv).
 struct Lanes8 {
@@ -167,6 +226,21 @@ struct Lanes8 {
   }
 };
 #endif
+
+// keep_least's rule for rows [r_begin, r_end) of queries [j_begin, j_end), sixteen rows at a
+// time (their rows of z and kept stay in the caches).
+void keep_rows(Least3 t, std::size_t ld, std::size_t r_begin, std::size_t r_end,
+               std::size_t j_begin, std::size_t j_end, const std::uint64_t* first, float* z,
+               KeptLeast* kept, std::size_t z_ld) {
+  for (std::size_t r0 = r_begin; r0 < r_end; r0 += 16)
+    for (std::size_t j = j_begin; j < j_end; ++j)
+      for (std::size_t r = r0; r < std::min(r_end, r0 + 16); ++r) {
+        const std::size_t e = j * ld + r, at = r * z_ld + j;
+        z[at] = std::sqrt(t.v1[e]);
+        kept[at] = {t.v2[e], t.v3[e], static_cast<std::uint16_t>(t.a1[e] - first[j]),
+                    static_cast<std::uint16_t>(t.a2[e] - first[j])};
+      }
+}
 
 }  // namespace
 
@@ -362,6 +436,19 @@ void least_three_queries(Least3 t, std::size_t ld, const float* tile, std::size_
       t.v1[e] = x.v1, t.v2[e] = x.v2, t.v3[e] = x.v3, t.a1[e] = x.a1, t.a2[e] = x.a2;
     }
   }
+}
+
+void keep_least(Least3 t, std::size_t ld, std::size_t rows, std::size_t nq,
+                const std::uint64_t* first, float* z, KeptLeast* kept, std::size_t z_ld) {
+  std::size_t r0 = 0;
+#if defined(__AVX512F__)
+  for (; r0 + 16 <= rows; r0 += 16) {
+    std::size_t j0 = 0;
+    for (; j0 + 16 <= nq; j0 += 16) keep_least16(t, ld, r0, j0, first, z, kept, z_ld);
+    keep_rows(t, ld, r0, r0 + 16, j0, nq, first, z, kept, z_ld);
+  }
+#endif
+  keep_rows(t, ld, r0, rows, 0, nq, first, z, kept, z_ld);
 }
 
 void columns_to_rows(const float* tile, std::size_t stride, std::size_t rows,

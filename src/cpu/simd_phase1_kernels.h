@@ -27,6 +27,8 @@ std::size_t select_at_most(const float* lo, const float* limit, std::size_t n, s
 void least_three_queries(Least3 t, std::size_t ld, const float* tile, std::size_t stride,
                          std::size_t rows, const std::uint32_t* cols, const std::uint64_t* indptr,
                          std::size_t nq);
+void keep_least(Least3 t, std::size_t ld, std::size_t rows, std::size_t nq,
+                const std::uint64_t* first, float* z, KeptLeast* kept, std::size_t z_ld);
 void columns_to_rows(const float* tile, std::size_t stride, std::size_t rows,
                      const std::uint32_t* cols, std::size_t n, float* dst, std::size_t dst_stride);
 

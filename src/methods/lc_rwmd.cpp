@@ -52,17 +52,9 @@ struct PendingPair {
   std::uint32_t pair, row;
 };
 
-// What phase 1 keeps of a (vocabulary word, query) pair for refine() to find the pair's nearest
-// word exactly (Rows::bounds): the second and third least lower bounds, and the positions among
-// the query's words of the least two. (bfloat16 bounds, rounded down, took 8 bytes a pair, not
-// 12, but sent 20% more distances through the scan of every word, and ran slower.)
-struct LeastBounds {
-  float v2, v3;
-  std::uint16_t a1, a2;
-};
 constexpr std::size_t kMaxLazyQueryWords = std::size_t{1} << 16;
 
-// Whether every query's word positions fit LeastBounds.
+// Whether every query's word positions fit cpu::KeptLeast.
 bool positions_fit(QueryRange q) {
   for (std::size_t j = q.begin; j < q.end; ++j)
     if (q.set.length(j) > kMaxLazyQueryWords) return false;
@@ -158,15 +150,8 @@ class LcRwmd final : public BatchDistance {
         }
         if (lazy_) {
           // Z's bound, sqrt of the least lower bound, and what refine() needs beside it.
-          for (std::size_t r0 = 0; r0 < rows; r0 += 16)
-            for (std::size_t j = 0; j < Q; ++j)
-              for (std::size_t r = r0; r < std::min(rows, r0 + 16); ++r) {
-                const std::size_t e = j * R + r, at = (u0 + r) * Q + j;
-                const std::uint64_t c0 = batch_.cols_indptr[j];
-                z_[at] = std::sqrt(v1[e]);
-                least_[at] = {v2[e], v3[e], static_cast<std::uint16_t>(a1[e] - c0),
-                              static_cast<std::uint16_t>(a2[e] - c0)};
-              }
+          k.keep_least({v1.data(), v2.data(), v3.data(), a1.data(), a2.data()}, R, rows, Q,
+                       batch_.cols_indptr.data(), z_.data() + u0 * Q, least_.data() + u0 * Q, Q);
           continue;
         }
         const cpu::Least3 least{v1.data(), v2.data(), v3.data(), a1.data(), a2.data()};
@@ -289,7 +274,7 @@ class LcRwmd final : public BatchDistance {
   float nearest_sq(std::size_t u, std::size_t j, std::size_t& recomputed) const {
     const std::uint64_t c0 = batch_.cols_indptr[j], c1 = batch_.cols_indptr[j + 1];
     if (c0 == c1) return kInf;
-    const LeastBounds& l = least_[u * nq() + j];
+    const cpu::KeptLeast& l = least_[u * nq() + j];
     const std::uint64_t p1 = c0 + l.a1, p2 = c0 + l.a2;
     float best = tiles_.exact(u, batch_.cols[p1]);
     ++recomputed;
@@ -463,7 +448,7 @@ class LcRwmd final : public BatchDistance {
   Phase1Tiles tiles_;
   LargeArray<float> z_;  // v x Q: sqrt of the row-wise minima (lazy_: of the least lower bounds);
                          // symmetric: -B2 terms (see phase1)
-  LargeArray<LeastBounds> least_;                      // lazy_: v x Q
+  LargeArray<cpu::KeptLeast> least_;                   // lazy_: v x Q
   mutable std::atomic<std::size_t> refined_words_{0};  // lazy_: distances refine() recomputed
   const std::uint64_t generation_ = ++generations;     // tells a batch's memos from another's
   std::vector<float> nn_sum_;                          // per query: sum_t F_t nn(t)
@@ -480,7 +465,7 @@ std::unique_ptr<BatchDistance> make_lc_rwmd(const Index& index, QueryRange queri
 }
 
 std::size_t lc_rwmd_pair_bytes(Rows rows) {
-  return sizeof(float) + (rows == Rows::bounds ? sizeof(LeastBounds) : 0);
+  return sizeof(float) + (rows == Rows::bounds ? sizeof(cpu::KeptLeast) : 0);
 }
 
 }  // namespace lcrwmd

@@ -248,6 +248,52 @@ TEST(SimdKernels, BoundsHoldTheirEstimateAndSelectionIsExact) {
   }
 }
 
+// What a top-k keeps of phase 1 against a direct loop at every level: blocks of sixteen rows
+// and sixteen queries (the in-register transposes) and every tail of either, positions counted
+// from each query's first column up to the 16 bits they keep, +inf where a query had no word.
+TEST(SimdKernels, KeepLeastWritesZAndTheKeptBounds) {
+  std::mt19937 rng(13);
+  std::vector<const Kernels*> levels = wider_levels();
+  levels.push_back(&scalar());
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  for (const std::size_t rows : {1, 15, 16, 17, 40})
+    for (const std::size_t nq : {1, 15, 16, 17, 35}) {
+      const std::size_t ld = 48, z_ld = nq + 3;
+      std::vector<float> v = random_floats(3 * nq * ld, rng, 0, 50);
+      std::vector<std::uint64_t> first(nq);
+      std::vector<std::uint32_t> a(2 * nq * ld);
+      for (std::size_t j = 0; j < nq; ++j) {
+        first[j] = j * 70000 + j % 5;
+        for (std::size_t r = 0; r < ld; ++r) {
+          a[j * ld + r] = static_cast<std::uint32_t>(first[j] + (r * 7 + j) % 65536);
+          a[(nq + j) * ld + r] = static_cast<std::uint32_t>(first[j] + (r == 3 ? 65535 : r + j));
+        }
+      }
+      v[0] = v[nq * ld] = v[2 * nq * ld] = kInf;
+      const cpu::Least3 t{v.data(), v.data() + nq * ld, v.data() + 2 * nq * ld, a.data(),
+                          a.data() + nq * ld};
+      for (const Kernels* k : levels) {
+        std::vector<float> z(rows * z_ld, -1.0f);
+        std::vector<cpu::KeptLeast> kept(rows * z_ld, {-1.0f, -1.0f, 7, 7});
+        k->keep_least(t, ld, rows, nq, first.data(), z.data(), kept.data(), z_ld);
+        for (std::size_t r = 0; r < rows; ++r)
+          for (std::size_t j = 0; j < z_ld; ++j) {
+            const std::size_t at = r * z_ld + j, e = j * ld + r;
+            if (j >= nq) {  // past the queries: untouched
+              EXPECT_EQ(z[at], -1.0f);
+              EXPECT_EQ(kept[at].a1, 7);
+              continue;
+            }
+            EXPECT_EQ(z[at], std::sqrt(t.v1[e])) << rows << " " << nq << " " << r << " " << j;
+            EXPECT_EQ(kept[at].v2, t.v2[e]);
+            EXPECT_EQ(kept[at].v3, t.v3[e]);
+            EXPECT_EQ(kept[at].a1, t.a1[e] - first[j]) << rows << " " << nq << " " << r << " " << j;
+            EXPECT_EQ(kept[at].a2, t.a2[e] - first[j]);
+          }
+      }
+    }
+}
+
 // The cache's transpose against a direct loop at every level: strips of sixteen rows (the
 // in-register transpose), other heights and strides, into aligned and unaligned rows.
 TEST(SimdKernels, ColumnsToRowsTransposes) {
