@@ -71,9 +71,10 @@ std::shared_ptr<const Searcher> PyIndex::searcher(const std::string& backend,
   SearcherOptions o;
   o.backend = parse_backend(backend);
   resolve_backend(o.backend, parse_method(method));
-  o.cpu.precision = resolve_precision(parse_precision(precision));
+  o.cpu.precision = parse_precision(precision);  // as asked: make_searcher checks it
+  const Precision runs_at = resolve_precision(o.cpu.precision);
   std::lock_guard lock(searchers->mutex);
-  auto& s = searchers->by_backend[backend + "/" + to_string(o.cpu.precision)];
+  auto& s = searchers->by_backend[backend + "/" + to_string(runs_at)];
   if (!s) s = make_searcher(*index, o);
   return s;
 }

@@ -25,7 +25,8 @@ struct SearcherOptions {
   GpuOptions gpu;
 };
 
-// cpu: a CpuSearcher. cuda: a GpuIndex (an error without a device; wmd searches are errors).
+// cpu: a CpuSearcher. cuda: a GpuIndex (an error without a device, or with cpu.precision bf16
+// or int8, which the GPU does not run; wmd searches are errors).
 // automatic: a GpuIndex where a device is present, whose wmd searches run on the CPU (stats say
 // where each search ran), else a CpuSearcher. The index must outlive the searcher.
 std::unique_ptr<Searcher> make_searcher(const Index& index, const SearcherOptions& options);

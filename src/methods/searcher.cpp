@@ -116,6 +116,13 @@ std::unique_ptr<Searcher> make_searcher(const Index& index, const SearcherOption
     case Backend::cpu:
       return std::make_unique<CpuSearcher>(index, o.cpu);
     case Backend::cuda:
+      // The GPU's phase 1 runs in f32 (tf32 where allowed): a lower CPU precision asked of it
+      // would be ignored without a word. (automatic keeps it for the methods the CPU runs.)
+      if (o.cpu.precision == Precision::bf16 || o.cpu.precision == Precision::int8)
+        throw OptionError("precision", "precision " + std::string(to_string(o.cpu.precision)) +
+                                           " is the CPU backend's; the GPU's phase 1 runs in "
+                                           "f32 (tf32 where allowed): use the cpu backend, or "
+                                           "precision auto or f32");
       return std::make_unique<GpuIndex>(index, o.gpu);
     case Backend::automatic:
       if (gpu_device_count() > 0) return std::make_unique<GpuWithCpuFallback>(index, o);

@@ -181,6 +181,17 @@ TEST_F(Cli, Backends) {
   r = lcrwmd(base + " --method wmd --backend cuda");
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.err.find("CPU backend only"), std::string::npos) << r.err;
+  // A lower precision is the CPU's: asked of the GPU, an error, not a silent f32, with or
+  // without a device.
+  fs::remove(out);
+  for (const char* p : {"bf16", "int8"}) {
+    r = lcrwmd(base + " --backend cuda --precision " + p + " --output " + out);
+    EXPECT_NE(r.code, 0) << p;
+    EXPECT_NE(r.err.find(std::string("precision ") + p + " is the CPU backend's"),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(fs::exists(out));
+  }
   r = lcrwmd(base + " --backend tpu");
   EXPECT_NE(r.code, 0);
 }
