@@ -1,7 +1,7 @@
 // The kernels of simd.h that only phase 1 uses (rounding, estimates and their intervals, the
-// least three lower bounds, the cache's transpose), compiled per SIMD level as
-// simd_kernels.cpp is, whose table lists them. The same rules hold: every level returns the
-// scalar level's bits.
+// least three lower bounds and what a top-k keeps of them, the cache's transpose), compiled per
+// SIMD level as simd_kernels.cpp is, whose table lists them. The same rules hold: every level
+// returns the scalar level's bits.
 #include "cpu/simd_phase1_kernels.h"
 
 #include <algorithm>
@@ -180,16 +180,17 @@ constexpr Interleave3 kInterleave3 = make_interleave3();
 // (The masked forms, all lanes on, where GCC 12 warns of the plain ones' undefined pass-through.)
 void keep_least16(Least3 t, std::size_t ld, std::size_t r0, std::size_t j0,
                   const std::uint64_t* first, float* z, KeptLeast* kept, std::size_t z_ld) {
-  __m512 x[16];
-  for (std::size_t i = 0; i < 16; ++i) x[i] = _mm512_loadu_ps(t.v1 + (j0 + i) * ld + r0);
-  transpose16(x);
+  // One of the state's arrays, a register a row of the block.
+  const auto rows_of = [&](const float* state, __m512 x[16]) {
+    for (std::size_t i = 0; i < 16; ++i) x[i] = _mm512_loadu_ps(state + (j0 + i) * ld + r0);
+    transpose16(x);
+  };
+  __m512 x[16], v2[16], v3[16];
+  rows_of(t.v1, x);
   for (std::size_t r = 0; r < 16; ++r)
     _mm512_storeu_ps(z + (r0 + r) * z_ld + j0, _mm512_maskz_sqrt_ps(0xFFFF, x[r]));
-  __m512 v2[16], v3[16];
-  for (std::size_t i = 0; i < 16; ++i) v2[i] = _mm512_loadu_ps(t.v2 + (j0 + i) * ld + r0);
-  transpose16(v2);
-  for (std::size_t i = 0; i < 16; ++i) v3[i] = _mm512_loadu_ps(t.v3 + (j0 + i) * ld + r0);
-  transpose16(v3);
+  rows_of(t.v2, v2);
+  rows_of(t.v3, v3);
   const __m512i low16 = _mm512_set1_epi32(0xFFFF);
   for (std::size_t i = 0; i < 16; ++i) {
     const __m512i f = _mm512_set1_epi32(static_cast<int>(first[j0 + i]));

@@ -118,6 +118,7 @@ class LcRwmd final : public BatchDistance {
       // two; then the nearest word's squared distance.
       std::vector<float> v1(Q * R), v2(Q * R), v3(Q * R), best(Q * R);
       std::vector<std::uint32_t> a1(Q * R), a2(Q * R), by_word;
+      const cpu::Least3 least3{v1.data(), v2.data(), v3.data(), a1.data(), a2.data()};
       std::vector<PendingPair> pending;
       std::vector<const float*> vectors;
       std::vector<float> my_nearest(symmetric_ ? w : 0, kInf);
@@ -150,12 +151,11 @@ class LcRwmd final : public BatchDistance {
         }
         if (lazy_) {
           // Z's bound, sqrt of the least lower bound, and what refine() needs beside it.
-          k.keep_least({v1.data(), v2.data(), v3.data(), a1.data(), a2.data()}, R, rows, Q,
-                       batch_.cols_indptr.data(), z_.data() + u0 * Q, least_.data() + u0 * Q, Q);
+          k.keep_least(least3, R, rows, Q, batch_.cols_indptr.data(), z_.data() + u0 * Q,
+                       least_.data() + u0 * Q, Q);
           continue;
         }
-        const cpu::Least3 least{v1.data(), v2.data(), v3.data(), a1.data(), a2.data()};
-        recomputed += nearest_exactly(ws, u0, rows, least, best, by_word, pending, vectors);
+        recomputed += nearest_exactly(ws, u0, rows, least3, best, by_word, pending, vectors);
         // Z's rows from best's columns, sixteen rows at a time (both stay in the caches).
         for (std::size_t r0 = 0; r0 < rows; r0 += 16)
           for (std::size_t j = 0; j < Q; ++j)
