@@ -91,7 +91,7 @@ Evaluated evaluate(const EvalFlags& f) {
 nlohmann::json json_head(const char* eval, const SearchOptions& o, const Loaded& l, const Run& r) {
   return {{"eval", eval},
           {"method", to_string(o.method)},
-          {"symmetric", o.symmetric},
+          {"direction", to_string(o.direction)},
           {"n_queries", l.queries.size()},
           {"excluded_queries", l.excluded},
           {"n_docs", l.index().n_docs()},
@@ -164,7 +164,7 @@ void add_overlap(CLI::App* parent) {
     const Run& r = e.run;
     SearchOptions ro = o;
     ro.method = parse_method(*reference);
-    ro.symmetric = true;
+    ro.direction = Direction::symmetric;
     const std::size_t ref_k = top_percent_count(
         l.index().n_docs(), *std::max_element(percents->begin(), percents->end()));
     const Run ref = run_search(l, *e.searcher, ro, ref_k);

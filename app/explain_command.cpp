@@ -49,9 +49,10 @@ void print_table(const Explanation& e, std::size_t top) {
     return;
   }
   const bool capped = describe(e.method).word_pass == WordPass::capped;
-  print_direction("document", "query", capped, e.doc_to_query, e.doc_to_query_distance,
-                  e.doc_to_query_set_distance, top);
-  if (e.symmetric)
+  if (e.direction != Direction::query_to_document)
+    print_direction("document", "query", capped, e.doc_to_query, e.doc_to_query_distance,
+                    e.doc_to_query_set_distance, top);
+  if (e.direction != Direction::document_to_query)
     print_direction("query", "document", capped, e.query_to_doc, e.query_to_doc_distance,
                     !e.doc_to_query_set_distance, top);
 }
@@ -93,7 +94,7 @@ void add_explain(CLI::App& app) {
     if (l.queries.size() == 0) throw Error(f->q.queries + ": no query with a known word");
     for (std::size_t q = 0; q < l.queries.size(); ++q) {
       const Explanation e =
-          explain(l.index(), l.queries, q, *doc, method, !f->q.one_sided, f->q.act_steps);
+          explain(l.index(), l.queries, q, *doc, method, f->q.direction_asked(), f->q.act_steps);
       if (f->json)
         std::printf("%s\n", to_bytes(explanation_json(e, f->top.value_or(0))).c_str());
       else

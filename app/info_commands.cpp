@@ -30,9 +30,9 @@ void add_info(CLI::App& app) {
     const double h = n > 0 ? static_cast<double>(ix.nnz()) / n : 0.0;
     const auto words = static_cast<std::size_t>(std::lround(h));
     SearchOptions o;
-    o.symmetric = false;
+    o.direction = Direction::document_to_query;
     const std::size_t one_sided = cpu_query_bytes(ix, o, words);
-    o.symmetric = true;
+    o.direction = Direction::symmetric;
     const std::size_t symmetric = cpu_query_bytes(ix, o, words);
     const std::vector<std::string> stop = ix.stopwords().sorted();
     char fingerprint[19];

@@ -28,7 +28,8 @@ json explanation_json(const Explanation& e, std::size_t top) {
   json j = {{"query", e.query},
             {"doc", e.doc},
             {"method", to_string(e.method)},
-            {"symmetric", e.symmetric},
+            {"direction", to_string(e.direction)},
+            {"symmetric", e.direction == Direction::symmetric},
             {"distance", e.distance}};
   add_flows(j, e.flows, top);
   if (e.method != Method::wmd) {
@@ -46,6 +47,7 @@ json explanation_json(const Explanation& e, std::size_t top) {
 json method_json(const MethodInfo& m) {
   json j = {{"name", m.name}, {"summary", m.summary}};
   for (const auto& [name, value] : method_properties(m)) j[name] = value;
+  j["directions"] = directions(m);
   return j;
 }
 

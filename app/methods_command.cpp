@@ -29,17 +29,23 @@ void add_methods(CLI::App& app) {
       return;
     }
     const bool md = *format == "markdown";
-    const char* row = md ? "| `%s` | %s | %s | %s | %s | %s |\n" : "%-8s %-9s %-7s %-4s %-8s %s\n";
+    const char* row = md ? "| `%s` | %s | %s | %s | %s | %s |\n" : "%-8s %-11s %-7s %-4s %-8s %s\n";
     if (md) {
       std::printf(
-          "| method | one-sided form | pruned top-k | GPU | explain | what it computes |\n"
+          "| method | one-sided forms | pruned top-k | GPU | explain | what it computes |\n"
           "|---|---|---|---|---|---|\n");
     } else {
       std::printf(row, "method", "one-sided", "pruned", "gpu", "explain", "what it computes");
     }
-    for (const MethodInfo& m : methods())
-      std::printf(row, m.name, yes(m.one_sided), yes(m.bounded), yes(m.runs_on_gpu),
-                  yes(m.explains), m.summary);
+    // d->q: document-to-query, q->d: query-to-document (--direction).
+    for (const MethodInfo& m : methods()) {
+      const std::string sides = m.document_to_query && m.query_to_document ? "d->q, q->d"
+                                : m.document_to_query                      ? "d->q"
+                                : m.query_to_document                      ? "q->d"
+                                                                           : "-";
+      std::printf(row, m.name, sides.c_str(), yes(m.bounded), yes(m.runs_on_gpu), yes(m.explains),
+                  m.summary);
+    }
   });
 }
 

@@ -51,7 +51,7 @@ MicroBatcher::Stats MicroBatcher::stats() const {
 // One batch runs one method: the options that change what is computed must agree (k does
 // not: the batch runs at the largest).
 bool MicroBatcher::same_batch(const SearchOptions& a, const SearchOptions& b) {
-  return a.method == b.method && a.symmetric == b.symmetric && a.prune == b.prune &&
+  return a.method == b.method && a.direction == b.direction && a.prune == b.prune &&
          a.act_steps == b.act_steps;
 }
 

@@ -66,9 +66,34 @@ void QueryFlags::add_method_flags(CLI::App* c, bool (*admits)(const MethodInfo&)
                                             return m.reads_act_steps;
                                           }) + ": capped steps per word, k (0 is RWMD)")
       ->capture_default_str();
-  c->add_flag("--one-sided", one_sided, method_names([](const MethodInfo& m) {
-                                          return m.one_sided;
-                                        }) + ": D1 = R(document -> query) only, not max(D1, D2)");
+  c->add_option("--direction", direction,
+                "symmetric: max(D1, D2), how alike two documents are; query-to-document: D2 = "
+                "R(query -> document), each query word to its nearest document word (for short "
+                "queries: a search box's); document-to-query: D1 = R(document -> query). "
+                "One-sided forms: " +
+                    method_names([](const MethodInfo& m) { return m.query_to_document; }))
+      ->check(CLI::IsMember({"symmetric", "document-to-query", "query-to-document"}))
+      ->capture_default_str();
+  c->add_flag("--one-sided", one_sided, "The same as --direction document-to-query");
+  c->add_option("--query-weights", query_weights,
+                "How query words weigh against each other: index (as the index weighs its "
+                "documents), idf (TF-IDF by the index's document frequencies), auto (idf for "
+                "query-to-document, else index)")
+      ->check(CLI::IsMember({"auto", "index", "idf"}))
+      ->capture_default_str();
+}
+
+Direction QueryFlags::direction_asked() const {
+  const Direction d = parse_direction(direction);
+  if (one_sided && d == Direction::query_to_document)
+    throw Error("--one-sided is --direction document-to-query: give one of them");
+  return one_sided ? Direction::document_to_query : d;
+}
+
+QueryOptions QueryFlags::query_options() const {
+  QueryOptions o;
+  o.weights = parse_query_weights(query_weights, direction_asked());
+  return o;
 }
 
 void QueryFlags::add_index(CLI::App* c, bool several) {
@@ -150,18 +175,18 @@ void QueryFlags::add_max_distance(CLI::App* c) {
 SearchOptions QueryFlags::options() const {
   SearchOptions o;
   o.method = parse_method(method);
-  o.symmetric = !one_sided;
+  o.direction = direction_asked();
   o.max_distance = max_distance;
+  o.act_steps = act_steps;
   try {
     check_options(o);
   } catch (const OptionError& e) {
-    std::string flag = e.option() == "symmetric" ? "one-sided" : e.option();
+    std::string flag = e.option() == "direction" && one_sided ? "one-sided" : e.option();
     std::replace(flag.begin(), flag.end(), '_', '-');
     throw Error("--" + flag + ": " + e.what());
   }
   o.prune = prune == "bounds";
   o.batch = batch;
-  o.act_steps = act_steps;
   o.progress = [t = Clock::now()](std::size_t done, std::size_t total) {
     note("  %zu/%zu queries (%.2f s)", done, total, since(t));
   };
@@ -171,7 +196,11 @@ SearchOptions QueryFlags::options() const {
 SearcherOptions QueryFlags::searcher_options() const {
   SearcherOptions o;
   o.backend = parse_backend(backend);
-  resolve_backend(o.backend, parse_method(method));  // --backend cuda --method wmd: an error
+  try {  // --backend cuda --method wmd: an error before any work
+    resolve_backend(o.backend, options());
+  } catch (const OptionError& e) {
+    throw Error("--backend " + backend + ": " + e.what());
+  }
   o.cpu.memory_budget = memory_mib << 20;
   o.cpu.precision = parse_precision(precision);
   o.gpu.device = device;
@@ -185,7 +214,7 @@ std::string describe(const SearchOptions& o) {
   const MethodInfo& m = lcrwmd::describe(o.method);
   std::string s = m.name;
   if (m.reads_act_steps) s += "-" + std::to_string(o.act_steps);
-  if (m.one_sided) s += o.symmetric ? " symmetric" : " one-sided";
+  if (m.document_to_query || m.query_to_document) s += std::string(" ") + to_string(o.direction);
   return s;
 }
 
@@ -205,7 +234,7 @@ void report_refinement(const SearchOptions& o, const SearchStats& st) {
   if (o.method == Method::wmd)
     note("  EMD solves: %zu of %zu pairs (%.2f%% avoided); tighter bounds: %zu", st.refined,
          st.distances, 100.0 * (1.0 - static_cast<double>(st.refined) / pairs), st.tightened);
-  else if (o.symmetric && lcrwmd::describe(o.method).bounded)
+  else if (o.direction != Direction::document_to_query && lcrwmd::describe(o.method).bounded)
     note("  D2 computed for %zu of %zu pairs", st.refined, st.distances);
   if (st.word_pairs)
     note("  phase 1: %.3f word distances recomputed per (vocabulary word, query) (%zu of %zu)",
@@ -253,7 +282,7 @@ Loaded load_queries(const QueryFlags& f) {
            l.files.size(), l.shards->vocab_size());
     if (!cluster.root()) return;
     const QueryText text = read_query_text(f, l.index(), std::span(l.files).subspan(1));
-    QueryOptions qo;
+    QueryOptions qo = f.query_options();
     qo.embeddings = text.embeddings.get();
     TextReport report;
     l.queries = l.shards->make_query_set(text.docs, qo, &report);

@@ -50,6 +50,7 @@ struct QueryFlags {
   std::string backend = "auto";
   std::string distribute = "docs";
   std::string precision = "auto";
+  std::string direction = "symmetric", query_weights = "auto";
   bool one_sided = false, no_verify = false, tf32 = false;
   std::size_t batch = 0, memory_mib = 2048, device_memory_mib = 0, device_chunk = 0;
   std::size_t act_steps = 1;
@@ -62,7 +63,8 @@ struct QueryFlags {
   void add_index(CLI::App* c, bool several);
   // The method's flags and the engine's: batch, memory, threads, precision, backend, devices.
   void add_engine(CLI::App* c);
-  // --method (of the methods `admits`), --act-steps and --one-sided.
+  // --method (of the methods `admits`), --act-steps, --direction (or --one-sided) and
+  // --query-weights.
   void add_method_flags(CLI::App* c, bool (*admits)(const MethodInfo&));
   // Top-k commands only: a full matrix needs every exact distance.
   void add_prune(CLI::App* c);
@@ -73,11 +75,15 @@ struct QueryFlags {
   void add_distribute(CLI::App* c, const char* default_layout);
   // What each search asks for.
   SearchOptions options() const;
+  // --direction, or --one-sided's.
+  Direction direction_asked() const;
+  // How the queries are read: --query-weights for the direction asked.
+  QueryOptions query_options() const;
   // The backend and its tuning: one searcher per command, made once.
   SearcherOptions searcher_options() const;
 };
 
-// "lc-rwmd symmetric", "wmd", ...
+// "lc-rwmd symmetric", "lc-rwmd query-to-document", "wmd", ...
 std::string describe(const SearchOptions& o);
 // "cpu" or "cuda (NVIDIA H100 ...)": where a search ran, from its stats.
 std::string describe_backend(const SearcherOptions& o, const SearchStats& st);

@@ -44,7 +44,7 @@ std::unique_ptr<RankInput> open_shards(const QueryFlags& f) {
   cluster.step([&] {
     if (cluster.root()) text = read_query_text(f, *in->shard, {});
   });
-  QueryOptions qo;
+  QueryOptions qo = f.query_options();
   qo.embeddings = text.embeddings.get();
   TextReport report;
   in->queries = together([&] { return in->shards->make_query_set(text.docs, qo, &report); });

@@ -11,9 +11,6 @@ namespace {
 
 using nlohmann::json;
 
-// act's k past any document's length is ICT; a bound keeps a request's number sane.
-constexpr std::uint64_t kMaxActSteps = 1'000'000;
-
 // Every key of `request` must be one of `known`: a misspelt option is an error, not a default.
 void only(const json& request, std::initializer_list<const char*> known, const std::string& at) {
   for (const auto& item : request.items()) {
@@ -58,7 +55,8 @@ void require_object(const json& request) {
   if (!request.is_object()) throw RequestError(400, "body", "expected a JSON object");
 }
 
-// method, symmetric and act_steps, checked by the library's rules (lcrwmd/search.h).
+// method, direction (or the older "symmetric": false, document-to-query) and act_steps,
+// checked by the library's rules (lcrwmd/search.h).
 SearchOptions options(const json& request, Method default_method) {
   SearchOptions o;
   const std::string method = text(request, "method", to_string(default_method));
@@ -67,14 +65,35 @@ SearchOptions options(const json& request, Method default_method) {
   } catch (const Error& e) {
     throw RequestError(400, "method", e.what());
   }
-  o.symmetric = boolean(request, "symmetric", true);
+  const bool symmetric = boolean(request, "symmetric", true);
+  try {
+    o.direction = parse_direction(text(request, "direction", "symmetric"));
+  } catch (const Error& e) {
+    throw RequestError(400, "direction", e.what());
+  }
+  if (!symmetric) {
+    if (o.direction != Direction::symmetric)
+      throw RequestError(400, "symmetric",
+                         "\"symmetric\": false is \"direction\": \"document-to-query\"; give one "
+                         "of them");
+    o.direction = Direction::document_to_query;
+  }
   o.act_steps = integer(request, "act_steps", 1, 0, kMaxActSteps);
   try {
     check_options(o);
-  } catch (const OptionError& e) {
-    throw RequestError(400, e.option(), e.what());
+  } catch (const OptionError& e) {  // named as the request spelt it
+    throw RequestError(400, e.option() == "direction" && !symmetric ? "symmetric" : e.option(),
+                       e.what());
   }
   return o;
+}
+
+QueryWeights query_weights(const json& request, Direction direction) {
+  try {
+    return parse_query_weights(text(request, "query_weights", "auto"), direction);
+  } catch (const Error& e) {
+    throw RequestError(400, "query_weights", e.what());
+  }
 }
 
 // Rejects a key seen twice in one object and nesting past kMaxDepth while parsing.
@@ -119,7 +138,9 @@ json parse_body(std::string_view body) {
 
 SearchRequest parse_search(const json& body, const RequestLimits& limits) {
   require_object(body);
-  only(body, {"queries", "k", "method", "symmetric", "act_steps", "text"}, "");
+  only(body,
+       {"queries", "k", "method", "direction", "symmetric", "query_weights", "act_steps", "text"},
+       "");
   SearchRequest r;
   const auto queries = body.find("queries");
   if (queries == body.end()) throw RequestError(400, "queries", "missing");
@@ -131,6 +152,7 @@ SearchRequest parse_search(const json& body, const RequestLimits& limits) {
                            std::to_string(limits.max_queries) + " per request");
   r.k = integer(body, "k", 10, 1, limits.max_k);
   r.options = options(body, Method::lc_rwmd);
+  r.weights = query_weights(body, r.options.direction);
   r.with_text = boolean(body, "text", false);
   for (std::size_t i = 0; i < queries->size(); ++i) {
     const json& q = (*queries)[i];
@@ -159,7 +181,8 @@ SearchRequest parse_search(const json& body, const RequestLimits& limits) {
 
 ExplainRequest parse_explain(const json& body) {
   require_object(body);
-  only(body, {"query", "doc", "method", "symmetric", "act_steps"}, "");
+  only(body, {"query", "doc", "method", "direction", "symmetric", "query_weights", "act_steps"},
+       "");
   ExplainRequest r;
   const auto query = body.find("query");
   if (query == body.end() || !query->is_string())
@@ -171,6 +194,7 @@ ExplainRequest parse_explain(const json& body) {
     throw RequestError(400, "doc", "expected a document's id");
   r.doc = doc->get<std::string>();
   r.options = options(body, Method::wmd);
+  r.weights = query_weights(body, r.options.direction);
   return r;
 }
 

@@ -11,6 +11,7 @@
 
 #include "lcrwmd/corpus.h"
 #include "lcrwmd/error.h"
+#include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
 
 namespace lcrwmd::app {
@@ -34,21 +35,24 @@ inline constexpr std::size_t kMaxDepth = 16;
 nlohmann::json parse_body(std::string_view body);
 
 // POST /search: {"queries": [text | {"text": ..., "id": ...}, ...], "k", "method",
-// "symmetric", "act_steps", "text"}.
+// "direction" (or "symmetric"), "query_weights", "act_steps", "text"}.
 struct SearchRequest {
   std::vector<RawDocument> queries;   // ids: their positions
   std::vector<nlohmann::json> names;  // what the answer calls each query: its id or position
   std::size_t k = 10;
   SearchOptions options;
+  QueryWeights weights = QueryWeights::index;
   bool with_text = false;  // each neighbour's text in the answer
 };
 SearchRequest parse_search(const nlohmann::json& body, const RequestLimits& limits);
 
-// POST /explain: {"query": text, "doc": id, "method", "symmetric", "act_steps"}.
+// POST /explain: {"query": text, "doc": id, "method", "direction" (or "symmetric"),
+// "query_weights", "act_steps"}.
 struct ExplainRequest {
   RawDocument query;
   std::string doc;
   SearchOptions options;
+  QueryWeights weights = QueryWeights::index;
 };
 ExplainRequest parse_explain(const nlohmann::json& body);
 

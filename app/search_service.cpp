@@ -30,10 +30,11 @@ SearchService::SearchService(const Index& index, const Embeddings* embeddings,
 }
 
 template <typename Field>
-QuerySet SearchService::to_queries(const std::vector<RawDocument>& texts,
+QuerySet SearchService::to_queries(const std::vector<RawDocument>& texts, QueryWeights weights,
                                    const Field& field) const {
   QueryOptions qo;
   qo.embeddings = embeddings_;
+  qo.weights = weights;
   TextReport report;
   QuerySet qs = make_query_set(index_, texts, qo, &report);
   if (!report.empty_documents.empty())
@@ -45,7 +46,7 @@ QuerySet SearchService::to_queries(const std::vector<RawDocument>& texts,
 json SearchService::search(const json& body) {
   SearchRequest request = parse_search(body, options_.limits);
   request.options.batch = options_.batching.max_batch;  // a micro-batch is one batch
-  QuerySet qs = to_queries(request.queries,
+  QuerySet qs = to_queries(request.queries, request.weights,
                            [](std::size_t i) { return "queries[" + std::to_string(i) + "]"; });
   const std::vector<json>& names = request.names;
   const SearchResults r = batcher_.submit(std::move(qs), request.k, request.options).get();
@@ -72,10 +73,11 @@ json SearchService::explain(const json& body) const {
   const auto doc = index_.find_doc(request.doc);
   if (!doc) throw RequestError(404, "doc", "no document with id '" + request.doc + "'");
   const SearchOptions& o = request.options;
-  const QuerySet qs = to_queries({request.query}, [](std::size_t) { return "query"; });
+  const QuerySet qs =
+      to_queries({request.query}, request.weights, [](std::size_t) { return "query"; });
   Explanation e;
   try {
-    e = lcrwmd::explain(index_, qs, 0, *doc, o.method, o.symmetric, o.act_steps);
+    e = lcrwmd::explain(index_, qs, 0, *doc, o.method, o.direction, o.act_steps);
   } catch (const Error& err) {
     throw RequestError(400, "method", err.what());
   }

@@ -43,7 +43,8 @@ class SearchService {
  private:
   // The texts as queries; one left with no known word is a 422 naming it (field(i)).
   template <typename Field>
-  QuerySet to_queries(const std::vector<RawDocument>& texts, const Field& field) const;
+  QuerySet to_queries(const std::vector<RawDocument>& texts, QueryWeights weights,
+                      const Field& field) const;
 
   const Index& index_;
   const Embeddings* embeddings_;

@@ -20,7 +20,7 @@ namespace {
 SearchOptions gpu_options(Method method, bool symmetric, std::size_t batch) {
   SearchOptions o;
   o.method = method;
-  o.symmetric = symmetric;
+  o.direction = symmetric ? Direction::symmetric : Direction::document_to_query;
   o.batch = batch;
   return o;
 }

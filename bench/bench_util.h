@@ -79,7 +79,7 @@ inline double bare_sgemm(const Index& ix, std::size_t words) {
 inline SearchOptions lc(bool symmetric, std::size_t batch) {
   SearchOptions o;
   o.method = Method::lc_rwmd;
-  o.symmetric = symmetric;
+  o.direction = symmetric ? Direction::symmetric : Direction::document_to_query;
   o.batch = batch;
   return o;
 }

@@ -132,35 +132,42 @@ PYBIND11_MODULE(_lcrwmd, m) {
       .def(
           "search",
           [](const PyIndex& p, const py::sequence& queries, std::int64_t k,
-             const std::string& method, bool symmetric, const std::string& backend,
+             const std::string& method, const std::string& direction, const std::string& backend,
              std::size_t batch, bool prune, std::size_t act_steps, const std::string& precision,
-             float max_distance) {
-            return search_with(p, *p.searcher(backend, method, precision), queries, to_k(k), method,
-                               symmetric, batch, prune, act_steps, max_distance);
+             float max_distance, const std::string& query_weights) {
+            SearchOptions o = make_options(method, direction, batch, prune, act_steps);
+            o.max_distance = max_distance;
+            return search_with(p, *p.searcher(backend, o, precision), queries, to_k(k), o,
+                               query_weights);
           },
           py::arg("queries"), py::arg("k") = 10, py::arg("method") = "lc-rwmd",
-          py::arg("symmetric") = true, py::arg("backend") = "auto", py::arg("batch") = 0,
+          py::arg("direction") = "symmetric", py::arg("backend") = "auto", py::arg("batch") = 0,
           py::arg("prune") = true, py::arg("act_steps") = 1, py::arg("precision") = "auto",
-          py::arg("max_distance") = std::numeric_limits<float>::infinity())
+          py::arg("max_distance") = std::numeric_limits<float>::infinity(),
+          py::arg("query_weights") = "auto")
       .def(
           "explain",
           [](const PyIndex& p, const py::object& query, std::size_t doc, const std::string& method,
-             bool symmetric, std::size_t act_steps) {
-            return explain_with(p, query, doc, method, symmetric, act_steps);
+             const std::string& direction, std::size_t act_steps,
+             const std::string& query_weights) {
+            return explain_with(p, query, doc, make_options(method, direction, 0, true, act_steps),
+                                query_weights);
           },
-          py::arg("query"), py::arg("doc"), py::arg("method") = "wmd", py::arg("symmetric") = true,
-          py::arg("act_steps") = 1)
+          py::arg("query"), py::arg("doc"), py::arg("method") = "wmd",
+          py::arg("direction") = "symmetric", py::arg("act_steps") = 1,
+          py::arg("query_weights") = "auto")
       .def(
           "pairwise",
           [](const PyIndex& p, const py::sequence& queries, const std::string& method,
-             bool symmetric, const std::string& backend, std::size_t batch, std::size_t act_steps,
-             const std::string& precision) {
-            return pairwise_with(p, *p.searcher(backend, method, precision), queries, method,
-                                 symmetric, batch, act_steps);
+             const std::string& direction, const std::string& backend, std::size_t batch,
+             std::size_t act_steps, const std::string& precision,
+             const std::string& query_weights) {
+            const SearchOptions o = make_options(method, direction, batch, true, act_steps);
+            return pairwise_with(p, *p.searcher(backend, o, precision), queries, o, query_weights);
           },
-          py::arg("queries"), py::arg("method") = "lc-rwmd", py::arg("symmetric") = true,
+          py::arg("queries"), py::arg("method") = "lc-rwmd", py::arg("direction") = "symmetric",
           py::arg("backend") = "auto", py::arg("batch") = 0, py::arg("act_steps") = 1,
-          py::arg("precision") = "auto")
+          py::arg("precision") = "auto", py::arg("query_weights") = "auto")
       .def(
           "to_gpu",
           [](const PyIndex& p, int device, std::size_t memory_mib, bool tf32) {
@@ -180,9 +187,10 @@ PYBIND11_MODULE(_lcrwmd, m) {
              std::vector<std::size_t> ks, const std::string& method, bool symmetric,
              const std::string& backend, std::size_t act_steps, const std::string& precision) {
             if (ks.empty()) throw py::value_error("ks: give at least one k");
-            const SearchOptions o = make_options(method, symmetric, 0, true, act_steps);
+            const SearchOptions o =
+                make_options(method, direction_of(symmetric), 0, true, act_steps);
             const Queries q = to_queries(p, queries, labels);
-            const std::shared_ptr<const Searcher> searcher = p.searcher(backend, method, precision);
+            const std::shared_ptr<const Searcher> searcher = p.searcher(backend, o, precision);
             KnnReport rep;
             {
               py::gil_scoped_release release;
@@ -255,22 +263,25 @@ PYBIND11_MODULE(_lcrwmd, m) {
       .def(
           "search",
           [](const PyGpuSearcher& s, const py::sequence& queries, std::int64_t k,
-             const std::string& method, bool symmetric, std::size_t batch, bool prune,
-             float max_distance) {
-            return search_with(s.index, *s.gpu, queries, to_k(k), method, symmetric, batch, prune,
-                               1, max_distance);
+             const std::string& method, const std::string& direction, std::size_t batch, bool prune,
+             float max_distance, std::size_t act_steps) {
+            SearchOptions o = make_options(method, direction, batch, prune, act_steps);
+            o.max_distance = max_distance;
+            return search_with(s.index, *s.gpu, queries, to_k(k), o, "auto");
           },
           py::arg("queries"), py::arg("k") = 10, py::arg("method") = "lc-rwmd",
-          py::arg("symmetric") = true, py::arg("batch") = 0, py::arg("prune") = true,
-          py::arg("max_distance") = std::numeric_limits<float>::infinity())
+          py::arg("direction") = "symmetric", py::arg("batch") = 0, py::arg("prune") = true,
+          py::arg("max_distance") = std::numeric_limits<float>::infinity(),
+          py::arg("act_steps") = 1)
       .def(
           "pairwise",
           [](const PyGpuSearcher& s, const py::sequence& queries, const std::string& method,
-             bool symmetric, std::size_t batch) {
-            return pairwise_with(s.index, *s.gpu, queries, method, symmetric, batch);
+             const std::string& direction, std::size_t batch, std::size_t act_steps) {
+            return pairwise_with(s.index, *s.gpu, queries,
+                                 make_options(method, direction, batch, true, act_steps), "auto");
           },
-          py::arg("queries"), py::arg("method") = "lc-rwmd", py::arg("symmetric") = true,
-          py::arg("batch") = 0)
+          py::arg("queries"), py::arg("method") = "lc-rwmd", py::arg("direction") = "symmetric",
+          py::arg("batch") = 0, py::arg("act_steps") = 1)
       .def_property_readonly("uploads", [](const PyGpuSearcher& s) { return s.gpu->uploads(); })
       .def_property_readonly("device", [](const PyGpuSearcher& s) { return s.gpu->device().name; })
       .def_property_readonly("resident_bytes",
@@ -299,13 +310,14 @@ PYBIND11_MODULE(_lcrwmd, m) {
           d["name"] = i.name;
           d["summary"] = i.summary;
           for (const auto& [name, value] : method_properties(i)) d[name] = value;
+          d["directions"] = directions(i);
           out.append(d);
         }
         return out;
       },
       "Every method as the engine describes it, in order: a dict each with its name, a "
-      "one-line summary, and whether it has a one-sided form, prunes its top-k by bounds, reads "
-      "act_steps, runs on the GPU and can be explained.");
+      "one-line summary, its directions, whether it has each one-sided form, prunes its top-k by "
+      "bounds, reads act_steps, runs on the GPU and can be explained.");
   m.def("cpu_simd_level", &cpu_simd_level,
         "The SIMD level of the CPU kernels here: 'scalar', 'avx2' or 'avx512'.");
   m.def(

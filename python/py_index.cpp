@@ -66,11 +66,11 @@ StopWords to_stopwords(const std::optional<std::vector<std::string>>& words) {
 }
 
 std::shared_ptr<const Searcher> PyIndex::searcher(const std::string& backend,
-                                                  const std::string& method,
+                                                  const SearchOptions& search,
                                                   const std::string& precision) const {
   SearcherOptions o;
   o.backend = parse_backend(backend);
-  resolve_backend(o.backend, parse_method(method));
+  resolve_backend(o.backend, search);
   o.cpu.precision = parse_precision(precision);  // as asked: make_searcher checks it
   const Precision runs_at = resolve_precision(o.cpu.precision);
   std::lock_guard lock(searchers->mutex);
@@ -80,12 +80,13 @@ std::shared_ptr<const Searcher> PyIndex::searcher(const std::string& backend,
 }
 
 Queries to_queries(const PyIndex& p, const py::sequence& docs,
-                   const std::optional<std::vector<std::string>>& labels) {
+                   const std::optional<std::vector<std::string>>& labels, QueryWeights weights) {
   const std::vector<RawDocument> raw =
       to_documents(docs, {}, optional_list(labels, docs.size(), "labels"));
   Queries q;
   QueryOptions opt;
   opt.embeddings = p.embeddings.get();
+  opt.weights = weights;
   TextReport report;
   {
     py::gil_scoped_release release;
@@ -111,23 +112,22 @@ std::size_t to_k(std::int64_t k) {
   return static_cast<std::size_t>(k);
 }
 
-SearchOptions make_options(const std::string& method, bool symmetric, std::size_t batch, bool prune,
-                           std::size_t act_steps) {
+SearchOptions make_options(const std::string& method, const std::string& direction,
+                           std::size_t batch, bool prune, std::size_t act_steps) {
   SearchOptions o;
   o.method = parse_method(method);
-  o.symmetric = symmetric;
+  o.direction = parse_direction(direction);
   o.batch = batch;
   o.prune = prune;
   o.act_steps = act_steps;
+  check_options(o);
   return o;
 }
 
 py::tuple search_with(const PyIndex& p, const Searcher& searcher, const py::sequence& queries,
-                      std::size_t k, const std::string& method, bool symmetric, std::size_t batch,
-                      bool prune, std::size_t act_steps, float max_distance) {
-  SearchOptions o = make_options(method, symmetric, batch, prune, act_steps);
-  o.max_distance = max_distance;
-  const Queries q = to_queries(p, queries, std::nullopt);
+                      std::size_t k, const SearchOptions& o, const std::string& query_weights) {
+  const Queries q =
+      to_queries(p, queries, std::nullopt, parse_query_weights(query_weights, o.direction));
   SearchResults r;
   {
     py::gil_scoped_release release;
@@ -172,21 +172,23 @@ py::dict flows_dict(const std::vector<WordFlow>& flows) {
 }  // namespace
 
 py::dict explain_with(const PyIndex& p, const py::object& query, std::size_t doc,
-                      const std::string& method, bool symmetric, std::size_t act_steps) {
+                      const SearchOptions& o, const std::string& query_weights) {
   py::list one;
   one.append(query);
-  const Queries q = to_queries(p, one, std::nullopt);
+  const Queries q =
+      to_queries(p, one, std::nullopt, parse_query_weights(query_weights, o.direction));
   if (q.set.size() == 0)
     throw Error("explain: the query has no word known to the index or its embeddings");
   Explanation e;
   {
     py::gil_scoped_release release;
-    e = explain(*p.index, q.set, 0, doc, parse_method(method), symmetric, act_steps);
+    e = explain(*p.index, q.set, 0, doc, o.method, o.direction, o.act_steps);
   }
   py::dict d;
   d["doc"] = e.doc;
   d["method"] = std::string(to_string(e.method));
-  d["symmetric"] = e.symmetric;
+  d["direction"] = std::string(to_string(e.direction));
+  d["symmetric"] = e.direction == Direction::symmetric;
   d["distance"] = e.distance;
   d["flows"] = flows_dict(e.flows);
   if (e.method != Method::wmd) {
@@ -200,10 +202,10 @@ py::dict explain_with(const PyIndex& p, const py::object& query, std::size_t doc
 }
 
 py::array_t<float> pairwise_with(const PyIndex& p, const Searcher& searcher,
-                                 const py::sequence& queries, const std::string& method,
-                                 bool symmetric, std::size_t batch, std::size_t act_steps) {
-  const SearchOptions o = make_options(method, symmetric, batch, true, act_steps);
-  const Queries q = to_queries(p, queries, std::nullopt);
+                                 const py::sequence& queries, const SearchOptions& o,
+                                 const std::string& query_weights) {
+  const Queries q =
+      to_queries(p, queries, std::nullopt, parse_query_weights(query_weights, o.direction));
   if (!q.excluded.empty())
     throw py::value_error("query " + q.excluded.front() +
                           " has no word known to the index or its embeddings");

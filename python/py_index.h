@@ -66,9 +66,9 @@ struct PyIndex {
   // After `index`: destroyed first, since the searchers refer to it.
   std::shared_ptr<Searchers> searchers = std::make_shared<Searchers>();
 
-  // The searcher of `backend` for `method` (an error first where that backend cannot run it),
-  // its CPU phase 1 at `precision`.
-  std::shared_ptr<const Searcher> searcher(const std::string& backend, const std::string& method,
+  // The searcher of `backend` for searches like `o` (an error first where that backend cannot
+  // run them), its CPU phase 1 at `precision`.
+  std::shared_ptr<const Searcher> searcher(const std::string& backend, const SearchOptions& o,
                                            const std::string& precision) const;
 };
 
@@ -86,25 +86,29 @@ struct Queries {
   std::vector<std::string> excluded;
 };
 Queries to_queries(const PyIndex& p, const py::sequence& docs,
-                   const std::optional<std::vector<std::string>>& labels);
+                   const std::optional<std::vector<std::string>>& labels,
+                   QueryWeights weights = QueryWeights::index);
 
 // Python's k is any int: below 1, the library's error (lcrwmd.Error), not pybind11's TypeError.
 std::size_t to_k(std::int64_t k);
-SearchOptions make_options(const std::string& method, bool symmetric, std::size_t batch, bool prune,
-                           std::size_t act_steps = 1);
+// direction: "symmetric" | "document-to-query" | "query-to-document"; checked by the library.
+SearchOptions make_options(const std::string& method, const std::string& direction,
+                           std::size_t batch, bool prune, std::size_t act_steps = 1);
+// The direction the older keyword symmetric=True/False names.
+inline const char* direction_of(bool symmetric) {
+  return symmetric ? "symmetric" : "document-to-query";
+}
 
 // (distances, indices, excluded query ids): numpy (n_queries, k), inf / -1 past the results.
-// max_distance: a range (SearchOptions::max_distance).
+// query_weights: "auto" | "index" | "idf" (parse_query_weights, for o's direction).
 py::tuple search_with(const PyIndex& p, const Searcher& searcher, const py::sequence& queries,
-                      std::size_t k, const std::string& method, bool symmetric, std::size_t batch,
-                      bool prune, std::size_t act_steps = 1,
-                      float max_distance = std::numeric_limits<float>::infinity());
+                      std::size_t k, const SearchOptions& o, const std::string& query_weights);
 // Index.explain: one query document against one indexed document (by position).
 py::dict explain_with(const PyIndex& p, const py::object& query, std::size_t doc,
-                      const std::string& method, bool symmetric, std::size_t act_steps);
+                      const SearchOptions& o, const std::string& query_weights);
 py::array_t<float> pairwise_with(const PyIndex& p, const Searcher& searcher,
-                                 const py::sequence& queries, const std::string& method,
-                                 bool symmetric, std::size_t batch, std::size_t act_steps = 1);
+                                 const py::sequence& queries, const SearchOptions& o,
+                                 const std::string& query_weights);
 
 // Weights as CSR over the embeddings' words (scipy's arrays): only the words used are kept,
 // each row is L1-normalised in double.

@@ -23,9 +23,9 @@ Classified classify_with(const PyIndex& p, const py::sequence& docs, std::int64_
                          const std::string& method, bool symmetric, const std::string& backend,
                          bool prune, std::size_t act_steps, const std::string& precision) {
   const std::size_t kk = to_k(k);
-  const SearchOptions o = make_options(method, symmetric, 0, prune, act_steps);
+  const SearchOptions o = make_options(method, direction_of(symmetric), 0, prune, act_steps);
   Classified c{to_queries(p, docs, std::nullopt), {}};
-  const std::shared_ptr<const Searcher> searcher = p.searcher(backend, method, precision);
+  const std::shared_ptr<const Searcher> searcher = p.searcher(backend, o, precision);
   const Index& index = *p.index;
   py::gil_scoped_release release;
   const SearchResults r = searcher->search(c.queries.set, kk, o);
@@ -124,8 +124,8 @@ void bind_tasks(py::class_<PyIndex>& cls) {
           [](const PyIndex& p, float max_distance, const std::string& method,
              const std::string& backend, bool prune, std::size_t act_steps,
              const std::string& precision) {
-            const SearchOptions o = make_options(method, true, 0, prune, act_steps);
-            const std::shared_ptr<const Searcher> searcher = p.searcher(backend, method, precision);
+            const SearchOptions o = make_options(method, "symmetric", 0, prune, act_steps);
+            const std::shared_ptr<const Searcher> searcher = p.searcher(backend, o, precision);
             std::vector<Pair> all;
             {
               py::gil_scoped_release release;
@@ -162,8 +162,9 @@ void bind_tasks(py::class_<PyIndex>& cls) {
             o.max_iterations = iterations;
             o.candidates = candidates;
             o.members = members;
-            o.search = make_options(method, true, 0, true, act_steps);
-            const std::shared_ptr<const Searcher> searcher = p.searcher(backend, method, precision);
+            o.search = make_options(method, "symmetric", 0, true, act_steps);
+            const std::shared_ptr<const Searcher> searcher =
+                p.searcher(backend, o.search, precision);
             Clustering c;
             {
               py::gil_scoped_release release;

@@ -184,13 +184,21 @@ inline void expect_topk_matches_sort(const Searcher& searcher, const QuerySet& q
       }
       // One-sided LC-RWMD refines a single query's first ~64 + 2k documents at once (without a
       // tighter bound between): a small index it may refine whole.
-      const bool bounded = o.method == Method::wmd ||
-                           (o.method == Method::lc_rwmd && (o.symmetric || ix.n_docs() > 200));
+      const bool bounded =
+          o.method == Method::wmd || (o.method == Method::lc_rwmd &&
+                                      (o.direction == Direction::symmetric || ix.n_docs() > 200));
       if (bounded && prune && k < 10) {
         EXPECT_LT(st.refined, qs.size() * ix.n_docs()) << "pruning skipped nothing";
       }
     }
   }
+}
+
+// A pair's distance in `direction` from its two one-sided values (d1 = document -> query).
+inline double directed(Direction direction, double d1, double d2) {
+  return direction == Direction::symmetric           ? std::max(d1, d2)
+         : direction == Direction::document_to_query ? d1
+                                                     : d2;
 }
 
 // Random queries: some copies of resident documents, some fresh, some with words the index

@@ -8,7 +8,8 @@
 // lc-rwmd (the same relaxation): each word's nearest counterpart in both directions; act and
 // ict: each word's capped transfers to its nearest counterparts, in both directions (from the
 // per-pair reference in double, which the search's float values equal within rounding).
-// `flows` is the direction that set the distance (the larger; doc -> query when one-sided).
+// `flows` is the direction that set the distance (the larger where symmetric, else the one
+// asked for).
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -30,7 +31,7 @@ struct WordFlow {
 struct Explanation {
   std::string query, doc;  // ids
   Method method = Method::wmd;
-  bool symmetric = true;
+  Direction direction = Direction::symmetric;
   // As search reports it (a float); the flows' mass * cost sum to it within that rounding.
   double distance = 0;
   std::vector<WordFlow> flows;  // largest mass * cost first
@@ -46,6 +47,7 @@ struct Explanation {
 // Query q of `queries` against document `doc` of the index (act_steps: act's k). Throws
 // lcrwmd::Error for wcd (a distance of centroids moves no word) or an index out of range.
 Explanation explain(const Index& index, const QuerySet& queries, std::size_t q, std::size_t doc,
-                    Method method, bool symmetric = true, std::size_t act_steps = 1);
+                    Method method, Direction direction = Direction::symmetric,
+                    std::size_t act_steps = 1);
 
 }  // namespace lcrwmd

@@ -1,8 +1,8 @@
 #pragma once
-// What each method is, said once: its name, what it computes, which forms and options it has,
-// where it runs and what phase 1 keeps for it. The planners, the option checks, the CLI's
-// --help, serve's page, the Python module and docs/methods.md (`lcrwmd methods --markdown`)
-// all read these descriptions, so a new method is its own files plus one entry in methods().
+// What each method is, said once: its name, what it computes, which directions and options it
+// has, where it runs and what phase 1 keeps for it. The planners, the option checks, the CLI's
+// --help, serve's page, the Python module and docs/methods.md (`lcrwmd methods`) all read these
+// descriptions, so a new method is its own files plus one entry in methods().
 #include <cstddef>
 #include <span>
 #include <string>
@@ -21,6 +21,22 @@ enum class Method {
   ict,      // ICT, every capped step ACT can take: ACT-k <= ICT <= WMD
 };
 
+// Which way a distance between a query and a document is measured. The relaxations (RWMD,
+// ACT-k, ICT) move one side's mass onto the other's words, so each has two one-sided forms;
+// WMD and WCD are symmetric by definition.
+enum class Direction {
+  symmetric,          // max(D1, D2): how alike two documents are ("more like this")
+  document_to_query,  // D1 = R(document -> query): every document word to the query's words
+  query_to_document,  // D2 = R(query -> document): every query word to the document's words;
+                      // what a search box wants (a short query is not charged for the words
+                      // of the document it never mentions)
+};
+const char* to_string(Direction d);
+// "symmetric" | "document-to-query" | "query-to-document"; anything else: an Error naming them.
+Direction parse_direction(std::string_view s);
+inline constexpr Direction kDirections[] = {Direction::symmetric, Direction::document_to_query,
+                                            Direction::query_to_document};
+
 // What phase 1 (every vocabulary word against a batch's distinct query words) keeps for each
 // (vocabulary word, query).
 enum class WordPass {
@@ -33,9 +49,11 @@ struct MethodInfo {
   Method method;
   const char* name;     // as every front end spells it
   const char* summary;  // one line: what it computes
-  // Has a one-sided form, D1 = R(document -> query) (--one-sided, symmetric=False); without
-  // one, a one-sided search is refused rather than silently made symmetric.
-  bool one_sided;
+  // Its one-sided forms: D1 = R(document -> query) (--direction document-to-query, or
+  // --one-sided) and D2 = R(query -> document). A direction a method lacks is refused rather
+  // than silently made symmetric.
+  bool document_to_query;
+  bool query_to_document;
   // A symmetric top-k computes exact distances only where cheaper lower bounds leave a
   // document a chance (--prune); the results are the same either way.
   bool bounded;
@@ -55,12 +73,18 @@ struct MethodInfo {
 };
 
 // Its yes-or-no properties a user reads, by the names every front end gives them (JSON, Python):
-// one_sided, bounded, reads_act_steps, runs_on_gpu, explains.
+// document_to_query, query_to_document, bounded, reads_act_steps, runs_on_gpu, explains.
 std::vector<std::pair<const char*, bool>> method_properties(const MethodInfo& m);
 
 // Every method, in the order front ends list them.
 std::span<const MethodInfo> methods();
 const MethodInfo& describe(Method m);
+// Whether method `m` is defined in direction `d` (every method is, symmetric).
+bool has_direction(const MethodInfo& m, Direction d);
+// The names of the directions of `m`, in kDirections' order (JSON and Python list them), and as
+// prose: "symmetric, document-to-query or query-to-document".
+std::vector<const char*> directions(const MethodInfo& m);
+std::string direction_names(const MethodInfo& m);
 const char* to_string(Method m);
 // "wcd" | "rwmd" | "lc-rwmd" | "wmd" | "act" | "ict"; anything else: an Error naming them.
 Method parse_method(std::string_view s);

@@ -10,6 +10,7 @@
 #include "lcrwmd/corpus.h"
 #include "lcrwmd/embeddings.h"
 #include "lcrwmd/index.h"
+#include "lcrwmd/method.h"
 #include "lcrwmd/text.h"
 
 namespace lcrwmd {
@@ -28,15 +29,29 @@ struct QuerySet {
   std::size_t length(std::size_t q) const { return indptr[q + 1] - indptr[q]; }
 };
 
+// How a query's words are weighted against each other. The documents keep the index's weighting
+// either way.
+enum class QueryWeights {
+  index,  // as the index weighs its documents (TF or TF-IDF): what "more like this" compares
+  idf,    // TF-IDF by the index's document frequencies whatever its weighting: a search box's
+          // rare words count for more than its common ones
+};
+const char* to_string(QueryWeights w);
+// "index" | "idf" | "auto"; auto is the default for `direction`: idf for query-to-document
+// (each query word's own distance is summed, so a rare word must weigh more), index for the
+// others (a document compared with a document).
+QueryWeights parse_query_weights(std::string_view s, Direction direction);
+
 struct QueryOptions {
   // Looked up for words the index does not hold; without it such words are dropped (and
   // counted as not in the index). They must be the index's own (check_embeddings).
   const Embeddings* embeddings = nullptr;
+  QueryWeights weights = QueryWeights::index;
 };
 
 // Tokenises and weights queries as the index's documents were: its tokenizer, stop words,
-// weighting and document frequencies (lcrwmd/index.h). Queries left with no known word are
-// excluded and listed in report->empty_documents.
+// weighting (or IDF, options.weights) and document frequencies (lcrwmd/index.h). Queries left
+// with no known word are excluded and listed in report->empty_documents.
 QuerySet make_query_set(const Index& index, const std::vector<RawDocument>& docs,
                         const QueryOptions& options, TextReport* report = nullptr);
 

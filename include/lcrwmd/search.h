@@ -35,11 +35,16 @@ Backend parse_backend(std::string_view s);  // "cpu" | "cuda" | "auto"
 
 // What one search asks for, on any backend. (How a backend tiles its work belongs to the
 // backend: CpuOptions here, GpuOptions in lcrwmd/gpu.h.)
+// ACT's k at most: a step per word of a document, and no document holds a million distinct words.
+inline constexpr std::size_t kMaxActSteps = 1'000'000;
+
 struct SearchOptions {
   Method method = Method::lc_rwmd;
-  // RWMD methods: D = max(D1, D2). false: D1 = R(document -> query) only. WMD is symmetric.
-  bool symmetric = true;
-  // act: k, the capped steps of each word's transfer (0 is RWMD; more: tighter, costlier).
+  // The relaxations: symmetric D = max(D1, D2), or one of its sides (lcrwmd/method.h). WMD and
+  // WCD are symmetric only.
+  Direction direction = Direction::symmetric;
+  // act: k, the capped steps of each word's transfer (0 is RWMD; more: tighter, costlier; at
+  // most kMaxActSteps, past which every transfer is ICT's anyway).
   std::size_t act_steps = 1;
   // Queries that share one phase-1 pass (one GEMM against all their distinct words), at most;
   // 0: as many as the backend's memory budget holds (bulk search is fastest in large batches;
@@ -111,8 +116,8 @@ class OptionError : public Error {
 };
 
 // The rules every searcher, explain and front end applies before any work: k is at least 1; a
-// one-sided search of a method without a one-sided form (MethodInfo::one_sided) is refused,
-// never silently made symmetric.
+// direction the method lacks (has_direction) is refused, never silently made symmetric; act's
+// steps are within kMaxActSteps.
 void check_k(std::size_t k);
 void check_options(const SearchOptions& options);
 

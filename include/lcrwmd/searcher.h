@@ -14,10 +14,12 @@
 
 namespace lcrwmd {
 
-// The backend `b` resolves to for `method`: automatic becomes cuda where a device is present
-// and the method runs there (MethodInfo::runs_on_gpu), else cpu; an Error for cuda where the
-// method does not run there.
-Backend resolve_backend(Backend b, Method method);
+// The backend `b` resolves to for a search: automatic becomes cuda where a device is present
+// and the search runs there (runs_on_gpu), else cpu; an OptionError for cuda where it does not.
+Backend resolve_backend(Backend b, const SearchOptions& options);
+// Whether the CUDA backend runs such a search: the method runs there (MethodInfo::runs_on_gpu),
+// in any direction but query-to-document (the CPU's).
+bool runs_on_gpu(const SearchOptions& options);
 
 struct SearcherOptions {
   Backend backend = Backend::cpu;

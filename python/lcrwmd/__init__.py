@@ -70,6 +70,16 @@ def _stopwords(stopwords):
     return [str(w) for w in stopwords]
 
 
+def _direction(direction: Optional[str], symmetric: bool) -> str:
+    # symmetric=False is the older spelling of direction="document-to-query".
+    if direction is None:
+        return "symmetric" if symmetric else "document-to-query"
+    if not symmetric and direction != "document-to-query":
+        raise Error(f"symmetric=False is direction='document-to-query', not {direction!r}: "
+                    "give one of them")
+    return direction
+
+
 def _range(max_distance):
     return float("inf") if max_distance is None else float(max_distance)
 
@@ -138,7 +148,8 @@ class Index:
                method: str = "lc-rwmd", symmetric: bool = True, backend: str = "auto",
                batch: int = 0, prune: bool = True, return_ids: bool = False,
                act_steps: int = 1, precision: str = "auto",
-               max_distance: Optional[float] = None) -> SearchResult:
+               max_distance: Optional[float] = None, direction: Optional[str] = None,
+               query_weights: str = "auto") -> SearchResult:
         """The k nearest documents of each query: (distances, indices), both (n_queries, k),
         ascending distance, ties by the smaller index; -1 (and inf) where fewer than k
         documents exist or a query has no known word. return_ids=True adds the documents'
@@ -148,30 +159,40 @@ class Index:
         LC-RWMD up to 65,536 query words, 32,768 for its pruned top-k).
         precision ("auto", "f32", "bf16", "int8") is the CPU's phase-1 GEMM: the same results
         in each, "auto" the fastest this CPU has (lcrwmd.cpu_precision()). max_distance keeps
-        only the neighbours at most that far (a row then ends early, -1 past its last)."""
-        d, i, excluded = self._native.search(_documents(queries), k, method, symmetric, backend,
-                                             batch, prune, act_steps, precision,
-                                             _range(max_distance))
+        only the neighbours at most that far (a row then ends early, -1 past its last).
+        direction: "symmetric" (max(D1, D2): how alike two documents are), "query-to-document"
+        (each query word to its nearest document word: for short queries, a search box's) or
+        "document-to-query" (symmetric=False says the same). query_weights: "auto" (IDF for
+        query-to-document, else as the index weighs its documents), "index" or "idf"."""
+        d, i, excluded = self._native.search(_documents(queries), k, method,
+                                             _direction(direction, symmetric), backend, batch,
+                                             prune, act_steps, precision, _range(max_distance),
+                                             query_weights)
         return _results(self, d, i, excluded, return_ids)
 
     def range_search(self, queries: Union[Document, Sequence[Document]], max_distance: float,
                      k: Optional[int] = None, method: str = "lc-rwmd", symmetric: bool = True,
-                     backend: str = "auto", act_steps: int = 1, precision: str = "auto"
+                     backend: str = "auto", act_steps: int = 1, precision: str = "auto",
+                     direction: Optional[str] = None, query_weights: str = "auto"
                      ) -> list[tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]]:
         """Every document within max_distance of each query, nearest first (at most k; None:
         no cap): a (distances, indices) pair per query. A bounded method computes exact
         distances only where its bound is within the range."""
         d, i = self.search(queries, k=self.n_docs if k is None else k, method=method,
                            symmetric=symmetric, backend=backend, act_steps=act_steps,
-                           precision=precision, max_distance=max_distance)
+                           precision=precision, max_distance=max_distance, direction=direction,
+                           query_weights=query_weights)
         return [(d[j][i[j] >= 0], i[j][i[j] >= 0]) for j in range(len(d))]
 
     def pairwise(self, queries: Union[Document, Sequence[Document]], method: str = "lc-rwmd",
                  symmetric: bool = True, backend: str = "auto", batch: int = 0,
-                 act_steps: int = 1, precision: str = "auto") -> npt.NDArray[np.float32]:
-        """The (n_queries, n_docs) matrix of distances, float32 (precision: as for search)."""
-        return self._native.pairwise(_documents(queries), method, symmetric, backend, batch,
-                                     act_steps, precision)
+                 act_steps: int = 1, precision: str = "auto", direction: Optional[str] = None,
+                 query_weights: str = "auto") -> npt.NDArray[np.float32]:
+        """The (n_queries, n_docs) matrix of distances, float32 (precision, direction and
+        query_weights: as for search)."""
+        return self._native.pairwise(_documents(queries), method,
+                                     _direction(direction, symmetric), backend, batch, act_steps,
+                                     precision, query_weights)
 
     def classify(self, queries: Union[Document, Sequence[Document]], k: int = 5,
                  method: str = "lc-rwmd", symmetric: bool = True, backend: str = "auto",
@@ -228,7 +249,8 @@ class Index:
 
     def explain(self, query: Document, doc: Union[int, str], method: str = "wmd",
                 symmetric: bool = True, act_steps: int = 1,
-                precision: str = "auto") -> Explanation:
+                precision: str = "auto", direction: Optional[str] = None,
+                query_weights: str = "auto") -> Explanation:
         """Which words carried the distance of `query` to document `doc` (its position, or its
         id as a str): an Explanation with the flows, largest contribution first. For "wmd" its
         distance is the one search reports and its flows' mass * cost sum to it; "rwmd" and
@@ -244,7 +266,9 @@ class Index:
                 raise Error(f"explain: no document with id {doc!r}") from None
         elif not 0 <= int(doc) < self.n_docs:
             raise Error(f"explain: document {doc} of {self.n_docs}")
-        return _explanation(self._native.explain(query, int(doc), method, symmetric, act_steps))
+        return _explanation(self._native.explain(query, int(doc), method,
+                                                 _direction(direction, symmetric), act_steps,
+                                                 query_weights))
 
     def to_gpu(self, device: int = 0, memory_mib: int = 0, tf32: bool = False) -> GpuSearcher:
         """A GpuSearcher: this index resident on CUDA device `device`, uploaded once, for many
@@ -345,16 +369,20 @@ class GpuSearcher:
     def search(self, queries: Union[Document, Sequence[Document]], k: int = 10,
                method: str = "lc-rwmd", symmetric: bool = True, batch: int = 0,
                prune: bool = True, return_ids: bool = False,
-               max_distance: Optional[float] = None) -> SearchResult:
-        """As Index.search, on this GPU."""
-        d, i, excluded = self._native.search(_documents(queries), k, method, symmetric, batch,
-                                             prune, _range(max_distance))
+               max_distance: Optional[float] = None, direction: Optional[str] = None,
+               act_steps: int = 1) -> SearchResult:
+        """As Index.search, on this GPU (which has no query-to-document direction)."""
+        d, i, excluded = self._native.search(_documents(queries), k, method,
+                                             _direction(direction, symmetric), batch, prune,
+                                             _range(max_distance), act_steps)
         return _results(self.index, d, i, excluded, return_ids)
 
     def pairwise(self, queries: Union[Document, Sequence[Document]], method: str = "lc-rwmd",
-                 symmetric: bool = True, batch: int = 0) -> npt.NDArray[np.float32]:
+                 symmetric: bool = True, batch: int = 0, direction: Optional[str] = None,
+                 act_steps: int = 1) -> npt.NDArray[np.float32]:
         """As Index.pairwise, on this GPU."""
-        return self._native.pairwise(_documents(queries), method, symmetric, batch)
+        return self._native.pairwise(_documents(queries), method,
+                                     _direction(direction, symmetric), batch, act_steps)
 
     @property
     def uploads(self) -> int:

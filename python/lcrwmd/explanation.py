@@ -37,6 +37,7 @@ class Explanation:
     doc_to_query_distance: Optional[float] = None
     query_to_doc_distance: Optional[float] = None
     doc_to_query_set_distance: Optional[bool] = None
+    direction: str = "symmetric"
 
     def __repr__(self) -> str:
         # A summary: an explanation holds a flow per pair of words, hundreds for long texts.
@@ -44,7 +45,7 @@ class Explanation:
                           for f in self.flows[:3])
         more = f", ... {len(self.flows) - 3} more" if len(self.flows) > 3 else ""
         return (f"Explanation(doc={self.doc!r}, method={self.method!r}, "
-                f"symmetric={self.symmetric}, distance={self.distance:.6g}, "
+                f"direction={self.direction!r}, distance={self.distance:.6g}, "
                 f"{len(self.flows)} flows: {shown}{more})")
 
 
@@ -60,7 +61,8 @@ def _explanation(d: dict) -> Explanation:
         query_to_doc=_flows(d["query_to_doc"]) if "query_to_doc" in d else [],
         doc_to_query_distance=d.get("doc_to_query_distance"),
         query_to_doc_distance=d.get("query_to_doc_distance"),
-        doc_to_query_set_distance=d.get("doc_to_query_set_distance"))
+        doc_to_query_set_distance=d.get("doc_to_query_set_distance"),
+        direction=d["direction"])
 
 
 def plot_alignment(explanation: Explanation, path=None, top: int = 30, ax=None):

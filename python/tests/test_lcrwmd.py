@@ -179,17 +179,27 @@ def test_bad_arguments_raise_clear_errors(emb, index):
     for k in (0, -1):
         with pytest.raises(lcrwmd.Error, match="k must be at least 1"):
             index.search(["football"], k=k)
-    # One rule for every front end (the library's): a method without a one-sided form refuses
-    # a one-sided search, never silently made symmetric.
+    # One rule for every front end (the library's): a direction a method lacks is refused,
+    # never silently made symmetric.
     for m in lcrwmd.methods():
-        if m["one_sided"]:
-            continue
-        with pytest.raises(lcrwmd.Error, match=f"{m['name']} has no one-sided form"):
-            index.search(["football"], method=m["name"], symmetric=False)
-        with pytest.raises(lcrwmd.Error, match=f"{m['name']} has no one-sided form"):
-            index.pairwise(["football"], method=m["name"], symmetric=False)
-    with pytest.raises(lcrwmd.Error, match="wmd has no one-sided form"):
+        for d in ("document-to-query", "query-to-document"):
+            if d in m["directions"]:
+                continue
+            with pytest.raises(lcrwmd.Error, match=f"{m['name']} has no {d} form"):
+                index.search(["football"], method=m["name"], direction=d)
+            with pytest.raises(lcrwmd.Error, match=f"{m['name']} has no {d} form"):
+                index.pairwise(["football"], method=m["name"], direction=d)
+        if not m["document_to_query"]:
+            with pytest.raises(lcrwmd.Error, match=f"{m['name']} has no document-to-query form"):
+                index.search(["football"], method=m["name"], symmetric=False)
+    with pytest.raises(lcrwmd.Error, match="wmd has no document-to-query form"):
         index.explain("football", 0, method="wmd", symmetric=False)
+    with pytest.raises(lcrwmd.Error, match="unknown direction"):
+        index.search(["football"], direction="both")
+    with pytest.raises(lcrwmd.Error, match="give one of them"):
+        index.search(["football"], direction="query-to-document", symmetric=False)
+    with pytest.raises(lcrwmd.Error, match="unknown query weights"):
+        index.search(["football"], direction="query-to-document", query_weights="bm25")
     with pytest.raises(lcrwmd.Error, match="nonexistent.bin"):
         lcrwmd.Embeddings.load("/nonexistent.bin")
     with pytest.raises(lcrwmd.Error, match="nonexistent.idx"):

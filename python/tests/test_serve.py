@@ -184,6 +184,13 @@ BAD_SEARCHES = [
     (b'{"queries": ["goal"], "method": "wmd", "symmetric": false}', 400, "symmetric"),
     (b'{"queries": ["goal", "qqqzzz xxyyzz"]}', 422, "queries[1]"),
     (b'{"queries": [{"id": [1], "text": "goal"}]}', 400, "queries[0].id"),
+    (b'{"queries": ["goal"], "direction": "sideways"}', 400, "direction"),
+    (b'{"queries": ["goal"], "method": "wcd", "direction": "query-to-document"}', 400,
+     "direction"),
+    (b'{"queries": ["goal"], "direction": "query-to-document", "symmetric": false}', 400,
+     "symmetric"),
+    (b'{"queries": ["goal"], "query_weights": "bm25"}', 400, "query_weights"),
+    (b'{"queries": ["goal"], "method": "act", "act_steps": 1000001}', 400, "act_steps"),
 ]
 
 BAD_EXPLAINS = [

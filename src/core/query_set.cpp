@@ -19,7 +19,11 @@ void check_query_embeddings_dim(const Index& index, const Embeddings* emb) {
 
 QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>& docs,
                              std::size_t idf_docs, const FindExtraWord& elsewhere,
-                             const Embeddings* emb, TextReport* report_out) {
+                             const QueryOptions& options, TextReport* report_out,
+                             const std::function<std::size_t(std::string_view)>& doc_freq) {
+  const Embeddings* emb = options.embeddings;
+  const Weighting weighting =
+      options.weights == QueryWeights::idf ? Weighting::tfidf : index.weighting();
   check_query_embeddings_dim(index, emb);
   const auto find = [&](std::string_view t) -> std::optional<ExtraWord> {
     if (elsewhere)
@@ -49,6 +53,7 @@ QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>&
     return id;
   };
   auto idf_of = [&](std::uint32_t u) {
+    if (doc_freq) return idf(idf_docs, doc_freq(u < v ? index.word(u) : qs.extra_words[u - v]));
     return idf(idf_docs, u < v ? index.doc_freq(u) : extra_doc_freq[u - v]);
   };
   for (const RawDocument& doc : docs) {
@@ -59,7 +64,7 @@ QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>&
       continue;
     }
     for (const WordCount& wc : counts) qs.words.push_back(wc.word);
-    append_weights(counts, index.weighting(), idf_of, qs.weights);
+    append_weights(counts, weighting, idf_of, qs.weights);
     qs.indptr.push_back(qs.words.size());
     qs.ids.push_back(doc.id);
     qs.labels.push_back(doc.label);
@@ -75,7 +80,17 @@ QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>&
 
 QuerySet make_query_set(const Index& index, const std::vector<RawDocument>& docs,
                         const QueryOptions& options, TextReport* report) {
-  return make_query_set_with(index, docs, index.idf_docs(), {}, options.embeddings, report);
+  return make_query_set_with(index, docs, index.idf_docs(), {}, options, report);
+}
+
+const char* to_string(QueryWeights w) { return w == QueryWeights::idf ? "idf" : "index"; }
+
+QueryWeights parse_query_weights(std::string_view s, Direction direction) {
+  if (s == "index") return QueryWeights::index;
+  if (s == "idf") return QueryWeights::idf;
+  if (s == "auto")
+    return direction == Direction::query_to_document ? QueryWeights::idf : QueryWeights::index;
+  throw Error("unknown query weights '" + std::string(s) + "' (expected auto, index or idf)");
 }
 
 void check_stopwords(const Index& index, const StopWords& given, const std::string& given_name) {

@@ -25,13 +25,15 @@ using FindExtraWord = std::function<std::optional<ExtraWord>(std::string_view)>;
 // An Error where query-time embeddings do not have the index's dimension.
 void check_query_embeddings_dim(const Index& index, const Embeddings* embeddings);
 
-// Queries tokenised and weighted as the index's documents were, with TF-IDF over idf_docs
-// documents; a token the index lacks is looked for with `elsewhere`, then in `embeddings` (an
-// Error where their dimension is not the index's). Without embeddings, the tokens nowhere to
-// be found are reported as not in the index (embeddings might hold them), not as without a
-// vector.
+// Queries tokenised and weighted as the index's documents were (or by IDF: `weights`), with
+// TF-IDF over idf_docs documents, each word's document frequency from `doc_freq` where given
+// (the sum over shards built apart) else the index's or `elsewhere`'s; a token the index lacks is
+// looked for with `elsewhere`, then in `embeddings` (an Error where their dimension is not the
+// index's). Without embeddings, the tokens nowhere to be found are reported as not in the index
+// (embeddings might hold them), not as without a vector.
 QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>& docs,
                              std::size_t idf_docs, const FindExtraWord& elsewhere,
-                             const Embeddings* embeddings, TextReport* report);
+                             const QueryOptions& options, TextReport* report,
+                             const std::function<std::size_t(std::string_view)>& doc_freq = {});
 
 }  // namespace lcrwmd

@@ -34,7 +34,7 @@ using namespace cuda;
 WorkShape GpuIndex::Impl::shape(const SearchOptions& opt, std::size_t k, bool full) const {
   WorkShape w;
   w.method = opt.method;
-  w.symmetric = opt.symmetric && opt.method != Method::wcd;
+  w.symmetric = opt.direction == Direction::symmetric && opt.method != Method::wcd;
   w.full_matrix = full || !opt.prune;
   w.vocab = index.vocab_size();
   w.dim = index.dim();
@@ -62,7 +62,7 @@ void GpuIndex::Impl::block(const QueryBatch& b, const QuerySet& q, Chunk& c,
     case Method::wcd:
       return wcd_block(b, q, c, dst);
     case Method::rwmd:
-      return quadratic_block(b, c, opt.symmetric, gather_bytes, dst);
+      return quadratic_block(b, c, opt.direction == Direction::symmetric, gather_bytes, dst);
     case Method::lc_rwmd:
       return lc_rwmd_block(b, c, rev, dst);
     case Method::act:
@@ -92,7 +92,7 @@ void GpuIndex::Impl::release_scratch() {
 template <typename Use>
 void GpuIndex::Impl::for_each_batch(const QuerySet& q, const SearchOptions& opt, std::size_t k,
                                     bool full, SearchStats& st, Use&& use) {
-  resolve_backend(Backend::cuda, opt.method);  // wmd: an error naming the CPU backend
+  resolve_backend(Backend::cuda, opt);  // wmd, query-to-document: an error naming the CPU
   LCRWMD_CUBLAS_CHECK(cublasSetMathMode(
       blas.get(), options.allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
   const WorkShape ws = shape(opt, k, full);
@@ -128,7 +128,7 @@ SearchResults GpuIndex::Impl::search(const QuerySet& q, std::size_t k, const Sea
   res.distances.assign(res.n_queries * res.k, 0.0f);
   res.indices.assign(res.n_queries * res.k, -1);
   SearchStats st;
-  const bool symmetric = opt.symmetric && opt.method != Method::wcd;
+  const bool symmetric = opt.direction == Direction::symmetric && opt.method != Method::wcd;
   const Reverse rev = !linear(opt.method) || !symmetric ? Reverse::none
                       : opt.prune                       ? Reverse::bound
                                                         : Reverse::full;
@@ -181,7 +181,7 @@ void GpuIndex::Impl::pairwise(const QuerySet& q, const SearchOptions& opt, const
   const DeviceGuard on_device(device.id);
   SearchStats st;
   const std::size_t n_all = index.n_docs();
-  const bool symmetric = opt.symmetric && opt.method != Method::wcd;
+  const bool symmetric = opt.direction == Direction::symmetric && opt.method != Method::wcd;
   const Reverse rev = linear(opt.method) && symmetric ? Reverse::full : Reverse::none;
   std::size_t t = 0;
   struct Pending {

@@ -30,10 +30,13 @@ class WordDistanceCache;
 // 1's least lower bounds, and only the words of the few documents refined need their nearest
 // query word found exactly).
 enum class Rows { distances, bounds };
-// What a top-k search asks for: with pruning, LC-RWMD's bounds; every other method computes
-// its distances (or its own bounds) either way.
+// What a top-k search asks for: with pruning, LC-RWMD's bounds on D1; every other method (and
+// LC-RWMD query-to-document, whose phase 1 finds no D1) computes its distances (or its own
+// bounds) either way.
 inline Rows top_k_rows(const SearchOptions& opt) {
-  return opt.prune && opt.method == Method::lc_rwmd ? Rows::bounds : Rows::distances;
+  return opt.prune && opt.method == Method::lc_rwmd && opt.direction != Direction::query_to_document
+             ? Rows::bounds
+             : Rows::distances;
 }
 
 struct Phase1Counts {
@@ -71,12 +74,12 @@ class BatchDistance {
 
 std::unique_ptr<BatchDistance> make_wcd(const Index& index, QueryRange queries);
 std::unique_ptr<BatchDistance> make_quadratic_rwmd(const Index& index, QueryRange queries,
-                                                   bool symmetric);
-// cache_budget: bytes the symmetric variant may keep for the vocabulary x query-word
-// distances; without room, D2 falls back to direct per-pair distances.
-std::unique_ptr<BatchDistance> make_lc_rwmd(const Index& index, QueryRange queries, bool symmetric,
-                                            const Phase1& phase1, std::size_t cache_budget,
-                                            Rows rows = Rows::distances);
+                                                   Direction direction);
+// cache_budget: bytes the symmetric and query-to-document variants may keep for the vocabulary x
+// query-word distances; without room, D2 falls back to direct per-pair distances.
+std::unique_ptr<BatchDistance> make_lc_rwmd(const Index& index, QueryRange queries,
+                                            Direction direction, const Phase1& phase1,
+                                            std::size_t cache_budget, Rows rows = Rows::distances);
 // Bytes LC-RWMD keeps per (vocabulary word, query) of a batch, beyond a symmetric cache.
 std::size_t lc_rwmd_pair_bytes(Rows rows);
 
@@ -89,11 +92,11 @@ std::unique_ptr<BatchDistance> make_lc_act(const Index& index, QueryRange querie
 // word's nearest query words (both backends).
 std::vector<float> largest_word_weights(const Index& index);
 
-// ACT-k or ICT, one-sided (make_lc_act) or symmetric: max(D1, D2), bounded below by the
-// linear-complexity D1 and symmetric LC-RWMD's bound, tightened to the pair's RWMD, with D2
-// (query -> document) computed per pair where the bounds do not rule it out, from symmetric
-// LC-RWMD's cached word distances where cache_budget holds them.
-std::unique_ptr<BatchDistance> make_act(const Index& index, QueryRange queries, bool symmetric,
+// ACT-k or ICT, document-to-query (make_lc_act), symmetric (max(D1, D2)) or query-to-document
+// (D2 alone): bounded below by the linear-complexity D1 (symmetric) and LC-RWMD's bound of the
+// same direction, tightened to the pair's RWMD, with D2 computed per pair where the bounds do
+// not rule it out, from LC-RWMD's cached word distances where cache_budget holds them.
+std::unique_ptr<BatchDistance> make_act(const Index& index, QueryRange queries, Direction direction,
                                         std::size_t steps, const Phase1& phase1,
                                         std::size_t cache_budget);
 

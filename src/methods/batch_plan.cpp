@@ -10,16 +10,17 @@
 namespace lcrwmd {
 namespace {
 
-// The symmetric forms of the methods that keep phase 1's word distances keep them; WMD is
-// symmetric.
+// The methods that keep phase 1's word distances keep them for D2: symmetric and
+// query-to-document (WMD is symmetric).
 bool caches_word_distances(const SearchOptions& opt) {
-  const MethodInfo& m = describe(opt.method);
-  return m.caches_word_distances && (opt.symmetric || !m.one_sided);
+  return describe(opt.method).caches_word_distances &&
+         opt.direction != Direction::document_to_query;
 }
 
 // Bytes a query keeps per vocabulary word beyond the cache: LC-RWMD's minimum (and, for its
 // bounds, what refining needs); ACT's k+1 nearest words' (cost, weight) pairs (ICT: all of
-// the query's words), with symmetric LC-RWMD's minimum beside them.
+// the query's words), with symmetric LC-RWMD's minimum beside them (query-to-document: that
+// minimum's place alone, which holds D2's bound).
 std::size_t phase1_bytes(const SearchOptions& opt, std::size_t words, Rows rows) {
   switch (describe(opt.method).word_pass) {
     case WordPass::none:
@@ -27,7 +28,9 @@ std::size_t phase1_bytes(const SearchOptions& opt, std::size_t words, Rows rows)
     case WordPass::nearest:
       return lc_rwmd_pair_bytes(rows);
     case WordPass::capped:
-      return sizeof(float) * (2 * reachable_words(act_steps(opt), words) + (opt.symmetric ? 1 : 0));
+      if (opt.direction == Direction::query_to_document) return sizeof(float);
+      return sizeof(float) * (2 * reachable_words(act_steps(opt), words) +
+                              (opt.direction == Direction::symmetric ? 1 : 0));
   }
   return 0;
 }

@@ -39,14 +39,14 @@ std::unique_ptr<BatchDistance> make_method(const Index& index, QueryRange range,
     case Method::wcd:
       return make_wcd(index, range);
     case Method::rwmd:
-      return make_quadratic_rwmd(index, range, opt.symmetric);
+      return make_quadratic_rwmd(index, range, opt.direction);
     case Method::lc_rwmd:
-      return make_lc_rwmd(index, range, opt.symmetric, *p1, cache_budget, rows);
+      return make_lc_rwmd(index, range, opt.direction, *p1, cache_budget, rows);
     case Method::wmd:
       return make_wmd(index, range, *p1, cache_budget);
     case Method::act:
     case Method::ict:
-      return make_act(index, range, opt.symmetric, act_steps(opt), *p1, cache_budget);
+      return make_act(index, range, opt.direction, act_steps(opt), *p1, cache_budget);
   }
   throw Error("unknown method");
 }

@@ -25,13 +25,14 @@ void largest_first(std::vector<WordFlow>& flows) {
 }
 
 // Both directions in hand: sorted, and the one that sets the distance (the larger where
-// symmetric) copied to flows.
+// symmetric, else the one asked for) copied to flows.
 void finish_directions(double d1, double d2, Explanation& e) {
   largest_first(e.doc_to_query);
   largest_first(e.query_to_doc);
   e.doc_to_query_distance = d1;
   e.query_to_doc_distance = d2;
-  e.doc_to_query_set_distance = !e.symmetric || d1 >= d2;
+  e.doc_to_query_set_distance = e.direction == Direction::document_to_query ||
+                                (e.direction == Direction::symmetric && d1 >= d2);
   e.flows = e.doc_to_query_set_distance ? e.doc_to_query : e.query_to_doc;
   e.distance = static_cast<float>(e.doc_to_query_set_distance ? d1 : d2);
 }
@@ -89,10 +90,11 @@ void explain_wmd(const Index& index, const QuerySet& qs, std::size_t q, std::siz
 }  // namespace
 
 Explanation explain(const Index& index, const QuerySet& queries, std::size_t q, std::size_t doc,
-                    Method method, bool symmetric, std::size_t act_steps) {
+                    Method method, Direction direction, std::size_t act_steps) {
   SearchOptions o;
   o.method = method;
-  o.symmetric = symmetric;
+  o.direction = direction;
+  o.act_steps = act_steps;
   check_options(o);
   if (!describe(method).explains)
     throw OptionError("method", std::string("explain: ") + to_string(method) +
@@ -107,7 +109,7 @@ Explanation explain(const Index& index, const QuerySet& queries, std::size_t q, 
   e.query = queries.ids[q];
   e.doc = index.doc_id(doc);
   e.method = method;
-  e.symmetric = symmetric;
+  e.direction = direction;
   switch (method) {
     case Method::wmd:
       explain_wmd(index, queries, q, doc, e);

@@ -9,7 +9,7 @@
 // Phase 2 (document -> query): per document and query, each word u of weight p sends p to
 //   those words in ascending order, at most a word's weight for k steps, the rest at the
 //   (k+1)-th nearest (the last one where the query has fewer words): ACT-0 is LC-RWMD's D1.
-// Symmetric ACT (symmetric_act.cpp) raises symmetric LC-RWMD's bound with it.
+// Symmetric ACT (reverse_act.cpp) raises symmetric LC-RWMD's bound with it.
 #include <algorithm>
 #include <cmath>
 #include <limits>

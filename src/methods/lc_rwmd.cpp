@@ -19,6 +19,10 @@
 //   at least as far from every document word as from its nearest other vocabulary word, nn(t)
 //   (a by-product of phase 1), so D2 >= B2 = sum_t F_t nn(t) - sum_{t in doc} F_t nn(t). With
 //   D1 alone as the bound, ~7x more documents need D2 on the Set-1 shape.
+// Query-to-document (D2 alone) runs the same phase 1 without Z's minima (only the cache and
+//   each batch word's nearest other word), so that phase 2's bound is B2 and the driver's top-k
+//   tightens it from the cache and refines it to D2 as the symmetric form does; linear in the
+//   vocabulary and the documents' words like D1.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -63,19 +67,20 @@ bool positions_fit(QueryRange q) {
 
 class LcRwmd final : public BatchDistance {
  public:
-  LcRwmd(const Index& index, QueryRange q, bool symmetric, const Phase1& p1,
+  LcRwmd(const Index& index, QueryRange q, Direction direction, const Phase1& p1,
          std::size_t cache_budget, Rows rows)
       : index_(index),
         q_(q),
-        symmetric_(symmetric),
-        lazy_(rows == Rows::bounds && positions_fit(q)),
+        forward_(direction != Direction::query_to_document),
+        reverse_(direction != Direction::document_to_query),
+        lazy_(forward_ && rows == Rows::bounds && positions_fit(q)),
         batch_(index, q.set, q.begin, q.end),
         tiles_(index, p1, batch_) {
-    if (symmetric_ && WordDistanceCache::bytes(index, batch_.cols.size()) <= cache_budget)
+    if (reverse_ && WordDistanceCache::bytes(index, batch_.cols.size()) <= cache_budget)
       cache_ = std::make_unique<WordDistanceCache>(index, batch_, tiles_);
   }
 
-  bool exact() const override { return !symmetric_ && !lazy_; }
+  bool exact() const override { return !reverse_ && !lazy_; }
 
   void compute(float* out) override {
     phase1();
@@ -90,9 +95,10 @@ class LcRwmd final : public BatchDistance {
   }
 
   float refine(std::size_t j, std::size_t doc, float d1) const override {
+    if (!forward_) return reverse_direction(j, doc);  // the exact D2, whatever its bound
     if (!lazy_) return std::max(d1, reverse_direction(j, doc));
     const float exact_d1 = d1_exactly(j, doc);
-    return symmetric_ ? std::max(exact_d1, reverse_direction(j, doc)) : exact_d1;
+    return reverse_ ? std::max(exact_d1, reverse_direction(j, doc)) : exact_d1;
   }
 
   const WordDistanceCache* word_distances() const override { return cache_.get(); }
@@ -106,7 +112,13 @@ class LcRwmd final : public BatchDistance {
   void phase1() {
     const std::size_t v = index_.vocab_size(), w = batch_.words.size(), Q = nq();
     const std::size_t R = tiles_.rows(), block = tiles_.block_words();
-    z_.resize(v * Q);  // every entry is written below, tile by tile
+    z_.resize(v * Q);  // forward: every entry is written below, tile by tile
+    if (!forward_) {
+      // Query-to-document: no D1, only B2's terms (below) in a Z of zeros.
+      float* z = z_.data();
+#pragma omp parallel for schedule(static)
+      for (std::size_t e = 0; e < v * Q; ++e) z[e] = 0.0f;
+    }
     if (lazy_) least_.resize(v * Q);
     std::vector<float> nearest(w, kInf);  // squared distance to the nearest other word (bound)
     std::size_t recomputed = 0;
@@ -121,7 +133,7 @@ class LcRwmd final : public BatchDistance {
       const cpu::Least3 least3{v1.data(), v2.data(), v3.data(), a1.data(), a2.data()};
       std::vector<PendingPair> pending;
       std::vector<const float*> vectors;
-      std::vector<float> my_nearest(symmetric_ ? w : 0, kInf);
+      std::vector<float> my_nearest(reverse_ ? w : 0, kInf);
       LargeArray<float> strip(w * kStripRows);
 #pragma omp for schedule(dynamic)
       for (std::size_t b = 0; b < tiles_.n_tiles(); ++b) {
@@ -134,10 +146,11 @@ class LcRwmd final : public BatchDistance {
         for (std::size_t r0 = 0; r0 < rows; r0 += kStripRows) {
           const std::size_t n = std::min(kStripRows, rows - r0);
           tiles_.bound_strip(ws, u0, r0, n, strip.data(), kStripRows);
-          k.least_three_queries(
-              {v1.data() + r0, v2.data() + r0, v3.data() + r0, a1.data() + r0, a2.data() + r0}, R,
-              strip.data(), kStripRows, n, batch_.cols.data(), batch_.cols_indptr.data(), Q);
-          if (!symmetric_) continue;
+          if (forward_)
+            k.least_three_queries(
+                {v1.data() + r0, v2.data() + r0, v3.data() + r0, a1.data() + r0, a2.data() + r0}, R,
+                strip.data(), kStripRows, n, batch_.cols.data(), batch_.cols_indptr.data(), Q);
+          if (!reverse_) continue;
           if (cache_) cache_->store(u0 + r0, n, strip.data(), kStripRows);
           for (std::size_t c = 0; c < w; ++c) {
             // The nearest *other* word: the word itself passed over.
@@ -149,6 +162,7 @@ class LcRwmd final : public BatchDistance {
             my_nearest[c] = least;
           }
         }
+        if (!forward_) continue;
         if (lazy_) {
           // Z's bound, sqrt of the least lower bound, and what refine() needs beside it.
           k.keep_least(least3, R, rows, Q, batch_.cols_indptr.data(), z_.data() + u0 * Q,
@@ -162,13 +176,13 @@ class LcRwmd final : public BatchDistance {
             for (std::size_t r = r0; r < std::min(rows, r0 + 16); ++r)
               z_[(u0 + r) * Q + j] = std::sqrt(best[j * R + r]);
       }
-      if (symmetric_) {
+      if (reverse_) {
 #pragma omp critical
         for (std::size_t c = 0; c < w; ++c) nearest[c] = std::min(nearest[c], my_nearest[c]);
       }
     }
     counts_ = {v * Q, recomputed};
-    if (!symmetric_) return;
+    if (!reverse_) return;
     // B2 terms F_j(t) nn(t) ride in Z as negative numbers: Z[u, j] is exactly 0 for the
     // query's own words, so the sign tells them apart and one gather serves D1 and B2.
     nn_sum_.assign(Q, 0.0f);
@@ -349,7 +363,7 @@ class LcRwmd final : public BatchDistance {
 #pragma omp parallel for schedule(static, 1024)
       for (std::size_t i = 0; i < n; ++i) {
         const std::size_t b = indptr[i], h = indptr[i + 1] - b;
-        if (symmetric_) {
+        if (reverse_) {
           const cpu::SplitDot d = k.sparse_dot_split(idx + b, val + b, h, z);
           out[i] = bound(d.dot, nn_sum_[0], d.negative);
         } else {
@@ -362,17 +376,17 @@ class LcRwmd final : public BatchDistance {
     const std::size_t n_blocks = (n + kDocs - 1) / kDocs;
 #pragma omp parallel
     {
-      std::vector<float> acc(kDocs * Q), shared(symmetric_ ? kDocs * Q : 0);
+      std::vector<float> acc(kDocs * Q), shared(reverse_ ? kDocs * Q : 0);
       std::vector<float> lanes(2 * cpu::kSumLanes * Q);
 #pragma omp for schedule(static)
       for (std::size_t blk = 0; blk < n_blocks; ++blk) {
         const std::size_t i0 = blk * kDocs, nd = std::min(kDocs, n - i0);
         k.sparse_times_dense(indptr + i0, idx, val, nd, z, Q, acc.data(),
-                             symmetric_ ? shared.data() : nullptr, lanes.data());
+                             reverse_ ? shared.data() : nullptr, lanes.data());
         for (std::size_t j = 0; j < Q; ++j)
           for (std::size_t r = 0; r < nd; ++r)
             out[j * n + i0 + r] =
-                symmetric_ ? bound(acc[r * Q + j], nn_sum_[j], shared[r * Q + j]) : acc[r * Q + j];
+                reverse_ ? bound(acc[r * Q + j], nn_sum_[j], shared[r * Q + j]) : acc[r * Q + j];
       }
     }
   }
@@ -442,26 +456,27 @@ class LcRwmd final : public BatchDistance {
 
   const Index& index_;
   QueryRange q_;
-  bool symmetric_;
+  bool forward_;      // D1 (document -> query) counts: symmetric or document-to-query
+  bool reverse_;      // D2 (query -> document) counts: symmetric or query-to-document
   bool lazy_;         // Rows::bounds: Z holds bounds, refine() finds the exact minima
   BatchWords batch_;  // the batch's distinct words (phase-1 columns) and each query's columns
   Phase1Tiles tiles_;
   LargeArray<float> z_;  // v x Q: sqrt of the row-wise minima (lazy_: of the least lower bounds);
-                         // symmetric: -B2 terms (see phase1)
+                         // reverse_: -B2 terms (see phase1)
   LargeArray<cpu::KeptLeast> least_;                   // lazy_: v x Q
   mutable std::atomic<std::size_t> refined_words_{0};  // lazy_: distances refine() recomputed
   const std::uint64_t generation_ = ++generations;     // tells a batch's memos from another's
   std::vector<float> nn_sum_;                          // per query: sum_t F_t nn(t)
-  std::unique_ptr<WordDistanceCache> cache_;           // symmetric, where the budget holds it
+  std::unique_ptr<WordDistanceCache> cache_;           // reverse_, where the budget holds it
   Phase1Counts counts_;
 };
 
 }  // namespace
 
-std::unique_ptr<BatchDistance> make_lc_rwmd(const Index& index, QueryRange queries, bool symmetric,
-                                            const Phase1& phase1, std::size_t cache_budget,
-                                            Rows rows) {
-  return std::make_unique<LcRwmd>(index, queries, symmetric, phase1, cache_budget, rows);
+std::unique_ptr<BatchDistance> make_lc_rwmd(const Index& index, QueryRange queries,
+                                            Direction direction, const Phase1& phase1,
+                                            std::size_t cache_budget, Rows rows) {
+  return std::make_unique<LcRwmd>(index, queries, direction, phase1, cache_budget, rows);
 }
 
 std::size_t lc_rwmd_pair_bytes(Rows rows) {

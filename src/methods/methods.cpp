@@ -10,31 +10,31 @@ constexpr MethodInfo kMethods[] = {
     {Method::wcd, "wcd",
      "Word Centroid Distance: between the documents' weighted mean vectors; below RWMD, the "
      "cheapest",
-     /*one_sided=*/false, /*bounded=*/false, WordPass::none, /*caches_word_distances=*/false,
+     /*document_to_query=*/false, /*query_to_document=*/false, /*bounded=*/false, WordPass::none, /*caches_word_distances=*/false,
      /*reads_act_steps=*/false, /*runs_on_gpu=*/true, /*explains=*/false, /*max_cpu_batch=*/0,
      /*costly_exact=*/false},
     {Method::rwmd, "rwmd",
      "quadratic RWMD: each pair's word costs, their row and column minima (the reference the "
      "linear-complexity methods are tested against)",
-     true, false, WordPass::none, false, false, true, true, 0, false},
+     true, true, false, WordPass::none, false, false, true, true, 0, false},
     {Method::lc_rwmd, "lc-rwmd",
      "linear-complexity RWMD (Atasu et al. 2017): rwmd's values, each vocabulary word's nearest "
      "query word found once per query; the default",
-     true, true, WordPass::nearest, true, false, true, true, 0, false},
+     true, true, true, WordPass::nearest, true, false, true, true, 0, false},
     // WMD's batch only shares phase 1 among queries whose pruned solves then dominate; a
     // smaller one keeps its cache of word distances smaller and closer to the CPU (bbcsport
     // top-10: 16 queries per batch took 2-8% less CPU time than 64 in three alternating pairs).
     {Method::wmd, "wmd",
      "exact Word Mover's Distance, an EMD per pair; top-k solves only the pairs the RWMD and "
      "dual bounds leave a chance",
-     false, true, WordPass::nearest, true, false, false, true, 16, true},
+     false, false, true, WordPass::nearest, true, false, false, true, 16, true},
     {Method::act, "act",
      "ACT-k (Atasu & Mittelholzer 2019): each word's transfer capped over its k = act_steps "
      "nearest words; RWMD <= ACT-k <= WMD, linear complexity",
-     true, true, WordPass::capped, true, true, true, true, 0, false},
+     true, true, true, WordPass::capped, true, true, true, true, 0, false},
     {Method::ict, "ict",
      "ICT: ACT with every capped step it can take; ACT-k <= ICT <= WMD",
-     true, true, WordPass::capped, true, false, true, true, 0, false},
+     true, true, true, WordPass::capped, true, false, true, true, 0, false},
 };
 // clang-format on
 
@@ -43,7 +43,8 @@ constexpr MethodInfo kMethods[] = {
 std::span<const MethodInfo> methods() { return kMethods; }
 
 std::vector<std::pair<const char*, bool>> method_properties(const MethodInfo& m) {
-  return {{"one_sided", m.one_sided},
+  return {{"document_to_query", m.document_to_query},
+          {"query_to_document", m.query_to_document},
           {"bounded", m.bounded},
           {"reads_act_steps", m.reads_act_steps},
           {"runs_on_gpu", m.runs_on_gpu},
@@ -57,6 +58,52 @@ const MethodInfo& describe(Method m) {
 }
 
 const char* to_string(Method m) { return describe(m).name; }
+
+bool has_direction(const MethodInfo& m, Direction d) {
+  switch (d) {
+    case Direction::symmetric:
+      return true;
+    case Direction::document_to_query:
+      return m.document_to_query;
+    case Direction::query_to_document:
+      return m.query_to_document;
+  }
+  return false;
+}
+
+std::vector<const char*> directions(const MethodInfo& m) {
+  std::vector<const char*> names;
+  for (const Direction d : kDirections)
+    if (has_direction(m, d)) names.push_back(to_string(d));
+  return names;
+}
+
+std::string direction_names(const MethodInfo& m) {
+  const std::vector<const char*> names = directions(m);
+  std::string s;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    s += std::string(i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return s;
+}
+
+const char* to_string(Direction d) {
+  switch (d) {
+    case Direction::symmetric:
+      return "symmetric";
+    case Direction::document_to_query:
+      return "document-to-query";
+    case Direction::query_to_document:
+      return "query-to-document";
+  }
+  return "?";
+}
+
+Direction parse_direction(std::string_view s) {
+  for (const Direction d : kDirections)
+    if (s == to_string(d)) return d;
+  throw Error("unknown direction '" + std::string(s) +
+              "' (expected symmetric, document-to-query or query-to-document)");
+}
 
 Method parse_method(std::string_view s) {
   for (const MethodInfo& info : kMethods)

@@ -175,8 +175,14 @@ QuerySet RankShards::make_query_set(const std::vector<RawDocument>& docs,
         if (const auto it = found.find(t); it != found.end()) return it->second;
         return std::nullopt;
       };
-      out = portable_queries(
-          shard_, make_query_set_with(shard_, docs, shard_.idf_docs(), other_ranks, emb, report));
+      // Shards built apart count their own documents: IDF would need every rank's counts summed.
+      if (options.weights == QueryWeights::idf && shard_.idf_docs() == shard_.n_docs())
+        throw Error(shard_.source() +
+                    ": IDF query weights over shards built apart are not computed under mpirun "
+                    "(each counts only its own documents); build them as one build's shards "
+                    "(lcrwmd build --shards N), or use query weights 'index'");
+      out = portable_queries(shard_, make_query_set_with(shard_, docs, shard_.idf_docs(),
+                                                         other_ranks, options, report));
     });
   settle(comm_, verdict);
   return out;

@@ -48,8 +48,8 @@ namespace {
 
 class QuadraticRwmd final : public BatchDistance {
  public:
-  QuadraticRwmd(const Index& index, QueryRange q, bool symmetric)
-      : index_(index), q_(q), symmetric_(symmetric) {}
+  QuadraticRwmd(const Index& index, QueryRange q, Direction direction)
+      : index_(index), q_(q), direction_(direction) {}
 
   void compute(float* out) override {
     const std::size_t n = index_.n_docs(), nq = q_.size();
@@ -57,21 +57,23 @@ class QuadraticRwmd final : public BatchDistance {
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t j = 0; j < nq; ++j) {
         const RwmdPair r = rwmd_pair(index_, i, q_.set, q_.begin + j);
-        out[j * n + i] = symmetric_ ? std::max(r.d1, r.d2) : r.d1;
+        out[j * n + i] = direction_ == Direction::symmetric           ? std::max(r.d1, r.d2)
+                         : direction_ == Direction::document_to_query ? r.d1
+                                                                      : r.d2;
       }
   }
 
  private:
   const Index& index_;
   QueryRange q_;
-  bool symmetric_;
+  Direction direction_;
 };
 
 }  // namespace
 
 std::unique_ptr<BatchDistance> make_quadratic_rwmd(const Index& index, QueryRange queries,
-                                                   bool symmetric) {
-  return std::make_unique<QuadraticRwmd>(index, queries, symmetric);
+                                                   Direction direction) {
+  return std::make_unique<QuadraticRwmd>(index, queries, direction);
 }
 
 }  // namespace lcrwmd

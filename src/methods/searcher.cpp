@@ -19,13 +19,17 @@ void check_k(std::size_t k) {
 void check_options(const SearchOptions& o) {
   if (std::isnan(o.max_distance))
     throw OptionError("max_distance", "not a number: give a distance (or none for all)");
+  if (o.act_steps > kMaxActSteps)
+    throw OptionError("act_steps", "act_steps must be at most " + std::to_string(kMaxActSteps) +
+                                       " (use method ict for every step)");
   const MethodInfo& m = describe(o.method);
-  if (!o.symmetric && !m.one_sided)
-    throw OptionError("symmetric",
-                      std::string(m.name) +
-                          " has no one-sided form (it is symmetric by definition); "
-                          "one-sided: " +
-                          method_names([](const MethodInfo& i) { return i.one_sided; }));
+  if (!has_direction(m, o.direction))
+    throw OptionError("direction", std::string(m.name) + " has no " + to_string(o.direction) +
+                                       " form; " + m.name + ": " + direction_names(m));
+}
+
+bool runs_on_gpu(const SearchOptions& o) {
+  return describe(o.method).runs_on_gpu && o.direction != Direction::query_to_document;
 }
 
 SearchResults Searcher::search(const QuerySet& queries, std::size_t k, const SearchOptions& options,
@@ -60,11 +64,15 @@ Backend parse_backend(std::string_view s) {
   throw Error("unknown backend '" + std::string(s) + "' (expected cpu, cuda or auto)");
 }
 
-Backend resolve_backend(Backend b, Method method) {
-  const bool gpu = describe(method).runs_on_gpu;
-  if (b == Backend::cuda && !gpu)
-    throw Error(std::string(to_string(method)) +
-                " runs on the CPU backend only (--backend cpu or auto)");
+Backend resolve_backend(Backend b, const SearchOptions& o) {
+  const bool gpu = runs_on_gpu(o);
+  if (b == Backend::cuda && !gpu) {
+    if (!describe(o.method).runs_on_gpu)
+      throw OptionError("method", std::string(to_string(o.method)) +
+                                      " runs on the CPU backend only (backend cpu or auto)");
+    throw OptionError("direction", std::string(to_string(o.direction)) +
+                                       " runs on the CPU backend only (backend cpu or auto)");
+  }
   if (b != Backend::automatic) return b;
   return gpu && gpu_device_count() > 0 ? Backend::cuda : Backend::cpu;
 }
@@ -103,7 +111,7 @@ class GpuWithCpuFallback final : public Searcher {
 
  private:
   const Searcher& on(const SearchOptions& o) const {
-    return describe(o.method).runs_on_gpu ? static_cast<const Searcher&>(gpu_) : cpu_;
+    return runs_on_gpu(o) ? static_cast<const Searcher&>(gpu_) : cpu_;
   }
   GpuIndex gpu_;
   CpuSearcher cpu_;

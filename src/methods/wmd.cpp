@@ -201,7 +201,9 @@ constexpr std::size_t kPricingDocs = 30;
 class Wmd final : public BatchDistance {
  public:
   Wmd(const Index& index, QueryRange q, const Phase1& p1, std::size_t cache_budget)
-      : index_(index), q_(q), bounds_(make_lc_rwmd(index, q, true, p1, cache_budget)) {}
+      : index_(index),
+        q_(q),
+        bounds_(make_lc_rwmd(index, q, Direction::symmetric, p1, cache_budget)) {}
 
   void compute(float* out) override {
     bounds_->compute(out);

@@ -185,8 +185,8 @@ Clustering k_medoids(const Index& index, const Searcher& searcher, const Cluster
   SearchOptions o = opt.search;
   o.progress = nullptr;
   check_options(o);
-  if (!o.symmetric)
-    throw OptionError("symmetric",
+  if (o.direction != Direction::symmetric)
+    throw OptionError("direction",
                       "clustering needs a symmetric distance: a medoid's distance "
                       "to a member must not depend on their order");
   ClusterOptions run = opt;

@@ -16,8 +16,8 @@ void pairs_within(const Index& index, const Searcher& searcher, float max_distan
   o.max_distance = max_distance;
   o.progress = nullptr;
   check_options(o);
-  if (!o.symmetric)
-    throw OptionError("symmetric",
+  if (o.direction != Direction::symmetric)
+    throw OptionError("direction",
                       "pairs need a symmetric distance: a pair's must not depend on its order");
   const std::size_t n = index.n_docs();
   // Documents searched at once: their rows of results (n neighbours at most each) in 256 MiB.

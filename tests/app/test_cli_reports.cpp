@@ -68,7 +68,10 @@ TEST_F(Cli, WmdSearchAndEval) {
       {eval + q + " --embeddings " + test::write_file("cli_emb4.txt", "zebra 1 2 3 4\n"),
        "dimension 4"},
       {eval + test::write_file("cli_nolabel.tsv", "u1\t\tsoccer\n"), "'u1' has no label"},
-      {base + " --one-sided", "--one-sided: wmd has no one-sided form"},
+      {base + " --one-sided", "--one-sided: wmd has no document-to-query form"},
+      {base + " --direction query-to-document", "--direction: wmd has no query-to-document form"},
+      {"search --index " + index + " --queries " + q + " --one-sided --direction query-to-document",
+       "--one-sided is --direction document-to-query"},
       {"search --index " + index + " --queries " + q + " --k 0", "--k: must be at least 1"}};
   for (const auto& [args, says] : bad) {
     const CliRun r = lcrwmd(args);
@@ -189,7 +192,8 @@ TEST(CliMethods, TheDocsTableIsTheCommandsOutput) {
   ASSERT_EQ(j.size(), methods().size());
   for (std::size_t i = 0; i < j.size(); ++i) {
     EXPECT_EQ(j[i]["name"], methods()[i].name);
-    EXPECT_EQ(j[i]["one_sided"], methods()[i].one_sided);
+    EXPECT_EQ(j[i]["document_to_query"], methods()[i].document_to_query);
+    EXPECT_EQ(j[i]["query_to_document"], methods()[i].query_to_document);
   }
 }
 
@@ -198,7 +202,7 @@ TEST_F(Cli, OneSidedIsRefusedWhereTheMethodHasNoSuchForm) {
     const CliRun r = lcrwmd("search --index " + index + " --queries " + docs + " --method " + m +
                             " --one-sided");
     EXPECT_EQ(r.code, 1) << m;
-    EXPECT_NE(r.err.find("--one-sided: " + m + " has no one-sided form"), std::string::npos)
+    EXPECT_NE(r.err.find("--one-sided: " + m + " has no document-to-query form"), std::string::npos)
         << r.err;
   }
   const CliRun r =

@@ -47,7 +47,8 @@ TEST(MicroBatcher, SharedBatchesAnswerEachSearchAsAlone) {
   std::vector<Job> jobs;
   for (std::size_t i = 0; i < 12; ++i) {
     Job j{test::mixed_queries(ix, 1 + i % 3, static_cast<unsigned>(100 + i)), 1 + i % 5, {}};
-    j.o.symmetric = i % 4 != 0;  // two kinds of batches, interleaved
+    j.o.direction = i % 4 != 0 ? Direction::symmetric
+                               : Direction::query_to_document;  // two kinds of batches, interleaved
     jobs.push_back(std::move(j));
   }
   std::vector<std::future<SearchResults>> answers(jobs.size());

@@ -70,7 +70,7 @@ TEST_P(GpuVsCpu, SameDistancesAndTopK) {
   const QuerySet qs = queries_for(ix);
   SearchOptions cpu;
   cpu.method = c.method;
-  cpu.symmetric = c.symmetric;
+  cpu.direction = c.symmetric ? Direction::symmetric : Direction::document_to_query;
   cpu.act_steps = c.act_steps;
   SearchOptions gpu = cpu;
   gpu.batch = c.batch;
@@ -181,7 +181,7 @@ TEST(Gpu, ResidentIndexAcrossSearchesAndEmptyQueries) {
   const SearchResults a = gpu.search(qs, 7, o), b = gpu.search(qs, 7, o);
   EXPECT_EQ(a.indices, b.indices);
   EXPECT_EQ(a.distances, b.distances);
-  o.symmetric = false;
+  o.direction = Direction::document_to_query;
   const SearchResults one = gpu.search(qs, 7, o);
   gpu.pairwise(qs, o, [](std::size_t, std::size_t, const float*) {});
   EXPECT_EQ(gpu.uploads(), 1u) << "searches must not upload the resident set again";
@@ -245,7 +245,7 @@ TEST(Gpu, TilesPastTwoToTheThirtyOneElements) {
   const QuerySet qs = query_set_from_index(ix, docs);
   for (bool symmetric : {false, true}) {
     SearchOptions cpu;
-    cpu.symmetric = symmetric;
+    cpu.direction = symmetric ? Direction::symmetric : Direction::document_to_query;
     SearchOptions gpu = cpu;
     gpu.batch = 256;
     const SearchResults want = search(ix, qs, 5, cpu), got = GpuIndex(ix).search(qs, 5, gpu);
@@ -281,7 +281,9 @@ TEST(Gpu, WmdIsCpuOnly) {
   so.backend = Backend::cuda;
   // Without a GPU the searcher cannot be made; with one, it refuses wmd.
   EXPECT_THROW(make_searcher(ix, so)->search(qs, 3, o), Error);
-  EXPECT_THROW(resolve_backend(Backend::cuda, Method::wmd), Error);
+  SearchOptions wmd;
+  wmd.method = Method::wmd;
+  EXPECT_THROW(resolve_backend(Backend::cuda, wmd), OptionError);
 }
 
 }  // namespace

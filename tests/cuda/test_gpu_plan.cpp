@@ -202,16 +202,22 @@ TEST(GpuPlan, GatherChunksOfTheQuadraticRwmd) {
 
 // ---- choosing the backend --------------------------------------------------------------
 
+SearchOptions of(Method m) {
+  SearchOptions o;
+  o.method = m;
+  return o;
+}
+
 TEST(Backend, ParseAndResolve) {
   for (Backend b : {Backend::cpu, Backend::cuda, Backend::automatic})
     EXPECT_EQ(parse_backend(to_string(b)), b);
   EXPECT_THROW(parse_backend("gpu"), Error);
-  EXPECT_THROW(resolve_backend(Backend::cuda, Method::wmd), Error);
-  EXPECT_EQ(resolve_backend(Backend::automatic, Method::wmd), Backend::cpu);
+  EXPECT_THROW(resolve_backend(Backend::cuda, of(Method::wmd)), Error);
+  EXPECT_EQ(resolve_backend(Backend::automatic, of(Method::wmd)), Backend::cpu);
   for (Method m : {Method::wcd, Method::rwmd, Method::lc_rwmd, Method::act, Method::ict})
-    EXPECT_EQ(resolve_backend(Backend::cuda, m), Backend::cuda) << to_string(m);
-  EXPECT_EQ(resolve_backend(Backend::cpu, Method::lc_rwmd), Backend::cpu);
-  EXPECT_EQ(resolve_backend(Backend::automatic, Method::lc_rwmd),
+    EXPECT_EQ(resolve_backend(Backend::cuda, of(m)), Backend::cuda) << to_string(m);
+  EXPECT_EQ(resolve_backend(Backend::cpu, of(Method::lc_rwmd)), Backend::cpu);
+  EXPECT_EQ(resolve_backend(Backend::automatic, of(Method::lc_rwmd)),
             gpu_device_count() == 0 ? Backend::cpu : Backend::cuda);
 }
 

@@ -17,11 +17,11 @@ namespace lcrwmd::test {
 inline std::vector<SearchOptions> every_method() {
   std::vector<SearchOptions> out;
   for (const MethodInfo& m : methods())
-    for (bool symmetric : {true, false}) {
-      if (!symmetric && !m.one_sided) continue;
+    for (const Direction direction : kDirections) {
+      if (!has_direction(m, direction)) continue;
       SearchOptions o;
       o.method = m.method;
-      o.symmetric = symmetric;
+      o.direction = direction;
       o.act_steps = 2;
       out.push_back(o);
     }
@@ -29,7 +29,7 @@ inline std::vector<SearchOptions> every_method() {
 }
 
 inline std::string name(const SearchOptions& o) {
-  return std::string(to_string(o.method)) + (o.symmetric ? "" : " one-sided");
+  return std::string(to_string(o.method)) + " " + to_string(o.direction);
 }
 
 // The shards of `whole` (split_index_data), as indexes.

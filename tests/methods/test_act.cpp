@@ -131,12 +131,12 @@ TEST(ActSearch, TopKAndMatrixEqualThePerPairReference) {
   const QuerySet qs = test::mixed_queries(ix, 5, 42);
   const std::size_t n = ix.n_docs(), k = 6;
   for (std::size_t steps : {std::size_t{1}, std::size_t{3}, kIctSteps})
-    for (bool symmetric : {true, false}) {
+    for (const Direction direction : kDirections) {
       std::vector<double> want(qs.size() * n);
       for (std::size_t q = 0; q < qs.size(); ++q)
         for (std::size_t doc = 0; doc < n; ++doc) {
           const ActPair a = act_pair(ix, doc, qs, q, steps);
-          want[q * n + doc] = symmetric ? std::max(a.d1, a.d2) : a.d1;
+          want[q * n + doc] = test::directed(direction, a.d1, a.d2);
         }
       for (bool cached : {true, false})
         for (bool prune : {true, false})
@@ -144,13 +144,13 @@ TEST(ActSearch, TopKAndMatrixEqualThePerPairReference) {
             SearchOptions o;
             o.method = steps == kIctSteps ? Method::ict : Method::act;
             o.act_steps = steps == kIctSteps ? 1 : steps;
-            o.symmetric = symmetric;
+            o.direction = direction;
             o.prune = prune;
             o.batch = batch;
             CpuOptions cpu;
             if (!cached) cpu.memory_budget = 1;
             const std::string what = std::string(to_string(o.method)) + " steps " +
-                                     std::to_string(o.act_steps) + (symmetric ? " sym" : " one") +
+                                     std::to_string(o.act_steps) + " " + to_string(direction) +
                                      (cached ? " cached" : "") + (prune ? " pruned" : "") +
                                      " batch " + std::to_string(batch);
             const CpuSearcher searcher(ix, cpu);
@@ -165,7 +165,7 @@ TEST(ActSearch, TopKAndMatrixEqualThePerPairReference) {
               for (std::size_t t = 0; t < k; ++t)  // the k best distances, rank by rank
                 EXPECT_NEAR(r.distances[q * k + t], row[t], 2e-5 * (1 + row[t])) << what;
             }
-            if (symmetric && prune) {
+            if (direction != Direction::document_to_query && prune) {
               EXPECT_LT(st.refined, qs.size() * n) << what;
             }
           }
@@ -187,16 +187,16 @@ TEST(RealCorpus, ActAndIctEqualThePerPairReferenceOnBbcsport) {
     std::vector<ActPair> want(qs.size() * n);
 #pragma omp parallel for schedule(dynamic)
     for (std::size_t x = 0; x < want.size(); ++x) want[x] = act_pair(ix, x % n, qs, x / n, steps);
-    for (bool symmetric : {false, true}) {
+    for (const Direction direction : kDirections) {
       SearchOptions o;
       o.method = steps == kIctSteps ? Method::ict : Method::act;
       o.act_steps = steps == kIctSteps ? 1 : steps;
-      o.symmetric = symmetric;
+      o.direction = direction;
       const std::vector<float> m = test::matrix(ix, qs, o);
       for (std::size_t x = 0; x < m.size(); ++x) {
-        const double w = symmetric ? std::max(want[x].d1, want[x].d2) : want[x].d1;
-        ASSERT_NEAR(m[x], w, 1e-5 * (1 + w)) << "steps " << steps << " sym " << symmetric;
-        if (symmetric) {
+        const double w = test::directed(direction, want[x].d1, want[x].d2);
+        ASSERT_NEAR(m[x], w, 1e-5 * (1 + w)) << "steps " << steps << " " << to_string(direction);
+        if (direction == Direction::symmetric) {
           EXPECT_GE(m[x], prev[x] * (1 - 1e-6f)) << "steps " << steps << " entry " << x;
           prev[x] = m[x];
         }

@@ -24,15 +24,17 @@ TEST(BatchPlan, BatchZeroTakesAllTheBudgetHolds) {
   const QuerySet qs = test::mixed_queries(ix, 300, 6);
   SearchOptions o;  // batch 0
   ASSERT_EQ(o.batch, 0u);
-  for (bool symmetric : {true, false}) {
-    o.symmetric = symmetric;
+  for (const Direction direction : kDirections) {
+    o.direction = direction;
     const auto plans = plan_batches(ix, qs, o, CpuOptions{});
     EXPECT_EQ(plans.size(), 1u) << "the default budget holds every query";
     CpuOptions small;
     // About 100 queries' rows and phase-1 arrays, and the first 100's share of the threads'
     // tiles, which grows with the core count.
-    small.memory_budget = 100 * 4 * (ix.n_docs() + ix.vocab_size() * (symmetric ? 30 : 1)) +
-                          phase1_scratch_per_word(ix, o, small) * qs.indptr[100];
+    small.memory_budget =
+        100 * 4 *
+            (ix.n_docs() + ix.vocab_size() * (direction != Direction::document_to_query ? 30 : 1)) +
+        phase1_scratch_per_word(ix, o, small) * qs.indptr[100];
     const auto split = plan_batches(ix, qs, o, small);
     expect_cover(split, qs.size(), qs.size());
     EXPECT_GT(split.size(), 1u);
@@ -67,8 +69,9 @@ TEST(BatchPlan, TheBudgetSplitsBatchesAndLeavesTheCacheWhatRemains) {
   const Index ix = Index::from_data(test::random_index(200, 90, 6, 12, 4));
   const QuerySet qs = test::mixed_queries(ix, 40, 6);
   SearchOptions o;
-  o.symmetric = false;     // no word-distance cache: rows, minima and phase 1's tiles
-  o.method = Method::wcd;  // no phase 1 either: rows and centroids alone
+  o.direction =
+      Direction::document_to_query;  // no word-distance cache: rows, minima and phase 1's tiles
+  o.method = Method::wcd;            // no phase 1 either: rows and centroids alone
   CpuOptions cpu;
   const std::size_t per_query = 4 * ix.n_docs();
   cpu.memory_budget = 5 * per_query;

@@ -87,14 +87,14 @@ TEST_F(Explain, WmdFlowMovesBothSidesAndCostsTheReportedDistance) {
 
 TEST_F(Explain, RwmdDirectionsAreEachWordsNearestAndSetTheMax) {
   for (const Method method : {Method::rwmd, Method::lc_rwmd})
-    for (const bool symmetric : {true, false}) {
+    for (const Direction direction : kDirections) {
       SearchOptions o;
       o.method = Method::rwmd;
-      o.symmetric = symmetric;
+      o.direction = direction;
       const std::vector<float> d = test::matrix(ix, qs, o);
       for (std::size_t q = 0; q < qs.size(); ++q)
         for (std::size_t doc = 0; doc < ix.n_docs(); doc += 9) {
-          const Explanation e = explain(ix, qs, q, doc, method, symmetric);
+          const Explanation e = explain(ix, qs, q, doc, method, direction);
           EXPECT_EQ(e.distance, d[q * ix.n_docs() + doc]);
           const Sides d1 = sum_flows(e.doc_to_query), d2 = sum_flows(e.query_to_doc);
           EXPECT_NEAR(d1.total, e.doc_to_query_distance, 1e-12);
@@ -103,8 +103,10 @@ TEST_F(Explain, RwmdDirectionsAreEachWordsNearestAndSetTheMax) {
           expect_masses(d2.query, query_weights(q), 1e-6);
           EXPECT_EQ(e.doc_to_query.size(), ix.indptr()[doc + 1] - ix.indptr()[doc]);
           EXPECT_EQ(e.query_to_doc.size(), qs.length(q));
-          const double set = symmetric ? std::max(d1.total, d2.total) : d1.total;
-          EXPECT_EQ(e.doc_to_query_set_distance, !symmetric || d1.total >= d2.total);
+          const double set = test::directed(direction, d1.total, d2.total);
+          EXPECT_EQ(e.doc_to_query_set_distance,
+                    direction == Direction::document_to_query ||
+                        (direction == Direction::symmetric && d1.total >= d2.total));
           EXPECT_NEAR(sum_flows(e.flows).total, set, 1e-12);
           EXPECT_NEAR(e.distance, set, 1e-6 * (1 + set));
         }
@@ -122,17 +124,17 @@ TEST_F(Explain, ActAndIctMoveEachWordInCappedStepsAndSetTheMax) {
   };
   for (const Variant v : {Variant{Method::act, 0}, Variant{Method::act, 1}, Variant{Method::act, 3},
                           Variant{Method::ict, 1}})
-    for (const bool symmetric : {true, false}) {
+    for (const Direction direction : kDirections) {
       SearchOptions o;
       o.method = v.method;
       o.act_steps = v.steps;
-      o.symmetric = symmetric;
+      o.direction = direction;
       const std::vector<float> d = test::matrix(ix, qs, o);
       for (std::size_t q = 0; q < qs.size(); ++q)
         for (std::size_t doc = 0; doc < ix.n_docs(); doc += 7) {
           SCOPED_TRACE(std::string(to_string(v.method)) + " k=" + std::to_string(v.steps) +
                        " query " + std::to_string(q) + " doc " + std::to_string(doc));
-          const Explanation e = explain(ix, qs, q, doc, v.method, symmetric, v.steps);
+          const Explanation e = explain(ix, qs, q, doc, v.method, direction, v.steps);
           EXPECT_NEAR(e.distance, d[q * ix.n_docs() + doc], 1e-5 * (1 + e.distance));
           const Sides d1 = sum_flows(e.doc_to_query), d2 = sum_flows(e.query_to_doc);
           EXPECT_NEAR(d1.total, e.doc_to_query_distance, 1e-12);
@@ -155,10 +157,10 @@ TEST_F(Explain, ActAndIctMoveEachWordInCappedStepsAndSetTheMax) {
           for (const WordFlow& f : e.doc_to_query)
             over_capacity += f.mass > qcap[f.query_word] / qt + 1e-12;
           EXPECT_LE(over_capacity, d_steps.size());
-          const double set = symmetric ? std::max(d1.total, d2.total) : d1.total;
+          const double set = test::directed(direction, d1.total, d2.total);
           EXPECT_NEAR(sum_flows(e.flows).total, set, 1e-12);
           if (v.method == Method::act && v.steps == 0) {  // ACT-0 is RWMD
-            const Explanation r = explain(ix, qs, q, doc, Method::rwmd, symmetric);
+            const Explanation r = explain(ix, qs, q, doc, Method::rwmd, direction);
             EXPECT_NEAR(e.doc_to_query_distance, r.doc_to_query_distance, 1e-5);
             EXPECT_NEAR(e.query_to_doc_distance, r.query_to_doc_distance, 1e-5);
           }

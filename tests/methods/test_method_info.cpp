@@ -38,45 +38,71 @@ TEST(MethodInfo, EveryMethodOnceByItsName) {
   EXPECT_EQ(method_names(), "wcd, rwmd, lc-rwmd, wmd, act or ict");
 }
 
-// One rule for a one-sided search: refused where the method has no one-sided form, by the
-// library's check, by every searcher and by explain.
-TEST(MethodInfo, OneSidedOnlyWhereTheMethodHasIt) {
+// One rule for a direction: refused where the method does not have it, by the library's check,
+// by every searcher and by explain; the relaxations have both one-sided forms, WMD and WCD none.
+TEST(MethodInfo, EachDirectionOnlyWhereTheMethodHasIt) {
   const Index ix = Index::from_data(test::random_index(20, 30, 5, 4, 2));
   const QuerySet qs = test::mixed_queries(ix, 2, 1);
   for (const MethodInfo& m : methods()) {
-    SearchOptions o;
-    o.method = m.method;
-    o.symmetric = false;
-    if (m.one_sided) {
-      EXPECT_NO_THROW(check_options(o)) << m.name;
-      EXPECT_NO_THROW(search(ix, qs, 3, o)) << m.name;
-      continue;
+    const bool relaxation = m.method != Method::wmd && m.method != Method::wcd;
+    EXPECT_EQ(m.document_to_query, relaxation) << m.name;
+    EXPECT_EQ(m.query_to_document, relaxation) << m.name;
+    for (const Direction d : kDirections) {
+      SearchOptions o;
+      o.method = m.method;
+      o.direction = d;
+      if (has_direction(m, d)) {
+        EXPECT_NO_THROW(check_options(o)) << m.name;
+        EXPECT_NO_THROW(search(ix, qs, 3, o)) << m.name;
+        continue;
+      }
+      try {
+        check_options(o);
+        FAIL() << m.name << ": a " << to_string(d) << " search was taken";
+      } catch (const OptionError& e) {
+        EXPECT_EQ(e.option(), "direction");
+        EXPECT_NE(std::string(e.what()).find(m.name), std::string::npos);
+        EXPECT_NE(std::string(e.what()).find(to_string(d)), std::string::npos);
+      }
+      EXPECT_THROW(search(ix, qs, 3, o), OptionError) << m.name;
+      if (m.explains) {
+        EXPECT_THROW(explain(ix, qs, 0, 0, m.method, d), OptionError) << m.name;
+      }
     }
-    try {
-      check_options(o);
-      FAIL() << m.name << ": a one-sided search was taken";
-    } catch (const OptionError& e) {
-      EXPECT_EQ(e.option(), "symmetric");
-      EXPECT_NE(std::string(e.what()).find(m.name), std::string::npos);
-    }
-    EXPECT_THROW(search(ix, qs, 3, o), OptionError) << m.name;
-    EXPECT_THROW(explain(ix, qs, 0, 0, m.method, false), OptionError) << m.name;
   }
+  EXPECT_EQ(parse_direction("query-to-document"), Direction::query_to_document);
+  EXPECT_THROW(parse_direction("both"), Error);
+  SearchOptions too_many;
+  too_many.method = Method::act;
+  too_many.act_steps = kMaxActSteps + 1;
+  EXPECT_THROW(check_options(too_many), OptionError);
 }
 
 TEST(MethodInfo, BackendAndExplainFollowTheDescription) {
   const Index ix = Index::from_data(test::random_index(20, 30, 5, 4, 2));
   const QuerySet qs = test::mixed_queries(ix, 2, 1);
   for (const MethodInfo& m : methods()) {
+    SearchOptions o;
+    o.method = m.method;
     if (m.runs_on_gpu)
-      EXPECT_EQ(resolve_backend(Backend::cuda, m.method), Backend::cuda) << m.name;
+      EXPECT_EQ(resolve_backend(Backend::cuda, o), Backend::cuda) << m.name;
     else
-      EXPECT_THROW(resolve_backend(Backend::cuda, m.method), Error) << m.name;
+      EXPECT_THROW(resolve_backend(Backend::cuda, o), OptionError) << m.name;
+    if (m.query_to_document) {  // the CPU's alone: cuda refuses it, auto takes the CPU
+      o.direction = Direction::query_to_document;
+      try {
+        resolve_backend(Backend::cuda, o);
+        FAIL() << m.name << " query-to-document on cuda";
+      } catch (const OptionError& e) {
+        EXPECT_EQ(e.option(), m.runs_on_gpu ? "direction" : "method") << m.name;
+      }
+      EXPECT_EQ(resolve_backend(Backend::automatic, o), Backend::cpu) << m.name;
+    }
     if (m.explains) {
-      EXPECT_NO_THROW(explain(ix, qs, 0, 1, m.method, true)) << m.name;
+      EXPECT_NO_THROW(explain(ix, qs, 0, 1, m.method)) << m.name;
     } else {
       try {
-        explain(ix, qs, 0, 1, m.method, true);
+        explain(ix, qs, 0, 1, m.method);
         FAIL() << m.name << " explained";
       } catch (const OptionError& e) {
         EXPECT_EQ(e.option(), "method");
@@ -110,9 +136,9 @@ TEST(MethodInfo, LcRwmdBatchesStopAtTheirWordCap) {
   for (std::size_t q = 0; q < n; ++q) test::add_query(qs, std::to_string(q), words);
   CpuOptions big;
   big.memory_budget = std::size_t{64} << 30;
-  for (const bool symmetric : {false, true}) {
+  for (const Direction direction : kDirections) {
     SearchOptions o;
-    o.symmetric = symmetric;
+    o.direction = direction;
     const std::vector<BatchPlan> plans = plan_batches(ix, qs, o, big);
     ASSERT_EQ(plans.size(), 2u);
     EXPECT_EQ(plans[0].end - plans[0].begin, 65536 / h);  // whole queries within the cap
@@ -134,13 +160,16 @@ TEST(MethodInfo, QueryWorkingMemory) {
   const Index ix = Index::from_data(test::random_index(60, 40, 5, 6, 3));
   const std::size_t n = ix.n_docs(), v = ix.vocab_size(), h = 7;
   SearchOptions o;
-  o.symmetric = false;
+  o.direction = Direction::document_to_query;
   EXPECT_EQ(cpu_query_bytes(ix, o, h), 4 * n + 16 * v);
   o.prune = false;  // every distance: the minimum alone
   EXPECT_EQ(cpu_query_bytes(ix, o, h), 4 * (n + v));
   o.prune = true;
-  o.symmetric = true;
+  o.direction = Direction::symmetric;
   EXPECT_EQ(cpu_query_bytes(ix, o, h), 4 * n + 16 * v + 4 * v * h);
+  o.direction = Direction::query_to_document;  // the cache and B2's terms, no bounds to refine
+  EXPECT_EQ(cpu_query_bytes(ix, o, h), 4 * n + 4 * v + 4 * v * h);
+  o.direction = Direction::symmetric;
   o.method = Method::wcd;
   EXPECT_EQ(cpu_query_bytes(ix, o, h), 4 * n);
   o.method = Method::act;

@@ -48,14 +48,17 @@ void expect_close(float got, double want, const std::string& what) {
 }
 
 struct LcCase {
-  bool symmetric;
+  Direction direction;
   std::size_t batch, tile_rows, tile_words, budget;
 };
 
 void PrintTo(const LcCase& c, std::ostream* os) {
-  *os << (c.symmetric ? "symmetric" : "one-sided") << " batch " << c.batch << " tile "
-      << c.tile_rows << "x" << c.tile_words << " budget " << c.budget;
+  *os << to_string(c.direction) << " batch " << c.batch << " tile " << c.tile_rows << "x"
+      << c.tile_words << " budget " << c.budget;
 }
+
+constexpr Direction kSym = Direction::symmetric, kD2q = Direction::document_to_query,
+                    kQ2d = Direction::query_to_document;
 
 class LcRwmdVsReference : public ::testing::TestWithParam<LcCase> {};
 
@@ -65,7 +68,7 @@ TEST_P(LcRwmdVsReference, EqualsQuadraticRwmd) {
   const QuerySet qs = test::mixed_queries(ix, 9, 11);
   SearchOptions o;
   o.method = Method::lc_rwmd;
-  o.symmetric = c.symmetric;
+  o.direction = c.direction;
   o.batch = c.batch;
   const CpuSearcher tiled(ix, {c.budget, c.tile_rows, c.tile_words});
   const std::vector<float> got = test::matrix(tiled, qs, o);
@@ -74,7 +77,7 @@ TEST_P(LcRwmdVsReference, EqualsQuadraticRwmd) {
   for (std::size_t q = 0; q < qs.size(); ++q)
     for (std::size_t i = 0; i < ix.n_docs(); ++i) {
       const auto [d1, d2] = reference_rwmd(ix, i, qs, q);
-      const double want = c.symmetric ? std::max(d1, d2) : d1;
+      const double want = test::directed(c.direction, d1, d2);
       const std::string at = "query " + std::to_string(q) + " doc " + std::to_string(i);
       expect_close(got[q * ix.n_docs() + i], want, "lc-rwmd " + at);
       expect_close(quad[q * ix.n_docs() + i], want, "rwmd " + at);
@@ -83,18 +86,22 @@ TEST_P(LcRwmdVsReference, EqualsQuadraticRwmd) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, LcRwmdVsReference,
-    ::testing::Values(LcCase{true, 64, 0, 0, 1u << 30}, LcCase{false, 64, 0, 0, 1u << 30},
-                      LcCase{true, 1, 0, 0, 1u << 30}, LcCase{true, 5, 1, 1, 1u << 30},
-                      LcCase{false, 3, 7, 2, 1u << 30}, LcCase{true, 4, 3, 5, 1u << 30},
+    ::testing::Values(LcCase{kSym, 64, 0, 0, 1u << 30}, LcCase{kD2q, 64, 0, 0, 1u << 30},
+                      LcCase{kQ2d, 64, 0, 0, 1u << 30}, LcCase{kSym, 1, 0, 0, 1u << 30},
+                      LcCase{kQ2d, 1, 0, 0, 1u << 30}, LcCase{kSym, 5, 1, 1, 1u << 30},
+                      LcCase{kD2q, 3, 7, 2, 1u << 30}, LcCase{kQ2d, 3, 7, 2, 1u << 30},
+                      LcCase{kSym, 4, 3, 5, 1u << 30},
                       // No room for the distance cache: D2 from direct distances.
-                      LcCase{true, 64, 0, 0, 1}, LcCase{true, 2, 5, 3, 1},
+                      LcCase{kSym, 64, 0, 0, 1}, LcCase{kSym, 2, 5, 3, 1}, LcCase{kQ2d, 2, 5, 3, 1},
                       // Budgets that split the batch.
-                      LcCase{true, 64, 16, 8, 8000}, LcCase{false, 64, 16, 8, 8000}),
+                      LcCase{kSym, 64, 16, 8, 8000}, LcCase{kD2q, 64, 16, 8, 8000},
+                      LcCase{kQ2d, 64, 16, 8, 8000}),
     [](const ::testing::TestParamInfo<LcCase>& p) {
       const LcCase& c = p.param;
-      return std::string(c.symmetric ? "sym" : "onesided") + "_batch" + std::to_string(c.batch) +
-             "_tile" + std::to_string(c.tile_rows) + "x" + std::to_string(c.tile_words) +
-             "_budget" + std::to_string(c.budget);
+      const char* side = c.direction == kSym ? "sym" : c.direction == kD2q ? "onesided" : "q2d";
+      return std::string(side) + "_batch" + std::to_string(c.batch) + "_tile" +
+             std::to_string(c.tile_rows) + "x" + std::to_string(c.tile_words) + "_budget" +
+             std::to_string(c.budget);
     });
 
 TEST(Methods, DocumentAgainstItselfIsZero) {
@@ -103,12 +110,12 @@ TEST(Methods, DocumentAgainstItselfIsZero) {
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   const QuerySet qs = query_set_from_index(ix, all);
   for (Method m : {Method::wcd, Method::rwmd, Method::lc_rwmd})
-    for (bool symmetric : {true, false})
+    for (const Direction direction : kDirections)
       for (std::size_t tiles : {0u, 3u}) {
-        if (!symmetric && !describe(m).one_sided) continue;
+        if (!has_direction(describe(m), direction)) continue;
         SearchOptions o;
         o.method = m;
-        o.symmetric = symmetric;
+        o.direction = direction;
         o.batch = 7;
         const CpuSearcher tiled(ix, {CpuOptions{}.memory_budget, tiles, tiles});
         const auto d = test::matrix(tiled, qs, o);
@@ -169,11 +176,11 @@ TEST(Search, TopKMatchesFullSort) {
   const Index ix = Index::from_data(d);
   const QuerySet qs = test::mixed_queries(ix, 12, 4);
   for (Method m : {Method::wcd, Method::rwmd, Method::lc_rwmd, Method::wmd})
-    for (bool symmetric : {true, false}) {
-      if (!symmetric && !describe(m).one_sided) continue;
+    for (const Direction direction : kDirections) {
+      if (!has_direction(describe(m), direction)) continue;
       SearchOptions o;
       o.method = m;
-      o.symmetric = symmetric;
+      o.direction = direction;
       o.batch = 5;
       test::expect_topk_matches_sort(CpuSearcher(ix), qs, o);
     }
@@ -202,9 +209,9 @@ TEST(RealCorpus, LcRwmdEqualsQuadraticOnBbcsport) {
 #pragma omp parallel for schedule(dynamic)
   for (std::size_t x = 0; x < ref.size(); ++x)
     ref[x] = reference_rwmd(ix, x % ix.n_docs(), qs, x / ix.n_docs());
-  for (bool symmetric : {true, false}) {
+  for (const Direction direction : kDirections) {
     SearchOptions o;
-    o.symmetric = symmetric;
+    o.direction = direction;
     o.method = Method::rwmd;
     const auto quad = test::matrix(ix, qs, o);
     for (std::size_t tiles : {0u, 5u}) {
@@ -214,8 +221,8 @@ TEST(RealCorpus, LcRwmdEqualsQuadraticOnBbcsport) {
       const auto lc = test::matrix(tiled, qs, o);
       for (std::size_t x = 0; x < lc.size(); ++x) {
         const auto [d1, d2] = ref[x];
-        expect_close(lc[x], symmetric ? std::max(d1, d2) : d1, "lc-rwmd bbcsport");
-        expect_close(quad[x], symmetric ? std::max(d1, d2) : d1, "rwmd bbcsport");
+        expect_close(lc[x], test::directed(direction, d1, d2), "lc-rwmd bbcsport");
+        expect_close(quad[x], test::directed(direction, d1, d2), "rwmd bbcsport");
       }
       test::expect_topk_matches_sort(tiled, qs, o);
     }
@@ -281,11 +288,11 @@ TEST(Shard, SameDistancesAsTheWholeIndex) {
   const Index ix = Index::from_data(test::random_index(97, 60, 9, 12, 21));
   const QuerySet qs = test::mixed_queries(ix, 7, 5);
   for (Method method : {Method::wcd, Method::rwmd, Method::lc_rwmd, Method::wmd})
-    for (bool symmetric : {false, true}) {
-      if (!symmetric && !describe(method).one_sided) continue;
+    for (const Direction direction : kDirections) {
+      if (!has_direction(describe(method), direction)) continue;
       SearchOptions o;
       o.method = method;
-      o.symmetric = symmetric;
+      o.direction = direction;
       const std::vector<float> whole = test::matrix(ix, qs, o);
       for (auto [begin, end] : {std::pair<std::size_t, std::size_t>{0, 40}, {40, 41}, {41, 97}}) {
         const Index part = ix.shard(begin, end);

@@ -97,13 +97,13 @@ Answers answers(const Index& ix, const QuerySet& qs, const SearchOptions& o, con
 std::vector<SearchOptions> every_method() {
   std::vector<SearchOptions> out;
   for (Method m : {Method::lc_rwmd, Method::act, Method::ict, Method::wmd})
-    for (bool symmetric : {true, false}) {
-      if (!symmetric && !describe(m).one_sided) continue;
+    for (const Direction direction : kDirections) {
+      if (!has_direction(describe(m), direction)) continue;
       for (std::size_t steps : {0, 1, 2, 5}) {
         if (!describe(m).reads_act_steps && steps != 1) continue;
         SearchOptions o;
         o.method = m;
-        o.symmetric = symmetric;
+        o.direction = direction;
         o.act_steps = steps;
         out.push_back(o);
       }
@@ -113,8 +113,8 @@ std::vector<SearchOptions> every_method() {
 
 std::string name(const SearchOptions& o) {
   return std::string(to_string(o.method)) +
-         (o.method == Method::act ? std::to_string(o.act_steps) : "") +
-         (o.symmetric ? " symmetric" : " one-sided");
+         (o.method == Method::act ? std::to_string(o.act_steps) : "") + " " +
+         to_string(o.direction);
 }
 
 TEST(Precision, EveryPrecisionTileAndBatchGivesTheSameBits) {
@@ -155,7 +155,7 @@ void expect_exact_minimum(const Index& ix, const QuerySet& qs, const CpuOptions&
   const cpu::Kernels& k = cpu::kernels();
   const std::size_t m = ix.dim(), v = ix.vocab_size(), n = ix.n_docs();
   SearchOptions o;
-  o.symmetric = false;
+  o.direction = Direction::document_to_query;
   o.batch = 1;
   const std::vector<float> got = test::matrix(CpuSearcher(ix, c), qs, o);
   std::vector<float> want(qs.size() * n);
@@ -329,7 +329,7 @@ TEST(Precision, StatsCountWordPairsAndRecomputedDistances) {
     c.precision = p;
     const CpuSearcher s(ix, c);
     SearchOptions o;
-    o.symmetric = false;
+    o.direction = Direction::document_to_query;
     SearchStats st = matrix_stats(s, o);
     EXPECT_EQ(st.word_pairs, ix.vocab_size() * qs.size());
     // Every distance: at least one per vocabulary word and distinct nearest word (queries of a
@@ -353,9 +353,9 @@ TEST(Precision, StatsCountWordPairsAndRecomputedDistances) {
 TEST(Search, TopKOfOneIndexAfterAnother) {
   const Index big = Index::from_data(test::random_index(80, 300, 6, 10, 21));
   const Index small = Index::from_data(test::random_index(50, 40, 6, 8, 22));
-  for (const bool symmetric : {false, true}) {
+  for (const Direction direction : kDirections) {
     SearchOptions o;
-    o.symmetric = symmetric;
+    o.direction = direction;
     const QuerySet big_queries = test::mixed_queries(big, 6, 4);
     const QuerySet small_queries = test::mixed_queries(small, 6, 5);
     for (int round = 0; round < 2; ++round) {
@@ -390,19 +390,20 @@ TEST(Search, AQueryWithNoWords) {
   add_empty();
   const std::size_t n = ix.n_docs();
   for (const MethodInfo& m : methods())
-    for (const bool symmetric : {false, true}) {
-      if (!symmetric && !m.one_sided) continue;
+    for (const Direction direction : kDirections) {
+      if (!has_direction(m, direction)) continue;
       SearchOptions o;
       o.method = m.method;
-      o.symmetric = symmetric;
+      o.direction = direction;
       const std::vector<float> alone = test::matrix(ix, some, o), with = test::matrix(ix, qs, o);
       for (std::size_t q = 0; q < some.size(); ++q)
         for (std::size_t i = 0; i < n; ++i)
-          EXPECT_EQ(with[kept[q] * n + i], alone[q * n + i]) << m.name << " " << symmetric;
+          EXPECT_EQ(with[kept[q] * n + i], alone[q * n + i])
+              << m.name << " " << to_string(direction);
     }
-  for (const bool symmetric : {false, true}) {
+  for (const Direction direction : kDirections) {
     SearchOptions o;
-    o.symmetric = symmetric;
+    o.direction = direction;
     o.method = Method::rwmd;
     const std::vector<float> want = test::matrix(ix, qs, o);
     o.method = Method::lc_rwmd;
@@ -414,8 +415,8 @@ TEST(Search, AQueryWithNoWords) {
         const std::vector<float> got = test::matrix(CpuSearcher(ix, c), qs, o);
         for (std::size_t i = 0; i < got.size(); ++i)
           EXPECT_TRUE(got[i] == want[i] || std::fabs(got[i] - want[i]) <= 1e-4f * want[i])
-              << symmetric << " " << to_string(precision) << " " << rows << " " << i << ": "
-              << got[i] << " " << want[i];
+              << to_string(direction) << " " << to_string(precision) << " " << rows << " " << i
+              << ": " << got[i] << " " << want[i];
       }
   }
 }
@@ -427,13 +428,13 @@ TEST(Search, IctBatchOfOneAndThreeWordQueries) {
   QuerySet qs;
   test::add_query(qs, "0", std::array{4u});
   test::add_query(qs, "1", std::array{1u, 7u, 20u});
-  for (const bool symmetric : {false, true}) {
+  for (const Direction direction : kDirections) {
     SearchOptions o;
     o.method = Method::ict;
-    o.symmetric = symmetric;
+    o.direction = direction;
     const std::vector<float> together = test::matrix(ix, qs, o);
     o.batch = 1;
-    EXPECT_EQ(together, test::matrix(ix, qs, o)) << symmetric;
+    EXPECT_EQ(together, test::matrix(ix, qs, o)) << to_string(direction);
   }
 }
 

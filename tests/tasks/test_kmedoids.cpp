@@ -104,7 +104,7 @@ TEST(KMedoids, Refusals) {
   o.k = 5;  // every document its own medoid
   const Clustering all = k_medoids(index, searcher, o);
   EXPECT_EQ(all.objective.back(), 0.0);
-  o.search.symmetric = false;
+  o.search.direction = Direction::document_to_query;
   EXPECT_THROW(k_medoids(index, searcher, o), Error);
 }
 

@@ -85,7 +85,7 @@ TEST(RangeSearch, TheBoundsSettleWhatLiesBeyond) {
   const Index index = Index::from_data(test::random_index(150, 80, 5, 8, 29));
   const QuerySet q = test::mixed_queries(index, 4, 9);
   for (SearchOptions o : every_method()) {
-    if (!describe(o.method).bounded || !o.symmetric) continue;
+    if (!describe(o.method).bounded || o.direction == Direction::document_to_query) continue;
     SearchStats all, ranged;
     CpuSearcher(index).search(q, index.n_docs(), o, &all);
     o.prune = false;
@@ -168,7 +168,7 @@ TEST(Pairs, EveryPairWithinTheRangeOnce) {
   std::iota(all.begin(), all.end(), 0);
   const QuerySet docs = query_set_from_index(index, all);
   for (SearchOptions o : test::every_method()) {
-    if (!o.symmetric) {
+    if (o.direction != Direction::symmetric) {
       EXPECT_THROW(pairs_within(index, CpuSearcher(index), 1.0f, o, [](auto) {}), Error);
       continue;
     }
@@ -235,6 +235,10 @@ TEST(CliPairs, TheLibrarysPairsById) {
   const CliRun one_sided = lcrwmd("pairs --index " + path + " --one-sided --max-distance 1");
   EXPECT_NE(one_sided.code, 0);
   EXPECT_NE(one_sided.err.find("symmetric"), std::string::npos) << one_sided.err;
+  const CliRun q2d =
+      lcrwmd("pairs --index " + path + " --direction query-to-document --max-distance 1");
+  EXPECT_NE(q2d.code, 0);
+  EXPECT_NE(q2d.err.find("symmetric"), std::string::npos) << q2d.err;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
-// Symmetric ACT-k and ICT on the CPU: max(D1, D2), with D2 (query -> document) per pair, from
-// the cached distances, only where the bounds before it do not rule the document out.
+// ACT-k and ICT with D2 (query -> document) on the CPU: symmetric max(D1, D2), or D2 alone,
+// with D2 per pair, from the cached distances, only where the bounds before it do not rule the
+// document out.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -16,25 +17,29 @@ using act::LcAct;
 // Symmetric: max(D1, D2). The bound is max(symmetric LC-RWMD's bound, ACT's D1), both for
 // every document at once and phase 1 computed once; the pair's RWMD (D2 from the cache) is the
 // cheap step before ACT's D2, which reads the same cache (or, without it, the vectors).
-class SymmetricAct final : public BatchDistance {
+// Query-to-document: D2 alone, bounded by LC-RWMD's query-to-document bound (ACT-k's D2 is at
+// least RWMD's), with no D1 computed.
+class ReverseAct final : public BatchDistance {
  public:
-  SymmetricAct(const Index& index, QueryRange q, std::size_t steps, const Phase1& p1,
-               std::size_t cache_budget)
+  ReverseAct(const Index& index, QueryRange q, Direction direction, std::size_t steps,
+             const Phase1& p1, std::size_t cache_budget)
       : index_(index),
         q_(q),
         steps_(steps),
-        rwmd_(make_lc_rwmd(index, q, true, p1, cache_budget)),
-        d1_(index, q, steps, p1, rwmd_->word_distances()) {}
+        rwmd_(make_lc_rwmd(index, q, direction, p1, cache_budget)) {
+    if (direction == Direction::symmetric)
+      d1_ = std::make_unique<LcAct>(index, q, steps, p1, rwmd_->word_distances());
+  }
 
   bool exact() const override { return false; }
 
   void compute(float* out) override {
     rwmd_->compute(out);
-    d1_.raise(out);
+    if (d1_) d1_->raise(out);
   }
 
   Phase1Counts phase1_counts() const override {
-    const Phase1Counts a = rwmd_->phase1_counts(), b = d1_.phase1_counts();
+    const Phase1Counts a = rwmd_->phase1_counts(), b = d1_ ? d1_->phase1_counts() : Phase1Counts{};
     return {a.word_pairs, a.recomputed + b.recomputed};
   }
 
@@ -45,8 +50,9 @@ class SymmetricAct final : public BatchDistance {
                                    : rwmd_->refine(j, doc, lower);
   }
 
+  // Symmetric: the bound holds D1 exactly (raise), so max(lower, D2) is max(D1, D2).
   float refine(std::size_t j, std::size_t doc, float lower) const override {
-    return std::max(lower, query_to_doc(j, doc));
+    return d1_ ? std::max(lower, query_to_doc(j, doc)) : query_to_doc(j, doc);
   }
 
  private:
@@ -99,16 +105,16 @@ class SymmetricAct final : public BatchDistance {
   QueryRange q_;
   std::size_t steps_;
   std::unique_ptr<BatchDistance> rwmd_;
-  LcAct d1_;
+  std::unique_ptr<LcAct> d1_;  // symmetric only
 };
 
 }  // namespace
 
-std::unique_ptr<BatchDistance> make_act(const Index& index, QueryRange queries, bool symmetric,
+std::unique_ptr<BatchDistance> make_act(const Index& index, QueryRange queries, Direction direction,
                                         std::size_t steps, const Phase1& phase1,
                                         std::size_t cache_budget) {
-  if (!symmetric) return make_lc_act(index, queries, steps, phase1);
-  return std::make_unique<SymmetricAct>(index, queries, steps, phase1, cache_budget);
+  if (direction == Direction::document_to_query) return make_lc_act(index, queries, steps, phase1);
+  return std::make_unique<ReverseAct>(index, queries, direction, steps, phase1, cache_budget);
 }
 
 }  // namespace lcrwmd

@@ -1,0 +1,241 @@
+// The query-to-document direction (D2 = R(query -> document) alone) and IDF query weights:
+// every method that has the direction against its per-pair reference, its pruned top-k against
+// sorting every distance, and the shapes a search box sends (one word, a word the index lacks,
+// documents holding every query word, ties).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "lcrwmd/cpu.h"
+#include "lcrwmd/query.h"
+#include "lcrwmd/search.h"
+#include "lcrwmd/sharded.h"
+#include "methods/act_steps.h"
+#include "methods/pair_distances.h"
+#include "test_util.h"
+
+namespace lcrwmd {
+namespace {
+
+constexpr Direction kQ2d = Direction::query_to_document;
+
+SearchOptions q2d(Method m, std::size_t steps = 1) {
+  SearchOptions o;
+  o.method = m;
+  o.direction = kQ2d;
+  o.act_steps = steps;
+  return o;
+}
+
+// Short queries, as a search box sends them: one to four words, some the index lacks.
+QuerySet short_queries(const Index& ix, std::size_t n, unsigned seed) {
+  QuerySet qs = test::mixed_queries(ix, 0, seed);  // three resident documents, extra words
+  std::mt19937 rng(seed);
+  const std::size_t v = ix.vocab_size();
+  for (std::size_t q = 0; q < n; ++q) {
+    std::vector<std::uint32_t> ws;
+    const std::size_t h = 1 + q % 4;
+    while (ws.size() < h) {
+      // Mostly index words; now and then one of the five extra words (q == 1: only those).
+      const auto u = static_cast<std::uint32_t>(q == 1 ? v + rng() % 5 : rng() % (v + 1));
+      if (std::find(ws.begin(), ws.end(), u) == ws.end()) ws.push_back(u);
+    }
+    std::sort(ws.begin(), ws.end());
+    test::add_query(qs, "s" + std::to_string(q), ws);
+  }
+  return qs;
+}
+
+// Every method with the direction: the distance matrix against the per-pair reference in
+// double, and the pruned top-k byte for byte against sorting that matrix, with and without
+// the word-distance cache, in batches and one query at a time, in tiny tiles.
+TEST(QueryToDocument, EveryMethodAgainstItsReferenceAndTopKAgainstSorting) {
+  const Index ix = Index::from_data(test::random_index(100, 80, 7, 10, 61));
+  const QuerySet qs = short_queries(ix, 12, 62);
+  const std::size_t n = ix.n_docs();
+  struct Variant {
+    Method method;
+    std::size_t steps;
+  };
+  for (const Variant v :
+       {Variant{Method::rwmd, 1}, Variant{Method::lc_rwmd, 1}, Variant{Method::act, 0},
+        Variant{Method::act, 1}, Variant{Method::act, 3}, Variant{Method::ict, 1}}) {
+    std::vector<double> want(qs.size() * n);
+    for (std::size_t q = 0; q < qs.size(); ++q)
+      for (std::size_t doc = 0; doc < n; ++doc)
+        want[q * n + doc] =
+            v.method == Method::act || v.method == Method::ict
+                ? act_pair(ix, doc, qs, q, v.method == Method::ict ? kIctSteps : v.steps).d2
+                : rwmd_pair(ix, doc, qs, q).d2;
+    struct Shape {
+      std::size_t budget, batch, tiles;
+    };
+    for (const Shape sh : {Shape{std::size_t{1} << 30, 0, 0}, Shape{1, 1, 3},
+                           Shape{std::size_t{1} << 30, 1, 3}, Shape{1, 0, 0}}) {
+      SearchOptions o = q2d(v.method, v.steps);
+      o.batch = sh.batch;
+      const CpuSearcher s(ix, {sh.budget, sh.tiles, sh.tiles});
+      const std::string what = std::string(to_string(v.method)) + std::to_string(v.steps) +
+                               " budget " + std::to_string(sh.budget) + " batch " +
+                               std::to_string(sh.batch) + " tiles " + std::to_string(sh.tiles);
+      const std::vector<float> m = test::matrix(s, qs, o);
+      for (std::size_t e = 0; e < m.size(); ++e)
+        ASSERT_NEAR(m[e], want[e], 2e-5 * (1 + want[e])) << what << " entry " << e;
+      test::expect_topk_matches_sort(s, qs, o);
+    }
+  }
+}
+
+// A short query against long documents: the bound (each query word's nearest other vocabulary
+// word, lowered where the document holds the word) settles most documents, and the documents
+// holding every query word come first at distance 0, ties by the smaller index.
+TEST(QueryToDocument, ShortQueriesRefineFewDocumentsAndFindTheirWordsFirst) {
+  const Index ix = Index::from_data(test::random_index(400, 120, 30, 12, 63));
+  QuerySet qs;
+  const std::vector<std::uint32_t> one = {ix.indices()[0]};  // document 0's first word
+  test::add_query(qs, "one", one);
+  // Two words of document 7: it, and any other document holding both, at distance 0.
+  const std::uint64_t b7 = ix.indptr()[7];
+  const std::vector<std::uint32_t> two = {ix.indices()[b7], ix.indices()[b7 + 1]};
+  test::add_query(qs, "two", two);
+  const std::size_t n = ix.n_docs(), k = 5;
+  SearchStats st;
+  const SearchResults r = CpuSearcher(ix).search(qs, k, q2d(Method::lc_rwmd), &st);
+  EXPECT_LT(st.refined, qs.size() * n / 2) << "the bounds settled too few documents";
+  const auto holds = [&](std::size_t doc, std::span<const std::uint32_t> words) {
+    const auto d = ix.indices().subspan(ix.indptr()[doc], ix.indptr()[doc + 1] - ix.indptr()[doc]);
+    return std::all_of(words.begin(), words.end(), [&](std::uint32_t u) {
+      return std::find(d.begin(), d.end(), u) != d.end();
+    });
+  };
+  for (std::size_t q = 0; q < 2; ++q) {
+    const std::span<const std::uint32_t> words = q == 0 ? std::span(one) : std::span(two);
+    std::vector<std::int64_t> holders;
+    for (std::size_t doc = 0; doc < n; ++doc)
+      if (holds(doc, words)) holders.push_back(static_cast<std::int64_t>(doc));
+    ASSERT_FALSE(holders.empty());
+    for (std::size_t t = 0; t < std::min(k, holders.size()); ++t) {
+      EXPECT_EQ(r.indices[q * k + t], holders[t]) << "query " << q << " rank " << t;
+      EXPECT_EQ(r.distances[q * k + t], 0.0f);
+    }
+  }
+  test::expect_topk_matches_sort(CpuSearcher(ix), qs, q2d(Method::lc_rwmd));
+}
+
+// Documents that are copies of each other tie exactly: the smaller index first, pruned or not.
+TEST(QueryToDocument, TiesBetweenCopiesAreBrokenByIndex) {
+  IndexData d = test::random_index(30, 40, 6, 6, 64);
+  for (std::size_t copy = 0; copy < 3; ++copy) {
+    for (std::uint64_t p = d.indptr[4]; p < d.indptr[5]; ++p) {
+      d.indices.push_back(d.indices[p]);
+      d.values.push_back(d.values[p]);
+    }
+    d.indptr.push_back(d.indices.size());
+    d.ids.push_back("copy" + std::to_string(copy));
+    d.labels.emplace_back();
+  }
+  const Index ix = Index::from_data(d);
+  const QuerySet qs = short_queries(ix, 8, 65);
+  for (const Method m : {Method::lc_rwmd, Method::act, Method::ict})
+    test::expect_topk_matches_sort(CpuSearcher(ix), qs, q2d(m));
+}
+
+// The direction is a relaxation's alone: WMD and WCD refuse it, and so do pairs and clustering
+// (whose distances must not depend on the order of a pair).
+TEST(QueryToDocument, RefusedWhereItIsNotDefined) {
+  const Index ix = Index::from_data(test::random_index(20, 30, 5, 4, 66));
+  const QuerySet qs = short_queries(ix, 2, 67);
+  for (const Method m : {Method::wmd, Method::wcd})
+    EXPECT_THROW(search(ix, qs, 3, q2d(m)), OptionError) << to_string(m);
+}
+
+// ---- IDF query weights ------------------------------------------------------------------
+
+RawDocument doc(std::string id, std::string text) {
+  RawDocument d;
+  d.id = std::move(id);
+  d.text = std::move(text);
+  return d;
+}
+
+IndexData small_corpus(Weighting weighting) {
+  // Five words in 2-d; "common" in every document, "rare" in one.
+  const Embeddings e({"common", "rare", "mid", "other", "more"},
+                     {0.0f, 0.0f, 1.0f, 0.0f, 0.0f, 1.0f, 1.0f, 1.0f, 2.0f, 0.5f}, 2);
+  BuildOptions b;
+  b.weighting = weighting;
+  return build_index_data(e,
+                          {doc("a", "common rare"), doc("b", "common mid mid"),
+                           doc("c", "common mid other"), doc("d", "common more")},
+                          b);
+}
+
+// idf weighs each query word by count x idf, normalised, whatever the index's weighting; index
+// keeps the index's; auto is idf for query-to-document alone.
+TEST(QueryWeights, IdfWeighsRareWordsUpAndAutoFollowsTheDirection) {
+  for (const Weighting w : {Weighting::tf, Weighting::tfidf}) {
+    const Index ix = Index::from_data(small_corpus(w));
+    const std::vector<RawDocument> q = {doc("q", "common common rare")};
+    QueryOptions o;
+    o.weights = QueryWeights::idf;
+    const QuerySet idf_set = make_query_set(ix, q, o);
+    ASSERT_EQ(idf_set.words.size(), 2u);
+    const auto common = *ix.find_word("common"), rare = *ix.find_word("rare");
+    const double wc = 2 * idf(4, ix.doc_freq(common)), wr = 1 * idf(4, ix.doc_freq(rare));
+    for (std::size_t p = 0; p < 2; ++p) {
+      const double want = (idf_set.words[p] == common ? wc : wr) / (wc + wr);
+      EXPECT_FLOAT_EQ(idf_set.weights[p], static_cast<float>(want));
+    }
+    o.weights = QueryWeights::index;
+    const QuerySet index_set = make_query_set(ix, q, o);
+    if (w == Weighting::tfidf) {
+      EXPECT_EQ(index_set.weights, idf_set.weights);
+    } else {
+      for (std::size_t p = 0; p < 2; ++p)
+        EXPECT_FLOAT_EQ(index_set.weights[p], index_set.words[p] == common ? 2.0f / 3 : 1.0f / 3);
+    }
+  }
+  EXPECT_EQ(parse_query_weights("auto", Direction::query_to_document), QueryWeights::idf);
+  EXPECT_EQ(parse_query_weights("auto", Direction::symmetric), QueryWeights::index);
+  EXPECT_EQ(parse_query_weights("auto", Direction::document_to_query), QueryWeights::index);
+  EXPECT_EQ(parse_query_weights("index", Direction::query_to_document), QueryWeights::index);
+  EXPECT_THROW(parse_query_weights("bm25", Direction::symmetric), Error);
+}
+
+// A collection of indexes built apart (each counting its own documents) weighs a query by the
+// sum of their document frequencies: the weights of one index of all the documents.
+TEST(QueryWeights, ShardsBuiltApartWeighAsOneIndex) {
+  const IndexData whole = small_corpus(Weighting::tf);
+  const std::vector<IndexData> parts = split_index_data(whole, 2);
+  // As if built apart: each shard counts its own documents.
+  std::vector<Index> apart;
+  for (IndexData p : parts) {
+    std::vector<std::uint32_t> df(p.vocab.size(), 0);
+    for (const std::uint32_t u : p.indices) ++df[u];
+    p.doc_freq = df;
+    p.idf_docs = 0;
+    apart.push_back(Index::from_data(p));
+  }
+  ASSERT_EQ(apart[0].idf_docs(), apart[0].n_docs());
+  const ShardSet shards({&apart[0], &apart[1]});
+  const Index one = Index::from_data(whole);
+  QueryOptions o;
+  o.weights = QueryWeights::idf;
+  const std::vector<RawDocument> q = {doc("q", "common rare mid more")};
+  const QuerySet a = shards.make_query_set(q, o), b = make_query_set(one, q, o);
+  ASSERT_EQ(a.words.size(), b.words.size());
+  for (std::size_t p = 0; p < a.words.size(); ++p) {
+    const std::string_view wa =
+        a.words[p] < apart[0].vocab_size()
+            ? apart[0].word(a.words[p])
+            : std::string_view(a.extra_words[a.words[p] - apart[0].vocab_size()]);
+    const std::size_t pb =
+        std::find(b.words.begin(), b.words.end(), *one.find_word(wa)) - b.words.begin();
+    EXPECT_FLOAT_EQ(a.weights[p], b.weights[pb]) << wa;
+  }
+}
+
+}  // namespace
+}  // namespace lcrwmd
