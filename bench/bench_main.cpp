@@ -9,6 +9,7 @@
 //   lcrwmd_bench act --index set1.idx --queries set1_q.tsv [--json out.json]   (ACT-k vs LC-RWMD)
 //   lcrwmd_bench precision --index set1.idx --queries set1_q.tsv [--batches 64]  (CPU phase 1)
 //   lcrwmd_bench precision --embeddings ... --train ... --test ... --bulk 7532
+//   lcrwmd_bench directions --index set1.idx --queries set1_q.tsv [--words 5]  (a search box's)
 //
 // Every time is the median over repetitions; ratios compare times taken in the same run.
 #include <omp.h>
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "bench_components.h"
+#include "bench_directions.h"
 #include "bench_gpu.h"
 #include "bench_precision.h"
 #include "bench_util.h"
@@ -247,6 +249,15 @@ int main(int argc, char** argv) {
                        "Queries for the defaults against f32 in batches of 64 (0: none)");
   prec_cmd->add_flag("--no-single", no_single, "Skip the single-query timings");
 
+  auto* dir_cmd = app.add_subcommand(
+      "directions", "Short queries query-to-document beside one-sided and symmetric LC-RWMD");
+  std::size_t words = 5;
+  std::vector<std::size_t> dir_batches = {64};
+  dir_cmd->add_option("--index", index_path, "Index (from lcrwmd synth or build)")->required();
+  dir_cmd->add_option("--queries", queries_path, "Queries TSV for --index")->required();
+  dir_cmd->add_option("--words", words, "Words kept of each query")->capture_default_str();
+  dir_cmd->add_option("--batches", dir_batches, "Batch sizes (none: --batches 0)");
+
   auto* merge_cmd = app.add_subcommand("merge", "The top-k merge of a distributed search");
 
   auto* emd_cmd = app.add_subcommand("emd", "Exact EMD on problems from bench/peers.py");
@@ -262,6 +273,16 @@ int main(int argc, char** argv) {
     auto meta = machine_meta();
     if (*emd_cmd) {
       emd_problems(problems_path, rep);
+    } else if (*dir_cmd) {
+      const Index ix = Index::load(index_path, false);
+      const QuerySet qs = short_queries(make_query_set(ix, read_tsv(queries_path), {}), words);
+      meta["index"] = index_path;
+      meta["n_docs"] = std::to_string(ix.n_docs());
+      meta["query_words"] = std::to_string(words);
+      std::vector<std::size_t> bs;
+      for (std::size_t b : dir_batches)
+        if (b) bs.push_back(b);
+      direction_benchmarks(*make_searcher(ix, so), qs, reps, bs, rep);
     } else if (*merge_cmd) {
       merge_cost(reps, rep);
     } else if (*gpu_cmd) {

@@ -1,0 +1,20 @@
+#pragma once
+// lcrwmd_bench directions: what a search box's query costs. Each query cut to its first few
+// words (a typed query), searched query-to-document beside one-sided (document-to-query) and
+// symmetric LC-RWMD, one at a time and in batches, times paired query by query.
+#include <cstddef>
+#include <vector>
+
+#include "bench_util.h"
+#include "lcrwmd/query.h"
+#include "lcrwmd/search.h"
+
+namespace lcrwmd::bench {
+
+// Each query's first `words` distinct words, uniformly weighted.
+QuerySet short_queries(const QuerySet& qs, std::size_t words);
+
+void direction_benchmarks(const Searcher& searcher, const QuerySet& short_qs, std::size_t reps,
+                          const std::vector<std::size_t>& batches, Report& rep);
+
+}  // namespace lcrwmd::bench

@@ -1,0 +1,174 @@
+#!/usr/bin/python3
+"""Retrieval quality of every method and direction on tasks with relevance judgements
+(make_tasks.py): recall@10, MRR@10 and nDCG@10 of each query's one relevant document, beside
+Okapi BM25 and Xapian's BM25 on the same tokens. Prints a table per task and writes JSON.
+
+  PYTHONPATH=build/python bench/retrieval/evaluate.py TASKS_DIR [--tasks a,b] [--json OUT]
+
+Every run reads the tokens lcrwmd reads (its tokenizer and the stop words of the index), so
+the engines differ in how they rank, not in what they see. BM25 and Xapian see every token,
+with or without a vector; the embedding methods only those with one (the index drops the rest).
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from collections import Counter
+
+import numpy as np
+
+import lcrwmd
+
+K = 10
+DATA = os.environ.get("LCRWMD_SHARED", os.path.join(os.path.dirname(__file__), "../../../shared"))
+
+# (label, search keyword arguments): every method in every direction it has; query weights as
+# the direction's default unless named.
+RUNS = [
+    ("wcd", dict(method="wcd")),
+    ("lc-rwmd symmetric", dict(method="lc-rwmd")),
+    ("lc-rwmd document-to-query", dict(method="lc-rwmd", direction="document-to-query")),
+    ("lc-rwmd query-to-document (index weights)",
+     dict(method="lc-rwmd", direction="query-to-document", query_weights="index")),
+    ("lc-rwmd query-to-document (idf)", dict(method="lc-rwmd", direction="query-to-document")),
+    ("act-1 query-to-document (idf)", dict(method="act", direction="query-to-document")),
+    ("ict query-to-document (idf)", dict(method="ict", direction="query-to-document")),
+    ("act-1 symmetric", dict(method="act")),
+    ("wmd", dict(method="wmd")),
+]
+
+
+def read_tsv(path):
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            ident, _, text = line.rstrip("\n").split("\t", 2)
+            rows.append((ident, text))
+    return rows
+
+
+def metrics(ranked, relevant):
+    """recall@K, MRR@K, nDCG@K of lists of ranked ids, one relevant id each."""
+    r = m = n = 0.0
+    for ids, rel in zip(ranked, relevant):
+        if rel in ids[:K]:
+            pos = ids[:K].index(rel)
+            r += 1
+            m += 1 / (pos + 1)
+            n += 1 / math.log2(pos + 2)
+    q = len(relevant)
+    return {"recall@10": r / q, "mrr@10": m / q, "ndcg@10": n / q}
+
+
+def bm25_rank(doc_tokens, query_tokens, k1=1.2, b=0.75):
+    """Okapi BM25 (Robertson-Walker idf, floored at 0), written out directly."""
+    n = len(doc_tokens)
+    tf = [Counter(d) for d in doc_tokens]
+    lengths = np.array([len(d) for d in doc_tokens], dtype=float)
+    avg = lengths.mean()
+    df = Counter(t for c in tf for t in c)
+    postings = {}
+    for i, c in enumerate(tf):
+        for t, x in c.items():
+            postings.setdefault(t, []).append((i, x))
+    out = []
+    for q in query_tokens:
+        score = np.zeros(n)
+        for t in set(q):
+            if t not in postings:
+                continue
+            idf = max(0.0, math.log((n - df[t] + 0.5) / (df[t] + 0.5) + 1))
+            for i, x in postings[t]:
+                score[i] += idf * x * (k1 + 1) / (x + k1 * (1 - b + b * lengths[i] / avg))
+        order = np.lexsort((np.arange(n), -score))[:K]
+        out.append([i for i in order if score[i] > 0])
+    return out
+
+
+def xapian_rank(doc_tokens, query_tokens, k1=1.2, b=0.75):
+    """Xapian's BM25 (k2 = 0, k3 = 1, min_normlen 0.5) over the same tokens as terms."""
+    import xapian
+    db = xapian.WritableDatabase("", xapian.DB_BACKEND_INMEMORY)
+    for d in doc_tokens:
+        doc = xapian.Document()
+        for pos, t in enumerate(d, 1):
+            doc.add_posting(t, pos)
+        db.add_document(doc)
+    enquire = xapian.Enquire(db)
+    enquire.set_weighting_scheme(xapian.BM25Weight(k1, 0, 1, b, 0.5))
+    out = []
+    for q in query_tokens:
+        enquire.set_query(xapian.Query(xapian.Query.OP_OR, list(dict.fromkeys(q))))
+        out.append([m.docid - 1 for m in enquire.get_mset(0, K)])
+    return out
+
+
+def evaluate_task(folder, emb, stop, runs):
+    docs = read_tsv(os.path.join(folder, "docs.tsv"))
+    queries = read_tsv(os.path.join(folder, "queries.tsv"))
+    t = time.time()
+    index = lcrwmd.Index.build(emb, [d for _, d in docs], ids=[i for i, _ in docs],
+                               stopwords=stop, keep_text=False)
+    kept = set(index.ids)
+    relevant = [i for i, _ in queries]
+    qtexts = [q for _, q in queries]
+    rows = {}
+    print(f"\n{os.path.basename(folder)}: {len(docs)} documents ({len(kept)} with a known "
+          f"word), {len(queries)} queries; index {time.time() - t:.1f} s", flush=True)
+    stopset = set(index.stopwords)
+    tok = [[w for w in lcrwmd.tokenize(d) if w not in stopset] for _, d in docs]
+    qtok = [[w for w in lcrwmd.tokenize(q) if w not in stopset] for q in qtexts]
+    ids = [i for i, _ in docs]
+    for name, ranker in (("bm25 (direct)", bm25_rank), ("xapian bm25", xapian_rank)):
+        t = time.time()
+        try:
+            ranked = [[ids[i] for i in r] for r in ranker(tok, qtok)]
+        except ImportError:
+            print(f"  {name}: python3-xapian is not installed, skipped")
+            continue
+        rows[name] = dict(metrics(ranked, relevant), seconds=time.time() - t)
+        print_row(name, rows[name])
+    for name, kw in runs:
+        t = time.time()
+        with np.errstate(all="ignore"):
+            import warnings
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                _, _, got = index.search(qtexts, k=K, return_ids=True, backend="cpu", **kw)
+        ranked = [[g for g in row if g] for row in got]
+        rows[name] = dict(metrics(ranked, relevant), seconds=time.time() - t)
+        print_row(name, rows[name])
+    return {"documents": len(docs), "queries": len(queries), "runs": rows}
+
+
+def print_row(name, r):
+    print(f"  {name:44s} recall@10 {r['recall@10']:.3f}  MRR@10 {r['mrr@10']:.3f}  "
+          f"nDCG@10 {r['ndcg@10']:.3f}  ({r['seconds']:.1f} s)", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("tasks")
+    ap.add_argument("--tasks", dest="only", default="man-commands,man-library,debian-packages")
+    ap.add_argument("--runs", default="", help="comma-separated labels (default: all)")
+    ap.add_argument("--embeddings", default=os.path.join(DATA, "data/embeddings/cbow300.bin"))
+    ap.add_argument("--stopwords", default=os.path.join(DATA, "data/stop_words.txt"))
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    emb = lcrwmd.Embeddings.load(a.embeddings)
+    with open(a.stopwords, encoding="utf-8") as f:
+        stop = [w.strip() for w in f if w.strip()]
+    runs = [r for r in RUNS if not a.runs or r[0] in a.runs.split(",")]
+    out = {"k": K, "lcrwmd": lcrwmd.__file__, "tasks": {}}
+    for task in a.only.split(","):
+        out["tasks"][task] = evaluate_task(os.path.join(a.tasks, task), emb, stop, runs)
+    if a.json:
+        with open(a.json, "w", encoding="utf-8") as f:
+            json.dump(out, f, indent=1)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
