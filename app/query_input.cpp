@@ -120,6 +120,11 @@ void QueryFlags::add_engine(CLI::App* c) {
                 "Queries that share one phase-1 pass, at most (default: as many as --memory "
                 "holds; lc-rwmd stops at 65,536 query words, its pruned top-k at 32,768)")
       ->check(at_least_one());
+  c->add_flag("--no-verify", no_verify, "Skip the index checksum on load");
+  add_backend(c);
+}
+
+void QueryFlags::add_backend(CLI::App* c) {
   c->add_option("--memory", memory_mib, "Working-memory budget in MiB beyond the index")
       ->check(at_least_one())
       ->capture_default_str();
@@ -129,7 +134,6 @@ void QueryFlags::add_engine(CLI::App* c) {
                 "precision gives the same results")
       ->check(CLI::IsMember({"auto", "f32", "bf16", "int8"}))
       ->capture_default_str();
-  c->add_flag("--no-verify", no_verify, "Skip the index checksum on load");
   c->add_option("--backend", backend,
                 "cpu | cuda | auto (the GPU where one is present and the method runs there)")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
@@ -244,12 +248,13 @@ void report_refinement(const SearchOptions& o, const SearchStats& st) {
 
 QueryText read_query_text(const QueryFlags& f, const Index& index, std::span<const Index> also) {
   if (!f.stopwords.empty())
-    check_stopwords(index, StopWords::load(f.stopwords), "--stopwords " + f.stopwords);
+    check_stopwords(index, StopWords::load(f.stopwords, index.tokenizer_version()),
+                    "--stopwords " + f.stopwords);
   QueryText text;
   text.docs = read_tsv(f.queries);
   if (f.embeddings.empty()) return text;
   // The queries' words and every index's: each index's words must be there, unchanged.
-  WordSet words = distinct_tokens(text.docs);
+  WordSet words = distinct_tokens(text.docs, index.tokenizer_version());
   for (const Index& other : also)
     for (std::size_t u = 0; u < other.vocab_size(); ++u) words.emplace(other.word(u));
   text.embeddings =

@@ -61,8 +61,11 @@ struct QueryFlags {
   void add(CLI::App* c, bool several = false);
   // --index, once or (several) repeated.
   void add_index(CLI::App* c, bool several);
-  // The method's flags and the engine's: batch, memory, threads, precision, backend, devices.
+  // The method's flags and the engine's: batch, --no-verify and add_backend's.
   void add_engine(CLI::App* c);
+  // The backend's and its tuning (searcher_options): memory, threads, precision, backend,
+  // devices, TF32.
+  void add_backend(CLI::App* c);
   // --method (of the methods `admits`), --act-steps, --direction (or --one-sided) and
   // --query-weights.
   void add_method_flags(CLI::App* c, bool (*admits)(const MethodInfo&));

@@ -29,11 +29,11 @@ namespace {
 using nlohmann::json;
 
 struct ServeFlags {
-  std::string index, embeddings, stopwords, backend = "auto", host = "127.0.0.1";
-  std::string precision = "auto";
-  int port = 8080, device = 0, threads = 0;
+  std::string index, embeddings, stopwords, host = "127.0.0.1";
+  QueryFlags engine;  // the backend and its tuning, as every command that searches takes them
+  int port = 8080;
   std::size_t max_batch = 256, max_queue = 4096, max_k = 1000, max_queries = 1024;
-  std::size_t max_body_kib = 1024, http_threads = 128, memory_mib = 2048, device_memory_mib = 0;
+  std::size_t max_body_kib = 1024, http_threads = 128;
   double max_wait_ms = 2;
 };
 
@@ -127,7 +127,7 @@ void refuse(const httplib::Request& req, httplib::Response& res) {
 }
 
 void serve(const ServeFlags& f) {
-  set_threads(f.threads);
+  set_threads(f.engine.threads);
   // SIGTERM and SIGINT go to one thread that stops the server (every thread made from here
   // on inherits the mask, so none of them is interrupted).
   sigset_t stop_signals;
@@ -138,16 +138,12 @@ void serve(const ServeFlags& f) {
 
   const Index index = Index::load(f.index, true);
   if (!f.stopwords.empty())
-    check_stopwords(index, StopWords::load(f.stopwords), "--stopwords " + f.stopwords);
+    check_stopwords(index, StopWords::load(f.stopwords, index.tokenizer_version()),
+                    "--stopwords " + f.stopwords);
   std::unique_ptr<Embeddings> emb;
   if (!f.embeddings.empty())
     emb = std::make_unique<Embeddings>(load_query_embeddings(index, f.embeddings, nullptr));
-  SearcherOptions so;
-  so.backend = parse_backend(f.backend);
-  so.cpu.memory_budget = f.memory_mib << 20;
-  so.cpu.precision = parse_precision(f.precision);
-  so.gpu.device = f.device;
-  so.gpu.memory_budget = f.device_memory_mib << 20;
+  const SearcherOptions so = f.engine.searcher_options();
   ServiceOptions opt;
   opt.batching.max_batch = f.max_batch;
   opt.batching.max_wait = std::chrono::microseconds(static_cast<long long>(f.max_wait_ms * 1000));
@@ -230,8 +226,6 @@ void add_serve(CLI::App& app) {
   auto f = std::make_shared<ServeFlags>();
   c->add_option("--index", f->index, "Index file (from lcrwmd build)")->required();
   add_text_flags(c, f->embeddings, f->stopwords);
-  c->add_option("--backend", f->backend, "cpu | cuda | auto")->capture_default_str();
-  c->add_option("--device", f->device, "CUDA device")->capture_default_str();
   c->add_option("--host", f->host, "Address to listen on")->capture_default_str();
   c->add_option("--port", f->port, "Port (0: any free one, printed on stderr)")
       ->capture_default_str();
@@ -247,14 +241,7 @@ void add_serve(CLI::App& app) {
       ->capture_default_str();
   c->add_option("--http-threads", f->http_threads, "Connections served at once")
       ->capture_default_str();
-  c->add_option("--threads", f->threads, "Search threads (default: all cores)");
-  c->add_option("--memory", f->memory_mib, "CPU working memory per batch (MiB)")
-      ->capture_default_str();
-  c->add_option("--device-memory", f->device_memory_mib, "GPU working memory (MiB; 0: most)");
-  c->add_option("--precision", f->precision,
-                "CPU phase-1 GEMM: auto | f32 | bf16 | int8 (the same answers in each)")
-      ->check(CLI::IsMember({"auto", "f32", "bf16", "int8"}))
-      ->capture_default_str();
+  f->engine.add_backend(c);
   c->callback([f] { serve(*f); });
 }
 

@@ -24,9 +24,9 @@ QuerySet short_queries(const QuerySet& qs, std::size_t words) {
   out.extra_words = qs.extra_words;
   out.extra_vectors = qs.extra_vectors;
   for (std::size_t q = 0; q < qs.size(); ++q) {
-    const std::size_t h = std::min(words, qs.length(q));
+    const std::size_t n = qs.length(q), h = std::min(words, n);
     for (std::size_t p = 0; p < h; ++p) {
-      out.words.push_back(qs.words[qs.indptr[q] + p]);
+      out.words.push_back(qs.words[qs.indptr[q] + p * n / h]);
       out.weights.push_back(1.0f / static_cast<float>(h));
     }
     out.indptr.push_back(out.words.size());

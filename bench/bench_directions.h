@@ -11,7 +11,8 @@
 
 namespace lcrwmd::bench {
 
-// Each query's first `words` distinct words, uniformly weighted.
+// `words` distinct words of each query, spread evenly over its words (ascending ids: from its
+// commonest to its rarest in a synthetic index), uniformly weighted.
 QuerySet short_queries(const QuerySet& qs, std::size_t words);
 
 void direction_benchmarks(const Searcher& searcher, const QuerySet& short_qs, std::size_t reps,

@@ -288,9 +288,13 @@ PYBIND11_MODULE(_lcrwmd, m) {
                              [](const PyGpuSearcher& s) { return s.gpu->resident_bytes(); });
 
   m.def(
-      "tokenize", [](const std::string& text) { return tokenize(text); }, py::arg("text"),
-      "The tokenizer every index and query uses (lowercased runs of letters, digits, "
-      "apostrophes and non-ASCII bytes)");
+      "tokenize",
+      [](const std::string& text, std::uint32_t version) { return tokenize(text, version); },
+      py::arg("text"), py::arg("version") = kTokenizerVersion,
+      "The tokenizer indexes and their queries use: NFKC, case-folded runs of letters, marks "
+      "and digits with inner apostrophes (curly ones read as '), a possessive's 's dropped "
+      "(version 2, what new indexes record; version 1: lowercased runs of ASCII letters, "
+      "digits, apostrophes and non-ASCII bytes)");
   m.def("set_threads", &set_threads, py::arg("n"),
         "Threads of the CPU backend (OpenMP and OpenBLAS); n <= 0 leaves them as they are.");
   m.def(

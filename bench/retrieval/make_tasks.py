@@ -138,12 +138,13 @@ def stable_order(key):
 
 def write_task(out, name, items, n_docs, n_queries):
     """Documents with enough words, each once; queries whose text names one document alone."""
-    seen_docs, seen_queries, kept = set(), {}, []
+    seen_ids, seen_docs, seen_queries, kept = set(), set(), {}, []
     for ident, query, doc in items:
         if len(tokens(doc)) < MIN_DOC_TOKENS or len(tokens(query)) < MIN_QUERY_TOKENS:
             continue
-        if doc in seen_docs:
+        if doc in seen_docs or ident in seen_ids:  # a package in two lists: the first
             continue
+        seen_ids.add(ident)
         seen_docs.add(doc)
         seen_queries[query.lower()] = seen_queries.get(query.lower(), 0) + 1
         kept.append((ident, query, doc))

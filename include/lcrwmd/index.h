@@ -40,6 +40,7 @@ struct IndexData {
   std::vector<std::string> labels;
   std::vector<std::string> texts;      // each document's text; empty: none kept
   std::vector<std::string> stopwords;  // sorted: what the documents' tokens were filtered by
+  std::uint32_t tokenizer_version = kTokenizerVersion;  // what read the documents' text
 };
 
 // What a build (or a query set) saw on its way: counts for the report the CLI prints.

@@ -215,7 +215,9 @@ class WmdSimilarity:
         return d
 
     def _backend(self) -> str:
-        return "cpu" if self.method == "wmd" else self.backend
+        # auto: no GPU searcher (nor its upload) for a method the CPU runs; "cuda" is passed as
+        # asked, so that wmd there is the library's error, never a silent move to the CPU.
+        return "cpu" if self.method == "wmd" and self.backend == "auto" else self.backend
 
     def _best(self, queries: list[list[str]]) -> list[SparseRow]:
         """The num_best nearest corpus documents of each query: a pruned top-k search."""

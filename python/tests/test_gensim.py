@@ -145,3 +145,11 @@ def test_fast_bounds_bound_the_exact_similarity(kv, stop):
         # A lower bound on the distance is an upper bound on the similarity.
         assert np.all(bound >= exact - 1e-6), method
 
+
+
+def test_wmd_on_cuda_is_the_librarys_error_not_a_silent_move(kv, stop):
+    docs = token_lists("twitter/train.tsv", 20, stop)
+    queries = token_lists("twitter/test.tsv", 2, stop)
+    with pytest.raises(lcrwmd.Error, match="CPU backend only"):
+        WmdSimilarity(docs, kv, backend="cuda")[queries]
+    WmdSimilarity(docs, kv, backend="auto")[queries]  # auto: the CPU runs it

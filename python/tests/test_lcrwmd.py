@@ -124,8 +124,8 @@ def test_save_and_load(tmp_path, emb, index, queries):
     with pytest.warns(UserWarning, match="not in the index and were dropped: load it with the "
                                          "embeddings"):
         lcrwmd.Index.load(path).search(["football zzzunknownzzz"], k=1)
-    with open(STOP, encoding="utf-8") as f:
-        assert bare.stopwords == sorted({w.strip().lower() for w in f if w.strip()})
+    with open(STOP, encoding="utf-8") as f:  # each read as a token ("a's" is "a")
+        assert bare.stopwords == sorted({t for w in f for t in lcrwmd.tokenize(w)})
     assert bare.text(0) == read_tsv(os.path.join(DEMO, "train.tsv"))[0][2]
     with pytest.raises(lcrwmd.Error, match="stop words, not the index's own"):
         lcrwmd.Index.load(path, stopwords=["the"])
@@ -320,3 +320,26 @@ def test_embeddings_and_index_pickle(emb, index, queries):
     q = [x[2] for x in queries]  # their words the index lacks come from the pickled embeddings
     for a, b in zip(index.search(q, k=3, method="wmd"), i2.search(q, k=3, method="wmd")):
         np.testing.assert_array_equal(a, b)
+
+
+def test_typed_queries_query_to_document(index):
+    """What people type: a few words, ranked by each word's nearest document word (IDF weights),
+    the pruned top-k equal to sorting every distance, curly quotes read as straight ones."""
+    typed = ["federer wimbledon tennis set", "england batsmen wicket"]
+    d, i = index.search(typed, k=5, direction="query-to-document")
+    labels = index.labels
+    assert [labels[j] for j in i[0][:3]] == ["tennis"] * 3
+    assert [labels[j] for j in i[1][:3]] == ["cricket"] * 3
+    m = index.pairwise(typed, direction="query-to-document")
+    for r in range(len(typed)):
+        order = np.lexsort((np.arange(m.shape[1]), m[r]))[:5]
+        assert list(i[r]) == list(order)
+        np.testing.assert_array_equal(d[r], m[r][order])
+    # query_weights="index" is another ranking; "auto" is IDF for this direction.
+    idf = index.search(typed, k=5, direction="query-to-document", query_weights="idf")
+    np.testing.assert_array_equal(idf[0], d)
+    curly = index.search(["Federer\u2019s \u201ccomeback\u201d"], k=5, direction="query-to-document")
+    straight = index.search(["Federer's comeback"], k=5, direction="query-to-document")
+    np.testing.assert_array_equal(curly[1], straight[1])
+    assert lcrwmd.tokenize("Federer\u2019s") == ["federer"]
+    assert lcrwmd.tokenize("Federer\u2019s", version=1) == ["federer\u2019s"]

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "lcrwmd/corpus.h"
+#include "lcrwmd/error.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/text.h"
 
@@ -20,11 +21,13 @@ struct WordCount {
   std::uint32_t count;
 };
 
-// lookup(token) -> std::optional<uint32_t>. Returns counts sorted by word id.
+// lookup(token) -> std::optional<uint32_t>. Returns counts sorted by word id. The text is read
+// by tokenizer `version`; one it cannot read is an Error naming the document.
 template <typename Lookup>
 std::vector<WordCount> count_words(const RawDocument& doc, const StopWords* stopwords,
                                    Lookup&& lookup, TextReport& report,
-                                   std::unordered_set<std::string>& unknown) {
+                                   std::unordered_set<std::string>& unknown,
+                                   std::uint32_t version) {
   std::vector<std::uint32_t> ids;
   auto visit = [&](std::string_view token) {
     ++report.tokens;
@@ -44,7 +47,13 @@ std::vector<WordCount> count_words(const RawDocument& doc, const StopWords* stop
     for (const std::string& token : doc.tokens) visit(token);
   } else {
     std::string scratch;
-    for_each_token(doc.text, scratch, visit);
+    try {
+      for_each_token(doc.text, scratch, visit, version);
+    } catch (const Error& e) {
+      throw Error("document '" + doc.id + "'" +
+                  (doc.line ? " on line " + std::to_string(doc.line) : std::string()) + ": " +
+                  e.what());
+    }
   }
   std::sort(ids.begin(), ids.end());
   std::vector<WordCount> counts;

@@ -216,6 +216,7 @@ IndexData Index::data() const {
     if (has_text_) d.texts.push_back(text(i));
   }
   d.stopwords = stopwords().sorted();
+  d.tokenizer_version = tokenizer_version_;
   return d;
 }
 

@@ -38,7 +38,8 @@ IndexData build_index_data(const Embeddings& embeddings, const std::vector<RawDo
     if (!fresh)
       throw Error("document id '" + doc.id + "' on line " + std::to_string(doc.line) +
                   " repeats the id of line " + std::to_string(it->second));
-    std::vector<WordCount> counts = count_words(doc, options.stopwords, lookup, report, unknown);
+    std::vector<WordCount> counts =
+        count_words(doc, options.stopwords, lookup, report, unknown, d.tokenizer_version);
     if (counts.empty()) {
       report.empty_documents.push_back(doc.id);
       continue;
@@ -88,6 +89,7 @@ IndexData select_documents(const IndexData& d, std::span<const std::size_t> docs
   p.dim = m;
   p.weighting = d.weighting;
   p.stopwords = d.stopwords;
+  p.tokenizer_version = d.tokenizer_version;
   p.idf_docs = d.idf_docs != 0 ? d.idf_docs : d.ids.size();
   // Its own vocabulary: the words its documents use, in the whole's order (so each document's
   // words stay ascending).

@@ -58,7 +58,8 @@ QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>&
   };
   for (const RawDocument& doc : docs) {
     ++report.documents_read;
-    std::vector<WordCount> counts = count_words(doc, &index.stopwords(), lookup, report, unknown);
+    std::vector<WordCount> counts =
+        count_words(doc, &index.stopwords(), lookup, report, unknown, index.tokenizer_version());
     if (counts.empty()) {
       report.empty_documents.push_back(doc.id);
       continue;

@@ -109,6 +109,7 @@ void check_data(const IndexData& d) {
   const std::size_t n = d.ids.size();
   const std::size_t v = d.vocab.size();
   if (d.dim == 0) throw Error("index: dimension must be positive");
+  check_tokenizer_version(d.tokenizer_version);
   if (d.indptr.size() != n + 1 || d.labels.size() != n || d.indptr.front() != 0 ||
       d.indptr.back() != d.indices.size() || d.values.size() != d.indices.size() ||
       d.vectors.size() != v * d.dim || d.doc_freq.size() != v ||
@@ -154,7 +155,7 @@ void serialize(const IndexData& d, Sink& sink) {
   h.dim = d.dim;
   h.nnz = d.indices.size();
   h.weighting = static_cast<std::uint32_t>(d.weighting);
-  h.tokenizer_version = kTokenizerVersion;
+  h.tokenizer_version = d.tokenizer_version;
   h.flags = d.texts.empty() ? 0 : format::kHasText;
   h.n_stopwords = d.stopwords.size();
   h.embeddings_fingerprint = fingerprint(d);
@@ -204,10 +205,12 @@ const FileHeader& check_image(const char* base, std::size_t size, const std::str
   if (h.idf_docs != 0 && h.idf_docs < h.n_docs)
     throw bad("document frequencies over " + std::to_string(h.idf_docs) +
               " documents, fewer than its " + std::to_string(h.n_docs));
-  if (h.tokenizer_version != kTokenizerVersion)
+  if (h.tokenizer_version < kOldestTokenizerVersion || h.tokenizer_version > kTokenizerVersion)
     throw bad("tokenized with tokenizer version " + std::to_string(h.tokenizer_version) +
-              ", this build tokenizes queries with version " + std::to_string(kTokenizerVersion) +
-              ": rebuild it with `lcrwmd build`");
+              ", this build reads versions " + std::to_string(kOldestTokenizerVersion) + " to " +
+              std::to_string(kTokenizerVersion) +
+              (h.tokenizer_version > kTokenizerVersion ? ": use a newer lcrwmd"
+                                                       : ": rebuild it with `lcrwmd build`"));
   const std::uint64_t n = h.n_docs, v = h.vocab_size, m = h.dim, nnz = h.nnz, st = h.n_stopwords;
   const std::uint64_t expected[format::kSectionCount] = {
       (n + 1) * 8, nnz * 4, nnz * 4,     v * m * 4, v * 4,        v * 4, (v + 1) * 8, 0,

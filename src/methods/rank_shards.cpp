@@ -104,7 +104,7 @@ QuerySet RankShards::make_query_set(const std::vector<RawDocument>& docs,
   // Rank 0's tokens (stop words aside), for every rank to look up.
   std::string bytes;
   if (comm_.rank() == 0) {
-    const WordSet distinct = distinct_tokens(docs);
+    const WordSet distinct = distinct_tokens(docs, shard_.tokenizer_version());
     std::vector<std::string> tokens;
     for (const std::string& t : distinct)
       if (!shard_.stopwords().contains(t)) tokens.push_back(t);

@@ -6,20 +6,29 @@
 
 namespace lcrwmd {
 
-StopWords StopWords::load(const std::string& path) {
+StopWords StopWords::load(const std::string& path, std::uint32_t version) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": cannot open stop-word file");
   StopWords s;
   std::string line;
-  while (std::getline(in, line)) s.add(line);
+  std::size_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    try {
+      s.add(line, version);
+    } catch (const Error& e) {
+      throw Error(path + ":" + std::to_string(line_no) + ": " + e.what());
+    }
+  }
   if (in.bad()) throw Error(path + ": read error");
   return s;
 }
 
-void StopWords::add(std::string_view word) {
+void StopWords::add(std::string_view word, std::uint32_t version) {
   // Stop words go through the tokenizer so they match tokens exactly ("Don't" -> "don't").
   std::string scratch;
-  for_each_token(word, scratch, [&](std::string_view t) { words_.emplace(t); });
+  for_each_token(
+      word, scratch, [&](std::string_view t) { words_.emplace(t); }, version);
 }
 
 }  // namespace lcrwmd

@@ -162,7 +162,7 @@ TEST_F(Cli, InfoJson) {
   EXPECT_EQ(j["nnz"], 7);
   // How it was built.
   EXPECT_EQ(j["stopwords"], (std::vector<std::string>{"and", "of", "the"}));
-  EXPECT_EQ(j["tokenizer_version"], 1);
+  EXPECT_EQ(j["tokenizer_version"], kTokenizerVersion);
   EXPECT_EQ(j["weighting"], "tf");
   EXPECT_EQ(j["has_text"], true);
   EXPECT_GT(j["text_bytes"].get<std::size_t>(), 0u);

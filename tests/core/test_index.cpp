@@ -233,3 +233,68 @@ TEST(Index, RefusesThePreviousFormatWithAWordToRebuild) {
 
 }  // namespace
 }  // namespace lcrwmd
+
+namespace lcrwmd {
+namespace {
+
+// An index keeps the tokenizer its documents were read with: one of version 1 reads its queries
+// with version 1 through a file, a shard, its bytes and its data, never with the current one; a
+// version this build does not know is refused, naming what to do.
+TEST(Index, KeepsItsTokenizerVersion) {
+  const Embeddings emb({"federer\xe2\x80\x99s", "federer", "comeback"}, {1, 0, 0, 1, 1, 1}, 2);
+  const std::vector<RawDocument> docs = {{"a", "", "Federer\xe2\x80\x99s comeback", 1},
+                                         {"b", "", "federer", 2}};
+  const IndexData v2 = build_index_data(emb, docs, {});
+  EXPECT_EQ(v2.tokenizer_version, kTokenizerVersion);
+  EXPECT_EQ(v2.vocab, (std::vector<std::string>{"federer", "comeback"}));
+  IndexData v1 = v2;  // as an older build wrote it
+  v1.tokenizer_version = 1;
+  const std::string path = test::write_file("tokenizer_v1.idx", "");
+  Index::save(v1, path);
+  const Index ix = Index::load(path);
+  EXPECT_EQ(ix.tokenizer_version(), 1u);
+  EXPECT_EQ(ix.data().tokenizer_version, 1u);
+  EXPECT_EQ(ix.shard(0, 1).tokenizer_version(), 1u);
+  EXPECT_EQ(Index::from_bytes(ix.to_bytes()).tokenizer_version(), 1u);
+  EXPECT_EQ(select_documents(ix.data(), std::vector<std::size_t>{1}).tokenizer_version, 1u);
+  // Its queries read as version 1 reads them: "Federer’s" is no word of its vocabulary there.
+  const std::vector<RawDocument> q = {{"q", "", "Federer\xe2\x80\x99s", 1}};
+  EXPECT_EQ(make_query_set(ix, q, {}).size(), 0u) << "version 1 read as version 2";
+  const Index now = Index::from_data(v2);
+  const QuerySet new_q = make_query_set(now, q, {});
+  ASSERT_EQ(new_q.size(), 1u);
+  EXPECT_EQ(now.word(new_q.words[0]), "federer");
+  // A version from the future, or 0: refused, saying what to do.
+  IndexData future = v2;
+  future.tokenizer_version = kTokenizerVersion + 1;
+  EXPECT_THROW(Index::save(future, test::write_file("tokenizer_v9.idx", "")), Error);
+  for (const std::uint32_t version : {0u, kTokenizerVersion + 1}) {
+    try {
+      check_tokenizer_version(version);
+      ADD_FAILURE() << version;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(version ? "newer lcrwmd" : "lcrwmd build"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+// Text that is not UTF-8 is refused naming the document and its line, in a build and in queries.
+TEST(Index, RefusesInvalidUtf8NamingTheDocument) {
+  const Embeddings emb({"cafe"}, {1, 0}, 2);
+  const std::vector<RawDocument> docs = {{"ok", "", "cafe", 1}, {"bad", "", "caf\xe9", 7}};
+  try {
+    build_index_data(emb, docs, {});
+    ADD_FAILURE() << "built";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("'bad' on line 7"), std::string::npos) << m;
+    EXPECT_NE(m.find("UTF-8"), std::string::npos) << m;
+  }
+  const Index ix = Index::from_data(build_index_data(emb, {docs[0]}, {}));
+  EXPECT_THROW(make_query_set(ix, {docs[1]}, {}), Error);
+}
+
+}  // namespace
+}  // namespace lcrwmd

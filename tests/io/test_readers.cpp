@@ -156,21 +156,75 @@ TEST(Embeddings, OnlySomeWordsAndTheIndexedFormat) {
   expect_error(write_file("many.vec", "12888888888888888812 1\nw0 3\nw1 0\n"), "header announces");
 }
 
-TEST(Tokenizer, ExactRules) {
-  EXPECT_EQ(tokenize("Hello, WORLD! it's 'quoted' ''x'' 25-year-old caf\xc3\xa9 a_b"),
+TEST(Tokenizer, VersionOneExactRules) {
+  EXPECT_EQ(tokenize("Hello, WORLD! it's 'quoted' ''x'' 25-year-old caf\xc3\xa9 a_b", 1),
             (std::vector<std::string>{"hello", "world", "it's", "quoted", "x", "25", "year", "old",
                                       "caf\xc3\xa9", "a", "b"}));
-  EXPECT_TRUE(tokenize("  '' ... \t").empty());
-  EXPECT_EQ(tokenize("O'NEIL's"), (std::vector<std::string>{"o'neil's"}));
+  EXPECT_TRUE(tokenize("  '' ... \t", 1).empty());
+  EXPECT_EQ(tokenize("O'NEIL's", 1), (std::vector<std::string>{"o'neil's"}));
+  // Any byte >= 0x80 is a letter to it: curly quotes stick to their words.
+  EXPECT_EQ(tokenize("Federer\u2019s \u201Ccomeback\u201D", 1),
+            (std::vector<std::string>{"federer\u2019s", "\u201Ccomeback\u201D"}));
+}
+
+// Version 2 on text as people write it: each row, a text and the tokens it must give.
+TEST(Tokenizer, VersionTwoOnRealText) {
+  using V = std::vector<std::string>;
+  const std::pair<const char*, V> table[] = {
+      // Curly and straight apostrophes and quotes read alike; possessives drop their 's.
+      {"Federer\u2019s \u201Ccomeback\u201D", V{"federer", "comeback"}},
+      {"Federer's comeback", V{"federer", "comeback"}},
+      {"\u2018Federer\u2019s\u2019 players' O'NEIL's", V{"federer", "players", "o'neil"}},
+      {"didn\u2019t didn't didn\u02BCt DON'T", V{"didn't", "didn't", "didn't", "don't"}},
+      {"it's \u2018quoted\u2019 ''x'' '' 's", V{"it", "quoted", "x", "s"}},
+      // Dashes, slashes and other punctuation separate; digits are letters.
+      {"25-year-old \u2014 well\u2013known/a_b e-mail 3.14",
+       V{"25", "year", "old", "well", "known", "a", "b", "e", "mail", "3", "14"}},
+      // Case folding beyond ASCII, and NFKC: ligatures, full-width and composed forms.
+      {"\u00DCber \u00FCber U\u0308BER STRA\u00DFE",
+       V{"\u00FCber", "\u00FCber", "\u00FCber", "strasse"}},
+      {"\uFB01nal \uFF26\uFF45\uFF44 \u2460 caf\u00E9 cafe\u0301",
+       V{"final", "fed", "1", "caf\u00E9", "caf\u00E9"}},
+      // Other scripts: their letters, case-folded.
+      {"\u041C\u043E\u0441\u043A\u0432\u0430 \u0438 "
+       "\u039A\u03B1\u03BB\u03B7\u03BC\u03AD\u03C1\u03B1",
+       V{"\u043C\u043E\u0441\u043A\u0432\u0430", "\u0438",
+         "\u03BA\u03B1\u03BB\u03B7\u03BC\u03AD\u03C1\u03B1"}},
+      {"\u6771\u4EAC\u30BF\u30EF\u30FC\u3002\u5927\u962A",
+       V{"\u6771\u4EAC\u30BF\u30EF\u30FC", "\u5927\u962A"}},
+      // Symbols and emoji separate.
+      {"price\u20AC10 \U0001F600smile #tag @user", V{"price", "10", "smile", "tag", "user"}},
+      {"  '' ... \t", V{}},
+  };
+  for (const auto& [text, want] : table) EXPECT_EQ(tokenize(text), want) << text;
+  EXPECT_EQ(tokenize("same"), tokenize("same", kTokenizerVersion));
+  // Not UTF-8: an Error saying where.
+  for (const char* bad : {"caf\xe9", "ok \xc3", "\xff\xfe",
+                          "a\xed\xa0\x80"
+                          "b"}) {
+    try {
+      tokenize(bad);
+      ADD_FAILURE() << "read " << bad;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("not valid UTF-8"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(tokenize("x", 3), Error);
+  EXPECT_THROW(tokenize("x", 0), Error);
 }
 
 TEST(StopWords, MatchTokens) {
-  const auto p = write_file("stop.txt", "The\n\nDon't\nof\n");
+  const auto p = write_file("stop.txt", "The\n\nDon\u2019t\nof\n\u00DCber\n");
   const StopWords s = StopWords::load(p);
-  EXPECT_EQ(s.size(), 3u);
+  EXPECT_EQ(s.size(), 4u);
   EXPECT_TRUE(s.contains("the"));
   EXPECT_TRUE(s.contains("don't"));
+  EXPECT_TRUE(s.contains("\u00FCber"));
   EXPECT_FALSE(s.contains("The"));
+  const StopWords old = StopWords::load(p, 1);  // as an index of version 1 reads them
+  EXPECT_TRUE(old.contains("don\u2019t"));
+  EXPECT_TRUE(old.contains("\u00DCber"));
+  EXPECT_THROW(StopWords::load(write_file("stop_bad.txt", "ok\nbad\xff\n")), Error);
 }
 
 TEST(Tsv, ReadsPlainAndGzip) {
