@@ -44,7 +44,7 @@ void print_direction(const char* from, const char* to, bool capped,
 void print_table(const Explanation& e, std::size_t top) {
   std::printf("query %s -> document %s: %s %.9g\n", e.query.c_str(), e.doc.c_str(),
               to_string(e.method), e.distance);
-  if (e.method == Method::wmd) {
+  if (!e.sides) {
     print_flows("optimal flow (query word -> document word)", e.flows, e.distance, top);
     return;
   }

@@ -32,7 +32,7 @@ json explanation_json(const Explanation& e, std::size_t top) {
             {"symmetric", e.direction == Direction::symmetric},
             {"distance", e.distance}};
   add_flows(j, e.flows, top);
-  if (e.method != Method::wmd) {
+  if (e.sides) {
     json d = {{"distance", e.doc_to_query_distance}, {"set_distance", e.doc_to_query_set_distance}};
     add_flows(d, e.doc_to_query, top);
     json q = {{"distance", e.query_to_doc_distance},

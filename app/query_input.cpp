@@ -232,10 +232,10 @@ std::string describe_backend(const SearcherOptions& o, const SearchStats& st) {
   return s;
 }
 
-// How much work the bounds saved: D2 (symmetric LC-RWMD) or EMD solves (WMD) per pair.
+// How much work the bounds saved: D2 (LC-RWMD) or EMD solves (WMD) per pair.
 void report_refinement(const SearchOptions& o, const SearchStats& st) {
   const double pairs = static_cast<double>(std::max<std::size_t>(st.distances, 1));
-  if (o.method == Method::wmd)
+  if (lcrwmd::describe(o.method).costly_exact)
     note("  EMD solves: %zu of %zu pairs (%.2f%% avoided); tighter bounds: %zu", st.refined,
          st.distances, 100.0 * (1.0 - static_cast<double>(st.refined) / pairs), st.tightened);
   else if (o.direction != Direction::document_to_query && lcrwmd::describe(o.method).bounded)

@@ -151,7 +151,7 @@ SearchRequest parse_search(const json& body, const RequestLimits& limits) {
                        std::to_string(queries->size()) + " queries; at most " +
                            std::to_string(limits.max_queries) + " per request");
   r.k = integer(body, "k", 10, 1, limits.max_k);
-  r.options = options(body, Method::lc_rwmd);
+  r.options = options(body, SearchOptions{}.method);
   r.weights = query_weights(body, r.options.direction);
   r.with_text = boolean(body, "text", false);
   for (std::size_t i = 0; i < queries->size(); ++i) {

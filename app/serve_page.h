@@ -1,9 +1,10 @@
 #pragma once
-// The page `lcrwmd serve` answers at /: a query box, the methods as GET /info describes them,
-// the query's neighbours (label and the start of their text), and the word alignment of the
-// one clicked (a method without words to show: /explain's default, wmd), each direction drawn
-// from the side whose words move (POST /search, POST /explain). Plain HTML and JavaScript, no
-// external file.
+// The page `lcrwmd serve` answers at /: a query box, the methods as GET /info describes them
+// and the directions each has (query-to-document first: what a search box's few words want),
+// the query's neighbours (label and the start of their text) with the method and direction
+// that answered, and the word alignment of the one clicked (a method without words to show:
+// /explain's default, wmd), each direction drawn from the side whose words move (POST /search,
+// POST /explain). Plain HTML and JavaScript, no external file.
 namespace lcrwmd::app {
 
 inline constexpr const char* kServePage = R"html(<!doctype html>
@@ -22,6 +23,11 @@ td.text{color:#555;font-size:90%}h3{font-size:100%;margin:1em 0 .3em}
 <form id="f"><textarea id="text" placeholder="a query text"></textarea>
 <p>k <input id="k" type="number" value="10" min="1" style="width:5em">
 method <select id="method"></select>
+direction <select id="direction">
+<option value="query-to-document" title="each query word to its nearest document word: for a few typed words">query-to-document</option>
+<option value="symmetric" title="max of both directions: how alike two documents are">symmetric</option>
+<option value="document-to-query" title="each document word to its nearest query word">document-to-query</option>
+</select>
 <button id="go">Search</button> <span id="status"></span></p></form>
 <table id="hits"></table><div id="alignment"></div>
 <script>
@@ -33,24 +39,33 @@ async function post(path, body) {
   if (!r.ok) throw new Error(j.error || r.statusText);
   return j;
 }
-// The methods, each with its one-line description, as the server describes them.
-let explains = {};
+// The methods, each with its one-line description and its directions, as the server describes
+// them; a direction the method lacks cannot be chosen (wmd and wcd: symmetric only).
+let explains = {}, directions = {};
+function directionsOf() {
+  const have = directions[$("method").value] || ["symmetric"];
+  for (const o of $("direction").options) o.disabled = !have.includes(o.value);
+  if ($("direction").selectedOptions[0].disabled) $("direction").value = "symmetric";
+}
+$("method").onchange = directionsOf;
 fetch("/info").then(r => r.json()).then(info => {
   for (const m of info.method_details) {
     $("method").append(Object.assign(document.createElement("option"), {value: m.name, textContent: m.name, title: m.summary}));
     explains[m.name] = m.explains;
+    directions[m.name] = m.directions;
   }
   $("method").value = info.default_method;
+  directionsOf();
 });
 function cell(tr, text) { const td = document.createElement("td"); td.textContent = text; tr.append(td); }
 $("f").onsubmit = async e => {
   e.preventDefault();
   $("hits").replaceChildren(); $("alignment").replaceChildren(); $("status").textContent = "...";
-  const method = $("method").value, text = $("text").value;
+  const method = $("method").value, direction = $("direction").value, text = $("text").value;
   try {
     const t0 = performance.now();
-    const r = await post("/search", {queries: [text], k: +$("k").value, method, text: true});
-    $("status").textContent = `${Math.round(performance.now() - t0)} ms`;
+    const r = await post("/search", {queries: [text], k: +$("k").value, method, direction, text: true});
+    $("status").textContent = `${method} ${direction}: ${Math.round(performance.now() - t0)} ms`;
     const head = document.createElement("tr");
     for (const h of ["#", "document", "label", "distance", "text"]) { const th = document.createElement("th"); th.textContent = h; head.append(th); }
     $("hits").append(head);
@@ -59,27 +74,27 @@ $("f").onsubmit = async e => {
       cell(tr, i + 1); cell(tr, n.id); cell(tr, n.label); cell(tr, n.distance.toFixed(4));
       const start = n.text == null ? "" : n.text.length > 160 ? n.text.slice(0, 160) + "…" : n.text;
       cell(tr, start); tr.lastChild.className = "text"; tr.lastChild.title = n.text || "";
-      tr.onclick = () => align(tr, text, n.id, explains[method] ? method : undefined);
+      tr.onclick = () => explains[method] ? align(tr, text, n.id, method, direction) : align(tr, text, n.id);
       $("hits").append(tr);
     });
   } catch (err) { $("status").innerHTML = ""; $("status").append(Object.assign(document.createElement("span"), {className: "err", textContent: err.message})); }
 };
-async function align(tr, text, doc, method) {
+async function align(tr, text, doc, method, direction) {
   document.querySelectorAll("tr.open").forEach(x => x.classList.remove("open")); tr.classList.add("open");
   const box = $("alignment"); box.replaceChildren();
   try {
-    const e = await post("/explain", {query: text, doc, method});
+    const e = await post("/explain", {query: text, doc, method, direction});
     const h = document.createElement("h2");
     h.textContent = `${doc}: ${e.method} ${e.distance.toFixed(4)}, the words that carried it`;
     box.append(h);
-    // WMD: one flow, query words to document words. The relaxations: each direction moves its
-    // own side's words (document -> query: each document word to its nearest query word).
+    // WMD: one flow, query words to document words. The relaxations: each direction asked moves
+    // its own side's words (document -> query: each document word to its nearest query word).
     const lists = e.doc_to_query === undefined
       ? [["query word → document word", e.flows, f => [f.query_word, f.doc_word]]]
-      : [["document → query: each document word to its nearest query word" + (e.doc_to_query.set_distance ? " (sets the distance)" : ""),
-          e.doc_to_query.flows, f => [f.doc_word, f.query_word]]]
-          .concat(e.symmetric ? [["query → document: each query word to its nearest document word" + (e.query_to_doc.set_distance ? " (sets the distance)" : ""),
-                                  e.query_to_doc.flows, f => [f.query_word, f.doc_word]]] : []);
+      : (e.direction === "query-to-document" ? [] : [["document → query: each document word to its nearest query word" + (e.doc_to_query.set_distance ? " (sets the distance)" : ""),
+          e.doc_to_query.flows, f => [f.doc_word, f.query_word]]])
+          .concat(e.direction === "document-to-query" ? [] : [["query → document: each query word to its nearest document word" + (e.query_to_doc.set_distance ? " (sets the distance)" : ""),
+                                  e.query_to_doc.flows, f => [f.query_word, f.doc_word]]]);
     for (const [title, flows, ends] of lists) {
       const t = document.createElement("h3"); t.textContent = title; box.append(t);
       const top = flows.slice(0, 30), most = Math.max(...top.map(f => f.mass * f.cost), 1e-12);

@@ -191,7 +191,7 @@ py::dict explain_with(const PyIndex& p, const py::object& query, std::size_t doc
   d["symmetric"] = e.direction == Direction::symmetric;
   d["distance"] = e.distance;
   d["flows"] = flows_dict(e.flows);
-  if (e.method != Method::wmd) {
+  if (e.sides) {
     d["doc_to_query"] = flows_dict(e.doc_to_query);
     d["query_to_doc"] = flows_dict(e.query_to_doc);
     d["doc_to_query_distance"] = e.doc_to_query_distance;

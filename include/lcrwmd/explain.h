@@ -42,6 +42,7 @@ struct Explanation {
   std::vector<WordFlow> doc_to_query, query_to_doc;
   double doc_to_query_distance = 0, query_to_doc_distance = 0;
   bool doc_to_query_set_distance = true;
+  bool sides = false;  // the two directions above are filled (the relaxations; not wmd)
 };
 
 // Query q of `queries` against document `doc` of the index (act_steps: act's k). Throws

@@ -2,7 +2,9 @@
 // What each method is, said once: its name, what it computes, which directions and options it
 // has, where it runs and what phase 1 keeps for it. The planners, the option checks, the CLI's
 // --help, serve's page, the Python module and docs/methods.md (`lcrwmd methods`) all read these
-// descriptions, so a new method is its own files plus one entry in methods().
+// descriptions, and each entry points at what the library runs for the method (its MethodImpl,
+// defined in the method's own file), so a new method is its own files, an enumerator and one
+// entry in methods().
 #include <cstddef>
 #include <span>
 #include <string>
@@ -45,6 +47,8 @@ enum class WordPass {
   capped,   // the query's k + 1 nearest words with their costs and weights (ACT's slots; ICT: all)
 };
 
+struct MethodImpl;  // what the library runs for it (its own, src/methods/method_impl.h)
+
 struct MethodInfo {
   Method method;
   const char* name;     // as every front end spells it
@@ -70,6 +74,7 @@ struct MethodInfo {
   // first share an estimate of each query's k-th best, so that none solves pairs the others'
   // documents have already beaten.
   bool costly_exact;
+  const MethodImpl* impl;
 };
 
 // Its yes-or-no properties a user reads, by the names every front end gives them (JSON, Python):

@@ -21,7 +21,7 @@ from typing import Optional, Sequence, Union
 
 import numpy as np
 
-from . import Embeddings, Index
+from . import Embeddings, Index, methods
 
 __all__ = ["WmdSimilarity", "wmdistance"]
 
@@ -217,7 +217,8 @@ class WmdSimilarity:
     def _backend(self) -> str:
         # auto: no GPU searcher (nor its upload) for a method the CPU runs; "cuda" is passed as
         # asked, so that wmd there is the library's error, never a silent move to the CPU.
-        return "cpu" if self.method == "wmd" and self.backend == "auto" else self.backend
+        cpu_only = {m["name"] for m in methods() if not m["runs_on_gpu"]}
+        return "cpu" if self.method in cpu_only and self.backend == "auto" else self.backend
 
     def _best(self, queries: list[list[str]]) -> list[SparseRow]:
         """The num_best nearest corpus documents of each query: a pruned top-k search."""

@@ -51,7 +51,11 @@ def test_type_a_query_see_neighbours_open_an_alignment(index, browser):  # noqa:
         assert [o.get_attribute("title") for o in method.options] == \
             [m["summary"] for m in lcrwmd.methods()]
         assert method.first_selected_option.text == "lc-rwmd"
+        # A search box: query-to-document first; wmd has no such form, so symmetric is taken.
+        direction = Select(browser.find_element(By.ID, "direction"))
+        assert direction.first_selected_option.text == "query-to-document"
         method.select_by_visible_text("wmd")
+        assert direction.first_selected_option.text == "symmetric"
         browser.find_element(By.ID, "go").click()
         rows = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#hits tr.hit") or None)
         # The neighbours the endpoint gives, in order, with their labels and distances.
@@ -72,10 +76,26 @@ def test_type_a_query_see_neighbours_open_an_alignment(index, browser):  # noqa:
         assert widths == sorted(widths, reverse=True) and widths[0] > widths[-1] >= 0
         if os.environ.get("LCRWMD_SCREENSHOT"):
             browser.save_screenshot(os.environ["LCRWMD_SCREENSHOT"])
-        # An LC-RWMD alignment reads from the side whose words move: document -> query first,
-        # each row a word of the document pointing at a word of the query.
+        # LC-RWMD query-to-document: the neighbours of that direction, said so, and only the
+        # query's words moving in the alignment.
         Select(browser.find_element(By.ID, "method")).select_by_visible_text("lc-rwmd")
+        direction.select_by_visible_text("query-to-document")
         browser.find_element(By.ID, "go").click()
+        wait.until(lambda d: "query-to-document" in d.find_element(By.ID, "status").text)
+        status, typed = server.request("/search", {"queries": [text], "k": 5, "method": "lc-rwmd",
+                                                   "direction": "query-to-document"})
+        rows = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#hits tr.hit") or None)
+        assert [r.find_elements(By.TAG_NAME, "td")[1].text for r in rows] == \
+            [n["id"] for n in typed["results"][0]["neighbors"]]
+        rows[0].click()
+        titles = wait.until(lambda d: [h.text for h in d.find_elements(By.CSS_SELECTOR,
+                                                                       "#alignment h3")] or None)
+        assert len(titles) == 1 and titles[0].startswith("query → document")
+        # Symmetric: the alignment reads from the side whose words move, document -> query
+        # first, each row a word of the document pointing at a word of the query.
+        direction.select_by_visible_text("symmetric")
+        browser.find_element(By.ID, "go").click()
+        wait.until(lambda d: "lc-rwmd symmetric" in d.find_element(By.ID, "status").text)
         rows = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#hits tr.hit") or None)
         doc = rows[0].find_elements(By.TAG_NAME, "td")[1].text
         rows[0].click()

@@ -30,14 +30,10 @@ class WordDistanceCache;
 // 1's least lower bounds, and only the words of the few documents refined need their nearest
 // query word found exactly).
 enum class Rows { distances, bounds };
-// What a top-k search asks for: with pruning, LC-RWMD's bounds on D1; every other method (and
-// LC-RWMD query-to-document, whose phase 1 finds no D1) computes its distances (or its own
-// bounds) either way.
-inline Rows top_k_rows(const SearchOptions& opt) {
-  return opt.prune && opt.method == Method::lc_rwmd && opt.direction != Direction::query_to_document
-             ? Rows::bounds
-             : Rows::distances;
-}
+// What a top-k search asks for: with pruning, the bounds of a method that refines lazily
+// (MethodImpl::bounds_rows: LC-RWMD's D1); every other (and query-to-document, whose phase 1
+// finds no D1) computes its distances or its own bounds either way (batch_plan.cpp).
+Rows top_k_rows(const SearchOptions& opt);
 
 struct Phase1Counts {
   std::size_t word_pairs = 0, recomputed = 0;

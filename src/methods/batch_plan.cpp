@@ -5,9 +5,18 @@
 #include <algorithm>
 
 #include "methods/batch_distance.h"
+#include "methods/method_impl.h"
 #include "methods/phase1.h"
 
 namespace lcrwmd {
+
+Rows top_k_rows(const SearchOptions& opt) {
+  return opt.prune && implementation(opt.method).bounds_rows &&
+                 opt.direction != Direction::query_to_document
+             ? Rows::bounds
+             : Rows::distances;
+}
+
 namespace {
 
 // The methods that keep phase 1's word distances keep them for D2: symmetric and

@@ -19,6 +19,7 @@
 #include "lcrwmd/topk.h"
 #include "methods/batch_distance.h"
 #include "methods/batch_plan.h"
+#include "methods/method_impl.h"
 #include "util/large_array.h"
 #include "util/parallel_errors.h"
 
@@ -31,25 +32,6 @@ void set_threads(int n) {
 }
 
 namespace {
-
-std::unique_ptr<BatchDistance> make_method(const Index& index, QueryRange range,
-                                           const SearchOptions& opt, const Phase1* p1,
-                                           std::size_t cache_budget, Rows rows) {
-  switch (opt.method) {
-    case Method::wcd:
-      return make_wcd(index, range);
-    case Method::rwmd:
-      return make_quadratic_rwmd(index, range, opt.direction);
-    case Method::lc_rwmd:
-      return make_lc_rwmd(index, range, opt.direction, *p1, cache_budget, rows);
-    case Method::wmd:
-      return make_wmd(index, range, *p1, cache_budget);
-    case Method::act:
-    case Method::ict:
-      return make_act(index, range, opt.direction, act_steps(opt), *p1, cache_budget);
-  }
-  throw Error("unknown method");
-}
 
 // f(doc, bound) for every listed document (refine, or tighten at level 0), with its bound, in
 // parallel unless already inside a parallel region.
@@ -220,7 +202,8 @@ void for_each_batch(const Index& index, const QuerySet& queries, const SearchOpt
   LargeArray<float> block;
   for (const BatchPlan& plan : plan_batches(index, queries, opt, cpu, rows)) {
     const QueryRange range{queries, plan.begin, plan.end};
-    const auto dist = make_method(index, range, opt, p1, plan.cache_budget, rows);
+    const auto dist =
+        implementation(opt.method).make({index, range, opt, p1, plan.cache_budget, rows});
     block.resize(range.size() * n);
     dist->compute(block.data());
     ++st.batches;

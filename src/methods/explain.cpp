@@ -8,6 +8,7 @@
 #include <string>
 
 #include "lcrwmd/error.h"
+#include "methods/method_impl.h"
 #include "methods/pair_distances.h"
 
 namespace lcrwmd {
@@ -27,6 +28,7 @@ void largest_first(std::vector<WordFlow>& flows) {
 // Both directions in hand: sorted, and the one that sets the distance (the larger where
 // symmetric, else the one asked for) copied to flows.
 void finish_directions(double d1, double d2, Explanation& e) {
+  e.sides = true;
   largest_first(e.doc_to_query);
   largest_first(e.query_to_doc);
   e.doc_to_query_distance = d1;
@@ -36,6 +38,8 @@ void finish_directions(double d1, double d2, Explanation& e) {
   e.flows = e.doc_to_query_set_distance ? e.doc_to_query : e.query_to_doc;
   e.distance = static_cast<float>(e.doc_to_query_set_distance ? d1 : d2);
 }
+
+}  // namespace
 
 // Both RWMD directions from rwmd_pair's minima and in its arithmetic (sums in double), so
 // each direction's sum is that distance.
@@ -87,8 +91,6 @@ void explain_wmd(const Index& index, const QuerySet& qs, std::size_t q, std::siz
   largest_first(e.flows);
 }
 
-}  // namespace
-
 Explanation explain(const Index& index, const QuerySet& queries, std::size_t q, std::size_t doc,
                     Method method, Direction direction, std::size_t act_steps) {
   SearchOptions o;
@@ -110,23 +112,7 @@ Explanation explain(const Index& index, const QuerySet& queries, std::size_t q, 
   e.doc = index.doc_id(doc);
   e.method = method;
   e.direction = direction;
-  switch (method) {
-    case Method::wmd:
-      explain_wmd(index, queries, q, doc, e);
-      break;
-    case Method::rwmd:
-    case Method::lc_rwmd:
-      explain_rwmd(index, queries, q, doc, e);
-      break;
-    case Method::act:
-      explain_act(index, queries, q, doc, act_steps, e);
-      break;
-    case Method::ict:
-      explain_act(index, queries, q, doc, kIctSteps, e);
-      break;
-    case Method::wcd:
-      break;  // refused above
-  }
+  implementation(method).explain(index, queries, q, doc, o, e);
   return e;
 }
 

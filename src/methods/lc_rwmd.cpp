@@ -35,6 +35,7 @@
 #include "core/numerics.h"
 #include "cpu/simd.h"
 #include "methods/batch_distance.h"
+#include "methods/method_impl.h"
 #include "methods/phase1.h"
 #include "methods/word_distance_cache.h"
 #include "util/large_array.h"
@@ -478,6 +479,16 @@ std::unique_ptr<BatchDistance> make_lc_rwmd(const Index& index, QueryRange queri
                                             std::size_t cache_budget, Rows rows) {
   return std::make_unique<LcRwmd>(index, queries, direction, phase1, cache_budget, rows);
 }
+
+// The same relaxation as quadratic RWMD: the same values, explained alike.
+const MethodImpl kLcRwmdImpl{
+    [](const MethodContext& c) {
+      return make_lc_rwmd(c.index, c.queries, c.options.direction, *c.phase1, c.cache_budget,
+                          c.rows);
+    },
+    [](const Index& index, const QuerySet& qs, std::size_t q, std::size_t doc, const SearchOptions&,
+       Explanation& e) { explain_rwmd(index, qs, q, doc, e); },
+    true};
 
 std::size_t lc_rwmd_pair_bytes(Rows rows) {
   return sizeof(float) + (rows == Rows::bounds ? sizeof(cpu::KeptLeast) : 0);

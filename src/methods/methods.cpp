@@ -1,6 +1,7 @@
 // The methods' descriptions (lcrwmd/method.h): one entry per method.
 #include "lcrwmd/error.h"
 #include "lcrwmd/method.h"
+#include "methods/method_impl.h"
 
 namespace lcrwmd {
 namespace {
@@ -12,29 +13,29 @@ constexpr MethodInfo kMethods[] = {
      "cheapest",
      /*document_to_query=*/false, /*query_to_document=*/false, /*bounded=*/false, WordPass::none, /*caches_word_distances=*/false,
      /*reads_act_steps=*/false, /*runs_on_gpu=*/true, /*explains=*/false, /*max_cpu_batch=*/0,
-     /*costly_exact=*/false},
+     /*costly_exact=*/false, &kWcdImpl},
     {Method::rwmd, "rwmd",
      "quadratic RWMD: each pair's word costs, their row and column minima (the reference the "
      "linear-complexity methods are tested against)",
-     true, true, false, WordPass::none, false, false, true, true, 0, false},
+     true, true, false, WordPass::none, false, false, true, true, 0, false, &kRwmdImpl},
     {Method::lc_rwmd, "lc-rwmd",
      "linear-complexity RWMD (Atasu et al. 2017): rwmd's values, each vocabulary word's nearest "
      "query word found once per query; the default",
-     true, true, true, WordPass::nearest, true, false, true, true, 0, false},
+     true, true, true, WordPass::nearest, true, false, true, true, 0, false, &kLcRwmdImpl},
     // WMD's batch only shares phase 1 among queries whose pruned solves then dominate; a
     // smaller one keeps its cache of word distances smaller and closer to the CPU (bbcsport
     // top-10: 16 queries per batch took 2-8% less CPU time than 64 in three alternating pairs).
     {Method::wmd, "wmd",
      "exact Word Mover's Distance, an EMD per pair; top-k solves only the pairs the RWMD and "
      "dual bounds leave a chance",
-     false, false, true, WordPass::nearest, true, false, false, true, 16, true},
+     false, false, true, WordPass::nearest, true, false, false, true, 16, true, &kWmdImpl},
     {Method::act, "act",
      "ACT-k (Atasu & Mittelholzer 2019): each word's transfer capped over its k = act_steps "
      "nearest words; RWMD <= ACT-k <= WMD, linear complexity",
-     true, true, true, WordPass::capped, true, true, true, true, 0, false},
+     true, true, true, WordPass::capped, true, true, true, true, 0, false, &kActImpl},
     {Method::ict, "ict",
      "ICT: ACT with every capped step it can take; ACT-k <= ICT <= WMD",
-     true, true, true, WordPass::capped, true, false, true, true, 0, false},
+     true, true, true, WordPass::capped, true, false, true, true, 0, false, &kIctImpl},
 };
 // clang-format on
 

@@ -7,6 +7,7 @@
 
 #include "cpu/distance_kernels.h"
 #include "methods/batch_distance.h"
+#include "methods/method_impl.h"
 #include "methods/pair_distances.h"
 
 namespace lcrwmd {
@@ -75,5 +76,13 @@ std::unique_ptr<BatchDistance> make_quadratic_rwmd(const Index& index, QueryRang
                                                    Direction direction) {
   return std::make_unique<QuadraticRwmd>(index, queries, direction);
 }
+
+const MethodImpl kRwmdImpl{
+    [](const MethodContext& c) {
+      return make_quadratic_rwmd(c.index, c.queries, c.options.direction);
+    },
+    [](const Index& index, const QuerySet& qs, std::size_t q, std::size_t doc, const SearchOptions&,
+       Explanation& e) { explain_rwmd(index, qs, q, doc, e); },
+    false};
 
 }  // namespace lcrwmd

@@ -5,6 +5,7 @@
 
 #include "cpu/distance_kernels.h"
 #include "methods/batch_distance.h"
+#include "methods/method_impl.h"
 
 namespace lcrwmd {
 namespace {
@@ -41,5 +42,8 @@ class Wcd final : public BatchDistance {
 std::unique_ptr<BatchDistance> make_wcd(const Index& index, QueryRange queries) {
   return std::make_unique<Wcd>(index, queries);
 }
+
+const MethodImpl kWcdImpl{[](const MethodContext& c) { return make_wcd(c.index, c.queries); },
+                          nullptr, false};
 
 }  // namespace lcrwmd

@@ -18,6 +18,7 @@
 #include "lcrwmd/error.h"
 #include "lcrwmd/topk.h"
 #include "methods/batch_distance.h"
+#include "methods/method_impl.h"
 #include "methods/pair_distances.h"
 #include "methods/word_distance_cache.h"
 #include "ot/dual_bound.h"
@@ -336,5 +337,11 @@ std::unique_ptr<BatchDistance> make_wmd(const Index& index, QueryRange queries,
                                         const Phase1& phase1, std::size_t cache_budget) {
   return std::make_unique<Wmd>(index, queries, phase1, cache_budget);
 }
+
+const MethodImpl kWmdImpl{
+    [](const MethodContext& c) { return make_wmd(c.index, c.queries, *c.phase1, c.cache_budget); },
+    [](const Index& index, const QuerySet& qs, std::size_t q, std::size_t doc, const SearchOptions&,
+       Explanation& e) { explain_wmd(index, qs, q, doc, e); },
+    false};
 
 }  // namespace lcrwmd

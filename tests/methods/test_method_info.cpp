@@ -11,6 +11,7 @@
 #include "lcrwmd/method.h"
 #include "lcrwmd/searcher.h"
 #include "methods/batch_plan.h"
+#include "methods/method_impl.h"
 #include "test_util.h"
 
 namespace lcrwmd {
@@ -76,6 +77,22 @@ TEST(MethodInfo, EachDirectionOnlyWhereTheMethodHasIt) {
   too_many.method = Method::act;
   too_many.act_steps = kMaxActSteps + 1;
   EXPECT_THROW(check_options(too_many), OptionError);
+}
+
+// Every description points at what the library runs for it, and says what that does: a CPU
+// computation for each, explain's flows exactly where the description says it explains, lazy
+// bounds for LC-RWMD's top-k alone.
+TEST(MethodInfo, EachDescriptionHasItsImplementation) {
+  for (const MethodInfo& m : methods()) {
+    ASSERT_NE(m.impl, nullptr) << m.name;
+    EXPECT_NE(implementation(m.method).make, nullptr) << m.name;
+    EXPECT_EQ(implementation(m.method).explain != nullptr, m.explains) << m.name;
+    SearchOptions o;
+    o.method = m.method;
+    EXPECT_EQ(top_k_rows(o) == Rows::bounds, m.method == Method::lc_rwmd) << m.name;
+    o.prune = false;
+    EXPECT_EQ(top_k_rows(o), Rows::distances) << m.name;
+  }
 }
 
 TEST(MethodInfo, BackendAndExplainFollowTheDescription) {
