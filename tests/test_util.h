@@ -194,6 +194,20 @@ inline void expect_topk_matches_sort(const Searcher& searcher, const QuerySet& q
   }
 }
 
+// Appends `copies` copies of document `doc` (ids prefix0, prefix1, ...): documents that tie.
+inline void append_copies(IndexData& d, std::size_t doc, std::size_t copies,
+                          const std::string& prefix) {
+  for (std::size_t copy = 0; copy < copies; ++copy) {
+    for (std::uint64_t p = d.indptr[doc]; p < d.indptr[doc + 1]; ++p) {
+      d.indices.push_back(d.indices[p]);
+      d.values.push_back(d.values[p]);
+    }
+    d.indptr.push_back(d.indices.size());
+    d.ids.push_back(prefix + std::to_string(copy));
+    d.labels.emplace_back();
+  }
+}
+
 // A pair's distance in `direction` from its two one-sided values (d1 = document -> query).
 inline double directed(Direction direction, double d1, double d2) {
   return direction == Direction::symmetric           ? std::max(d1, d2)

@@ -163,16 +163,7 @@ TEST(Search, TopKMatchesFullSort) {
   d.labels.resize(d.labels.size() - 2);
   d.indices.resize(d.indptr.back());
   d.values.resize(d.indptr.back());
-  for (int copy = 0; copy < 2; ++copy) {
-    const std::size_t b = d.indptr[5], e = d.indptr[6];
-    for (std::size_t p = b; p < e; ++p) {
-      d.indices.push_back(d.indices[p]);
-      d.values.push_back(d.values[p]);
-    }
-    d.indptr.push_back(d.indices.size());
-    d.ids.push_back("dup" + std::to_string(copy));
-    d.labels.emplace_back();
-  }
+  test::append_copies(d, 5, 2, "dup");
   const Index ix = Index::from_data(d);
   const QuerySet qs = test::mixed_queries(ix, 12, 4);
   for (Method m : {Method::wcd, Method::rwmd, Method::lc_rwmd, Method::wmd})

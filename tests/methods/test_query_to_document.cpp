@@ -127,15 +127,7 @@ TEST(QueryToDocument, ShortQueriesRefineFewDocumentsAndFindTheirWordsFirst) {
 // Documents that are copies of each other tie exactly: the smaller index first, pruned or not.
 TEST(QueryToDocument, TiesBetweenCopiesAreBrokenByIndex) {
   IndexData d = test::random_index(30, 40, 6, 6, 64);
-  for (std::size_t copy = 0; copy < 3; ++copy) {
-    for (std::uint64_t p = d.indptr[4]; p < d.indptr[5]; ++p) {
-      d.indices.push_back(d.indices[p]);
-      d.values.push_back(d.values[p]);
-    }
-    d.indptr.push_back(d.indices.size());
-    d.ids.push_back("copy" + std::to_string(copy));
-    d.labels.emplace_back();
-  }
+  test::append_copies(d, 4, 3, "copy");
   const Index ix = Index::from_data(d);
   const QuerySet qs = short_queries(ix, 8, 65);
   for (const Method m : {Method::lc_rwmd, Method::act, Method::ict})
