@@ -53,14 +53,14 @@ class CpuSearcher final : public Searcher {
   // An Error where the CPU lacks what options.precision needs.
   explicit CpuSearcher(const Index& index, const CpuOptions& options = {});
   ~CpuSearcher() override;
-  void pairwise(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
-                SearchStats* stats = nullptr) const override;
   Backend backend() const override { return Backend::cpu; }
   const Index& index() const override { return index_; }
   // The options as resolved: the precision phase 1 runs at here, the tile rows.
   const CpuOptions& options() const { return options_; }
 
  protected:
+  void all_distances(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
+                     SearchStats* stats) const override;
   SearchResults top_k(const QuerySet& queries, std::size_t k, const SearchOptions& options,
                       SearchStats* stats) const override;
 

@@ -65,8 +65,6 @@ class GpuIndex final : public Searcher {
   GpuIndex& operator=(GpuIndex&&) noexcept;
   ~GpuIndex() override;
 
-  void pairwise(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
-                SearchStats* stats = nullptr) const override;
   Backend backend() const override { return Backend::cuda; }
   const Index& index() const override;
 
@@ -81,6 +79,8 @@ class GpuIndex final : public Searcher {
   void set_allow_tf32(bool allow);
 
  protected:
+  void all_distances(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
+                     SearchStats* stats) const override;
   SearchResults top_k(const QuerySet& queries, std::size_t k, const SearchOptions& options,
                       SearchStats* stats) const override;
 

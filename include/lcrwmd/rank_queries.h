@@ -29,15 +29,15 @@ class RankQueries final : public Searcher {
   RankQueries(Communicator& comm, const Index& index, const SearcherOptions& options);
   ~RankQueries() override;
 
-  // Every distance of rank 0's queries, streamed to rank 0's sink in query order: the ranks
-  // compute consecutive blocks of rows, one each per round.
-  void pairwise(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
-                SearchStats* stats = nullptr) const override;
   Backend backend() const override { return searcher_->backend(); }
   const Index& index() const override { return index_; }
   std::size_t n_docs() const override { return index_.n_docs(); }
 
  protected:
+  // Every distance of rank 0's queries, streamed to rank 0's sink in query order: the ranks
+  // compute consecutive blocks of rows, one each per round.
+  void all_distances(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
+                     SearchStats* stats) const override;
   // Top-k of rank 0's queries, on rank 0 (stats summed over the ranks).
   SearchResults top_k(const QuerySet& queries, std::size_t k, const SearchOptions& options,
                       SearchStats* stats) const override;

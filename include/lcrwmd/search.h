@@ -128,10 +128,12 @@ class Searcher {
   virtual ~Searcher() = default;
   // Each query's k nearest documents; with options.max_distance, only those within it (a row
   // then ends early: -1 past its last).
+  // Both check the options first (check_k, check_options), once, for every backend.
   SearchResults search(const QuerySet& queries, std::size_t k, const SearchOptions& options,
                        SearchStats* stats = nullptr) const;
-  virtual void pairwise(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
-                        SearchStats* stats = nullptr) const = 0;
+  // Every distance, streamed to sink batch by batch.
+  void pairwise(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
+                SearchStats* stats = nullptr) const;
   virtual Backend backend() const = 0;
   // The index whose vocabulary the queries are written over (make_query_set against it).
   virtual const Index& index() const = 0;
@@ -143,6 +145,9 @@ class Searcher {
   // beyond it); search() keeps only those within.
   virtual SearchResults top_k(const QuerySet& queries, std::size_t k, const SearchOptions& options,
                               SearchStats* stats) const = 0;
+  // The backend's pairwise.
+  virtual void all_distances(const QuerySet& queries, const SearchOptions& options,
+                             const RowSink& sink, SearchStats* stats) const = 0;
 };
 
 }  // namespace lcrwmd

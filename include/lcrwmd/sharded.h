@@ -89,13 +89,13 @@ class ShardedSearcher final : public Searcher {
  public:
   ShardedSearcher(const ShardSet& shards, const SearcherOptions& options);
   ~ShardedSearcher() override;
-  void pairwise(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
-                SearchStats* stats = nullptr) const override;
   Backend backend() const override { return searchers_.front()->backend(); }
   const Index& index() const override { return shards_.shard(0); }
   std::size_t n_docs() const override { return shards_.n_docs(); }
 
  protected:
+  void all_distances(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
+                     SearchStats* stats) const override;
   SearchResults top_k(const QuerySet& queries, std::size_t k, const SearchOptions& options,
                       SearchStats* stats) const override;
 
@@ -129,10 +129,6 @@ class RankShards final : public Searcher {
   // or where the shards share one vocabulary, over it.
   QuerySet make_query_set(const std::vector<RawDocument>& docs, const QueryOptions& options,
                           TextReport* report = nullptr);
-  // Every distance of rank 0's queries to the collection's documents, streamed to rank 0's sink
-  // a block of rows at a time (each row the ranks' columns side by side).
-  void pairwise(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
-                SearchStats* stats = nullptr) const override;
   Backend backend() const override { return searcher_->backend(); }
   // This rank's shard (queries are portable: over no index's vocabulary; or over this one's
   // where shares_vocabulary()).
@@ -145,6 +141,10 @@ class RankShards final : public Searcher {
   std::vector<std::string> texts(const std::vector<std::int64_t>& docs);
 
  protected:
+  // Every distance of rank 0's queries to the collection's documents, streamed to rank 0's sink
+  // a block of rows at a time (each row the ranks' columns side by side).
+  void all_distances(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
+                     SearchStats* stats) const override;
   // Top-k of rank 0's queries over the collection, on rank 0 (stats summed over the ranks).
   SearchResults top_k(const QuerySet& queries, std::size_t k, const SearchOptions& options,
                       SearchStats* stats) const override;

@@ -118,8 +118,6 @@ void GpuIndex::Impl::for_each_batch(const QuerySet& q, const SearchOptions& opt,
 
 SearchResults GpuIndex::Impl::search(const QuerySet& q, std::size_t k, const SearchOptions& opt,
                                      SearchStats* stats) {
-  check_k(k);
-  check_options(opt);
   std::lock_guard lock(mutex);
   const DeviceGuard on_device(device.id);
   SearchResults res;
@@ -176,7 +174,6 @@ SearchResults GpuIndex::Impl::search(const QuerySet& q, std::size_t k, const Sea
 // stream while batch t + 1 computes, and handed to the sink while it does.
 void GpuIndex::Impl::pairwise(const QuerySet& q, const SearchOptions& opt, const RowSink& sink,
                               SearchStats* stats) {
-  check_options(opt);
   std::lock_guard lock(mutex);
   const DeviceGuard on_device(device.id);
   SearchStats st;
@@ -243,8 +240,8 @@ SearchResults GpuIndex::top_k(const QuerySet& queries, std::size_t k, const Sear
                               SearchStats* stats) const {
   return impl_->search(queries, k, options, stats);
 }
-void GpuIndex::pairwise(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
-                        SearchStats* stats) const {
+void GpuIndex::all_distances(const QuerySet& queries, const SearchOptions& options,
+                             const RowSink& sink, SearchStats* stats) const {
   impl_->pairwise(queries, options, sink, stats);
 }
 const GpuDevice& GpuIndex::device() const { return impl_->device; }

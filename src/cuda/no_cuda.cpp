@@ -26,8 +26,8 @@ SearchResults GpuIndex::top_k(const QuerySet&, std::size_t, const SearchOptions&
                               SearchStats*) const {
   return {};
 }
-void GpuIndex::pairwise(const QuerySet&, const SearchOptions&, const RowSink&, SearchStats*) const {
-}
+void GpuIndex::all_distances(const QuerySet&, const SearchOptions&, const RowSink&,
+                             SearchStats*) const {}
 const GpuDevice& GpuIndex::device() const {
   static const GpuDevice none;
   return none;

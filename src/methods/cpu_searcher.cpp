@@ -242,8 +242,6 @@ std::optional<Phase1> CpuSearcher::phase1(const SearchOptions& opt) const {
 
 SearchResults CpuSearcher::top_k(const QuerySet& queries, std::size_t k, const SearchOptions& opt,
                                  SearchStats* stats) const {
-  check_k(k);
-  check_options(opt);
   check_query_words(index_, queries);
   const Index& index = index_;
   const std::size_t n = index.n_docs();
@@ -298,9 +296,8 @@ SearchResults CpuSearcher::top_k(const QuerySet& queries, std::size_t k, const S
   return res;
 }
 
-void CpuSearcher::pairwise(const QuerySet& queries, const SearchOptions& opt, const RowSink& sink,
-                           SearchStats* stats) const {
-  check_options(opt);
+void CpuSearcher::all_distances(const QuerySet& queries, const SearchOptions& opt,
+                                const RowSink& sink, SearchStats* stats) const {
   check_query_words(index_, queries);
   const Index& index = index_;
   const std::size_t n = index.n_docs();

@@ -71,8 +71,6 @@ QuerySet RankQueries::receive_queries(const QuerySet& queries) const {
 
 SearchResults RankQueries::top_k(const QuerySet& queries, std::size_t k,
                                  const SearchOptions& options, SearchStats* stats) const {
-  check_k(k);  // the same arguments on every rank: the same Error on every rank
-  check_options(options);
   const QuerySet all = receive_queries(queries);
   // Not a structured binding: the lambda below captures them.
   const auto mine = part_of(all.size(), comm_.rank(), comm_.size());
@@ -111,9 +109,8 @@ SearchResults RankQueries::top_k(const QuerySet& queries, std::size_t k,
   return out;
 }
 
-void RankQueries::pairwise(const QuerySet& queries, const SearchOptions& options,
-                           const RowSink& sink, SearchStats* stats) const {
-  check_options(options);
+void RankQueries::all_distances(const QuerySet& queries, const SearchOptions& options,
+                                const RowSink& sink, SearchStats* stats) const {
   const QuerySet all = receive_queries(queries);
   const std::size_t nq = all.size(), n = index_.n_docs();
   const auto ranks = static_cast<std::size_t>(comm_.size());

@@ -31,8 +31,6 @@ std::size_t estimate_size(std::size_t k, std::size_t ranks) {
 
 SearchResults RankShards::top_k(const QuerySet& queries, std::size_t k,
                                 const SearchOptions& options, SearchStats* stats) const {
-  check_k(k);  // the same arguments on every rank: the same Error on every rank
-  check_options(options);
   const QuerySet q = receive_queries(queries);
   SearchOptions o = options;
   SearchStats local_stats;
@@ -114,9 +112,8 @@ SearchResults RankShards::merge(const std::vector<std::string>& parts, std::size
   return best.take();
 }
 
-void RankShards::pairwise(const QuerySet& queries, const SearchOptions& options,
-                          const RowSink& sink, SearchStats* stats) const {
-  check_options(options);
+void RankShards::all_distances(const QuerySet& queries, const SearchOptions& options,
+                               const RowSink& sink, SearchStats* stats) const {
   const QuerySet local = receive_queries(queries);
   // Blocks of rows as ShardedSearcher makes them (the same on every rank: n is the collection's).
   const std::size_t nq = local.size(), n = n_docs(), ns = shard_.n_docs();

@@ -34,6 +34,8 @@ bool runs_on_gpu(const SearchOptions& o) {
 
 SearchResults Searcher::search(const QuerySet& queries, std::size_t k, const SearchOptions& options,
                                SearchStats* stats) const {
+  check_k(k);
+  check_options(options);
   SearchResults r = top_k(queries, k, options, stats);
   // Rows run in ascending distance: what lies beyond the range is each row's tail.
   if (options.max_distance < std::numeric_limits<float>::infinity())
@@ -43,6 +45,12 @@ SearchResults Searcher::search(const QuerySet& queries, std::size_t k, const Sea
         r.distances[i] = 0.0f;
       }
   return r;
+}
+
+void Searcher::pairwise(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,
+                        SearchStats* stats) const {
+  check_options(options);
+  all_distances(queries, options, sink, stats);
 }
 
 const char* to_string(Backend b) {
@@ -96,14 +104,14 @@ class GpuWithCpuFallback final : public Searcher {
  public:
   GpuWithCpuFallback(const Index& index, const SearcherOptions& o)
       : gpu_(index, o.gpu), cpu_(index, o.cpu) {}
-  void pairwise(const QuerySet& q, const SearchOptions& o, const RowSink& sink,
-                SearchStats* stats) const override {
-    on(o).pairwise(q, o, sink, stats);
-  }
   Backend backend() const override { return Backend::cuda; }
   const Index& index() const override { return gpu_.index(); }
 
  protected:
+  void all_distances(const QuerySet& q, const SearchOptions& o, const RowSink& sink,
+                     SearchStats* stats) const override {
+    on(o).pairwise(q, o, sink, stats);
+  }
   SearchResults top_k(const QuerySet& q, std::size_t k, const SearchOptions& o,
                       SearchStats* stats) const override {
     return on(o).search(q, k, o, stats);

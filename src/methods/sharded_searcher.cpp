@@ -18,8 +18,6 @@ ShardedSearcher::~ShardedSearcher() = default;
 
 SearchResults ShardedSearcher::top_k(const QuerySet& queries, std::size_t k,
                                      const SearchOptions& options, SearchStats* stats) const {
-  check_k(k);
-  check_options(options);
   const std::size_t n_shards = shards_.size(), nq = queries.size();
   if (n_shards == 1) return searchers_.front()->search(queries, k, options, stats);
   // The k best of the shards searched so far; its k-th is the next shard's ceiling, since the
@@ -43,9 +41,8 @@ SearchResults ShardedSearcher::top_k(const QuerySet& queries, std::size_t k,
   return out;
 }
 
-void ShardedSearcher::pairwise(const QuerySet& queries, const SearchOptions& options,
-                               const RowSink& sink, SearchStats* stats) const {
-  check_options(options);
+void ShardedSearcher::all_distances(const QuerySet& queries, const SearchOptions& options,
+                                    const RowSink& sink, SearchStats* stats) const {
   const std::size_t n_shards = shards_.size(), nq = queries.size(), n = n_docs();
   if (n_shards == 1) return searchers_.front()->pairwise(queries, options, sink, stats);
   const std::size_t chunk = pairwise_rows_at_once(n, nq);
