@@ -22,6 +22,7 @@
 #include "app/serve_page.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/query.h"
+#include "lcrwmd/search.h"
 
 namespace lcrwmd::app {
 namespace {
@@ -82,6 +83,8 @@ void answer(SearchService& service, Drain& drain, const char* endpoint, const ht
     send_error(res, e.status, e.field, e.what());
   } catch (const QueueFull& e) {
     send_error(res, 503, "queue", e.what());
+  } catch (const OptionError& e) {  // the library's rule, found where it runs the search
+    send_error(res, 400, e.option(), e.what());
   } catch (const std::exception& e) {
     send_error(res, 500, "server", e.what());
   }
