@@ -93,16 +93,15 @@ std::string direction_names(const MethodInfo& m);
 const char* to_string(Method m);
 // "wcd" | "rwmd" | "lc-rwmd" | "wmd" | "act" | "ict"; anything else: an Error naming them.
 Method parse_method(std::string_view s);
+// Names as prose: "a, b or c".
+std::string prose_list(const std::vector<const char*>& names);
 // The names of the methods with `pred`, as prose: "wcd, rwmd or wmd".
 template <typename Pred>
 std::string method_names(Pred pred) {
-  std::string s, last;
-  for (const MethodInfo& m : methods()) {
-    if (!pred(m)) continue;
-    if (!last.empty()) s += (s.empty() ? "" : ", ") + last;
-    last = m.name;
-  }
-  return s.empty() ? last : s + " or " + last;
+  std::vector<const char*> names;
+  for (const MethodInfo& m : methods())
+    if (pred(m)) names.push_back(m.name);
+  return prose_list(names);
 }
 inline std::string method_names() {
   return method_names([](const MethodInfo&) { return true; });

@@ -36,7 +36,6 @@ enum class QueryWeights {
   idf,    // TF-IDF by the index's document frequencies whatever its weighting: a search box's
           // rare words count for more than its common ones
 };
-const char* to_string(QueryWeights w);
 // "index" | "idf" | "auto"; auto is the default for `direction`: idf for query-to-document
 // (each query word's own distance is summed, so a rare word must weigh more), index for the
 // others (a document compared with a document).

@@ -33,11 +33,11 @@ enum class Backend {
 const char* to_string(Backend b);
 Backend parse_backend(std::string_view s);  // "cpu" | "cuda" | "auto"
 
-// What one search asks for, on any backend. (How a backend tiles its work belongs to the
-// backend: CpuOptions here, GpuOptions in lcrwmd/gpu.h.)
 // ACT's k at most: a step per word of a document, and no document holds a million distinct words.
 inline constexpr std::size_t kMaxActSteps = 1'000'000;
 
+// What one search asks for, on any backend. (How a backend tiles its work belongs to the
+// backend: CpuOptions here, GpuOptions in lcrwmd/gpu.h.)
 struct SearchOptions {
   Method method = Method::lc_rwmd;
   // The relaxations: symmetric D = max(D1, D2), or one of its sides (lcrwmd/method.h). WMD and

@@ -84,8 +84,6 @@ QuerySet make_query_set(const Index& index, const std::vector<RawDocument>& docs
   return make_query_set_with(index, docs, index.idf_docs(), {}, options, report);
 }
 
-const char* to_string(QueryWeights w) { return w == QueryWeights::idf ? "idf" : "index"; }
-
 QueryWeights parse_query_weights(std::string_view s, Direction direction) {
   if (s == "index") return QueryWeights::index;
   if (s == "idf") return QueryWeights::idf;

@@ -92,14 +92,15 @@ QuerySet ShardSet::make_query_set(const std::vector<RawDocument>& docs, const Qu
   const bool apart = size() > 1 && std::all_of(shards_.begin(), shards_.end(), [](const Index* s) {
                        return s->idf_docs() == s->n_docs();
                      });
-  const auto summed = [this](std::string_view word) {
-    std::size_t df = 0;
-    for (const Index* s : shards_)
-      if (const auto u = s->find_word(word)) df += s->doc_freq(*u);
-    return df;
-  };
-  if (apart && options.weights == QueryWeights::idf)
+  if (apart && options.weights == QueryWeights::idf) {
+    const auto summed = [this](std::string_view word) {
+      std::size_t df = 0;
+      for (const Index* s : shards_)
+        if (const auto u = s->find_word(word)) df += s->doc_freq(*u);
+      return df;
+    };
     return make_query_set_with(first, docs, n_docs(), other_shards, options, report, summed);
+  }
   return make_query_set_with(first, docs, first.idf_docs(), other_shards, options, report);
 }
 

@@ -205,12 +205,11 @@ const FileHeader& check_image(const char* base, std::size_t size, const std::str
   if (h.idf_docs != 0 && h.idf_docs < h.n_docs)
     throw bad("document frequencies over " + std::to_string(h.idf_docs) +
               " documents, fewer than its " + std::to_string(h.n_docs));
-  if (h.tokenizer_version < kOldestTokenizerVersion || h.tokenizer_version > kTokenizerVersion)
-    throw bad("tokenized with tokenizer version " + std::to_string(h.tokenizer_version) +
-              ", this build reads versions " + std::to_string(kOldestTokenizerVersion) + " to " +
-              std::to_string(kTokenizerVersion) +
-              (h.tokenizer_version > kTokenizerVersion ? ": use a newer lcrwmd"
-                                                       : ": rebuild it with `lcrwmd build`"));
+  try {
+    check_tokenizer_version(h.tokenizer_version);
+  } catch (const Error& e) {
+    throw bad(std::string("tokenized with ") + e.what());
+  }
   const std::uint64_t n = h.n_docs, v = h.vocab_size, m = h.dim, nnz = h.nnz, st = h.n_stopwords;
   const std::uint64_t expected[format::kSectionCount] = {
       (n + 1) * 8, nnz * 4, nnz * 4,     v * m * 4, v * 4,        v * 4, (v + 1) * 8, 0,

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "lcrwmd/error.h"
+#include "methods/act_steps.h"
 #include "methods/method_impl.h"
 #include "methods/pair_distances.h"
 
@@ -44,7 +45,7 @@ void finish_directions(double d1, double d2, Explanation& e) {
 // Both RWMD directions from rwmd_pair's minima and in its arithmetic (sums in double), so
 // each direction's sum is that distance.
 void explain_rwmd(const Index& index, const QuerySet& qs, std::size_t q, std::size_t doc,
-                  Explanation& e) {
+                  const SearchOptions&, Explanation& e) {
   PairNearest near;
   pair_nearest(index, doc, qs, q, near);
   const std::size_t db = index.indptr()[doc], qb = qs.indptr[q];
@@ -67,9 +68,9 @@ void explain_rwmd(const Index& index, const QuerySet& qs, std::size_t q, std::si
 
 // ACT-k and ICT: the reference's transfers, both directions.
 void explain_act(const Index& index, const QuerySet& qs, std::size_t q, std::size_t doc,
-                 std::size_t steps, Explanation& e) {
+                 const SearchOptions& o, Explanation& e) {
   std::vector<PairFlow> doc_moves, query_moves;
-  const ActPair d = act_pair_moves(index, doc, qs, q, steps, doc_moves, query_moves);
+  const ActPair d = act_pair_moves(index, doc, qs, q, act_steps(o), doc_moves, query_moves);
   const std::size_t db = index.indptr()[doc], qb = qs.indptr[q];
   const auto flow = [&](const PairFlow& f) {
     return WordFlow{query_word(index, qs, qs.words[qb + f.query_word]),
@@ -81,7 +82,7 @@ void explain_act(const Index& index, const QuerySet& qs, std::size_t q, std::siz
 }
 
 void explain_wmd(const Index& index, const QuerySet& qs, std::size_t q, std::size_t doc,
-                 Explanation& e) {
+                 const SearchOptions&, Explanation& e) {
   std::vector<PairFlow> flows;
   e.distance = static_cast<float>(wmd_pair_flow(index, doc, qs, q, flows));
   const std::size_t db = index.indptr()[doc], qb = qs.indptr[q];

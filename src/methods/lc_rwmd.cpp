@@ -481,14 +481,11 @@ std::unique_ptr<BatchDistance> make_lc_rwmd(const Index& index, QueryRange queri
 }
 
 // The same relaxation as quadratic RWMD: the same values, explained alike.
-const MethodImpl kLcRwmdImpl{
-    [](const MethodContext& c) {
-      return make_lc_rwmd(c.index, c.queries, c.options.direction, *c.phase1, c.cache_budget,
-                          c.rows);
-    },
-    [](const Index& index, const QuerySet& qs, std::size_t q, std::size_t doc, const SearchOptions&,
-       Explanation& e) { explain_rwmd(index, qs, q, doc, e); },
-    true};
+const MethodImpl kLcRwmdImpl{[](const MethodContext& c) {
+                               return make_lc_rwmd(c.index, c.queries, c.options.direction,
+                                                   *c.phase1, c.cache_budget, c.rows);
+                             },
+                             explain_rwmd, true};
 
 std::size_t lc_rwmd_pair_bytes(Rows rows) {
   return sizeof(float) + (rows == Rows::bounds ? sizeof(cpu::KeptLeast) : 0);

@@ -35,18 +35,20 @@ struct MethodImpl {
   bool bounds_rows;
 };
 
-// The methods' implementations, each defined in the method's own file.
-extern const MethodImpl kWcdImpl, kRwmdImpl, kLcRwmdImpl, kWmdImpl, kActImpl, kIctImpl;
+// The methods' implementations, each defined in the method's own file (ICT's is ACT's: its
+// steps are all of them, act_steps).
+extern const MethodImpl kWcdImpl, kRwmdImpl, kLcRwmdImpl, kWmdImpl, kActImpl;
 
 inline const MethodImpl& implementation(Method m) { return *describe(m).impl; }
 
-// explain's flows of the families of methods (explain.cpp): both directions of RWMD from each
-// word's nearest counterpart; ACT-k's capped transfers (kIctSteps: ICT's); WMD's optimal flow.
+// explain's flows of the families of methods (explain.cpp), as MethodImpl::explain: both
+// directions of RWMD from each word's nearest counterpart; ACT-k's capped transfers (ICT's
+// with act_steps); WMD's optimal flow.
 void explain_rwmd(const Index& index, const QuerySet& queries, std::size_t q, std::size_t doc,
-                  Explanation& e);
+                  const SearchOptions& options, Explanation& e);
 void explain_act(const Index& index, const QuerySet& queries, std::size_t q, std::size_t doc,
-                 std::size_t steps, Explanation& e);
+                 const SearchOptions& options, Explanation& e);
 void explain_wmd(const Index& index, const QuerySet& queries, std::size_t q, std::size_t doc,
-                 Explanation& e);
+                 const SearchOptions& options, Explanation& e);
 
 }  // namespace lcrwmd

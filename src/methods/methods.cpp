@@ -35,7 +35,7 @@ constexpr MethodInfo kMethods[] = {
      true, true, true, WordPass::capped, true, true, true, true, 0, false, &kActImpl},
     {Method::ict, "ict",
      "ICT: ACT with every capped step it can take; ACT-k <= ICT <= WMD",
-     true, true, true, WordPass::capped, true, false, true, true, 0, false, &kIctImpl},
+     true, true, true, WordPass::capped, true, false, true, true, 0, false, &kActImpl},
 };
 // clang-format on
 
@@ -79,13 +79,14 @@ std::vector<const char*> directions(const MethodInfo& m) {
   return names;
 }
 
-std::string direction_names(const MethodInfo& m) {
-  const std::vector<const char*> names = directions(m);
+std::string prose_list(const std::vector<const char*>& names) {
   std::string s;
   for (std::size_t i = 0; i < names.size(); ++i)
     s += std::string(i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
   return s;
 }
+
+std::string direction_names(const MethodInfo& m) { return prose_list(directions(m)); }
 
 const char* to_string(Direction d) {
   switch (d) {

@@ -118,22 +118,11 @@ std::unique_ptr<BatchDistance> make_act(const Index& index, QueryRange queries, 
   return std::make_unique<ReverseAct>(index, queries, direction, steps, phase1, cache_budget);
 }
 
-namespace {
-
-std::unique_ptr<BatchDistance> make_act_or_ict(const MethodContext& c) {
-  return make_act(c.index, c.queries, c.options.direction, act_steps(c.options), *c.phase1,
-                  c.cache_budget);
-}
-
-void explain_act_or_ict(const Index& index, const QuerySet& qs, std::size_t q, std::size_t doc,
-                        const SearchOptions& o, Explanation& e) {
-  explain_act(index, qs, q, doc, act_steps(o), e);
-}
-
-}  // namespace
-
-// ICT is ACT with every capped step (act_steps: kIctSteps).
-const MethodImpl kActImpl{make_act_or_ict, explain_act_or_ict, false};
-const MethodImpl kIctImpl{make_act_or_ict, explain_act_or_ict, false};
+// ACT's and ICT's (whose steps are all of them: act_steps).
+const MethodImpl kActImpl{[](const MethodContext& c) {
+                            return make_act(c.index, c.queries, c.options.direction,
+                                            act_steps(c.options), *c.phase1, c.cache_budget);
+                          },
+                          explain_act, false};
 
 }  // namespace lcrwmd

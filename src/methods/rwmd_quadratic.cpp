@@ -77,12 +77,9 @@ std::unique_ptr<BatchDistance> make_quadratic_rwmd(const Index& index, QueryRang
   return std::make_unique<QuadraticRwmd>(index, queries, direction);
 }
 
-const MethodImpl kRwmdImpl{
-    [](const MethodContext& c) {
-      return make_quadratic_rwmd(c.index, c.queries, c.options.direction);
-    },
-    [](const Index& index, const QuerySet& qs, std::size_t q, std::size_t doc, const SearchOptions&,
-       Explanation& e) { explain_rwmd(index, qs, q, doc, e); },
-    false};
+const MethodImpl kRwmdImpl{[](const MethodContext& c) {
+                             return make_quadratic_rwmd(c.index, c.queries, c.options.direction);
+                           },
+                           explain_rwmd, false};
 
 }  // namespace lcrwmd

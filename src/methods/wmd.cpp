@@ -340,8 +340,6 @@ std::unique_ptr<BatchDistance> make_wmd(const Index& index, QueryRange queries,
 
 const MethodImpl kWmdImpl{
     [](const MethodContext& c) { return make_wmd(c.index, c.queries, *c.phase1, c.cache_budget); },
-    [](const Index& index, const QuerySet& qs, std::size_t q, std::size_t doc, const SearchOptions&,
-       Explanation& e) { explain_wmd(index, qs, q, doc, e); },
-    false};
+    explain_wmd, false};
 
 }  // namespace lcrwmd
