@@ -151,7 +151,7 @@ void add_overlap(CLI::App* parent) {
   auto percents = std::make_shared<std::vector<double>>(std::vector<double>{1, 2, 5, 10});
   f->add(c, {1, 2, 4, 8, 16, 32}, "Top-k sizes of the method (comma-separated)");
   add_method_flag(
-      c, *reference, [](const MethodInfo&) { return true; }, "--reference",
+      c, *reference, [](const MethodInfo& m) { return m.symmetric; }, "--reference",
       "The method to compare with (symmetric)");
   c->add_option("--percent", *percents, "Reference top x% of the documents (comma-separated)")
       ->delimiter(',')

@@ -35,6 +35,9 @@ void add_info(CLI::App& app) {
     o.direction = Direction::symmetric;
     const std::size_t symmetric = cpu_query_bytes(ix, o, words);
     const std::vector<std::string> stop = ix.stopwords().sorted();
+    std::size_t postings = 0;
+    for (std::size_t t = 0; t < ix.n_terms(); ++t) postings += ix.postings(t).size;
+    const std::size_t lexical = ix.has_terms() ? postings * 8 + ix.n_docs() * 4 : 0;
     char fingerprint[19];
     std::snprintf(fingerprint, sizeof fingerprint, "%016llx",
                   static_cast<unsigned long long>(ix.embeddings_fingerprint()));
@@ -45,6 +48,9 @@ void add_info(CLI::App& app) {
                                 {"dim", ix.dim()},
                                 {"nnz", ix.nnz()},
                                 {"mean_words_per_doc", h},
+                                {"terms", ix.n_terms()},
+                                {"postings", postings},
+                                {"postings_bytes", lexical},
                                 {"weighting", to_string(ix.weighting())},
                                 {"tokenizer_version", ix.tokenizer_version()},
                                 {"stopwords", stop},
@@ -66,6 +72,11 @@ void add_info(CLI::App& app) {
       std::printf("vocabulary   %zu words (compacted)\n", ix.vocab_size());
       std::printf("dimension    %zu\n", ix.dim());
       std::printf("nonzeros     %zu (%.1f distinct words per document)\n", ix.nnz(), h);
+      if (ix.has_terms())
+        std::printf("terms        %zu (every token past the stop words, for bm25), %zu postings\n",
+                    ix.n_terms(), postings);
+      else
+        std::printf("terms        none (bm25 needs an index from `lcrwmd build`)\n");
       std::printf("weighting    %s (document frequencies kept for queries)\n",
                   to_string(ix.weighting()));
       std::printf("tokenizer    version %u\n", ix.tokenizer_version());
@@ -80,9 +91,10 @@ void add_info(CLI::App& app) {
                     static_cast<double>(ix.text_bytes()) / (1 << 20));
       else
         std::printf("texts        not kept (built with --no-text)\n");
-      std::printf("file         %.1f MiB (histograms %.1f MiB, vectors %.1f MiB)\n",
-                  static_cast<double>(ix.file_bytes()) / (1 << 20),
-                  static_cast<double>(csr) / (1 << 20), static_cast<double>(vec) / (1 << 20));
+      std::printf(
+          "file         %.1f MiB (histograms %.1f MiB, vectors %.1f MiB, postings %.1f MiB)\n",
+          static_cast<double>(ix.file_bytes()) / (1 << 20), static_cast<double>(csr) / (1 << 20),
+          static_cast<double>(vec) / (1 << 20), static_cast<double>(lexical) / (1 << 20));
       std::printf("per query    %.1f MiB one-sided, %.1f MiB symmetric (LC-RWMD working memory)\n",
                   static_cast<double>(one_sided) / (1 << 20),
                   static_cast<double>(symmetric) / (1 << 20));

@@ -29,21 +29,23 @@ void add_methods(CLI::App& app) {
       return;
     }
     const bool md = *format == "markdown";
-    const char* row = md ? "| `%s` | %s | %s | %s | %s | %s |\n" : "%-8s %-11s %-7s %-4s %-8s %s\n";
+    const char* row = md ? "| `%s` | %s | %s | %s | %s | %s |\n" : "%-8s %-15s %-7s %-4s %-8s %s\n";
     if (md) {
       std::printf(
-          "| method | one-sided forms | pruned top-k | GPU | explain | what it computes |\n"
+          "| method | directions | pruned top-k | GPU | explain | what it computes |\n"
           "|---|---|---|---|---|---|\n");
     } else {
-      std::printf(row, "method", "one-sided", "pruned", "gpu", "explain", "what it computes");
+      std::printf(row, "method", "directions", "pruned", "gpu", "explain", "what it computes");
     }
-    // d->q: document-to-query, q->d: query-to-document (--direction).
+    // sym: symmetric, d->q: document-to-query, q->d: query-to-document (--direction); the
+    // default first.
+    static const char* const kShort[] = {"sym", "d->q", "q->d"};
     for (const MethodInfo& m : methods()) {
-      const std::string sides = m.document_to_query && m.query_to_document ? "d->q, q->d"
-                                : m.document_to_query                      ? "d->q"
-                                : m.query_to_document                      ? "q->d"
-                                                                           : "-";
-      std::printf(row, m.name, sides.c_str(), yes(m.bounded), yes(m.runs_on_gpu), yes(m.explains),
+      std::string ways;
+      for (std::size_t d = 0; d < std::size(kDirections); ++d)
+        if (has_direction(m, kDirections[d]))
+          ways += (ways.empty() ? "" : ", ") + std::string(kShort[d]);
+      std::printf(row, m.name, ways.c_str(), yes(m.bounded), yes(m.runs_on_gpu), yes(m.explains),
                   m.summary);
     }
   });

@@ -66,14 +66,18 @@ void QueryFlags::add_method_flags(CLI::App* c, bool (*admits)(const MethodInfo&)
                                             return m.reads_act_steps;
                                           }) + ": capped steps per word, k (0 is RWMD)")
       ->capture_default_str();
+  c->add_option("--bm25-k1", bm25_k1, "bm25: term frequency saturation, k1 >= 0")
+      ->capture_default_str();
+  c->add_option("--bm25-b", bm25_b, "bm25: document length normalisation, b in [0, 1]")
+      ->capture_default_str();
   c->add_option("--direction", direction,
                 "symmetric: max(D1, D2), how alike two documents are; query-to-document: D2 = "
                 "R(query -> document), each query word to its nearest document word (for short "
                 "queries: a search box's); document-to-query: D1 = R(document -> query). "
                 "One-sided forms: " +
-                    method_names([](const MethodInfo& m) { return m.query_to_document; }))
-      ->check(CLI::IsMember({"symmetric", "document-to-query", "query-to-document"}))
-      ->capture_default_str();
+                    method_names([](const MethodInfo& m) { return m.query_to_document; }) +
+                    ". Default: symmetric where the method has it (bm25: query-to-document)")
+      ->check(CLI::IsMember({"symmetric", "document-to-query", "query-to-document"}));
   c->add_flag("--one-sided", one_sided, "The same as --direction document-to-query");
   c->add_option("--query-weights", query_weights,
                 "How query words weigh against each other: index (as the index weighs its "
@@ -84,10 +88,11 @@ void QueryFlags::add_method_flags(CLI::App* c, bool (*admits)(const MethodInfo&)
 }
 
 Direction QueryFlags::direction_asked() const {
-  const Direction d = parse_direction(direction);
-  if (one_sided && d == Direction::query_to_document)
+  const std::optional<Direction> asked =
+      direction.empty() ? std::nullopt : std::optional(parse_direction(direction));
+  if (one_sided && asked && *asked != Direction::document_to_query)
     throw Error("--one-sided is --direction document-to-query: give one of them");
-  return one_sided ? Direction::document_to_query : d;
+  return resolve_direction(describe(parse_method(method)), asked, one_sided);
 }
 
 QueryOptions QueryFlags::query_options() const {
@@ -182,6 +187,8 @@ SearchOptions QueryFlags::options() const {
   o.direction = direction_asked();
   o.max_distance = max_distance;
   o.act_steps = act_steps;
+  o.bm25_k1 = bm25_k1;
+  o.bm25_b = bm25_b;
   try {
     check_options(o);
   } catch (const OptionError& e) {

@@ -50,10 +50,11 @@ struct QueryFlags {
   std::string backend = "auto";
   std::string distribute = "docs";
   std::string precision = "auto";
-  std::string direction = "symmetric", query_weights = "auto";
+  std::string direction, query_weights = "auto";  // direction: empty, the method's default
   bool one_sided = false, no_verify = false, tf32 = false;
   std::size_t batch = 0, memory_mib = 2048, device_memory_mib = 0, device_chunk = 0;
   std::size_t act_steps = 1;
+  double bm25_k1 = SearchOptions{}.bm25_k1, bm25_b = SearchOptions{}.bm25_b;
   float max_distance = std::numeric_limits<float>::infinity();
   int threads = 0, device = 0;
 
@@ -66,8 +67,8 @@ struct QueryFlags {
   // The backend's and its tuning (searcher_options): memory, threads, precision, backend,
   // devices, TF32.
   void add_backend(CLI::App* c);
-  // --method (of the methods `admits`), --act-steps, --direction (or --one-sided) and
-  // --query-weights.
+  // --method (of the methods `admits`), --act-steps, --bm25-k1, --bm25-b, --direction (or
+  // --one-sided) and --query-weights.
   void add_method_flags(CLI::App* c, bool (*admits)(const MethodInfo&));
   // Top-k commands only: a full matrix needs every exact distance.
   void add_prune(CLI::App* c);
@@ -78,7 +79,7 @@ struct QueryFlags {
   void add_distribute(CLI::App* c, const char* default_layout);
   // What each search asks for.
   SearchOptions options() const;
-  // --direction, or --one-sided's.
+  // --direction, or --one-sided's, or the method's default.
   Direction direction_asked() const;
   // How the queries are read: --query-weights for the direction asked.
   QueryOptions query_options() const;

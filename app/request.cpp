@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <set>
 
 #include "app/json_out.h"
@@ -37,6 +38,14 @@ std::uint64_t integer(const json& request, const char* name, std::uint64_t fallb
   return it->get<std::uint64_t>();
 }
 
+// An optional number field (its range is the library's to check).
+double number(const json& request, const char* name, double fallback) {
+  const auto it = request.find(name);
+  if (it == request.end() || it->is_null()) return fallback;
+  if (!it->is_number()) throw RequestError(400, name, "expected a number, got " + to_bytes(*it));
+  return it->get<double>();
+}
+
 bool boolean(const json& request, const char* name, bool fallback) {
   const auto it = request.find(name);
   if (it == request.end() || it->is_null()) return fallback;
@@ -66,19 +75,20 @@ SearchOptions options(const json& request, Method default_method) {
     throw RequestError(400, "method", e.what());
   }
   const bool symmetric = boolean(request, "symmetric", true);
+  std::optional<Direction> asked;
   try {
-    o.direction = parse_direction(text(request, "direction", "symmetric"));
+    if (request.contains("direction")) asked = parse_direction(text(request, "direction", ""));
   } catch (const Error& e) {
     throw RequestError(400, "direction", e.what());
   }
-  if (!symmetric) {
-    if (o.direction != Direction::symmetric)
-      throw RequestError(400, "symmetric",
-                         "\"symmetric\": false is \"direction\": \"document-to-query\"; give one "
-                         "of them");
-    o.direction = Direction::document_to_query;
+  try {
+    o.direction = resolve_direction(describe(o.method), asked, !symmetric);
+  } catch (const Error& e) {
+    throw RequestError(400, "symmetric", e.what());
   }
   o.act_steps = integer(request, "act_steps", 1, 0, kMaxActSteps);
+  o.bm25_k1 = number(request, "bm25_k1", o.bm25_k1);
+  o.bm25_b = number(request, "bm25_b", o.bm25_b);
   try {
     check_options(o);
   } catch (const OptionError& e) {  // named as the request spelt it
@@ -139,7 +149,8 @@ json parse_body(std::string_view body) {
 SearchRequest parse_search(const json& body, const RequestLimits& limits) {
   require_object(body);
   only(body,
-       {"queries", "k", "method", "direction", "symmetric", "query_weights", "act_steps", "text"},
+       {"queries", "k", "method", "direction", "symmetric", "query_weights", "act_steps", "bm25_k1",
+        "bm25_b", "text"},
        "");
   SearchRequest r;
   const auto queries = body.find("queries");

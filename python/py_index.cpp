@@ -116,7 +116,10 @@ SearchOptions make_options(const std::string& method, const std::string& directi
                            std::size_t batch, bool prune, std::size_t act_steps) {
   SearchOptions o;
   o.method = parse_method(method);
-  o.direction = parse_direction(direction);
+  // "": the method's own (symmetric where it has it)
+  o.direction = resolve_direction(
+      describe(o.method),
+      direction.empty() ? std::nullopt : std::optional(parse_direction(direction)), false);
   o.batch = batch;
   o.prune = prune;
   o.act_steps = act_steps;

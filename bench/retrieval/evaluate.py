@@ -6,8 +6,10 @@ Okapi BM25 and Xapian's BM25 on the same tokens. Prints a table per task and wri
   PYTHONPATH=build/python bench/retrieval/evaluate.py TASKS_DIR [--tasks a,b] [--json OUT]
 
 Every run reads the tokens lcrwmd reads (its tokenizer and the stop words of the index), so
-the engines differ in how they rank, not in what they see. BM25 and Xapian see every token,
-with or without a vector; the embedding methods only those with one (the index drops the rest).
+the engines differ in how they rank, not in what they see. bm25, the direct BM25 and Xapian see
+every token, with or without a vector; the embedding methods only those with one. The index
+keeps only documents with at least one word that has a vector; the direct BM25 and Xapian
+index every document.
 """
 import argparse
 import json
@@ -27,6 +29,7 @@ DATA = os.environ.get("LCRWMD_SHARED", os.path.join(os.path.dirname(__file__), "
 # (label, search keyword arguments): every method in every direction it has; query weights as
 # the direction's default unless named.
 RUNS = [
+    ("bm25", dict(method="bm25")),
     ("wcd", dict(method="wcd")),
     ("lc-rwmd symmetric", dict(method="lc-rwmd")),
     ("lc-rwmd document-to-query", dict(method="lc-rwmd", direction="document-to-query")),
@@ -63,7 +66,8 @@ def metrics(ranked, relevant):
 
 
 def bm25_rank(doc_tokens, query_tokens, k1=1.2, b=0.75):
-    """Okapi BM25 (Robertson-Walker idf, floored at 0), written out directly."""
+    """Okapi BM25 (idf log(1 + (N - df + 0.5) / (df + 0.5)), a repeated query term counted as
+    often as it occurs), written out directly: lcrwmd's bm25 checked against it."""
     n = len(doc_tokens)
     tf = [Counter(d) for d in doc_tokens]
     lengths = np.array([len(d) for d in doc_tokens], dtype=float)
@@ -76,12 +80,12 @@ def bm25_rank(doc_tokens, query_tokens, k1=1.2, b=0.75):
     out = []
     for q in query_tokens:
         score = np.zeros(n)
-        for t in set(q):
+        for t, qf in Counter(q).items():
             if t not in postings:
                 continue
-            idf = max(0.0, math.log((n - df[t] + 0.5) / (df[t] + 0.5) + 1))
+            idf = math.log((n - df[t] + 0.5) / (df[t] + 0.5) + 1)
             for i, x in postings[t]:
-                score[i] += idf * x * (k1 + 1) / (x + k1 * (1 - b + b * lengths[i] / avg))
+                score[i] += qf * idf * x * (k1 + 1) / (x + k1 * (1 - b + b * lengths[i] / avg))
         order = np.lexsort((np.arange(n), -score))[:K]
         out.append([i for i in order if score[i] > 0])
     return out

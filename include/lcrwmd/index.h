@@ -24,6 +24,9 @@ Weighting parse_weighting(std::string_view s);  // "tf" | "tfidf"
 
 // Smoothed inverse document frequency, finite for words the set never saw (df = 0).
 double idf(std::size_t n_docs, std::size_t doc_freq);
+// Okapi BM25's (Robertson-Sparck Jones, as Lucene: log(1 + (N - df + 0.5) / (df + 0.5))),
+// positive even for a word in every document.
+double bm25_idf(std::size_t n_docs, std::size_t doc_freq);
 
 // Everything an index holds, in owned memory: what a builder produces and the file stores.
 struct IndexData {
@@ -41,7 +44,27 @@ struct IndexData {
   std::vector<std::string> texts;      // each document's text; empty: none kept
   std::vector<std::string> stopwords;  // sorted: what the documents' tokens were filtered by
   std::uint32_t tokenizer_version = kTokenizerVersion;  // what read the documents' text
+
+  // The lexical part (what bm25 reads; absent where `terms` is empty, as in an index assembled
+  // by hand): every token the documents kept past the stop words, with a vector or without.
+  // Term t is terms[t] (sorted bytewise), in term_doc_freq[t] of the idf_docs documents; its
+  // postings, documents ascending, are posting_docs[posting_indptr[t], posting_indptr[t + 1])
+  // with how often it occurs in each. A shard (select_documents) keeps the whole build's terms
+  // and frequencies, so that every shard answers for every term.
+  std::vector<std::string> terms;
+  std::vector<std::uint32_t> term_doc_freq;
+  std::vector<std::uint64_t> posting_indptr{0};
+  std::vector<std::uint32_t> posting_docs;
+  std::vector<std::uint32_t> posting_counts;
+  std::vector<std::uint32_t> doc_lengths;  // each document's tokens
+  std::uint64_t idf_length = 0;            // the idf_docs documents' tokens; 0: these
 };
+
+// The lexical part of `d` from each document's term counts: document i holds terms
+// term_ids[indptr[i], indptr[i + 1]) (indices into `terms`, which need not be sorted, each at
+// most once per document) with their counts.
+void set_terms(IndexData& d, std::vector<std::string> terms, std::span<const std::uint64_t> indptr,
+               std::span<const std::uint32_t> term_ids, std::span<const std::uint32_t> counts);
 
 // What a build (or a query set) saw on its way: counts for the report the CLI prints.
 struct TextReport {
@@ -123,6 +146,25 @@ class Index {
   // The documents doc_freq counts: this index's, or for a shard, its whole build's.
   std::size_t idf_docs() const { return idf_docs_; }
 
+  // The lexical part (IndexData's terms): whether it has one, its terms, and where each occurs.
+  bool has_terms() const { return n_terms_ > 0; }
+  std::size_t n_terms() const { return n_terms_; }
+  std::string_view term(std::size_t t) const;
+  std::optional<std::uint32_t> find_term(std::string_view term) const;  // a binary search
+  std::uint32_t term_doc_freq(std::size_t t) const { return term_doc_freq_[t]; }
+  // Term t's postings in this index's documents: document docs[p] - first holds it counts[p]
+  // times (first: a shard's first document in the file it shares).
+  struct Postings {
+    const std::uint32_t* docs;
+    const std::uint32_t* counts;
+    std::size_t size;
+    std::uint32_t first;
+  };
+  Postings postings(std::size_t t) const;
+  std::uint32_t doc_length(std::size_t i) const { return doc_lengths_[i]; }
+  // The tokens of the idf_docs documents: with idf_docs, their mean length.
+  double idf_length() const { return static_cast<double>(idf_length_); }
+
   std::string_view word(std::size_t i) const;
   std::string_view doc_id(std::size_t i) const;
   std::string_view label(std::size_t i) const;
@@ -159,12 +201,21 @@ class Index {
   std::uint32_t tokenizer_version_ = 0;
   std::uint64_t fingerprint_ = 0;
   std::size_t idf_docs_ = 0;
+  std::size_t n_terms_ = 0;
+  std::uint64_t idf_length_ = 0;
+  std::size_t first_doc_ = 0;  // a shard's first document in its file
+  bool is_shard_ = false;
   const std::uint64_t* indptr_ = nullptr;
   const std::uint32_t* indices_ = nullptr;
   const float* values_ = nullptr;
   const float* vectors_ = nullptr;
   const float* sq_norms_ = nullptr;
   const std::uint32_t* doc_freq_ = nullptr;
+  const std::uint32_t* term_doc_freq_ = nullptr;
+  const std::uint64_t* posting_indptr_ = nullptr;
+  const std::uint32_t* posting_docs_ = nullptr;
+  const std::uint32_t* posting_counts_ = nullptr;
+  const std::uint32_t* doc_lengths_ = nullptr;
 };
 
 }  // namespace lcrwmd

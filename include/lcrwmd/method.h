@@ -6,6 +6,7 @@
 // defined in the method's own file), so a new method is its own files, an enumerator and one
 // entry in methods().
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -21,11 +22,12 @@ enum class Method {
   wmd,      // exact Word Mover's Distance (an EMD per pair; top-k pruned by the RWMD bounds)
   act,      // ACT-k (Atasu & Mittelholzer 2019): RWMD <= ACT-k <= WMD, linear complexity
   ict,      // ICT, every capped step ACT can take: ACT-k <= ICT <= WMD
+  bm25,     // Okapi BM25 over the documents' terms (no vectors): lexical search's baseline
 };
 
 // Which way a distance between a query and a document is measured. The relaxations (RWMD,
 // ACT-k, ICT) move one side's mass onto the other's words, so each has two one-sided forms;
-// WMD and WCD are symmetric by definition.
+// WMD and WCD are symmetric by definition; BM25 scores a document for a query, one way only.
 enum class Direction {
   symmetric,          // max(D1, D2): how alike two documents are ("more like this")
   document_to_query,  // D1 = R(document -> query): every document word to the query's words
@@ -53,6 +55,7 @@ struct MethodInfo {
   Method method;
   const char* name;     // as every front end spells it
   const char* summary;  // one line: what it computes
+  bool symmetric;       // it has a symmetric form (its default direction then)
   // Its one-sided forms: D1 = R(document -> query) (--direction document-to-query, or
   // --one-sided) and D2 = R(query -> document). A direction a method lacks is refused rather
   // than silently made symmetric.
@@ -74,6 +77,9 @@ struct MethodInfo {
   // first share an estimate of each query's k-th best, so that none solves pairs the others'
   // documents have already beaten.
   bool costly_exact;
+  // It reads the queries' terms, not their vectors (bm25): its distance is minus a score, and
+  // only the documents that share a term with the query are found.
+  bool lexical;
   const MethodImpl* impl;
 };
 
@@ -84,14 +90,21 @@ std::vector<std::pair<const char*, bool>> method_properties(const MethodInfo& m)
 // Every method, in the order front ends list them.
 std::span<const MethodInfo> methods();
 const MethodInfo& describe(Method m);
-// Whether method `m` is defined in direction `d` (every method is, symmetric).
+// Whether method `m` is defined in direction `d`.
 bool has_direction(const MethodInfo& m, Direction d);
+// The direction a search runs in where none is asked: symmetric where `m` has it, else its one
+// direction (bm25: query-to-document).
+Direction default_direction(const MethodInfo& m);
+// The direction asked for (none: the method's default), or the older one_sided flag
+// (document-to-query). Both at once, disagreeing: an Error.
+Direction resolve_direction(const MethodInfo& m, std::optional<Direction> asked, bool one_sided);
 // The names of the directions of `m`, in kDirections' order (JSON and Python list them), and as
 // prose: "symmetric, document-to-query or query-to-document".
 std::vector<const char*> directions(const MethodInfo& m);
 std::string direction_names(const MethodInfo& m);
 const char* to_string(Method m);
-// "wcd" | "rwmd" | "lc-rwmd" | "wmd" | "act" | "ict"; anything else: an Error naming them.
+// "wcd" | "rwmd" | "lc-rwmd" | "wmd" | "act" | "ict" | "bm25"; anything else: an Error naming
+// them.
 Method parse_method(std::string_view s);
 // Names as prose: "a, b or c".
 std::string prose_list(const std::vector<const char*>& names);

@@ -15,6 +15,17 @@
 
 namespace lcrwmd {
 
+// The queries' terms, what bm25 reads: every token past the stop words, with a vector or
+// without, as text (each query's sorted), how often it occurs, and its BM25 IDF in the
+// collection searched (its document frequency over all of it, shards built apart included).
+struct QueryTerms {
+  std::vector<std::uint64_t> indptr{0};
+  std::vector<std::string> terms;
+  std::vector<std::uint32_t> counts;
+  std::vector<float> idf;
+  double mean_length = 0;  // the collection's mean document length in tokens (BM25's avgdl)
+};
+
 struct QuerySet {
   std::vector<std::string> ids, labels;
   // CSR histograms. Word id u < index.vocab_size() is an index word; u >= vocab_size() is
@@ -24,6 +35,7 @@ struct QuerySet {
   std::vector<float> weights;
   std::vector<std::string> extra_words;
   std::vector<float> extra_vectors;
+  QueryTerms terms;  // empty where the index has no terms (lcrwmd/index.h)
 
   std::size_t size() const { return ids.size(); }
   std::size_t length(std::size_t q) const { return indptr[q + 1] - indptr[q]; }

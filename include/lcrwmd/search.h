@@ -46,6 +46,9 @@ struct SearchOptions {
   // act: k, the capped steps of each word's transfer (0 is RWMD; more: tighter, costlier; at
   // most kMaxActSteps, past which every transfer is ICT's anyway).
   std::size_t act_steps = 1;
+  // bm25: term frequency saturation (k1 >= 0) and length normalisation (b in [0, 1]).
+  double bm25_k1 = 1.2;
+  double bm25_b = 0.75;
   // Queries that share one phase-1 pass (one GEMM against all their distinct words), at most;
   // 0: as many as the backend's memory budget holds (bulk search is fastest in large batches;
   // the CPU's LC-RWMD stops at 65,536 query words, a pruned top-k at 32,768, past which

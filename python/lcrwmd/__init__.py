@@ -71,9 +71,10 @@ def _stopwords(stopwords):
 
 
 def _direction(direction: Optional[str], symmetric: bool) -> str:
-    # symmetric=False is the older spelling of direction="document-to-query".
+    # symmetric=False is the older spelling of direction="document-to-query"; "" is the
+    # method's own direction (symmetric where it has one, bm25's query-to-document).
     if direction is None:
-        return "symmetric" if symmetric else "document-to-query"
+        return "" if symmetric else "document-to-query"
     if not symmetric and direction != "document-to-query":
         raise Error(f"symmetric=False is direction='document-to-query', not {direction!r}: "
                     "give one of them")
@@ -149,7 +150,8 @@ class Index:
                batch: int = 0, prune: bool = True, return_ids: bool = False,
                act_steps: int = 1, precision: str = "auto",
                max_distance: Optional[float] = None, direction: Optional[str] = None,
-               query_weights: str = "auto") -> SearchResult:
+               query_weights: str = "auto", bm25_k1: float = 1.2,
+               bm25_b: float = 0.75) -> SearchResult:
         """The k nearest documents of each query: (distances, indices), both (n_queries, k),
         ascending distance, ties by the smaller index; -1 (and inf) where fewer than k
         documents exist or a query has no known word. return_ids=True adds the documents'
@@ -162,12 +164,15 @@ class Index:
         only the neighbours at most that far (a row then ends early, -1 past its last).
         direction: "symmetric" (max(D1, D2): how alike two documents are), "query-to-document"
         (each query word to its nearest document word: for short queries, a search box's) or
-        "document-to-query" (symmetric=False says the same). query_weights: "auto" (IDF for
-        query-to-document, else as the index weighs its documents), "index" or "idf"."""
+        "document-to-query" (symmetric=False says the same); None: symmetric where the method
+        has it (bm25: query-to-document). query_weights: "auto" (IDF for query-to-document,
+        else as the index weighs its documents), "index" or "idf". method="bm25" is Okapi BM25
+        (bm25_k1, bm25_b) over every term: its distances are minus its scores, and only
+        documents that share a term with the query are found."""
         d, i, excluded = self._native.search(_documents(queries), k, method,
                                              _direction(direction, symmetric), backend, batch,
                                              prune, act_steps, precision, _range(max_distance),
-                                             query_weights)
+                                             query_weights, bm25_k1, bm25_b)
         return _results(self, d, i, excluded, return_ids)
 
     def range_search(self, queries: Union[Document, Sequence[Document]], max_distance: float,
@@ -187,12 +192,13 @@ class Index:
     def pairwise(self, queries: Union[Document, Sequence[Document]], method: str = "lc-rwmd",
                  symmetric: bool = True, backend: str = "auto", batch: int = 0,
                  act_steps: int = 1, precision: str = "auto", direction: Optional[str] = None,
-                 query_weights: str = "auto") -> npt.NDArray[np.float32]:
-        """The (n_queries, n_docs) matrix of distances, float32 (precision, direction and
-        query_weights: as for search)."""
+                 query_weights: str = "auto", bm25_k1: float = 1.2,
+                 bm25_b: float = 0.75) -> npt.NDArray[np.float32]:
+        """The (n_queries, n_docs) matrix of distances, float32 (precision, direction,
+        query_weights and bm25's parameters: as for search)."""
         return self._native.pairwise(_documents(queries), method,
                                      _direction(direction, symmetric), backend, batch, act_steps,
-                                     precision, query_weights)
+                                     precision, query_weights, bm25_k1, bm25_b)
 
     def classify(self, queries: Union[Document, Sequence[Document]], k: int = 5,
                  method: str = "lc-rwmd", symmetric: bool = True, backend: str = "auto",

@@ -1,6 +1,7 @@
 """The Python module against the command line, gensim and POT, on the bundled demo corpus
 (a BBC Sport slice with its 300-d embeddings)."""
 import json
+import math
 import os
 import warnings
 
@@ -165,10 +166,10 @@ def test_eval_knn_equals_the_command_line(tmp_path, index, queries):
 
 def test_methods_are_described_by_the_engine():
     ms = lcrwmd.methods()
-    assert [m["name"] for m in ms] == ["wcd", "rwmd", "lc-rwmd", "wmd", "act", "ict"]
+    assert [m["name"] for m in ms] == ["wcd", "rwmd", "lc-rwmd", "wmd", "act", "ict", "bm25"]
     for m in ms:
         assert m["summary"] and m["name"] + ": " + m["summary"] in lcrwmd.__doc__
-    assert {m["name"] for m in ms if not m["runs_on_gpu"]} == {"wmd"}
+    assert {m["name"] for m in ms if not m["runs_on_gpu"]} == {"wmd", "bm25"}
 
 
 def test_bad_arguments_raise_clear_errors(emb, index):
@@ -182,7 +183,7 @@ def test_bad_arguments_raise_clear_errors(emb, index):
     # One rule for every front end (the library's): a direction a method lacks is refused,
     # never silently made symmetric.
     for m in lcrwmd.methods():
-        for d in ("document-to-query", "query-to-document"):
+        for d in ("symmetric", "document-to-query", "query-to-document"):
             if d in m["directions"]:
                 continue
             with pytest.raises(lcrwmd.Error, match=f"{m['name']} has no {d} form"):
@@ -343,3 +344,38 @@ def test_typed_queries_query_to_document(index):
     np.testing.assert_array_equal(curly[1], straight[1])
     assert lcrwmd.tokenize("Federer\u2019s") == ["federer"]
     assert lcrwmd.tokenize("Federer\u2019s", version=1) == ["federer\u2019s"]
+
+
+def test_bm25_scores_every_term_and_finds_only_matching_documents(index):
+    """bm25: query-to-document by default, minus Okapi BM25 written out here over the same
+    tokens (every token past the stop words, with a vector or without), documents sharing no
+    word left out, k1 and b checked."""
+    typed = ["federer wimbledon tennis set", "england batsmen wicket", "zzyzx federer"]
+    d, i = index.search(typed, k=index.n_docs, method="bm25")
+    stop = set(index.stopwords)
+    docs = [[w for w in lcrwmd.tokenize(index.text(j)) if w not in stop]
+            for j in range(index.n_docs)]
+    n = len(docs)
+    mean = sum(len(x) for x in docs) / n
+    for r, q in enumerate(typed):
+        want = np.zeros(n)
+        for t in set(w for w in lcrwmd.tokenize(q) if w not in stop):
+            df = sum(t in x for x in docs)
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            for j, x in enumerate(docs):
+                f = x.count(t)
+                if f:
+                    want[j] += idf * f * 2.2 / (f + 1.2 * (0.25 + 0.75 * len(x) / mean))
+        matching = int((want > 0).sum())
+        assert 0 < matching < n
+        assert list(i[r][matching:]) == [-1] * (n - matching)
+        np.testing.assert_allclose(-d[r][:matching], want[i[r][:matching]], rtol=1e-5)
+        assert sorted(want[i[r][:matching]], reverse=True) == pytest.approx(want[i[r][:matching]])
+    m = index.pairwise(typed, method="bm25", bm25_k1=0.5, bm25_b=0.0)
+    assert m.shape == (3, n) and (m <= 0).all()
+    with pytest.raises(lcrwmd.Error, match="k1"):
+        index.search(typed, method="bm25", bm25_k1=-1)
+    with pytest.raises(lcrwmd.Error, match="b must be within"):
+        index.search(typed, method="bm25", bm25_b=2)
+    with pytest.raises(lcrwmd.Error, match="bm25 has no symmetric form"):
+        index.search(typed, method="bm25", direction="symmetric")

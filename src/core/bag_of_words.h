@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <unordered_set>
 #include <utility>
@@ -22,12 +23,13 @@ struct WordCount {
 };
 
 // lookup(token) -> std::optional<uint32_t>. Returns counts sorted by word id. The text is read
-// by tokenizer `version`; one it cannot read is an Error naming the document.
+// by tokenizer `version`; one it cannot read is an Error naming the document. terms: where
+// given, every token past the stop words, with a vector or without (what bm25 counts).
 template <typename Lookup>
 std::vector<WordCount> count_words(const RawDocument& doc, const StopWords* stopwords,
                                    Lookup&& lookup, TextReport& report,
-                                   std::unordered_set<std::string>& unknown,
-                                   std::uint32_t version) {
+                                   std::unordered_set<std::string>& unknown, std::uint32_t version,
+                                   std::vector<std::string>* terms = nullptr) {
   std::vector<std::uint32_t> ids;
   auto visit = [&](std::string_view token) {
     ++report.tokens;
@@ -35,6 +37,7 @@ std::vector<WordCount> count_words(const RawDocument& doc, const StopWords* stop
       ++report.stop_tokens;
       return;
     }
+    if (terms != nullptr) terms->emplace_back(token);
     std::optional<std::uint32_t> id = lookup(token);
     if (!id) {
       ++report.unknown_tokens;
@@ -64,6 +67,20 @@ std::vector<WordCount> count_words(const RawDocument& doc, const StopWords* stop
       counts.push_back({id, 1});
   }
   return counts;
+}
+
+// Tokens as (term, count), sorted by term.
+inline std::vector<std::pair<std::string, std::uint32_t>> count_terms(
+    std::vector<std::string> tokens) {
+  std::sort(tokens.begin(), tokens.end());
+  std::vector<std::pair<std::string, std::uint32_t>> out;
+  for (std::string& t : tokens) {
+    if (!out.empty() && out.back().first == t)
+      ++out.back().second;
+    else
+      out.emplace_back(std::move(t), 1);
+  }
+  return out;
 }
 
 // L1-normalised term counts, optionally times idf(word); computed in double.

@@ -1,6 +1,7 @@
 // The index: its file loaded, kept or written through io/index_image.h, and what it answers.
 #include "lcrwmd/index.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -23,6 +24,11 @@ double idf(std::size_t n_docs, std::size_t doc_freq) {
          1.0;
 }
 
+double bm25_idf(std::size_t n_docs, std::size_t doc_freq) {
+  const double n = static_cast<double>(n_docs), df = static_cast<double>(doc_freq);
+  return std::log1p((n - df + 0.5) / (df + 0.5));
+}
+
 Index::Index(Index&&) noexcept = default;
 Index& Index::operator=(Index&&) noexcept = default;
 Index::~Index() = default;
@@ -31,6 +37,34 @@ std::size_t Index::file_bytes() const { return storage_->size; }
 std::string_view Index::word(std::size_t i) const { return storage_->vocab[i]; }
 std::string_view Index::doc_id(std::size_t i) const { return storage_->ids[i]; }
 std::string_view Index::label(std::size_t i) const { return storage_->labels[i]; }
+
+std::string_view Index::term(std::size_t t) const { return storage_->terms[t]; }
+
+std::optional<std::uint32_t> Index::find_term(std::string_view term) const {
+  std::size_t lo = 0, hi = n_terms_;
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (storage_->terms[mid] < term)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo < n_terms_ && storage_->terms[lo] == term) return static_cast<std::uint32_t>(lo);
+  return std::nullopt;
+}
+
+Index::Postings Index::postings(std::size_t t) const {
+  const std::uint32_t* begin = posting_docs_ + posting_indptr_[t];
+  const std::uint32_t* end = posting_docs_ + posting_indptr_[t + 1];
+  const auto first = static_cast<std::uint32_t>(first_doc_);
+  if (is_shard_) {  // its documents' run of the whole's postings
+    const std::uint32_t* from = std::lower_bound(begin, end, first);
+    end = std::lower_bound(from, end, static_cast<std::uint32_t>(first_doc_ + n_docs_));
+    begin = from;
+  }
+  const std::size_t offset = static_cast<std::size_t>(begin - posting_docs_);
+  return {begin, posting_counts_ + offset, static_cast<std::size_t>(end - begin), first};
+}
 
 std::optional<std::size_t> Index::find_doc(std::string_view id) const {
   for (std::size_t i = 0; i < n_docs(); ++i)
@@ -121,6 +155,14 @@ Index::Index(std::unique_ptr<Storage> storage, bool verify) : storage_(std::move
   vectors_ = v.vectors;
   sq_norms_ = v.sq_norms;
   doc_freq_ = v.doc_freq;
+  n_terms_ = v.n_terms;
+  idf_length_ = v.idf_length;
+  term_doc_freq_ = v.term_doc_freq;
+  posting_indptr_ = v.posting_indptr;
+  posting_docs_ = v.posting_docs;
+  posting_counts_ = v.posting_counts;
+  doc_lengths_ = v.doc_lengths;
+  storage_->terms = v.terms;
   storage_->vocab = v.vocab;
   storage_->ids = v.ids;
   storage_->labels = v.labels;
@@ -144,8 +186,18 @@ Index::Index(const Index& whole, std::unique_ptr<Storage> storage)
       values_(whole.values_),
       vectors_(whole.vectors_),
       sq_norms_(whole.sq_norms_),
-      doc_freq_(whole.doc_freq_) {
+      doc_freq_(whole.doc_freq_),
+      term_doc_freq_(whole.term_doc_freq_),
+      posting_indptr_(whole.posting_indptr_),
+      posting_docs_(whole.posting_docs_),
+      posting_counts_(whole.posting_counts_),
+      doc_lengths_(whole.doc_lengths_) {
+  n_terms_ = whole.n_terms_;
+  idf_length_ = whole.idf_length_;
+  first_doc_ = whole.first_doc_;
+  is_shard_ = whole.is_shard_;
   const Storage& from = *whole.storage_;
+  storage_->terms = from.terms;
   storage_->vocab = from.vocab;
   storage_->ids = from.ids;
   storage_->labels = from.labels;
@@ -173,6 +225,9 @@ Index Index::shard(std::size_t begin, std::size_t end) const {
   ix.indptr_ = s.shard_indptr.data();
   ix.indices_ += indptr_[begin];
   ix.values_ += indptr_[begin];
+  ix.first_doc_ += begin;
+  ix.is_shard_ = true;
+  if (ix.doc_lengths_) ix.doc_lengths_ += begin;
   s.ids.offsets += begin;
   s.labels.offsets += begin;
   s.texts.offsets += begin;
@@ -217,6 +272,19 @@ IndexData Index::data() const {
   }
   d.stopwords = stopwords().sorted();
   d.tokenizer_version = tokenizer_version_;
+  if (!has_terms()) return d;
+  d.idf_length = idf_docs_ == n_docs_ ? 0 : idf_length_;
+  d.doc_lengths.assign(doc_lengths_, doc_lengths_ + n_docs_);
+  for (std::size_t t = 0; t < n_terms_; ++t) {
+    d.terms.emplace_back(term(t));
+    d.term_doc_freq.push_back(term_doc_freq_[t]);
+    const Postings p = postings(t);
+    for (std::size_t i = 0; i < p.size; ++i) {
+      d.posting_docs.push_back(p.docs[i] - p.first);
+      d.posting_counts.push_back(p.counts[i]);
+    }
+    d.posting_indptr.push_back(d.posting_docs.size());
+  }
   return d;
 }
 

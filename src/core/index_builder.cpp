@@ -1,4 +1,5 @@
 // Documents + embeddings -> compacted CSR index data.
+#include <algorithm>
 #include <numeric>
 #include <unordered_set>
 
@@ -18,6 +19,39 @@ std::string display_text(const RawDocument& doc) {
   return s;
 }
 
+// The lexical part of documents `docs` (checked in range) of `d`, into `p`: the whole's terms and
+// frequencies (every shard answers for every term), its postings among them.
+void select_terms(const IndexData& d, std::span<const std::size_t> docs, IndexData& p) {
+  if (d.terms.empty()) return;
+  p.terms = d.terms;
+  p.term_doc_freq = d.term_doc_freq;
+  p.idf_length = d.idf_length;
+  if (p.idf_length == 0)
+    for (const std::uint32_t l : d.doc_lengths) p.idf_length += l;
+  constexpr std::uint32_t kOut = ~0u;
+  std::vector<std::uint32_t> place(d.ids.size(), kOut);
+  for (std::size_t r = 0; r < docs.size(); ++r) {
+    if (place[docs[r]] != kOut)
+      throw Error("document " + std::to_string(docs[r]) + " is selected twice");
+    place[docs[r]] = static_cast<std::uint32_t>(r);
+    p.doc_lengths.push_back(d.doc_lengths[docs[r]]);
+  }
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> run;
+  p.posting_indptr.assign(1, 0);
+  for (std::size_t t = 0; t < d.terms.size(); ++t) {
+    run.clear();
+    for (std::uint64_t q = d.posting_indptr[t]; q < d.posting_indptr[t + 1]; ++q)
+      if (place[d.posting_docs[q]] != kOut)
+        run.emplace_back(place[d.posting_docs[q]], d.posting_counts[q]);
+    std::sort(run.begin(), run.end());
+    for (const auto& [doc, count] : run) {
+      p.posting_docs.push_back(doc);
+      p.posting_counts.push_back(count);
+    }
+    p.posting_indptr.push_back(p.posting_docs.size());
+  }
+}
+
 }  // namespace
 
 IndexData build_index_data(const Embeddings& embeddings, const std::vector<RawDocument>& docs,
@@ -26,6 +60,12 @@ IndexData build_index_data(const Embeddings& embeddings, const std::vector<RawDo
   std::unordered_set<std::string> unknown;
   StringMap<std::size_t> seen_ids;
   std::vector<std::vector<WordCount>> kept;
+  // The kept documents' terms (ids into `terms`, in the order first seen) and counts.
+  StringMap<std::uint32_t> term_ids;
+  std::vector<std::string> terms;
+  std::vector<std::uint64_t> term_indptr{0};
+  std::vector<std::uint32_t> doc_terms, term_counts;
+  std::vector<std::string> tokens;
   IndexData d;
   d.dim = embeddings.dim();
   d.weighting = options.weighting;
@@ -38,13 +78,23 @@ IndexData build_index_data(const Embeddings& embeddings, const std::vector<RawDo
     if (!fresh)
       throw Error("document id '" + doc.id + "' on line " + std::to_string(doc.line) +
                   " repeats the id of line " + std::to_string(it->second));
+    tokens.clear();
     std::vector<WordCount> counts =
-        count_words(doc, options.stopwords, lookup, report, unknown, d.tokenizer_version);
+        count_words(doc, options.stopwords, lookup, report, unknown, d.tokenizer_version, &tokens);
     if (counts.empty()) {
       report.empty_documents.push_back(doc.id);
       continue;
     }
     kept.push_back(std::move(counts));
+    for (auto& [term, count] : count_terms(std::move(tokens))) {
+      const auto [known, added] =
+          term_ids.try_emplace(term, static_cast<std::uint32_t>(terms.size()));
+      if (added) terms.push_back(std::move(term));
+      doc_terms.push_back(known->second);
+      term_counts.push_back(count);
+    }
+    term_indptr.push_back(doc_terms.size());
+    tokens = {};
     d.ids.push_back(doc.id);
     d.labels.push_back(doc.label);
     if (options.keep_text) d.texts.push_back(display_text(doc));
@@ -80,7 +130,39 @@ IndexData build_index_data(const Embeddings& embeddings, const std::vector<RawDo
     append_weights(counts, d.weighting, idf_of, d.values);
     d.indptr.push_back(d.indices.size());
   }
+  set_terms(d, std::move(terms), term_indptr, doc_terms, term_counts);
   return d;
+}
+
+void set_terms(IndexData& d, std::vector<std::string> terms, std::span<const std::uint64_t> indptr,
+               std::span<const std::uint32_t> term_ids, std::span<const std::uint32_t> counts) {
+  const std::size_t t = terms.size(), n = indptr.size() - 1;
+  std::vector<std::uint32_t> order(t), rank(t);
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(),
+            [&](std::uint32_t a, std::uint32_t b) { return terms[a] < terms[b]; });
+  d.terms.clear();
+  for (std::size_t r = 0; r < t; ++r) {
+    rank[order[r]] = static_cast<std::uint32_t>(r);
+    d.terms.push_back(std::move(terms[order[r]]));
+  }
+  d.term_doc_freq.assign(t, 0);
+  for (const std::uint32_t id : term_ids) ++d.term_doc_freq[rank[id]];
+  d.posting_indptr.assign(t + 1, 0);
+  for (std::size_t r = 0; r < t; ++r)
+    d.posting_indptr[r + 1] = d.posting_indptr[r] + d.term_doc_freq[r];
+  d.posting_docs.resize(term_ids.size());
+  d.posting_counts.resize(term_ids.size());
+  d.doc_lengths.assign(n, 0);
+  std::vector<std::uint64_t> next(d.posting_indptr.begin(), d.posting_indptr.end() - 1);
+  for (std::size_t i = 0; i < n; ++i)  // in document order: each term's postings ascend
+    for (std::uint64_t p = indptr[i]; p < indptr[i + 1]; ++p) {
+      const std::uint64_t at = next[rank[term_ids[p]]]++;
+      d.posting_docs[at] = static_cast<std::uint32_t>(i);
+      d.posting_counts[at] = counts[p];
+      d.doc_lengths[i] += counts[p];
+    }
+  d.idf_length = 0;
 }
 
 IndexData select_documents(const IndexData& d, std::span<const std::size_t> docs) {
@@ -109,6 +191,7 @@ IndexData select_documents(const IndexData& d, std::span<const std::size_t> docs
                      d.vectors.begin() + static_cast<std::ptrdiff_t>((u + 1) * m));
     p.doc_freq.push_back(d.doc_freq[u]);
   }
+  select_terms(d, docs, p);
   for (const std::size_t i : docs) {
     for (std::uint64_t q = d.indptr[i]; q < d.indptr[i + 1]; ++q) {
       p.indices.push_back(local[d.indices[q]]);

@@ -20,7 +20,7 @@ struct Index::Storage {
   std::vector<char> bytes;
   const char* base = nullptr;
   std::size_t size = 0;
-  io::StringTable vocab, ids, labels, texts;
+  io::StringTable vocab, ids, labels, texts, terms;
   StopWords stopwords;
 
   std::once_flag word_map_once;

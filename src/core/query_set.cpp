@@ -20,6 +20,7 @@ void check_query_embeddings_dim(const Index& index, const Embeddings* emb) {
 QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>& docs,
                              std::size_t idf_docs, const FindExtraWord& elsewhere,
                              const QueryOptions& options, TextReport* report_out,
+                             const std::optional<TermStatistics>& term_stats,
                              const std::function<std::size_t(std::string_view)>& doc_freq) {
   const Embeddings* emb = options.embeddings;
   const Weighting weighting =
@@ -56,13 +57,29 @@ QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>&
     if (doc_freq) return idf(idf_docs, doc_freq(u < v ? index.word(u) : qs.extra_words[u - v]));
     return idf(idf_docs, u < v ? index.doc_freq(u) : extra_doc_freq[u - v]);
   };
+  const bool terms = index.has_terms();
+  if (terms && term_stats)
+    qs.terms.mean_length = term_stats->length / static_cast<double>(term_stats->docs);
+  std::vector<std::string> tokens;
   for (const RawDocument& doc : docs) {
     ++report.documents_read;
-    std::vector<WordCount> counts =
-        count_words(doc, &index.stopwords(), lookup, report, unknown, index.tokenizer_version());
+    tokens.clear();
+    std::vector<WordCount> counts = count_words(doc, &index.stopwords(), lookup, report, unknown,
+                                                index.tokenizer_version(), &tokens);
     if (counts.empty()) {
       report.empty_documents.push_back(doc.id);
       continue;
+    }
+    if (terms) {
+      for (auto& [term, count] : count_terms(std::move(tokens))) {
+        if (term_stats)
+          qs.terms.idf.push_back(
+              static_cast<float>(bm25_idf(term_stats->docs, term_stats->doc_freq(term))));
+        qs.terms.terms.push_back(std::move(term));
+        qs.terms.counts.push_back(count);
+      }
+      qs.terms.indptr.push_back(qs.terms.terms.size());
+      tokens = {};
     }
     for (const WordCount& wc : counts) qs.words.push_back(wc.word);
     append_weights(counts, weighting, idf_of, qs.weights);
@@ -79,9 +96,19 @@ QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>&
   return qs;
 }
 
+std::optional<TermStatistics> term_statistics(const Index& index) {
+  if (!index.has_terms()) return std::nullopt;
+  return TermStatistics{[&index](std::string_view t) -> std::size_t {
+                          const auto id = index.find_term(t);
+                          return id ? index.term_doc_freq(*id) : 0;
+                        },
+                        index.idf_docs(), index.idf_length()};
+}
+
 QuerySet make_query_set(const Index& index, const std::vector<RawDocument>& docs,
                         const QueryOptions& options, TextReport* report) {
-  return make_query_set_with(index, docs, index.idf_docs(), {}, options, report);
+  return make_query_set_with(index, docs, index.idf_docs(), {}, options, report,
+                             term_statistics(index));
 }
 
 QueryWeights parse_query_weights(std::string_view s, Direction direction) {
@@ -129,6 +156,23 @@ void check_embeddings(const Index& index, const Embeddings& embeddings) {
   }
 }
 
+namespace {
+
+QueryTerms subset(const QueryTerms& t, std::size_t begin, std::size_t end) {
+  QueryTerms s;
+  s.mean_length = t.mean_length;
+  if (t.indptr.size() <= end) return s;  // none kept
+  const auto first = static_cast<std::ptrdiff_t>(t.indptr[begin]);
+  const auto last = static_cast<std::ptrdiff_t>(t.indptr[end]);
+  s.terms.assign(t.terms.begin() + first, t.terms.begin() + last);
+  s.counts.assign(t.counts.begin() + first, t.counts.begin() + last);
+  if (!t.idf.empty()) s.idf.assign(t.idf.begin() + first, t.idf.begin() + last);
+  for (std::size_t j = begin; j < end; ++j) s.indptr.push_back(t.indptr[j + 1] - t.indptr[begin]);
+  return s;
+}
+
+}  // namespace
+
 QuerySet subset(const QuerySet& q, std::size_t begin, std::size_t end) {
   end = std::min(end, q.size());
   begin = std::min(begin, end);
@@ -144,6 +188,7 @@ QuerySet subset(const QuerySet& q, std::size_t begin, std::size_t end) {
   s.words.assign(q.words.begin() + first, q.words.begin() + last);
   s.weights.assign(q.weights.begin() + first, q.weights.begin() + last);
   for (std::size_t j = begin; j < end; ++j) s.indptr.push_back(q.indptr[j + 1] - q.indptr[begin]);
+  s.terms = subset(q.terms, begin, end);
   return s;
 }
 
@@ -161,6 +206,14 @@ QuerySet concat(const Index& index, const std::vector<const QuerySet*>& parts) {
     all.extra_words.insert(all.extra_words.end(), q->extra_words.begin(), q->extra_words.end());
     all.extra_vectors.insert(all.extra_vectors.end(), q->extra_vectors.begin(),
                              q->extra_vectors.end());
+    QueryTerms& t = all.terms;
+    const std::uint64_t term_base = t.indptr.back();
+    for (std::size_t j = 1; j < q->terms.indptr.size(); ++j)
+      t.indptr.push_back(term_base + q->terms.indptr[j]);
+    t.terms.insert(t.terms.end(), q->terms.terms.begin(), q->terms.terms.end());
+    t.counts.insert(t.counts.end(), q->terms.counts.begin(), q->terms.counts.end());
+    t.idf.insert(t.idf.end(), q->terms.idf.begin(), q->terms.idf.end());
+    t.mean_length = q->terms.mean_length;
   }
   return all;
 }
@@ -177,6 +230,7 @@ QuerySet rewrite(const QuerySet& q, const Index* to, std::size_t m, Name&& name_
   QuerySet out;
   out.ids = q.ids;
   out.labels = q.labels;
+  out.terms = q.terms;  // text: the same over any index
   std::vector<std::uint32_t> distinct(q.words);
   std::sort(distinct.begin(), distinct.end());
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
@@ -259,6 +313,34 @@ QuerySet from_portable(const QuerySet& q, const Index& to) {
       [&](std::uint32_t u) { return q.extra_vectors.data() + std::size_t{u} * m; });
 }
 
+namespace {
+
+// Documents' terms as queries' (one pass over every posting), weighed by the index's statistics.
+QueryTerms document_terms(const Index& index, std::span<const std::size_t> docs) {
+  std::vector<std::vector<std::size_t>> rows_of(index.n_docs());
+  for (std::size_t r = 0; r < docs.size(); ++r) rows_of[docs[r]].push_back(r);
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> rows(docs.size());
+  for (std::size_t t = 0; t < index.n_terms(); ++t) {
+    const Index::Postings p = index.postings(t);
+    for (std::size_t i = 0; i < p.size; ++i)
+      for (const std::size_t r : rows_of[p.docs[i] - p.first])
+        rows[r].emplace_back(static_cast<std::uint32_t>(t), p.counts[i]);
+  }
+  QueryTerms out;
+  out.mean_length = index.idf_length() / static_cast<double>(index.idf_docs());
+  for (const auto& row : rows) {  // term ids ascend: so do the terms
+    for (const auto& [t, count] : row) {
+      out.terms.emplace_back(index.term(t));
+      out.counts.push_back(count);
+      out.idf.push_back(static_cast<float>(bm25_idf(index.idf_docs(), index.term_doc_freq(t))));
+    }
+    out.indptr.push_back(out.terms.size());
+  }
+  return out;
+}
+
+}  // namespace
+
 QuerySet query_set_from_index(const Index& index, std::span<const std::size_t> docs) {
   QuerySet qs;
   const auto indptr = index.indptr();
@@ -272,6 +354,7 @@ QuerySet query_set_from_index(const Index& index, std::span<const std::size_t> d
     qs.ids.emplace_back(index.doc_id(i));
     qs.labels.emplace_back(index.label(i));
   }
+  if (index.has_terms()) qs.terms = document_terms(index, docs);
   return qs;
 }
 

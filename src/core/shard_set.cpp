@@ -87,21 +87,34 @@ QuerySet ShardSet::make_query_set(const std::vector<RawDocument>& docs, const Qu
     const Index& holder = *shards_[it->second.shard];
     return ExtraWord{holder.vector(it->second.word), holder.doc_freq(it->second.word)};
   };
-  // IDF over shards built apart (each counting its own documents): the sum of their counts.
-  // One build's shards each hold the whole build's, which the first answers for.
+  // IDF and BM25 over shards built apart (each counting its own documents): the sums of their
+  // counts. One build's shards each hold the whole build's, which the first answers for.
   const bool apart = size() > 1 && std::all_of(shards_.begin(), shards_.end(), [](const Index* s) {
                        return s->idf_docs() == s->n_docs();
                      });
-  if (apart && options.weights == QueryWeights::idf) {
-    const auto summed = [this](std::string_view word) {
-      std::size_t df = 0;
-      for (const Index* s : shards_)
-        if (const auto u = s->find_word(word)) df += s->doc_freq(*u);
-      return df;
-    };
-    return make_query_set_with(first, docs, n_docs(), other_shards, options, report, summed);
+  if (!apart)
+    return make_query_set_with(first, docs, first.idf_docs(), other_shards, options, report,
+                               term_statistics(first));
+  const auto summed = [this](std::string_view word) {
+    std::size_t df = 0;
+    for (const Index* s : shards_)
+      if (const auto u = s->find_word(word)) df += s->doc_freq(*u);
+    return df;
+  };
+  std::optional<TermStatistics> terms;
+  if (std::all_of(shards_.begin(), shards_.end(), [](const Index* s) { return s->has_terms(); })) {
+    terms = TermStatistics{[this](std::string_view t) {
+                             std::size_t df = 0;
+                             for (const Index* s : shards_)
+                               if (const auto u = s->find_term(t)) df += s->term_doc_freq(*u);
+                             return df;
+                           },
+                           n_docs(), 0.0};
+    for (const Index* s : shards_) terms->length += s->idf_length();
   }
-  return make_query_set_with(first, docs, first.idf_docs(), other_shards, options, report);
+  if (options.weights == QueryWeights::idf)
+    return make_query_set_with(first, docs, n_docs(), other_shards, options, report, terms, summed);
+  return make_query_set_with(first, docs, first.idf_docs(), other_shards, options, report, terms);
 }
 
 QuerySet ShardSet::for_shard(const QuerySet& q, std::size_t s) const {

@@ -69,6 +69,7 @@ void GpuIndex::Impl::block(const QueryBatch& b, const QuerySet& q, Chunk& c,
     case Method::ict:
       return act_block(b, c, opt, rev, dst);
     case Method::wmd:
+    case Method::bm25:
       break;
   }
   throw Error(std::string(to_string(opt.method)) + " does not run on the GPU");  // unreachable

@@ -1,5 +1,5 @@
 #pragma once
-// On-disk layout of an index file (little-endian, version 2):
+// On-disk layout of an index file (little-endian, version 3):
 //   [FileHeader: 512 bytes][section 0][section 1]...   every section 64-byte aligned.
 // The header carries a hash of itself and an XXH3-64 hash of everything after it.
 #include <cstdint>
@@ -8,8 +8,9 @@ namespace lcrwmd::format {
 
 inline constexpr char kMagic[8] = {'L', 'C', 'R', 'W', 'M', 'D', 'I', 'X'};
 // 2: how the index was built (tokenizer, stop words, a fingerprint of its vectors) and the
-// documents' texts. Version 1 files are refused with a word to rebuild them.
-inline constexpr std::uint32_t kVersion = 2;
+// documents' texts. 3: the lexical part (every term with its counts, documents' lengths) that
+// bm25 reads. Older files are refused with a word to rebuild them.
+inline constexpr std::uint32_t kVersion = 3;
 inline constexpr std::uint64_t kAlign = 64;
 
 enum Section : std::uint32_t {
@@ -29,6 +30,13 @@ enum Section : std::uint32_t {
   kStopBytes,
   kTextOffsets,  // u64 x (n_docs + 1); each text: u32 length, then zlib's deflate of it
   kTextBytes,
+  kTermOffsets,  // u64 x (terms + 1): every term, sorted bytewise
+  kTermBytes,
+  kTermDocFreq,    // u32 x terms, of idf_docs
+  kPostingIndptr,  // u64 x (terms + 1)
+  kPostingDocs,    // u32 x postings: ascending within a term
+  kPostingCounts,  // u32 x postings
+  kDocLengths,     // u32 x n_docs: tokens after stop words
   kSectionCount
 };
 
@@ -47,19 +55,19 @@ struct FileHeader {
   std::uint64_t file_bytes;
   SectionRef sections[kSectionCount];
   std::uint32_t tokenizer_version;
-  std::uint32_t flags;  // kHasText
+  std::uint32_t flags;  // kHasText, kHasTerms
   std::uint64_t n_stopwords;
   std::uint64_t embeddings_fingerprint;
-  std::uint64_t payload_hash;  // XXH3-64 of everything after the header, seeded with idf_docs
+  // The documents doc_freq and term_doc_freq count (0: these): a shard of a larger build
+  // (IndexData::idf_docs) weighs queries by the whole build's frequencies; and their tokens.
+  std::uint64_t idf_docs, idf_length;
+  std::uint64_t n_terms, n_postings;
+  std::uint64_t payload_hash;  // XXH3-64 of everything after the header
   std::uint64_t header_hash;   // XXH3-64 of the bytes before this field
-  // The documents doc_freq counts (0: these): a shard of a larger build (IndexData::idf_docs)
-  // weighs queries by the whole build's frequencies. Placed after header_hash, so that files
-  // without it keep their bytes, and checked through payload_hash's seed (0 leaves XXH3 as
-  // unseeded).
-  std::uint64_t idf_docs;
-  char reserved[144];
+  char reserved[8];
 };
 inline constexpr std::uint32_t kHasText = 1;
+inline constexpr std::uint32_t kHasTerms = 2;
 static_assert(sizeof(FileHeader) == 512);
 
 }  // namespace lcrwmd::format

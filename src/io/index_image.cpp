@@ -45,9 +45,8 @@ struct MemorySink final : Sink {
 
 class Serializer {
  public:
-  // seed: the payload hash's (format::FileHeader::idf_docs).
-  Serializer(Sink& sink, std::uint64_t seed) : sink_(sink), state_(XXH3_createState()) {
-    XXH3_64bits_reset_withSeed(state_, seed);
+  explicit Serializer(Sink& sink) : sink_(sink), state_(XXH3_createState()) {
+    XXH3_64bits_reset(state_);
     std::memset(&header_, 0, sizeof header_);
     sink_.write(&header_, sizeof header_);  // placeholder, patched by finish()
     pos_ = sizeof header_;
@@ -115,6 +114,13 @@ void check_data(const IndexData& d) {
       d.vectors.size() != v * d.dim || d.doc_freq.size() != v ||
       (!d.texts.empty() && d.texts.size() != n) || (d.idf_docs != 0 && d.idf_docs < n))
     throw Error("index: inconsistent index data");
+  const std::size_t t = d.terms.size();
+  if (t == 0
+          ? d.posting_indptr.size() > 1 || !d.posting_docs.empty() || !d.doc_lengths.empty()
+          : d.term_doc_freq.size() != t || d.posting_indptr.size() != t + 1 ||
+                d.posting_indptr.front() != 0 || d.posting_indptr.back() != d.posting_docs.size() ||
+                d.posting_counts.size() != d.posting_docs.size() || d.doc_lengths.size() != n)
+    throw Error("index: inconsistent terms");
 }
 
 // A document's text as stored: its length (u32), then zlib's deflate of it.
@@ -148,7 +154,7 @@ void serialize(const IndexData& d, Sink& sink) {
   for (std::size_t u = 0; u < v; ++u)
     sq_norms[u] = cpu::sq_norm(d.vectors.data() + u * d.dim, d.dim);
 
-  Serializer s(sink, d.idf_docs);
+  Serializer s(sink);
   FileHeader& h = s.header();
   h.n_docs = d.ids.size();
   h.vocab_size = v;
@@ -156,10 +162,13 @@ void serialize(const IndexData& d, Sink& sink) {
   h.nnz = d.indices.size();
   h.weighting = static_cast<std::uint32_t>(d.weighting);
   h.tokenizer_version = d.tokenizer_version;
-  h.flags = d.texts.empty() ? 0 : format::kHasText;
+  h.flags = (d.texts.empty() ? 0 : format::kHasText) | (d.terms.empty() ? 0 : format::kHasTerms);
   h.n_stopwords = d.stopwords.size();
   h.embeddings_fingerprint = fingerprint(d);
   h.idf_docs = d.idf_docs;
+  h.idf_length = d.idf_length;
+  h.n_terms = d.terms.size();
+  h.n_postings = d.posting_docs.size();
   s.section(format::kIndptr, d.indptr.data(), d.indptr.size());
   s.section(format::kIndices, d.indices.data(), d.indices.size());
   s.section(format::kValues, d.values.data(), d.values.size());
@@ -173,7 +182,39 @@ void serialize(const IndexData& d, Sink& sink) {
   std::vector<std::string> packed;
   for (const std::string& t : d.texts) packed.push_back(compress_text(t));
   s.strings(format::kTextOffsets, format::kTextBytes, packed, d.ids.size());
+  s.strings(format::kTermOffsets, format::kTermBytes, d.terms, d.terms.size());
+  s.section(format::kTermDocFreq, d.term_doc_freq.data(), d.term_doc_freq.size());
+  s.section(format::kPostingIndptr, d.posting_indptr.data(),
+            d.terms.empty() ? 0 : d.posting_indptr.size());
+  s.section(format::kPostingDocs, d.posting_docs.data(), d.posting_docs.size());
+  s.section(format::kPostingCounts, d.posting_counts.data(), d.posting_counts.size());
+  s.section(format::kDocLengths, d.doc_lengths.data(), d.doc_lengths.size());
   s.finish();
+}
+
+// The lexical part: postings that stay within the documents, ascending within each term, each
+// count positive and within its document's length; terms sorted (verify: every posting read).
+template <typename Bad>
+void check_terms(const char* base, const FileHeader& h, bool verify, const Bad& bad) {
+  auto at = [&](Section s) { return base + h.sections[s].offset; };
+  const auto* indptr = reinterpret_cast<const std::uint64_t*>(at(format::kPostingIndptr));
+  const std::uint64_t t = h.n_terms;
+  if (indptr[0] != 0 || indptr[t] != h.n_postings) throw bad("term postings inconsistent");
+  for (std::uint64_t i = 0; i < t; ++i)
+    if (indptr[i + 1] < indptr[i]) throw bad("term postings inconsistent");
+  if (!verify) return;
+  const io::StringTable terms{reinterpret_cast<const std::uint64_t*>(at(format::kTermOffsets)),
+                              at(format::kTermBytes)};
+  const auto* docs = reinterpret_cast<const std::uint32_t*>(at(format::kPostingDocs));
+  const auto* counts = reinterpret_cast<const std::uint32_t*>(at(format::kPostingCounts));
+  const auto* lengths = reinterpret_cast<const std::uint32_t*>(at(format::kDocLengths));
+  for (std::uint64_t i = 0; i < t; ++i) {
+    if (i > 0 && !(terms[i - 1] < terms[i])) throw bad("terms unsorted or repeated");
+    for (std::uint64_t p = indptr[i]; p < indptr[i + 1]; ++p)
+      if (docs[p] >= h.n_docs || (p > indptr[i] && docs[p] <= docs[p - 1]) || counts[p] == 0 ||
+          counts[p] > lengths[docs[p]])
+        throw bad("postings of term " + std::to_string(i) + " out of range or unsorted");
+  }
 }
 
 // Validates an image; returns its header. Throws Error naming `name`.
@@ -187,7 +228,7 @@ const FileHeader& check_image(const char* base, std::size_t size, const std::str
   if (std::memcmp(h.magic, format::kMagic, sizeof h.magic) != 0) throw bad("wrong magic bytes");
   if (h.version < format::kVersion)
     throw bad("format version " + std::to_string(h.version) +
-              ", written by an older lcrwmd that did not record how it was built: rebuild it "
+              ", written by an older lcrwmd (without the term counts bm25 reads): rebuild it "
               "with `lcrwmd build` (`lcrwmd synth` for a synthetic one; this build reads "
               "version " +
               std::to_string(format::kVersion) + ")");
@@ -200,7 +241,8 @@ const FileHeader& check_image(const char* base, std::size_t size, const std::str
     throw bad("file is " + std::to_string(size) + " bytes, header says " +
               std::to_string(h.file_bytes) + " (truncated?)");
   if (h.n_sections != format::kSectionCount || h.weighting > 1 || h.dim == 0 ||
-      (h.flags & ~format::kHasText) != 0)
+      (h.flags & ~(format::kHasText | format::kHasTerms)) != 0 ||
+      ((h.flags & format::kHasTerms) != 0) != (h.n_terms > 0))
     throw bad("unsupported header fields");
   if (h.idf_docs != 0 && h.idf_docs < h.n_docs)
     throw bad("document frequencies over " + std::to_string(h.idf_docs) +
@@ -211,21 +253,42 @@ const FileHeader& check_image(const char* base, std::size_t size, const std::str
     throw bad(std::string("tokenized with ") + e.what());
   }
   const std::uint64_t n = h.n_docs, v = h.vocab_size, m = h.dim, nnz = h.nnz, st = h.n_stopwords;
-  const std::uint64_t expected[format::kSectionCount] = {
-      (n + 1) * 8, nnz * 4, nnz * 4,     v * m * 4, v * 4,        v * 4, (v + 1) * 8, 0,
-      (n + 1) * 8, 0,       (n + 1) * 8, 0,         (st + 1) * 8, 0,     (n + 1) * 8, 0};
+  const std::uint64_t t = h.n_terms, np = h.n_postings;
+  const bool terms = t > 0;
+  const std::uint64_t expected[format::kSectionCount] = {(n + 1) * 8,
+                                                         nnz * 4,
+                                                         nnz * 4,
+                                                         v * m * 4,
+                                                         v * 4,
+                                                         v * 4,
+                                                         (v + 1) * 8,
+                                                         0,
+                                                         (n + 1) * 8,
+                                                         0,
+                                                         (n + 1) * 8,
+                                                         0,
+                                                         (st + 1) * 8,
+                                                         0,
+                                                         (n + 1) * 8,
+                                                         0,
+                                                         (t + 1) * 8,
+                                                         0,
+                                                         t * 4,
+                                                         terms ? (t + 1) * 8 : 0,
+                                                         np * 4,
+                                                         np * 4,
+                                                         terms ? n * 4 : 0};
   for (std::uint32_t s = 0; s < format::kSectionCount; ++s) {
     const auto& sec = h.sections[s];
     const bool is_bytes = s == format::kVocabBytes || s == format::kIdBytes ||
                           s == format::kLabelBytes || s == format::kStopBytes ||
-                          s == format::kTextBytes;
+                          s == format::kTextBytes || s == format::kTermBytes;
     if (sec.offset % 8 != 0 || sec.offset < sizeof(FileHeader) || sec.offset > size ||
         sec.bytes > size - sec.offset || (!is_bytes && sec.bytes != expected[s]))
       throw bad("section " + std::to_string(s) + " out of bounds or of the wrong size");
   }
   if (verify) {
-    const std::uint64_t hash =
-        XXH3_64bits_withSeed(base + sizeof(FileHeader), size - sizeof(FileHeader), h.idf_docs);
+    const std::uint64_t hash = XXH3_64bits(base + sizeof(FileHeader), size - sizeof(FileHeader));
     if (hash != h.payload_hash) throw bad("payload checksum mismatch (corrupted file)");
   }
   auto u64s = [&](Section s) {
@@ -235,11 +298,9 @@ const FileHeader& check_image(const char* base, std::size_t size, const std::str
   if (indptr[0] != 0 || indptr[n] != nnz) throw bad("CSR row pointers inconsistent");
   for (std::uint64_t i = 0; i < n; ++i)
     if (indptr[i + 1] <= indptr[i]) throw bad("document " + std::to_string(i) + " has no word");
-  const std::pair<Section, std::uint64_t> string_tables[] = {{format::kVocabOffsets, v},
-                                                             {format::kIdOffsets, n},
-                                                             {format::kLabelOffsets, n},
-                                                             {format::kStopOffsets, st},
-                                                             {format::kTextOffsets, n}};
+  const std::pair<Section, std::uint64_t> string_tables[] = {
+      {format::kVocabOffsets, v}, {format::kIdOffsets, n},   {format::kLabelOffsets, n},
+      {format::kStopOffsets, st}, {format::kTextOffsets, n}, {format::kTermOffsets, t}};
   for (const auto& [s, count] : string_tables) {
     const std::uint64_t* off = u64s(s);
     if (off[0] != 0 || off[count] != h.sections[s + 1].bytes) throw bad("string table broken");
@@ -254,6 +315,7 @@ const FileHeader& check_image(const char* base, std::size_t size, const std::str
         if (idx[p] >= v || (p > indptr[i] && idx[p] <= idx[p - 1]))
           throw bad("word ids of document " + std::to_string(i) + " out of range or unsorted");
   }
+  if (terms) check_terms(base, h, verify, bad);
   return h;
 }
 
@@ -301,6 +363,16 @@ IndexView read_index_image(const char* base, std::size_t size, const std::string
   v.texts = table(format::kTextOffsets, format::kTextBytes);
   v.stopwords = table(format::kStopOffsets, format::kStopBytes);
   v.n_stopwords = h.n_stopwords;
+  v.n_terms = h.n_terms;
+  v.terms = table(format::kTermOffsets, format::kTermBytes);
+  v.term_doc_freq = reinterpret_cast<const std::uint32_t*>(at(format::kTermDocFreq));
+  v.posting_indptr = reinterpret_cast<const std::uint64_t*>(at(format::kPostingIndptr));
+  v.posting_docs = reinterpret_cast<const std::uint32_t*>(at(format::kPostingDocs));
+  v.posting_counts = reinterpret_cast<const std::uint32_t*>(at(format::kPostingCounts));
+  v.doc_lengths = reinterpret_cast<const std::uint32_t*>(at(format::kDocLengths));
+  v.idf_length = h.idf_length;
+  if (v.n_terms > 0 && v.idf_length == 0)
+    for (std::size_t i = 0; i < v.n_docs; ++i) v.idf_length += v.doc_lengths[i];
   return v;
 }
 

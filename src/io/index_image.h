@@ -36,7 +36,14 @@ struct IndexView {
   const float* vectors = nullptr;
   const float* sq_norms = nullptr;
   const std::uint32_t* doc_freq = nullptr;
-  StringTable vocab, ids, labels, texts, stopwords;
+  StringTable vocab, ids, labels, texts, stopwords, terms;
+  std::size_t n_terms = 0;
+  std::uint64_t idf_length = 0;  // of idf_docs
+  const std::uint32_t* term_doc_freq = nullptr;
+  const std::uint64_t* posting_indptr = nullptr;
+  const std::uint32_t* posting_docs = nullptr;
+  const std::uint32_t* posting_counts = nullptr;
+  const std::uint32_t* doc_lengths = nullptr;
 };
 
 // The bytes of the index file of `data`; and that file written atomically (temporary, then
@@ -44,8 +51,9 @@ struct IndexView {
 std::vector<char> index_image(const IndexData& data);
 void write_index_file(const IndexData& data, const std::string& path);
 
-// Checks an image (its header and layout; verify: also its payload checksum and every
-// document's word ids) and returns its views. Errors name `name` (the file).
+// Checks an image (its header and layout; verify: also its payload checksum, every
+// document's word ids and every term's postings) and returns its views. Errors name `name` (the
+// file).
 IndexView read_index_image(const char* base, std::size_t size, const std::string& name,
                            bool verify);
 

@@ -14,6 +14,11 @@ std::string pack(const QuerySet& q) {
   w.vec(q.weights);
   w.strings(q.extra_words);
   w.vec(q.extra_vectors);
+  w.vec(q.terms.indptr);
+  w.strings(q.terms.terms);
+  w.vec(q.terms.counts);
+  w.vec(q.terms.idf);
+  w.pod(q.terms.mean_length);
   return w.take();
 }
 
@@ -27,6 +32,11 @@ QuerySet unpack_queries(const std::string& bytes) {
   q.weights = r.vec<float>();
   q.extra_words = r.strings();
   q.extra_vectors = r.vec<float>();
+  q.terms.indptr = r.vec<std::uint64_t>();
+  q.terms.terms = r.strings();
+  q.terms.counts = r.vec<std::uint32_t>();
+  q.terms.idf = r.vec<float>();
+  q.terms.mean_length = r.pod<double>();
   return q;
 }
 

@@ -98,11 +98,11 @@ Explanation explain(const Index& index, const QuerySet& queries, std::size_t q, 
   o.method = method;
   o.direction = direction;
   o.act_steps = act_steps;
-  check_options(o);
-  if (!describe(method).explains)
+  if (!describe(method).explains)  // before its direction: no direction of it explains
     throw OptionError("method", std::string("explain: ") + to_string(method) +
                                     " has no words to show; use " +
                                     method_names([](const MethodInfo& m) { return m.explains; }));
+  check_options(o);
   if (q >= queries.size())
     throw Error("explain: query " + std::to_string(q) + " of " + std::to_string(queries.size()));
   if (doc >= index.n_docs())

@@ -37,7 +37,7 @@ struct MethodImpl {
 
 // The methods' implementations, each defined in the method's own file (ICT's is ACT's: its
 // steps are all of them, act_steps).
-extern const MethodImpl kWcdImpl, kRwmdImpl, kLcRwmdImpl, kWmdImpl, kActImpl;
+extern const MethodImpl kWcdImpl, kRwmdImpl, kLcRwmdImpl, kWmdImpl, kActImpl, kBm25Impl;
 
 inline const MethodImpl& implementation(Method m) { return *describe(m).impl; }
 

@@ -11,31 +11,36 @@ constexpr MethodInfo kMethods[] = {
     {Method::wcd, "wcd",
      "Word Centroid Distance: between the documents' weighted mean vectors; below RWMD, the "
      "cheapest",
-     /*document_to_query=*/false, /*query_to_document=*/false, /*bounded=*/false, WordPass::none, /*caches_word_distances=*/false,
+     /*symmetric=*/true, /*document_to_query=*/false, /*query_to_document=*/false, /*bounded=*/false, WordPass::none, /*caches_word_distances=*/false,
      /*reads_act_steps=*/false, /*runs_on_gpu=*/true, /*explains=*/false, /*max_cpu_batch=*/0,
-     /*costly_exact=*/false, &kWcdImpl},
+     /*costly_exact=*/false, /*lexical=*/false, &kWcdImpl},
     {Method::rwmd, "rwmd",
      "quadratic RWMD: each pair's word costs, their row and column minima (the reference the "
      "linear-complexity methods are tested against)",
-     true, true, false, WordPass::none, false, false, true, true, 0, false, &kRwmdImpl},
+     true, true, true, false, WordPass::none, false, false, true, true, 0, false, false, &kRwmdImpl},
     {Method::lc_rwmd, "lc-rwmd",
      "linear-complexity RWMD (Atasu et al. 2017): rwmd's values, each vocabulary word's nearest "
      "query word found once per query; the default",
-     true, true, true, WordPass::nearest, true, false, true, true, 0, false, &kLcRwmdImpl},
+     true, true, true, true, WordPass::nearest, true, false, true, true, 0, false, false, &kLcRwmdImpl},
     // WMD's batch only shares phase 1 among queries whose pruned solves then dominate; a
     // smaller one keeps its cache of word distances smaller and closer to the CPU (bbcsport
     // top-10: 16 queries per batch took 2-8% less CPU time than 64 in three alternating pairs).
     {Method::wmd, "wmd",
      "exact Word Mover's Distance, an EMD per pair; top-k solves only the pairs the RWMD and "
      "dual bounds leave a chance",
-     false, false, true, WordPass::nearest, true, false, false, true, 16, true, &kWmdImpl},
+     true, false, false, true, WordPass::nearest, true, false, false, true, 16, true, false, &kWmdImpl},
     {Method::act, "act",
      "ACT-k (Atasu & Mittelholzer 2019): each word's transfer capped over its k = act_steps "
      "nearest words; RWMD <= ACT-k <= WMD, linear complexity",
-     true, true, true, WordPass::capped, true, true, true, true, 0, false, &kActImpl},
+     true, true, true, true, WordPass::capped, true, true, true, true, 0, false, false, &kActImpl},
     {Method::ict, "ict",
      "ICT: ACT with every capped step it can take; ACT-k <= ICT <= WMD",
-     true, true, true, WordPass::capped, true, false, true, true, 0, false, &kActImpl},
+     true, true, true, true, WordPass::capped, true, false, true, true, 0, false, false, &kActImpl},
+    {Method::bm25, "bm25",
+     "Okapi BM25 (k1 = bm25_k1, b = bm25_b) over the documents' terms, with a vector or "
+     "without; its distance is minus its score, and only documents sharing a term are found",
+     false, false, true, false, WordPass::none, false, false, false, false, 0, false, true,
+     &kBm25Impl},
 };
 // clang-format on
 
@@ -63,13 +68,26 @@ const char* to_string(Method m) { return describe(m).name; }
 bool has_direction(const MethodInfo& m, Direction d) {
   switch (d) {
     case Direction::symmetric:
-      return true;
+      return m.symmetric;
     case Direction::document_to_query:
       return m.document_to_query;
     case Direction::query_to_document:
       return m.query_to_document;
   }
   return false;
+}
+
+Direction default_direction(const MethodInfo& m) {
+  if (m.symmetric) return Direction::symmetric;
+  return m.query_to_document ? Direction::query_to_document : Direction::document_to_query;
+}
+
+Direction resolve_direction(const MethodInfo& m, std::optional<Direction> asked, bool one_sided) {
+  if (one_sided && asked && *asked != Direction::document_to_query)
+    throw Error(std::string("one-sided is the direction document-to-query, not ") +
+                to_string(*asked) + ": give one of them");
+  if (one_sided) return Direction::document_to_query;
+  return asked ? *asked : default_direction(m);
 }
 
 std::vector<const char*> directions(const MethodInfo& m) {

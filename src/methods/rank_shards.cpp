@@ -181,8 +181,12 @@ QuerySet RankShards::make_query_set(const std::vector<RawDocument>& docs,
                     ": IDF query weights over shards built apart are not computed under mpirun "
                     "(each counts only its own documents); build them as one build's shards "
                     "(lcrwmd build --shards N), or use query weights 'index'");
-      out = portable_queries(shard_, make_query_set_with(shard_, docs, shard_.idf_docs(),
-                                                         other_ranks, options, report));
+      // BM25 likewise: without every rank's term counts, its queries carry no IDF (and bm25
+      // refuses them).
+      const bool apart = shard_.idf_docs() == shard_.n_docs() && comm_.size() > 1;
+      out = portable_queries(
+          shard_, make_query_set_with(shard_, docs, shard_.idf_docs(), other_ranks, options, report,
+                                      apart ? std::nullopt : term_statistics(shard_)));
     });
   settle(comm_, verdict);
   return out;

@@ -22,6 +22,10 @@ void check_options(const SearchOptions& o) {
   if (o.act_steps > kMaxActSteps)
     throw OptionError("act_steps", "act_steps must be at most " + std::to_string(kMaxActSteps) +
                                        " (use method ict for every step)");
+  if (!(o.bm25_k1 >= 0) || !std::isfinite(o.bm25_k1))
+    throw OptionError("bm25_k1", "bm25's k1 must be a finite number at least 0");
+  if (!(o.bm25_b >= 0 && o.bm25_b <= 1))
+    throw OptionError("bm25_b", "bm25's b must be within [0, 1]");
   const MethodInfo& m = describe(o.method);
   if (!has_direction(m, o.direction))
     throw OptionError("direction", std::string(m.name) + " has no " + to_string(o.direction) +
@@ -37,10 +41,15 @@ SearchResults Searcher::search(const QuerySet& queries, std::size_t k, const Sea
   check_k(k);
   check_options(options);
   SearchResults r = top_k(queries, k, options, stats);
-  // Rows run in ascending distance: what lies beyond the range is each row's tail.
-  if (options.max_distance < std::numeric_limits<float>::infinity())
+  // Rows run in ascending distance: what lies beyond the range is each row's tail; for a
+  // lexical method, so are the documents that share no term with the query (distance 0).
+  const float limit =
+      describe(options.method).lexical
+          ? std::min(options.max_distance, -std::numeric_limits<float>::denorm_min())
+          : options.max_distance;
+  if (limit < std::numeric_limits<float>::infinity())
     for (std::size_t i = 0; i < r.distances.size(); ++i)
-      if (r.indices[i] >= 0 && !(r.distances[i] <= options.max_distance)) {
+      if (r.indices[i] >= 0 && !(r.distances[i] <= limit)) {
         r.indices[i] = -1;
         r.distances[i] = 0.0f;
       }

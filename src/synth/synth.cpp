@@ -167,11 +167,14 @@ SynthCorpus synthesize(const SynthOptions& o) {
   for (const auto& ws : words) nnz += ws.size();
   d.indices.reserve(nnz);
   d.values.reserve(nnz);
+  std::vector<std::uint32_t> term_counts;  // the words as terms, for bm25
+  term_counts.reserve(nnz);
   for (std::size_t i = 0; i < o.docs; ++i) {
     double total = 0;
     for (std::uint32_t c : counts[i]) total += c;
     for (std::size_t p = 0; p < words[i].size(); ++p) {
       const std::uint32_t u = compact[words[i][p]];
+      term_counts.push_back(counts[i][p]);
       d.indices.push_back(u);
       d.values.push_back(static_cast<float>(counts[i][p] / total));
       ++d.doc_freq[u];
@@ -184,6 +187,7 @@ SynthCorpus synthesize(const SynthOptions& o) {
     d.ids.emplace_back(id);
     d.labels.emplace_back();
   }
+  set_terms(d, d.vocab, d.indptr, d.indices, term_counts);
   std::vector<std::uint32_t> qw, qc;
   std::vector<char> taken(o.vocab, 0);
   for (std::size_t q = 0; q < o.queries; ++q) {

@@ -1,0 +1,270 @@
+// bm25 against Okapi BM25 written out directly in double over the same tokens (every token past
+// the stop words, with a vector or without), and the index's lexical part as the file, its
+// shards and shards built apart hold it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <numeric>
+#include <random>
+
+#include "lcrwmd/cpu.h"
+#include "lcrwmd/error.h"
+#include "lcrwmd/query.h"
+#include "lcrwmd/search.h"
+#include "lcrwmd/sharded.h"
+#include "test_util.h"
+
+namespace lcrwmd {
+namespace {
+
+// A vocabulary of 40 words, the first 30 with vectors; documents of 3..40 tokens, Zipf-like so
+// that some words are in most documents, a few in one; stop words "w0" and "w1".
+struct Corpus {
+  Embeddings embeddings;
+  std::vector<RawDocument> docs;
+  StopWords stop;
+};
+
+Corpus corpus(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  Corpus c;
+  std::vector<std::string> words;
+  std::vector<float> vectors;
+  std::normal_distribution<float> g;
+  for (std::size_t u = 0; u < 30; ++u) {
+    words.push_back(test::numbered('w', u));
+    for (int k = 0; k < 4; ++k) vectors.push_back(g(rng));
+  }
+  c.embeddings = Embeddings(words, vectors, 4);
+  std::vector<double> weights;
+  for (int u = 0; u < 40; ++u) weights.push_back(1.0 / (u + 1));
+  std::discrete_distribution<int> word(weights.begin(), weights.end());
+  for (std::size_t i = 0; i < n; ++i) {
+    std::string text = "w2";  // every document has a word with a vector
+    const std::size_t len = 3 + rng() % 38;
+    for (std::size_t t = 0; t < len; ++t) {
+      text += ' ';
+      text += test::numbered('w', static_cast<std::size_t>(word(rng)));
+    }
+    c.docs.push_back({test::numbered('d', i), "", text, i + 1});
+  }
+  c.stop.add("w0");
+  c.stop.add("w1");
+  return c;
+}
+
+// Okapi BM25 in double, from the texts: the reference.
+std::vector<double> direct_bm25(const Corpus& c, const std::string& query, double k1, double b) {
+  std::vector<std::map<std::string, int>> tf;
+  std::map<std::string, int> df;
+  double total = 0;
+  for (const RawDocument& d : c.docs) {
+    std::map<std::string, int> f;
+    for (const std::string& t : tokenize(d.text))
+      if (!c.stop.contains(t)) ++f[t];
+    for (const auto& [t, x] : f) {
+      ++df[t];
+      total += x;
+    }
+    tf.push_back(f);
+  }
+  const double n = static_cast<double>(c.docs.size()), mean = total / n;
+  std::map<std::string, int> qf;
+  for (const std::string& t : tokenize(query))
+    if (!c.stop.contains(t)) ++qf[t];
+  std::vector<double> score(c.docs.size(), 0.0);
+  for (std::size_t i = 0; i < tf.size(); ++i) {
+    double len = 0;
+    for (const auto& [t, x] : tf[i]) len += x;
+    for (const auto& [t, q] : qf) {
+      const auto it = tf[i].find(t);
+      if (it == tf[i].end()) continue;
+      const double idf = std::log(1 + (n - df[t] + 0.5) / (df[t] + 0.5));
+      const double f = it->second;
+      score[i] += q * idf * f * (k1 + 1) / (f + k1 * (1 - b + b * len / mean));
+    }
+  }
+  return score;
+}
+
+Index build(const Corpus& c, std::span<const RawDocument> docs) {
+  BuildOptions o;
+  o.stopwords = &c.stop;
+  return Index::from_data(build_index_data(c.embeddings, {docs.begin(), docs.end()}, o));
+}
+
+SearchOptions bm25(double k1 = 1.2, double b = 0.75) {
+  SearchOptions o;
+  o.method = Method::bm25;
+  o.direction = Direction::query_to_document;
+  o.bm25_k1 = k1;
+  o.bm25_b = b;
+  return o;
+}
+
+// Queries with words that have vectors, words that do not (w30..w39), repeats and stop words.
+const std::vector<std::string> kQueries = {
+    "w2", "w5 w31", "w3 w3 w17 w0", "w29 w39 w38", "w11 w12 w13 w14 w15 w36", "w2 w4 w6 w8"};
+
+std::vector<RawDocument> as_docs(const std::vector<std::string>& texts) {
+  std::vector<RawDocument> out;
+  for (std::size_t q = 0; q < texts.size(); ++q)
+    out.push_back({std::to_string(q), "", texts[q], q + 1});
+  return out;
+}
+
+TEST(Bm25, EveryDistanceIsMinusTheDirectScore) {
+  const Corpus c = corpus(150, 3);
+  const Index ix = build(c, c.docs);
+  const QuerySet qs = make_query_set(ix, as_docs(kQueries), {});
+  ASSERT_EQ(qs.size(), kQueries.size());
+  for (const auto& [k1, b] : {std::pair{1.2, 0.75}, {0.0, 0.0}, {2.0, 1.0}, {0.9, 0.4}}) {
+    const std::vector<float> got = test::matrix(ix, qs, bm25(k1, b));
+    for (std::size_t q = 0; q < qs.size(); ++q) {
+      const std::vector<double> want = direct_bm25(c, kQueries[q], k1, b);
+      for (std::size_t i = 0; i < ix.n_docs(); ++i)
+        ASSERT_NEAR(-got[q * ix.n_docs() + i], want[i], 1e-5 * (1 + want[i]))
+            << "query " << q << " doc " << i << " k1 " << k1 << " b " << b;
+    }
+  }
+}
+
+TEST(Bm25, TopKIsTheMatchingDocumentsBestFirstTheSameInEveryBatch) {
+  const Corpus c = corpus(150, 4);
+  const Index ix = build(c, c.docs);
+  const QuerySet qs = make_query_set(ix, as_docs(kQueries), {});
+  const std::vector<float> all = test::matrix(ix, qs, bm25());
+  const std::size_t n = ix.n_docs(), k = n;
+  SearchResults first;
+  for (const std::size_t batch : {0, 1, 4}) {
+    SearchOptions o = bm25();
+    o.batch = batch;
+    const SearchResults r = CpuSearcher(ix).search(qs, k, o);
+    for (std::size_t q = 0; q < qs.size(); ++q) {
+      std::vector<std::size_t> order(n);
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return all[q * n + a] < all[q * n + b];
+      });
+      std::size_t matching = 0;
+      for (std::size_t i = 0; i < n; ++i) matching += all[q * n + i] < 0;
+      for (std::size_t t = 0; t < k; ++t) {
+        if (t < matching) {
+          EXPECT_EQ(r.indices[q * k + t], static_cast<std::int64_t>(order[t])) << q << " " << t;
+          EXPECT_EQ(r.distances[q * k + t], all[q * n + order[t]]);
+        } else {
+          EXPECT_EQ(r.indices[q * k + t], -1) << "a document sharing no term is not found";
+        }
+      }
+    }
+    if (batch == 0) first = r;
+    EXPECT_EQ(r.distances, first.distances);
+    EXPECT_EQ(r.indices, first.indices);
+  }
+  // "w2" is in every document; "w29 w39 w38" in a few.
+  EXPECT_GE(first.indices[0 * k + k - 1], 0);
+  EXPECT_EQ(first.indices[3 * k + k - 1], -1);
+}
+
+// One build's shards (each holding the whole build's terms and frequencies), their views
+// (Index::shard) and shards built apart (frequencies summed over them) give the whole's bytes.
+TEST(Bm25, ShardsGiveTheWholesDistances) {
+  const Corpus c = corpus(90, 5);
+  const Index whole = build(c, c.docs);
+  const QuerySet qs = make_query_set(whole, as_docs(kQueries), {});
+  const std::vector<float> want = test::matrix(whole, qs, bm25());
+  const std::size_t n = whole.n_docs();
+  const auto check = [&](const std::vector<const Index*>& parts, const char* what) {
+    const ShardSet set(parts);
+    const QuerySet sq = set.make_query_set(as_docs(kQueries), {});
+    const ShardedSearcher s(set, {});
+    std::vector<float> got(qs.size() * n);
+    s.pairwise(sq, bm25(), [&](std::size_t first, std::size_t rows, const float* d) {
+      std::copy(d, d + rows * n, got.begin() + static_cast<std::ptrdiff_t>(first * n));
+    });
+    EXPECT_EQ(got, want) << what;
+    const SearchResults a = CpuSearcher(whole).search(qs, 7, bm25());
+    const SearchResults b = s.search(sq, 7, bm25());
+    EXPECT_EQ(a.indices, b.indices) << what;
+    EXPECT_EQ(a.distances, b.distances) << what;
+  };
+  std::vector<Index> split;
+  for (const IndexData& d : split_index_data(whole.data(), 4)) split.push_back(Index::from_data(d));
+  check({&split[0], &split[1], &split[2], &split[3]}, "one build's shards");
+  const Index views[] = {whole.shard(0, 31), whole.shard(31, 32), whole.shard(32, n)};
+  check({&views[0], &views[1], &views[2]}, "views");
+  const std::span<const RawDocument> docs(c.docs);
+  const Index apart[] = {build(c, docs.subspan(0, 40)), build(c, docs.subspan(40))};
+  check({&apart[0], &apart[1]}, "built apart");
+}
+
+TEST(Bm25, TheLexicalPartRoundTripsAndIsChecked) {
+  const Corpus c = corpus(60, 6);
+  const Index ix = build(c, c.docs);
+  ASSERT_TRUE(ix.has_terms());
+  EXPECT_TRUE(ix.find_term("w35")) << "a word without a vector is a term";
+  EXPECT_FALSE(ix.find_term("w0")) << "stop words are not";
+  EXPECT_FALSE(ix.find_term("nope"));
+  const std::string path = (test::temp_dir() / "bm25.idx").string();
+  Index::save(ix.data(), path);
+  const Index back = Index::load(path);
+  const IndexData a = ix.data(), b = back.data();
+  EXPECT_EQ(a.terms, b.terms);
+  EXPECT_EQ(a.posting_docs, b.posting_docs);
+  EXPECT_EQ(a.posting_counts, b.posting_counts);
+  EXPECT_EQ(a.doc_lengths, b.doc_lengths);
+  // A shard's lexical part: the whole's terms, its own postings, the whole's mean length.
+  const IndexData part = ix.shard(10, 20).data();
+  EXPECT_EQ(part.terms, a.terms);
+  EXPECT_EQ(part.doc_lengths,
+            std::vector<std::uint32_t>(a.doc_lengths.begin() + 10, a.doc_lengths.begin() + 20));
+  EXPECT_EQ(Index::from_data(part).idf_length(), ix.idf_length());
+  // A version-2 file (no terms) is refused, naming the command that rebuilds it.
+  std::string bytes = test::read_file(path);
+  const std::uint32_t two = 2;
+  std::memcpy(bytes.data() + 8, &two, sizeof two);
+  try {
+    Index::from_bytes(bytes);
+    FAIL() << "a version-2 image was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("lcrwmd build"), std::string::npos) << e.what();
+  }
+  // Postings out of order are caught.
+  IndexData bad = ix.data();
+  std::swap(bad.posting_docs[bad.posting_indptr[0]], bad.posting_docs[bad.posting_indptr[0] + 1]);
+  EXPECT_THROW(Index::from_data(bad), Error);
+}
+
+TEST(Bm25, OptionsAndDirections) {
+  const Corpus c = corpus(30, 7);
+  const Index ix = build(c, c.docs);
+  const QuerySet qs = make_query_set(ix, as_docs(kQueries), {});
+  const CpuSearcher s(ix);
+  EXPECT_EQ(default_direction(describe(Method::bm25)), Direction::query_to_document);
+  EXPECT_EQ(default_direction(describe(Method::lc_rwmd)), Direction::symmetric);
+  SearchOptions o = bm25();
+  o.direction = Direction::symmetric;
+  EXPECT_THROW(s.search(qs, 3, o), OptionError);
+  for (const auto& [k1, b] : {std::pair{-0.1, 0.75}, {1.2, 1.5}, {1.2, -0.1}, {NAN, 0.5}}) {
+    try {
+      s.search(qs, 3, bm25(k1, b));
+      FAIL() << k1 << " " << b;
+    } catch (const OptionError& e) {
+      EXPECT_EQ(e.option(), k1 == 1.2 ? "bm25_b" : "bm25_k1");
+    }
+  }
+  // An index assembled without terms: bm25 says so.
+  const Index bare = Index::from_data(test::random_index(20, 30, 4, 5, 8));
+  const QuerySet bq = test::mixed_queries(bare, 0, 9);
+  EXPECT_THROW(CpuSearcher(bare).search(bq, 3, bm25()), Error);
+  // Documents of the index as queries carry their terms: as their texts would.
+  const std::size_t docs[] = {9, 4};
+  const QuerySet texts = make_query_set(ix, {c.docs[9], c.docs[4]}, {});
+  EXPECT_EQ(test::matrix(ix, query_set_from_index(ix, docs), bm25()),
+            test::matrix(ix, texts, bm25()));
+}
+
+}  // namespace
+}  // namespace lcrwmd
