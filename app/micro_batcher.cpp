@@ -52,7 +52,8 @@ MicroBatcher::Stats MicroBatcher::stats() const {
 // not: the batch runs at the largest).
 bool MicroBatcher::same_batch(const SearchOptions& a, const SearchOptions& b) {
   return a.method == b.method && a.direction == b.direction && a.prune == b.prune &&
-         a.act_steps == b.act_steps && a.bm25_k1 == b.bm25_k1 && a.bm25_b == b.bm25_b;
+         a.act_steps == b.act_steps && a.bm25_k1 == b.bm25_k1 && a.bm25_b == b.bm25_b &&
+         a.hybrid_weight == b.hybrid_weight;
 }
 
 std::size_t MicroBatcher::queued_like_front() const {

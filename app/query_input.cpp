@@ -70,6 +70,10 @@ void QueryFlags::add_method_flags(CLI::App* c, bool (*admits)(const MethodInfo&)
       ->capture_default_str();
   c->add_option("--bm25-b", bm25_b, "bm25: document length normalisation, b in [0, 1]")
       ->capture_default_str();
+  c->add_option("--hybrid-weight", hybrid_weight,
+                "hybrid: the query-to-document distance's weight against bm25's score (each "
+                "standardised; 0: bm25's ranking)")
+      ->capture_default_str();
   c->add_option("--direction", direction,
                 "symmetric: max(D1, D2), how alike two documents are; query-to-document: D2 = "
                 "R(query -> document), each query word to its nearest document word (for short "
@@ -189,6 +193,7 @@ SearchOptions QueryFlags::options() const {
   o.act_steps = act_steps;
   o.bm25_k1 = bm25_k1;
   o.bm25_b = bm25_b;
+  o.hybrid_weight = hybrid_weight;
   try {
     check_options(o);
   } catch (const OptionError& e) {

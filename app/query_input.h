@@ -55,6 +55,7 @@ struct QueryFlags {
   std::size_t batch = 0, memory_mib = 2048, device_memory_mib = 0, device_chunk = 0;
   std::size_t act_steps = 1;
   double bm25_k1 = SearchOptions{}.bm25_k1, bm25_b = SearchOptions{}.bm25_b;
+  double hybrid_weight = SearchOptions{}.hybrid_weight;
   float max_distance = std::numeric_limits<float>::infinity();
   int threads = 0, device = 0;
 
@@ -67,8 +68,8 @@ struct QueryFlags {
   // The backend's and its tuning (searcher_options): memory, threads, precision, backend,
   // devices, TF32.
   void add_backend(CLI::App* c);
-  // --method (of the methods `admits`), --act-steps, --bm25-k1, --bm25-b, --direction (or
-  // --one-sided) and --query-weights.
+  // --method (of the methods `admits`), --act-steps, --bm25-k1, --bm25-b, --hybrid-weight,
+  // --direction (or --one-sided) and --query-weights.
   void add_method_flags(CLI::App* c, bool (*admits)(const MethodInfo&));
   // Top-k commands only: a full matrix needs every exact distance.
   void add_prune(CLI::App* c);

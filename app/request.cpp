@@ -89,6 +89,7 @@ SearchOptions options(const json& request, Method default_method) {
   o.act_steps = integer(request, "act_steps", 1, 0, kMaxActSteps);
   o.bm25_k1 = number(request, "bm25_k1", o.bm25_k1);
   o.bm25_b = number(request, "bm25_b", o.bm25_b);
+  o.hybrid_weight = number(request, "hybrid_weight", o.hybrid_weight);
   try {
     check_options(o);
   } catch (const OptionError& e) {  // named as the request spelt it
@@ -150,7 +151,7 @@ SearchRequest parse_search(const json& body, const RequestLimits& limits) {
   require_object(body);
   only(body,
        {"queries", "k", "method", "direction", "symmetric", "query_weights", "act_steps", "bm25_k1",
-        "bm25_b", "text"},
+        "bm25_b", "hybrid_weight", "text"},
        "");
   SearchRequest r;
   const auto queries = body.find("queries");

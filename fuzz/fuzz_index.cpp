@@ -18,6 +18,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (std::size_t i = 0; i < ix.n_docs(); ++i)
       sum += ix.doc_id(i).size() + ix.label(i).size() + (ix.indptr()[i + 1] - ix.indptr()[i]);
     for (std::size_t u = 0; u < ix.vocab_size(); ++u) sum += ix.word(u).size() + ix.doc_freq(u);
+    for (std::size_t t = 0; t < ix.n_terms(); ++t)
+      sum += ix.term(t).size() + ix.term_doc_freq(t) + ix.postings(t).size;
+    if (ix.has_terms())
+      for (std::size_t i = 0; i < ix.n_docs(); ++i) sum += ix.doc_length(i);
     (void)sum;
   } catch (const lcrwmd::Error&) {
   }

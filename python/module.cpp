@@ -134,11 +134,13 @@ PYBIND11_MODULE(_lcrwmd, m) {
           [](const PyIndex& p, const py::sequence& queries, std::int64_t k,
              const std::string& method, const std::string& direction, const std::string& backend,
              std::size_t batch, bool prune, std::size_t act_steps, const std::string& precision,
-             float max_distance, const std::string& query_weights, double bm25_k1, double bm25_b) {
+             float max_distance, const std::string& query_weights, double bm25_k1, double bm25_b,
+             double hybrid_weight) {
             SearchOptions o = make_options(method, direction, batch, prune, act_steps);
             o.max_distance = max_distance;
             o.bm25_k1 = bm25_k1;
             o.bm25_b = bm25_b;
+            o.hybrid_weight = hybrid_weight;
             check_options(o);
             return search_with(p, *p.searcher(backend, o, precision), queries, to_k(k), o,
                                query_weights);
@@ -148,7 +150,8 @@ PYBIND11_MODULE(_lcrwmd, m) {
           py::arg("prune") = true, py::arg("act_steps") = 1, py::arg("precision") = "auto",
           py::arg("max_distance") = std::numeric_limits<float>::infinity(),
           py::arg("query_weights") = "auto", py::arg("bm25_k1") = SearchOptions{}.bm25_k1,
-          py::arg("bm25_b") = SearchOptions{}.bm25_b)
+          py::arg("bm25_b") = SearchOptions{}.bm25_b,
+          py::arg("hybrid_weight") = SearchOptions{}.hybrid_weight)
       .def(
           "explain",
           [](const PyIndex& p, const py::object& query, std::size_t doc, const std::string& method,
@@ -165,17 +168,19 @@ PYBIND11_MODULE(_lcrwmd, m) {
           [](const PyIndex& p, const py::sequence& queries, const std::string& method,
              const std::string& direction, const std::string& backend, std::size_t batch,
              std::size_t act_steps, const std::string& precision, const std::string& query_weights,
-             double bm25_k1, double bm25_b) {
+             double bm25_k1, double bm25_b, double hybrid_weight) {
             SearchOptions o = make_options(method, direction, batch, true, act_steps);
             o.bm25_k1 = bm25_k1;
             o.bm25_b = bm25_b;
+            o.hybrid_weight = hybrid_weight;
             check_options(o);
             return pairwise_with(p, *p.searcher(backend, o, precision), queries, o, query_weights);
           },
           py::arg("queries"), py::arg("method") = "lc-rwmd", py::arg("direction") = "",
           py::arg("backend") = "auto", py::arg("batch") = 0, py::arg("act_steps") = 1,
           py::arg("precision") = "auto", py::arg("query_weights") = "auto",
-          py::arg("bm25_k1") = SearchOptions{}.bm25_k1, py::arg("bm25_b") = SearchOptions{}.bm25_b)
+          py::arg("bm25_k1") = SearchOptions{}.bm25_k1, py::arg("bm25_b") = SearchOptions{}.bm25_b,
+          py::arg("hybrid_weight") = SearchOptions{}.hybrid_weight)
       .def(
           "to_gpu",
           [](const PyIndex& p, int device, std::size_t memory_mib, bool tf32) {

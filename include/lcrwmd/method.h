@@ -23,6 +23,7 @@ enum class Method {
   act,      // ACT-k (Atasu & Mittelholzer 2019): RWMD <= ACT-k <= WMD, linear complexity
   ict,      // ICT, every capped step ACT can take: ACT-k <= ICT <= WMD
   bm25,     // Okapi BM25 over the documents' terms (no vectors): lexical search's baseline
+  hybrid,   // BM25 and query-to-document LC-RWMD, each standardised over the documents, summed
 };
 
 // Which way a distance between a query and a document is measured. The relaxations (RWMD,
@@ -77,9 +78,15 @@ struct MethodInfo {
   // first share an estimate of each query's k-th best, so that none solves pairs the others'
   // documents have already beaten.
   bool costly_exact;
-  // It reads the queries' terms, not their vectors (bm25): its distance is minus a score, and
-  // only the documents that share a term with the query are found.
+  // Its distance is minus a score, and only the documents that share a term with the query are
+  // found (bm25).
   bool lexical;
+  // It reads the queries' terms (bm25, hybrid): queries read from text (make_query_set), over
+  // an index that keeps its terms.
+  bool reads_terms;
+  // Its distances depend on every document of the index searched (hybrid standardises over
+  // them): a collection of several shards is refused rather than ranked by each shard's own.
+  bool whole_index;
   const MethodImpl* impl;
 };
 
@@ -103,8 +110,8 @@ Direction resolve_direction(const MethodInfo& m, std::optional<Direction> asked,
 std::vector<const char*> directions(const MethodInfo& m);
 std::string direction_names(const MethodInfo& m);
 const char* to_string(Method m);
-// "wcd" | "rwmd" | "lc-rwmd" | "wmd" | "act" | "ict" | "bm25"; anything else: an Error naming
-// them.
+// "wcd" | "rwmd" | "lc-rwmd" | "wmd" | "act" | "ict" | "bm25" | "hybrid"; anything else: an
+// Error naming them.
 Method parse_method(std::string_view s);
 // Names as prose: "a, b or c".
 std::string prose_list(const std::vector<const char*>& names);

@@ -49,6 +49,9 @@ struct SearchOptions {
   // bm25: term frequency saturation (k1 >= 0) and length normalisation (b in [0, 1]).
   double bm25_k1 = 1.2;
   double bm25_b = 0.75;
+  // hybrid: the weight of the query-to-document distance's z-score against bm25's (0: bm25's
+  // ranking; 0.3 was the best of 0.3, 0.5, 1 and 2 on the retrieval task used for tuning).
+  double hybrid_weight = 0.3;
   // Queries that share one phase-1 pass (one GEMM against all their distinct words), at most;
   // 0: as many as the backend's memory budget holds (bulk search is fastest in large batches;
   // the CPU's LC-RWMD stops at 65,536 query words, a pruned top-k at 32,768, past which
@@ -123,6 +126,9 @@ class OptionError : public Error {
 // steps are within kMaxActSteps.
 void check_k(std::size_t k);
 void check_options(const SearchOptions& options);
+// A search over `shards` shards (a collection, or the ranks of a distributed one): an OptionError
+// where the method needs the whole index (MethodInfo::whole_index) and there are several.
+void check_shards(const SearchOptions& options, std::size_t shards);
 
 // Answers searches over one index's documents; the backend is fixed when it is made. Searches
 // on one searcher may come from several threads (they take turns where the backend must).

@@ -151,7 +151,7 @@ class Index:
                act_steps: int = 1, precision: str = "auto",
                max_distance: Optional[float] = None, direction: Optional[str] = None,
                query_weights: str = "auto", bm25_k1: float = 1.2,
-               bm25_b: float = 0.75) -> SearchResult:
+               bm25_b: float = 0.75, hybrid_weight: float = 0.3) -> SearchResult:
         """The k nearest documents of each query: (distances, indices), both (n_queries, k),
         ascending distance, ties by the smaller index; -1 (and inf) where fewer than k
         documents exist or a query has no known word. return_ids=True adds the documents'
@@ -168,11 +168,13 @@ class Index:
         has it (bm25: query-to-document). query_weights: "auto" (IDF for query-to-document,
         else as the index weighs its documents), "index" or "idf". method="bm25" is Okapi BM25
         (bm25_k1, bm25_b) over every term: its distances are minus its scores, and only
-        documents that share a term with the query are found."""
+        documents that share a term with the query are found; method="hybrid" adds lc-rwmd's
+        query-to-document distance to it, each standardised over the documents, the distance
+        weighted by hybrid_weight."""
         d, i, excluded = self._native.search(_documents(queries), k, method,
                                              _direction(direction, symmetric), backend, batch,
                                              prune, act_steps, precision, _range(max_distance),
-                                             query_weights, bm25_k1, bm25_b)
+                                             query_weights, bm25_k1, bm25_b, hybrid_weight)
         return _results(self, d, i, excluded, return_ids)
 
     def range_search(self, queries: Union[Document, Sequence[Document]], max_distance: float,
@@ -193,12 +195,12 @@ class Index:
                  symmetric: bool = True, backend: str = "auto", batch: int = 0,
                  act_steps: int = 1, precision: str = "auto", direction: Optional[str] = None,
                  query_weights: str = "auto", bm25_k1: float = 1.2,
-                 bm25_b: float = 0.75) -> npt.NDArray[np.float32]:
+                 bm25_b: float = 0.75, hybrid_weight: float = 0.3) -> npt.NDArray[np.float32]:
         """The (n_queries, n_docs) matrix of distances, float32 (precision, direction,
-        query_weights and bm25's parameters: as for search)."""
+        query_weights, bm25's and hybrid's parameters: as for search)."""
         return self._native.pairwise(_documents(queries), method,
                                      _direction(direction, symmetric), backend, batch, act_steps,
-                                     precision, query_weights, bm25_k1, bm25_b)
+                                     precision, query_weights, bm25_k1, bm25_b, hybrid_weight)
 
     def classify(self, queries: Union[Document, Sequence[Document]], k: int = 5,
                  method: str = "lc-rwmd", symmetric: bool = True, backend: str = "auto",

@@ -166,10 +166,11 @@ def test_eval_knn_equals_the_command_line(tmp_path, index, queries):
 
 def test_methods_are_described_by_the_engine():
     ms = lcrwmd.methods()
-    assert [m["name"] for m in ms] == ["wcd", "rwmd", "lc-rwmd", "wmd", "act", "ict", "bm25"]
+    assert [m["name"] for m in ms] == ["wcd", "rwmd", "lc-rwmd", "wmd", "act", "ict", "bm25",
+                                       "hybrid"]
     for m in ms:
         assert m["summary"] and m["name"] + ": " + m["summary"] in lcrwmd.__doc__
-    assert {m["name"] for m in ms if not m["runs_on_gpu"]} == {"wmd", "bm25"}
+    assert {m["name"] for m in ms if not m["runs_on_gpu"]} == {"wmd", "bm25", "hybrid"}
 
 
 def test_bad_arguments_raise_clear_errors(emb, index):
@@ -379,3 +380,11 @@ def test_bm25_scores_every_term_and_finds_only_matching_documents(index):
         index.search(typed, method="bm25", bm25_b=2)
     with pytest.raises(lcrwmd.Error, match="bm25 has no symmetric form"):
         index.search(typed, method="bm25", direction="symmetric")
+    # hybrid: bm25's standardised score less 0.3 of the query-to-document distance's.
+    s = -index.pairwise(typed, method="bm25").astype(np.float64)
+    q = index.pairwise(typed, direction="query-to-document").astype(np.float64)
+    z = lambda x: (x - x.mean(1, keepdims=True)) / x.std(1, keepdims=True)
+    h = index.pairwise(typed, method="hybrid")
+    np.testing.assert_allclose(h, 0.3 * z(q) - z(s), atol=1e-4)
+    with pytest.raises(lcrwmd.Error, match="hybrid's weight"):
+        index.search(typed, method="hybrid", hybrid_weight=-1)

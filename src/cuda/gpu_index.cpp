@@ -70,6 +70,7 @@ void GpuIndex::Impl::block(const QueryBatch& b, const QuerySet& q, Chunk& c,
       return act_block(b, c, opt, rev, dst);
     case Method::wmd:
     case Method::bm25:
+    case Method::hybrid:
       break;
   }
   throw Error(std::string(to_string(opt.method)) + " does not run on the GPU");  // unreachable

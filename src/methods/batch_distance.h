@@ -69,6 +69,10 @@ class BatchDistance {
 };
 
 std::unique_ptr<BatchDistance> make_wcd(const Index& index, QueryRange queries);
+// Okapi BM25 as distances (minus its scores; 0 where a document shares no term); an Error where
+// the index has no terms or the queries none (bm25.cpp).
+std::unique_ptr<BatchDistance> make_bm25(const Index& index, QueryRange queries, double k1,
+                                         double b);
 std::unique_ptr<BatchDistance> make_quadratic_rwmd(const Index& index, QueryRange queries,
                                                    Direction direction);
 // cache_budget: bytes the symmetric and query-to-document variants may keep for the vocabulary x

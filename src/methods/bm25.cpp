@@ -1,82 +1,91 @@
-// Okapi BM25 over the documents' terms (lcrwmd/index.h's lexical part): each query term's
-// postings added into a row of scores, the row given as distances (minus the scores), so that
-// bm25 ranks through the same top-k as every method.
-#include <cmath>
+// bm25: Okapi BM25 (methods/bm25.h), each query's row of scores given as distances (minus the
+// scores), so that it ranks through the same top-k as every method.
+#include "methods/bm25.h"
+
+#include <algorithm>
 #include <string>
-#include <vector>
 
 #include "lcrwmd/error.h"
 #include "methods/batch_distance.h"
 #include "methods/method_impl.h"
 
 namespace lcrwmd {
+
+Bm25Scorer::Bm25Scorer(const Index& index, const QuerySet& queries, double k1, double b)
+    : index_(index), terms_(queries.terms), k1_(k1) {
+  if (!index.has_terms())
+    throw Error(index.source() +
+                ": the index holds no term counts (assembled without them): bm25 reads an "
+                "index from `lcrwmd build` or `lcrwmd synth`");
+  const QueryTerms& t = terms_;
+  if (t.indptr.size() != queries.size() + 1 || t.counts.size() != t.terms.size())
+    throw Error(
+        "bm25 reads the queries' terms, and these have none: queries made by hand rather than "
+        "from text (make_query_set)");
+  if (t.idf.size() != t.terms.size() || !(t.mean_length > 0))
+    throw Error(
+        "bm25: these queries carry no collection-wide term statistics (shards built apart, "
+        "searched under mpirun); build the shards as one build's (lcrwmd build --shards N)");
+  const std::size_t n = index.n_docs();
+  norm_.resize(n);
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < n; ++i)
+    norm_[i] = k1 * (1.0 - b + b * static_cast<double>(index.doc_length(i)) / t.mean_length);
+}
+
+void Bm25Scorer::score(std::size_t q, std::vector<double>& score) const {
+  score.assign(index_.n_docs(), 0.0);
+  for (std::uint64_t p = terms_.indptr[q]; p < terms_.indptr[q + 1]; ++p) {
+    const auto id = index_.find_term(terms_.terms[p]);
+    if (!id) continue;
+    const double w = static_cast<double>(terms_.counts[p]) * terms_.idf[p] * (k1_ + 1.0);
+    const Index::Postings post = index_.postings(*id);
+    for (std::size_t e = 0; e < post.size; ++e) {
+      const std::size_t i = post.docs[e] - post.first;
+      const double f = post.counts[e];
+      score[i] += w * f / (f + norm_[i]);
+    }
+  }
+}
+
 namespace {
 
 class Bm25 final : public BatchDistance {
  public:
-  Bm25(const Index& index, QueryRange q, const SearchOptions& o)
-      : index_(index), q_(q), k1_(o.bm25_k1), b_(o.bm25_b) {
-    if (!index.has_terms())
-      throw Error(index.source() +
-                  ": the index holds no term counts (assembled without them): bm25 reads an "
-                  "index from `lcrwmd build` or `lcrwmd synth`");
-    const QueryTerms& t = q.set.terms;
-    if (t.indptr.size() != q.set.size() + 1 || t.counts.size() != t.terms.size())
-      throw Error(
-          "bm25 reads the queries' terms, and these have none: queries made by hand rather "
-          "than from text (make_query_set)");
-    if (t.idf.size() != t.terms.size() || !(t.mean_length > 0))
-      throw Error(
-          "bm25: these queries carry no collection-wide term statistics (shards built apart, "
-          "searched under mpirun); build the shards as one build's (lcrwmd build --shards N)");
-  }
+  Bm25(const Index& index, QueryRange q, double k1, double b)
+      : n_(index.n_docs()), q_(q), scorer_(index, q.set, k1, b) {}
 
-  // Each query's terms in their (sorted) order, each term's postings in document order: the
-  // same sums in the same order at every batch size and thread count.
   void compute(float* out) override {
-    const std::size_t n = index_.n_docs(), nq = q_.size();
-    const QueryTerms& t = q_.set.terms;
-    // The length part of each document's denominator, shared by all its terms.
-    std::vector<double> norm(n);
-    const double mean = t.mean_length;
-#pragma omp parallel for schedule(static)
-    for (std::size_t i = 0; i < n; ++i)
-      norm[i] = k1_ * (1.0 - b_ + b_ * static_cast<double>(index_.doc_length(i)) / mean);
+    const std::size_t nq = q_.size();
 #pragma omp parallel if (nq > 1)
     {
-      std::vector<double> score(n);
+      std::vector<double> score;
 #pragma omp for schedule(dynamic)
       for (std::size_t j = 0; j < nq; ++j) {
-        std::fill(score.begin(), score.end(), 0.0);
-        const std::size_t q = q_.begin + j;
-        for (std::uint64_t p = t.indptr[q]; p < t.indptr[q + 1]; ++p) {
-          const auto id = index_.find_term(t.terms[p]);
-          if (!id) continue;
-          const double w = static_cast<double>(t.counts[p]) * t.idf[p] * (k1_ + 1.0);
-          const Index::Postings post = index_.postings(*id);
-          for (std::size_t e = 0; e < post.size; ++e) {
-            const std::size_t i = post.docs[e] - post.first;
-            const double f = post.counts[e];
-            score[i] += w * f / (f + norm[i]);
-          }
-        }
-        float* row = out + j * n;
-        for (std::size_t i = 0; i < n; ++i)
+        scorer_.score(q_.begin + j, score);
+        float* row = out + j * n_;
+        for (std::size_t i = 0; i < n_; ++i)
           row[i] = score[i] > 0 ? -static_cast<float>(score[i]) : 0.0f;
       }
     }
   }
 
  private:
-  const Index& index_;
+  std::size_t n_;
   QueryRange q_;
-  double k1_, b_;
+  Bm25Scorer scorer_;
 };
 
 }  // namespace
 
-const MethodImpl kBm25Impl{[](const MethodContext& c) -> std::unique_ptr<BatchDistance> {
-                             return std::make_unique<Bm25>(c.index, c.queries, c.options);
+std::unique_ptr<BatchDistance> make_bm25(const Index& index, QueryRange queries, double k1,
+                                         double b) {
+  return std::make_unique<Bm25>(index, queries, k1, b);
+}
+
+const MethodImpl kBm25Impl{[](const MethodContext& c) {
+                             return make_bm25(c.index, c.queries, c.options.bm25_k1,
+                                              c.options.bm25_b);
                            },
                            nullptr, false};
 

@@ -37,7 +37,8 @@ struct MethodImpl {
 
 // The methods' implementations, each defined in the method's own file (ICT's is ACT's: its
 // steps are all of them, act_steps).
-extern const MethodImpl kWcdImpl, kRwmdImpl, kLcRwmdImpl, kWmdImpl, kActImpl, kBm25Impl;
+extern const MethodImpl kWcdImpl, kRwmdImpl, kLcRwmdImpl, kWmdImpl, kActImpl, kBm25Impl,
+    kHybridImpl;
 
 inline const MethodImpl& implementation(Method m) { return *describe(m).impl; }
 

@@ -13,34 +13,41 @@ constexpr MethodInfo kMethods[] = {
      "cheapest",
      /*symmetric=*/true, /*document_to_query=*/false, /*query_to_document=*/false, /*bounded=*/false, WordPass::none, /*caches_word_distances=*/false,
      /*reads_act_steps=*/false, /*runs_on_gpu=*/true, /*explains=*/false, /*max_cpu_batch=*/0,
-     /*costly_exact=*/false, /*lexical=*/false, &kWcdImpl},
+     /*costly_exact=*/false, /*lexical=*/false, /*reads_terms=*/false, /*whole_index=*/false, &kWcdImpl},
     {Method::rwmd, "rwmd",
      "quadratic RWMD: each pair's word costs, their row and column minima (the reference the "
      "linear-complexity methods are tested against)",
-     true, true, true, false, WordPass::none, false, false, true, true, 0, false, false, &kRwmdImpl},
+     true, true, true, false, WordPass::none, false, false, true, true, 0, false, false, false, false, &kRwmdImpl},
     {Method::lc_rwmd, "lc-rwmd",
      "linear-complexity RWMD (Atasu et al. 2017): rwmd's values, each vocabulary word's nearest "
      "query word found once per query; the default",
-     true, true, true, true, WordPass::nearest, true, false, true, true, 0, false, false, &kLcRwmdImpl},
+     true, true, true, true, WordPass::nearest, true, false, true, true, 0, false, false, false, false, &kLcRwmdImpl},
     // WMD's batch only shares phase 1 among queries whose pruned solves then dominate; a
     // smaller one keeps its cache of word distances smaller and closer to the CPU (bbcsport
     // top-10: 16 queries per batch took 2-8% less CPU time than 64 in three alternating pairs).
     {Method::wmd, "wmd",
      "exact Word Mover's Distance, an EMD per pair; top-k solves only the pairs the RWMD and "
      "dual bounds leave a chance",
-     true, false, false, true, WordPass::nearest, true, false, false, true, 16, true, false, &kWmdImpl},
+     true, false, false, true, WordPass::nearest, true, false, false, true, 16, true, false, false, false, &kWmdImpl},
     {Method::act, "act",
      "ACT-k (Atasu & Mittelholzer 2019): each word's transfer capped over its k = act_steps "
      "nearest words; RWMD <= ACT-k <= WMD, linear complexity",
-     true, true, true, true, WordPass::capped, true, true, true, true, 0, false, false, &kActImpl},
+     true, true, true, true, WordPass::capped, true, true, true, true, 0, false, false, false, false, &kActImpl},
     {Method::ict, "ict",
      "ICT: ACT with every capped step it can take; ACT-k <= ICT <= WMD",
-     true, true, true, true, WordPass::capped, true, false, true, true, 0, false, false, &kActImpl},
+     true, true, true, true, WordPass::capped, true, false, true, true, 0, false, false, false, false, &kActImpl},
     {Method::bm25, "bm25",
      "Okapi BM25 (k1 = bm25_k1, b = bm25_b) over the documents' terms, with a vector or "
      "without; its distance is minus its score, and only documents sharing a term are found",
-     false, false, true, false, WordPass::none, false, false, false, false, 0, false, true,
+     false, false, true, false, WordPass::none, false, false, false, false, 0, false, true, true, false,
      &kBm25Impl},
+    // Phase 1 and its cache as LC-RWMD's query-to-document, which it computes for every document.
+    {Method::hybrid, "hybrid",
+     "bm25's score and lc-rwmd's query-to-document distance, each standardised over the "
+     "documents (z-scores), summed with the distance's weight hybrid_weight: lexical and "
+     "embedding evidence together",
+     false, false, true, false, WordPass::nearest, true, false, false, false, 0, false, false,
+     true, true, &kHybridImpl},
 };
 // clang-format on
 

@@ -31,6 +31,7 @@ std::size_t estimate_size(std::size_t k, std::size_t ranks) {
 
 SearchResults RankShards::top_k(const QuerySet& queries, std::size_t k,
                                 const SearchOptions& options, SearchStats* stats) const {
+  check_shards(options, static_cast<std::size_t>(comm_.size()));
   const QuerySet q = receive_queries(queries);
   SearchOptions o = options;
   SearchStats local_stats;
@@ -114,6 +115,7 @@ SearchResults RankShards::merge(const std::vector<std::string>& parts, std::size
 
 void RankShards::all_distances(const QuerySet& queries, const SearchOptions& options,
                                const RowSink& sink, SearchStats* stats) const {
+  check_shards(options, static_cast<std::size_t>(comm_.size()));
   const QuerySet local = receive_queries(queries);
   // Blocks of rows as ShardedSearcher makes them (the same on every rank: n is the collection's).
   const std::size_t nq = local.size(), n = n_docs(), ns = shard_.n_docs();

@@ -26,10 +26,22 @@ void check_options(const SearchOptions& o) {
     throw OptionError("bm25_k1", "bm25's k1 must be a finite number at least 0");
   if (!(o.bm25_b >= 0 && o.bm25_b <= 1))
     throw OptionError("bm25_b", "bm25's b must be within [0, 1]");
+  if (!(o.hybrid_weight >= 0) || !std::isfinite(o.hybrid_weight))
+    throw OptionError("hybrid_weight", "hybrid's weight must be a finite number at least 0");
   const MethodInfo& m = describe(o.method);
   if (!has_direction(m, o.direction))
     throw OptionError("direction", std::string(m.name) + " has no " + to_string(o.direction) +
                                        " form; " + m.name + ": " + direction_names(m));
+}
+
+void check_shards(const SearchOptions& o, std::size_t shards) {
+  if (shards > 1 && describe(o.method).whole_index)
+    throw OptionError("method", std::string(to_string(o.method)) +
+                                    " standardises its evidence over all the documents of one "
+                                    "index, which " +
+                                    std::to_string(shards) +
+                                    " shards do not share: search them with bm25 or lc-rwmd "
+                                    "query-to-document, or build one index");
 }
 
 bool runs_on_gpu(const SearchOptions& o) {

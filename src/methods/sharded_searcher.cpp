@@ -19,6 +19,7 @@ ShardedSearcher::~ShardedSearcher() = default;
 SearchResults ShardedSearcher::top_k(const QuerySet& queries, std::size_t k,
                                      const SearchOptions& options, SearchStats* stats) const {
   const std::size_t n_shards = shards_.size(), nq = queries.size();
+  check_shards(options, n_shards);
   if (n_shards == 1) return searchers_.front()->search(queries, k, options, stats);
   // The k best of the shards searched so far; its k-th is the next shard's ceiling, since the
   // next shard's documents come later and lose ties.
@@ -44,6 +45,7 @@ SearchResults ShardedSearcher::top_k(const QuerySet& queries, std::size_t k,
 void ShardedSearcher::all_distances(const QuerySet& queries, const SearchOptions& options,
                                     const RowSink& sink, SearchStats* stats) const {
   const std::size_t n_shards = shards_.size(), nq = queries.size(), n = n_docs();
+  check_shards(options, n_shards);
   if (n_shards == 1) return searchers_.front()->pairwise(queries, options, sink, stats);
   const std::size_t chunk = pairwise_rows_at_once(n, nq);
   SearchOptions o = options;

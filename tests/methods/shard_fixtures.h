@@ -14,13 +14,13 @@
 
 namespace lcrwmd::test {
 
-// Every method in every direction it has, but the lexical ones: they read the terms of queries
-// from text, which these tests' queries, made by hand, do not have (test_bm25.cpp has bm25's).
+// Every method in every direction it has, but those that read the queries' terms from text,
+// which these tests' queries, made by hand, do not have (test_bm25.cpp has them).
 inline std::vector<SearchOptions> every_method() {
   std::vector<SearchOptions> out;
   for (const MethodInfo& m : methods())
     for (const Direction direction : kDirections) {
-      if (m.lexical) continue;
+      if (m.reads_terms) continue;
       if (!has_direction(m, direction)) continue;
       SearchOptions o;
       o.method = m.method;

@@ -266,5 +266,60 @@ TEST(Bm25, OptionsAndDirections) {
             test::matrix(ix, texts, bm25()));
 }
 
+// hybrid: bm25's scores and lc-rwmd's query-to-document distances (each checked against its own
+// reference), standardised over the documents and summed, recomputed here in double.
+TEST(Hybrid, TheStandardisedSumOfBm25AndQueryToDocument) {
+  const Corpus c = corpus(120, 8);
+  const Index ix = build(c, c.docs);
+  const QuerySet qs = make_query_set(ix, as_docs(kQueries), {});
+  const std::size_t n = ix.n_docs();
+  const std::vector<float> score = test::matrix(ix, qs, bm25());
+  SearchOptions q2d;
+  q2d.direction = Direction::query_to_document;
+  const std::vector<float> dist = test::matrix(ix, qs, q2d);
+  const auto z = [&](const std::vector<float>& m, std::size_t q, double sign) {
+    double mean = 0, sq = 0;
+    for (std::size_t i = 0; i < n; ++i) mean += sign * m[q * n + i];
+    mean /= static_cast<double>(n);
+    for (std::size_t i = 0; i < n; ++i) sq += std::pow(sign * m[q * n + i] - mean, 2);
+    const double sd = std::sqrt(sq / static_cast<double>(n));
+    std::vector<double> out(n);
+    for (std::size_t i = 0; i < n; ++i) out[i] = sd > 0 ? (sign * m[q * n + i] - mean) / sd : 0;
+    return out;
+  };
+  for (const double w : {0.3, 0.0, 2.0}) {
+    SearchOptions o;
+    o.method = Method::hybrid;
+    o.direction = Direction::query_to_document;
+    o.hybrid_weight = w;
+    const std::vector<float> got = test::matrix(ix, qs, o);
+    for (std::size_t q = 0; q < qs.size(); ++q) {
+      const std::vector<double> zs = z(score, q, -1.0), zd = z(dist, q, 1.0);
+      for (std::size_t i = 0; i < n; ++i)
+        ASSERT_NEAR(got[q * n + i], w * zd[i] - zs[i], 1e-4) << w << " " << q << " " << i;
+    }
+    test::expect_topk_matches_sort(CpuSearcher(ix), qs, o);
+  }
+  // Over several shards the standardisation would be each shard's own: refused; one is the index.
+  std::vector<Index> parts;
+  for (const IndexData& d : split_index_data(ix.data(), 2)) parts.push_back(Index::from_data(d));
+  SearchOptions o;
+  o.method = Method::hybrid;
+  o.direction = Direction::query_to_document;
+  const ShardSet two({&parts[0], &parts[1]}), one({&ix});
+  try {
+    ShardedSearcher(two, {}).search(two.make_query_set(as_docs(kQueries), {}), 3, o);
+    FAIL() << "hybrid over shards";
+  } catch (const OptionError& e) {
+    EXPECT_EQ(e.option(), "method");
+  }
+  const SearchResults a =
+      ShardedSearcher(one, {}).search(one.make_query_set(as_docs(kQueries), {}), 5, o);
+  const SearchResults b = CpuSearcher(ix).search(qs, 5, o);
+  EXPECT_EQ(a.indices, b.indices);
+  o.hybrid_weight = -1;
+  EXPECT_THROW(CpuSearcher(ix).search(qs, 3, o), OptionError);
+}
+
 }  // namespace
 }  // namespace lcrwmd

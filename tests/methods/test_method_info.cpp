@@ -28,7 +28,7 @@ TEST(MethodInfo, EveryMethodOnceByItsName) {
     EXPECT_EQ(&describe(m.method), &m);
     EXPECT_GT(std::string(m.summary).size(), 20u) << m.name;
   }
-  EXPECT_EQ(seen.size(), 7u);
+  EXPECT_EQ(seen.size(), 8u);
   try {
     parse_method("emd");
     FAIL() << "an unknown method was taken";
@@ -36,21 +36,21 @@ TEST(MethodInfo, EveryMethodOnceByItsName) {
     for (const std::string& n : names) EXPECT_NE(std::string(e.what()).find(n), std::string::npos);
   }
   EXPECT_EQ(method_names([](const MethodInfo& m) { return m.method == Method::wmd; }), "wmd");
-  EXPECT_EQ(method_names(), "wcd, rwmd, lc-rwmd, wmd, act, ict or bm25");
+  EXPECT_EQ(method_names(), "wcd, rwmd, lc-rwmd, wmd, act, ict, bm25 or hybrid");
 }
 
 // One rule for a direction: refused where the method does not have it, by the library's check,
 // by every searcher and by explain; the relaxations have both one-sided forms, WMD and WCD none,
-// BM25 only query-to-document.
+// BM25 and the hybrid only query-to-document.
 TEST(MethodInfo, EachDirectionOnlyWhereTheMethodHasIt) {
   const Index ix = Index::from_data(test::random_index(20, 30, 5, 4, 2));
   const QuerySet qs = test::mixed_queries(ix, 2, 1);
   for (const MethodInfo& m : methods()) {
-    const bool relaxation =
-        m.method != Method::wmd && m.method != Method::wcd && m.method != Method::bm25;
+    const bool search_box = m.method == Method::bm25 || m.method == Method::hybrid;
+    const bool relaxation = m.method != Method::wmd && m.method != Method::wcd && !search_box;
     EXPECT_EQ(m.document_to_query, relaxation) << m.name;
-    EXPECT_EQ(m.query_to_document, relaxation || m.method == Method::bm25) << m.name;
-    EXPECT_EQ(m.symmetric, m.method != Method::bm25) << m.name;
+    EXPECT_EQ(m.query_to_document, relaxation || search_box) << m.name;
+    EXPECT_EQ(m.symmetric, !search_box) << m.name;
     for (const Direction d : kDirections) {
       SearchOptions o;
       o.method = m.method;
@@ -58,7 +58,7 @@ TEST(MethodInfo, EachDirectionOnlyWhereTheMethodHasIt) {
       if (has_direction(m, d)) {
         EXPECT_NO_THROW(check_options(o)) << m.name;
         // bm25 reads its queries' terms from text (test_bm25.cpp); these are made by hand.
-        if (!m.lexical) {
+        if (!m.reads_terms) {
           EXPECT_NO_THROW(search(ix, qs, 3, o)) << m.name;
         }
         continue;
