@@ -298,6 +298,17 @@ Loaded load_queries(const QueryFlags& f) {
       note("collection: %zu documents in %zu shards, %zu distinct words", l.shards->n_docs(),
            l.files.size(), l.shards->vocab_size());
     if (!cluster.root()) return;
+    if (!f.like.empty()) {  // documents of the collection, by id, as the queries
+      std::vector<std::size_t> docs;
+      for (const std::string& id : f.like) {
+        const auto doc = l.shards->find_doc(id);
+        if (!doc) throw Error("--like: no document with id '" + id + "'");
+        docs.push_back(*doc);
+        l.liked.push_back(static_cast<std::int64_t>(*doc));
+      }
+      l.queries = l.shards->documents_as_queries(docs);
+      return;
+    }
     const QueryText text = read_query_text(f, l.index(), std::span(l.files).subspan(1));
     QueryOptions qo = f.query_options();
     qo.embeddings = text.embeddings.get();

@@ -51,6 +51,7 @@ struct QueryFlags {
   std::string distribute = "docs";
   std::string precision = "auto";
   std::string direction, query_weights = "auto";  // direction: empty, the method's default
+  std::vector<std::string> like;  // search --like: documents of the index as the queries
   bool one_sided = false, no_verify = false, tf32 = false;
   std::size_t batch = 0, memory_mib = 2048, device_memory_mib = 0, device_chunk = 0;
   std::size_t act_steps = 1;
@@ -109,6 +110,7 @@ struct Loaded {
   std::unique_ptr<ShardSet> shards;  // their documents as one collection
   QuerySet queries;                  // over the collection (ShardSet::make_query_set)
   std::size_t excluded = 0;          // queries left with no known word
+  std::vector<std::int64_t> liked;   // search --like: each query's document in the collection
   // The index of a command that takes one.
   const Index& index() const { return files.front(); }
 };

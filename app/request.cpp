@@ -64,22 +64,26 @@ void require_object(const json& request) {
   if (!request.is_object()) throw RequestError(400, "body", "expected a JSON object");
 }
 
-// method, direction (or the older "symmetric": false, document-to-query) and act_steps,
-// checked by the library's rules (lcrwmd/search.h).
-SearchOptions options(const json& request, Method default_method) {
+// method, direction (or the older "symmetric": false, document-to-query), act_steps and the
+// bm25 and hybrid parameters, checked by the library's rules (lcrwmd/search.h). Without a
+// method: default_method, or `otherwise` where a direction it lacks is asked.
+SearchOptions options(const json& request, Method default_method,
+                      std::optional<Method> otherwise = std::nullopt) {
   SearchOptions o;
-  const std::string method = text(request, "method", to_string(default_method));
-  try {
-    o.method = parse_method(method);
-  } catch (const Error& e) {
-    throw RequestError(400, "method", e.what());
-  }
   const bool symmetric = boolean(request, "symmetric", true);
   std::optional<Direction> asked;
   try {
     if (request.contains("direction")) asked = parse_direction(text(request, "direction", ""));
   } catch (const Error& e) {
     throw RequestError(400, "direction", e.what());
+  }
+  if (!symmetric && !asked) asked = Direction::document_to_query;
+  if (otherwise && asked && !has_direction(describe(default_method), *asked))
+    default_method = *otherwise;
+  try {
+    o.method = parse_method(text(request, "method", to_string(default_method)));
+  } catch (const Error& e) {
+    throw RequestError(400, "method", e.what());
   }
   try {
     o.direction = resolve_direction(describe(o.method), asked, !symmetric);
@@ -150,22 +154,34 @@ json parse_body(std::string_view body) {
 SearchRequest parse_search(const json& body, const RequestLimits& limits) {
   require_object(body);
   only(body,
-       {"queries", "k", "method", "direction", "symmetric", "query_weights", "act_steps", "bm25_k1",
-        "bm25_b", "hybrid_weight", "text"},
+       {"queries", "like", "k", "method", "direction", "symmetric", "query_weights", "act_steps",
+        "bm25_k1", "bm25_b", "hybrid_weight", "text"},
        "");
   SearchRequest r;
+  r.k = integer(body, "k", 10, 1, limits.max_k);
+  r.with_text = boolean(body, "text", false);
   const auto queries = body.find("queries");
-  if (queries == body.end()) throw RequestError(400, "queries", "missing");
+  if (const auto like = body.find("like"); like != body.end()) {
+    if (queries != body.end())
+      throw RequestError(400, "like", "a document's id or queries, not both");
+    if (!like->is_string()) throw RequestError(400, "like", "expected a document's id");
+    r.like = like->get<std::string>();
+    r.names.emplace_back(*r.like);
+    r.options = options(body, SearchOptions{}.method);
+    r.weights = query_weights(body, r.options.direction);
+    return r;
+  }
+  if (queries == body.end()) throw RequestError(400, "queries", "missing (or give \"like\")");
   if (!queries->is_array() || queries->empty())
     throw RequestError(400, "queries", "expected a non-empty array of texts");
   if (queries->size() > limits.max_queries)
     throw RequestError(413, "queries",
                        std::to_string(queries->size()) + " queries; at most " +
                            std::to_string(limits.max_queries) + " per request");
-  r.k = integer(body, "k", 10, 1, limits.max_k);
-  r.options = options(body, SearchOptions{}.method);
+  // A text: bm25, unless a direction it lacks is asked (lc-rwmd's then, as before bm25 was
+  // the default).
+  r.options = options(body, kTextQueryMethod, SearchOptions{}.method);
   r.weights = query_weights(body, r.options.direction);
-  r.with_text = boolean(body, "text", false);
   for (std::size_t i = 0; i < queries->size(); ++i) {
     const json& q = (*queries)[i];
     const std::string at = "queries[" + std::to_string(i) + "]";

@@ -5,6 +5,7 @@
 // index, so any bytes can be fed to it (fuzz/fuzz_request.cpp).
 #include <cstddef>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,9 +35,12 @@ struct RequestLimits {
 inline constexpr std::size_t kMaxDepth = 16;
 nlohmann::json parse_body(std::string_view body);
 
-// POST /search: {"queries": [text | {"text": ..., "id": ...}, ...], "k", "method",
-// "direction" (or "symmetric"), "query_weights", "act_steps", "text"}.
+// POST /search: {"queries": [text | {"text": ..., "id": ...}, ...] or "like": a document's id,
+// "k", "method", "direction" (or "symmetric"), "query_weights", "act_steps", "bm25_k1",
+// "bm25_b", "hybrid_weight", "text"}. Without a method, texts are ranked by kTextQueryMethod
+// and a document's likes by the symmetric distance.
 struct SearchRequest {
+  std::optional<std::string> like;    // "more like this": the document's id, not among the answers
   std::vector<RawDocument> queries;   // ids: their positions
   std::vector<nlohmann::json> names;  // what the answer calls each query: its id or position
   std::size_t k = 10;

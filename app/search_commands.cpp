@@ -63,6 +63,11 @@ void add_search(CLI::App& app) {
   auto output = std::make_shared<std::string>();
   auto with_text = std::make_shared<bool>(false);
   f->add(c, true);
+  c->get_option("--queries")->required(false);
+  c->add_option("--like", f->like,
+                "More like this: a document of the index (its id; may be repeated) as the query, "
+                "itself left out of its neighbours (default: the symmetric distance)")
+      ->excludes("--queries");
   f->add_prune(c);
   f->add_max_distance(c);
   c->add_option("--k", *k, "Neighbours per query (more than the index holds: all)")
@@ -79,13 +84,19 @@ void add_search(CLI::App& app) {
     cluster.step([&] {
       if (cluster.root() && !output->empty()) file = std::make_unique<AtomicFile>(*output);
     });
-    if (cluster.size() > 1 && f->indexes.size() > 1)
+    if (f->queries.empty() && f->like.empty()) throw Error("give --queries or --like");
+    if (cluster.size() > 1 && f->indexes.size() > 1) {
+      if (!f->like.empty())
+        throw Error("--like: not with a shard per rank under mpirun (give one --index)");
       return search_rank_shards(*f, *k, *with_text, std::move(file));
+    }
     Loaded l = load_queries(*f);
     if (*with_text && !l.shards->has_text())
       throw Error("--with-text: an index holds no texts (built with --no-text)");
     SearchStats st;
-    const SearchResults r = top_k(*f, l, *k, st);
+    const bool like = !f->like.empty();
+    SearchResults r = top_k(*f, l, *k + (like ? 1 : 0), st);
+    if (like && cluster.root()) r = without_self(r, l.liked, *k);  // root writes the results
     cluster.step([&] {
       if (!cluster.root()) return;
       const ShardSet& docs = *l.shards;

@@ -46,10 +46,21 @@ QuerySet SearchService::to_queries(const std::vector<RawDocument>& texts, QueryW
 json SearchService::search(const json& body) {
   SearchRequest request = parse_search(body, options_.limits);
   request.options.batch = options_.batching.max_batch;  // a micro-batch is one batch
-  QuerySet qs = to_queries(request.queries, request.weights,
-                           [](std::size_t i) { return "queries[" + std::to_string(i) + "]"; });
   const std::vector<json>& names = request.names;
-  const SearchResults r = batcher_.submit(std::move(qs), request.k, request.options).get();
+  SearchResults r;
+  if (request.like) {  // the document's own words as the query; itself not among the answers
+    const auto doc = index_.find_doc(*request.like);
+    if (!doc) throw RequestError(404, "like", "no document with id '" + *request.like + "'");
+    const std::size_t self[] = {*doc};
+    const std::int64_t own[] = {static_cast<std::int64_t>(*doc)};
+    r = without_self(
+        batcher_.submit(query_set_from_index(index_, self), request.k + 1, request.options).get(),
+        own, request.k);
+  } else {
+    QuerySet qs = to_queries(request.queries, request.weights,
+                             [](std::size_t i) { return "queries[" + std::to_string(i) + "]"; });
+    r = batcher_.submit(std::move(qs), request.k, request.options).get();
+  }
   json results = json::array();
   for (std::size_t q = 0; q < r.n_queries; ++q) {
     json neighbors = json::array();
@@ -65,7 +76,9 @@ json SearchService::search(const json& body) {
     }
     results.push_back({{"query", names[q]}, {"neighbors", std::move(neighbors)}});
   }
-  return {{"results", std::move(results)}};
+  return {{"method", to_string(request.options.method)},
+          {"direction", to_string(request.options.direction)},
+          {"results", std::move(results)}};
 }
 
 json SearchService::explain(const json& body) const {
@@ -106,7 +119,8 @@ json SearchService::info() const {
           {"max_queries_per_request", options_.limits.max_queries},
           {"methods", std::move(names)},
           {"method_details", std::move(methods)},
-          {"default_method", to_string(SearchOptions{}.method)}};
+          {"default_method", to_string(kTextQueryMethod)},
+          {"like_method", to_string(SearchOptions{}.method)}};
 }
 
 void SearchService::record(const std::string& endpoint, int status, double seconds) {

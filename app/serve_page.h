@@ -1,10 +1,11 @@
 #pragma once
 // The page `lcrwmd serve` answers at /: a query box, the methods as GET /info describes them
-// and the directions each has (query-to-document first: what a search box's few words want),
-// the query's neighbours (label and the start of their text) with the method and direction
-// that answered, and the word alignment of the one clicked (a method without words to show:
-// /explain's default, wmd), each direction drawn from the side whose words move (POST /search,
-// POST /explain). Plain HTML and JavaScript, no external file.
+// (the text method first: bm25) and the directions each has (query-to-document first: what a
+// search box's few words want), the query's neighbours (label and the start of their text) with
+// the method and direction that answered, "more like this" on each (the document's own words,
+// the symmetric distance), and the word alignment of the one clicked (a method without words to
+// show: /explain's default, wmd), each direction drawn from the side whose words move (POST
+// /search, POST /explain). Plain HTML and JavaScript, no external file.
 namespace lcrwmd::app {
 
 inline constexpr const char* kServePage = R"html(<!doctype html>
@@ -45,7 +46,8 @@ let explains = {}, directions = {};
 function directionsOf() {
   const have = directions[$("method").value] || ["symmetric"];
   for (const o of $("direction").options) o.disabled = !have.includes(o.value);
-  if ($("direction").selectedOptions[0].disabled) $("direction").value = "symmetric";
+  if ($("direction").selectedOptions[0].disabled)
+    $("direction").value = [...$("direction").options].find(o => !o.disabled).value;
 }
 $("method").onchange = directionsOf;
 fetch("/info").then(r => r.json()).then(info => {
@@ -58,27 +60,44 @@ fetch("/info").then(r => r.json()).then(info => {
   directionsOf();
 });
 function cell(tr, text) { const td = document.createElement("td"); td.textContent = text; tr.append(td); }
+// Shows an answer of /search: its method and direction, and each neighbour with "more like
+// this"; a click on a row aligns it with `text` (the query's, or the liked document's).
+function show(r, what, t0, text) {
+  $("status").textContent = `${what}${r.method} ${r.direction}: ${Math.round(performance.now() - t0)} ms`;
+  const head = document.createElement("tr");
+  for (const h of ["#", "document", "label", "distance", "text", ""]) { const th = document.createElement("th"); th.textContent = h; head.append(th); }
+  $("hits").append(head);
+  r.results[0].neighbors.forEach((n, i) => {
+    const tr = document.createElement("tr"); tr.className = "hit";
+    cell(tr, i + 1); cell(tr, n.id); cell(tr, n.label); cell(tr, n.distance.toFixed(4));
+    const start = n.text == null ? "" : n.text.length > 160 ? n.text.slice(0, 160) + "…" : n.text;
+    cell(tr, start); tr.lastChild.className = "text"; tr.lastChild.title = n.text || "";
+    const like = Object.assign(document.createElement("button"), {textContent: "more like this", type: "button"});
+    like.onclick = ev => { ev.stopPropagation(); moreLike(n.id, n.text); };
+    const td = document.createElement("td"); td.append(like); tr.append(td);
+    tr.onclick = () => explains[r.method] ? align(tr, text, n.id, r.method, r.direction) : align(tr, text, n.id);
+    $("hits").append(tr);
+  });
+}
+function fail(err) { $("status").innerHTML = ""; $("status").append(Object.assign(document.createElement("span"), {className: "err", textContent: err.message})); }
+function clear() { $("hits").replaceChildren(); $("alignment").replaceChildren(); $("status").textContent = "..."; }
 $("f").onsubmit = async e => {
   e.preventDefault();
-  $("hits").replaceChildren(); $("alignment").replaceChildren(); $("status").textContent = "...";
+  clear();
   const method = $("method").value, direction = $("direction").value, text = $("text").value;
   try {
     const t0 = performance.now();
-    const r = await post("/search", {queries: [text], k: +$("k").value, method, direction, text: true});
-    $("status").textContent = `${method} ${direction}: ${Math.round(performance.now() - t0)} ms`;
-    const head = document.createElement("tr");
-    for (const h of ["#", "document", "label", "distance", "text"]) { const th = document.createElement("th"); th.textContent = h; head.append(th); }
-    $("hits").append(head);
-    r.results[0].neighbors.forEach((n, i) => {
-      const tr = document.createElement("tr"); tr.className = "hit";
-      cell(tr, i + 1); cell(tr, n.id); cell(tr, n.label); cell(tr, n.distance.toFixed(4));
-      const start = n.text == null ? "" : n.text.length > 160 ? n.text.slice(0, 160) + "…" : n.text;
-      cell(tr, start); tr.lastChild.className = "text"; tr.lastChild.title = n.text || "";
-      tr.onclick = () => explains[method] ? align(tr, text, n.id, method, direction) : align(tr, text, n.id);
-      $("hits").append(tr);
-    });
-  } catch (err) { $("status").innerHTML = ""; $("status").append(Object.assign(document.createElement("span"), {className: "err", textContent: err.message})); }
+    show(await post("/search", {queries: [text], k: +$("k").value, method, direction, text: true}), "", t0, text);
+  } catch (err) { fail(err); }
 };
+// More like a document: its own words, by the service's default for documents.
+async function moreLike(id, text) {
+  clear();
+  try {
+    const t0 = performance.now();
+    show(await post("/search", {like: id, k: +$("k").value, text: true}), `more like ${id}: `, t0, text || "");
+  } catch (err) { fail(err); }
+}
 async function align(tr, text, doc, method, direction) {
   document.querySelectorAll("tr.open").forEach(x => x.classList.remove("open")); tr.classList.add("open");
   const box = $("alignment"); box.replaceChildren();

@@ -6,29 +6,64 @@
 namespace lcrwmd::bench {
 namespace {
 
-constexpr Direction kSides[] = {Direction::document_to_query, Direction::query_to_document,
-                                Direction::symmetric};
+// What is timed: LC-RWMD in each direction (one-sided first, the others' yardstick), then bm25
+// and hybrid (query-to-document).
+struct Run {
+  Method method;
+  Direction direction;
+};
+constexpr Run kRuns[] = {{Method::lc_rwmd, Direction::document_to_query},
+                         {Method::lc_rwmd, Direction::query_to_document},
+                         {Method::lc_rwmd, Direction::symmetric},
+                         {Method::bm25, Direction::query_to_document},
+                         {Method::hybrid, Direction::query_to_document}};
+constexpr std::size_t kN = std::size(kRuns);
 
-SearchOptions lc_in(Direction d, std::size_t batch) {
+SearchOptions options(const Run& run, std::size_t batch) {
   SearchOptions o;
-  o.method = Method::lc_rwmd;
-  o.direction = d;
+  o.method = run.method;
+  o.direction = run.direction;
   o.batch = batch;
   return o;
 }
 
+std::string name(const Run& run) {
+  return run.method == Method::lc_rwmd ? std::string(to_string(run.direction)) + " LC-RWMD"
+                                       : std::string(to_string(run.method));
+}
+
+std::string key(const Run& run) {
+  return run.method == Method::lc_rwmd ? std::string(to_string(run.direction))
+                                       : std::string(to_string(run.method));
+}
+
 }  // namespace
 
-QuerySet short_queries(const QuerySet& qs, std::size_t words) {
+QuerySet short_queries(const Index& index, const QuerySet& qs, std::size_t words) {
   QuerySet out;
   out.extra_words = qs.extra_words;
   out.extra_vectors = qs.extra_vectors;
+  QueryTerms& t = out.terms;
+  t.mean_length = index.idf_length() / static_cast<double>(index.idf_docs());
   for (std::size_t q = 0; q < qs.size(); ++q) {
     const std::size_t n = qs.length(q), h = std::min(words, n);
+    std::vector<std::string> names;
     for (std::size_t p = 0; p < h; ++p) {
-      out.words.push_back(qs.words[qs.indptr[q] + p * n / h]);
+      const std::uint32_t u = qs.words[qs.indptr[q] + p * n / h];
+      out.words.push_back(u);
       out.weights.push_back(1.0f / static_cast<float>(h));
+      names.emplace_back(u < index.vocab_size() ? index.word(u)
+                                                : qs.extra_words[u - index.vocab_size()]);
     }
+    std::sort(names.begin(), names.end());
+    for (std::string& name : names) {
+      const auto id = index.find_term(name);
+      t.idf.push_back(
+          static_cast<float>(bm25_idf(index.idf_docs(), id ? index.term_doc_freq(*id) : 0)));
+      t.terms.push_back(std::move(name));
+      t.counts.push_back(1);
+    }
+    t.indptr.push_back(t.terms.size());
     out.indptr.push_back(out.words.size());
     out.ids.push_back(qs.ids[q]);
     out.labels.push_back(qs.labels[q]);
@@ -38,45 +73,45 @@ QuerySet short_queries(const QuerySet& qs, std::size_t words) {
 
 void direction_benchmarks(const Searcher& searcher, const QuerySet& qs, std::size_t reps,
                           const std::vector<std::size_t>& batches, Report& rep) {
-  // One query at a time, the three directions in turn on each query.
-  std::vector<double> t[3], ratio[3];
+  // One query at a time, every run in turn on each query.
+  std::vector<double> t[kN], ratio[kN];
   std::size_t refined = 0;
   for (std::size_t r = 0; r < reps + 1; ++r) {
     const QuerySet q = slice(qs, r % qs.size(), 1);
-    double took[3];
-    for (std::size_t d = 0; d < 3; ++d) {
+    double took[kN];
+    for (std::size_t d = 0; d < kN; ++d) {
       SearchStats st;
-      took[d] = seconds_of([&] { searcher.search(q, 10, lc_in(kSides[d], 1), &st); });
-      if (r > 0 && kSides[d] == Direction::query_to_document) refined += st.refined;
+      took[d] = seconds_of([&] { searcher.search(q, 10, options(kRuns[d], 1), &st); });
+      if (r > 0 && d == 1) refined += st.refined;
     }
     if (r == 0) continue;  // warm-up
-    for (std::size_t d = 0; d < 3; ++d) {
+    for (std::size_t d = 0; d < kN; ++d) {
       t[d].push_back(took[d]);
       ratio[d].push_back(took[d] / took[0]);
     }
   }
-  for (std::size_t d = 0; d < 3; ++d) {
-    const std::string name = to_string(kSides[d]);
-    rep.add("single query: " + name + " LC-RWMD top-10 (ms)", 1e3 * median(t[d]), "ms");
-    rep.figure("single_" + name + "_ms", 1e3 * median(t[d]));
+  for (std::size_t d = 0; d < kN; ++d) {
+    rep.add("single query: " + name(kRuns[d]) + " top-10 (ms)", 1e3 * median(t[d]), "ms");
+    rep.figure("single_" + key(kRuns[d]) + "_ms", 1e3 * median(t[d]));
     if (d > 0) {
-      rep.add("single query: " + name + " / document-to-query (median of paired ratios)",
+      rep.add("single query: " + name(kRuns[d]) +
+                  " / document-to-query LC-RWMD (median of paired ratios)",
               median(ratio[d]), "x");
-      rep.figure("single_" + name + "_vs_document_to_query", median(ratio[d]));
+      rep.figure("single_" + key(kRuns[d]) + "_vs_document_to_query", median(ratio[d]));
     }
   }
   rep.add("query-to-document: documents whose D2 was computed per query (mean)",
           static_cast<double>(refined) / static_cast<double>(reps), "docs");
   for (const std::size_t b : batches) {
     const QuerySet q = slice(qs, 0, b);
-    for (const Direction d : kSides) {
+    for (const Run& run : kRuns) {
       std::vector<double> runs;
       for (int r = 0; r < 2; ++r)
-        runs.push_back(seconds_of([&] { searcher.search(q, 10, lc_in(d, b)); }));
+        runs.push_back(seconds_of([&] { searcher.search(q, 10, options(run, b)); }));
       const double per_query = std::min(runs[0], runs[1]) / static_cast<double>(q.size());
-      const std::string name = "batch of " + std::to_string(q.size()) + ", " + to_string(d);
-      rep.add(name + ": per query (ms)", 1e3 * per_query, "ms");
-      rep.figure("batch" + std::to_string(q.size()) + "_" + to_string(d) + "_qps", 1 / per_query);
+      const std::string label = "batch of " + std::to_string(q.size()) + ", " + name(run);
+      rep.add(label + ": per query (ms)", 1e3 * per_query, "ms");
+      rep.figure("batch" + std::to_string(q.size()) + "_" + key(run) + "_qps", 1 / per_query);
     }
   }
 }

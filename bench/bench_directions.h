@@ -1,7 +1,8 @@
 #pragma once
 // lcrwmd_bench directions: what a search box's query costs. Each query cut to its first few
 // words (a typed query), searched query-to-document beside one-sided (document-to-query) and
-// symmetric LC-RWMD, one at a time and in batches, times paired query by query.
+// symmetric LC-RWMD, and by bm25 and hybrid, one at a time and in batches, times paired query
+// by query.
 #include <cstddef>
 #include <vector>
 
@@ -12,8 +13,9 @@
 namespace lcrwmd::bench {
 
 // `words` distinct words of each query, spread evenly over its words (ascending ids: from its
-// commonest to its rarest in a synthetic index), uniformly weighted.
-QuerySet short_queries(const QuerySet& qs, std::size_t words);
+// commonest to its rarest in a synthetic index), uniformly weighted, each word also a term
+// (once) for bm25, weighed by the index's statistics.
+QuerySet short_queries(const Index& index, const QuerySet& qs, std::size_t words);
 
 void direction_benchmarks(const Searcher& searcher, const QuerySet& short_qs, std::size_t reps,
                           const std::vector<std::size_t>& batches, Report& rep);

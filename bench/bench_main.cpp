@@ -275,7 +275,7 @@ int main(int argc, char** argv) {
       emd_problems(problems_path, rep);
     } else if (*dir_cmd) {
       const Index ix = Index::load(index_path, false);
-      const QuerySet qs = short_queries(make_query_set(ix, read_tsv(queries_path), {}), words);
+      const QuerySet qs = short_queries(ix, make_query_set(ix, read_tsv(queries_path), {}), words);
       meta["index"] = index_path;
       meta["n_docs"] = std::to_string(ix.n_docs());
       meta["query_words"] = std::to_string(words);

@@ -153,6 +153,31 @@ PYBIND11_MODULE(_lcrwmd, m) {
           py::arg("bm25_b") = SearchOptions{}.bm25_b,
           py::arg("hybrid_weight") = SearchOptions{}.hybrid_weight)
       .def(
+          "more_like",
+          [](const PyIndex& p, const std::vector<std::size_t>& docs, std::int64_t k,
+             const std::string& method, const std::string& direction, const std::string& backend,
+             std::size_t act_steps, const std::string& precision) {
+            const SearchOptions o = make_options(method, direction, 0, true, act_steps);
+            const std::size_t kk = to_k(k);
+            std::vector<std::int64_t> self(docs.begin(), docs.end());
+            SearchResults r;
+            {
+              py::gil_scoped_release release;
+              const QuerySet qs = query_set_from_index(*p.index, docs);
+              r = without_self(p.searcher(backend, o, precision)->search(qs, kk + 1, o), self, kk);
+            }
+            const auto nq = static_cast<py::ssize_t>(r.n_queries),
+                       kc = static_cast<py::ssize_t>(r.k);
+            py::array_t<float> d({nq, kc});
+            py::array_t<std::int64_t> i({nq, kc});
+            std::copy(r.distances.begin(), r.distances.end(), d.mutable_data());
+            std::copy(r.indices.begin(), r.indices.end(), i.mutable_data());
+            return py::make_tuple(d, i);
+          },
+          py::arg("docs"), py::arg("k") = 10, py::arg("method") = "lc-rwmd",
+          py::arg("direction") = "", py::arg("backend") = "auto", py::arg("act_steps") = 1,
+          py::arg("precision") = "auto")
+      .def(
           "explain",
           [](const PyIndex& p, const py::object& query, std::size_t doc, const std::string& method,
              const std::string& direction, std::size_t act_steps,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set-up and demo in one: installs, builds, indexes the bundled BBC Sport slice and prints the
 # three nearest training documents of each demo query by symmetric LC-RWMD, what a search box's
-# few words find query-to-document, then how well each method (WCD, LC-RWMD, exact WMD)
+# few words find (bm25, and LC-RWMD query-to-document), then how well each method (WCD, LC-RWMD, exact WMD)
 # classifies the queries by their nearest neighbours.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,15 +25,18 @@ awk -F'\t' -v OFS='\t' '
   }' $demo/train.tsv $demo/queries.tsv "$out/results.tsv"
 
 echo
-echo "What a search box's few words find (--direction query-to-document, IDF query weights):"
 printf 'typed1\t\tfederer wimbledon tennis set\ntyped2\t\tengland batsmen wicket\n' >"$out/typed.tsv"
-./build/lcrwmd search --index "$out/demo.idx" --queries "$out/typed.tsv" \
-  --embeddings $demo/embeddings.bin --k 3 --direction query-to-document 2>/dev/null |
-  awk -F'\t' 'FILENAME == ARGV[1] { label[$1] = $2; split($3, w, " "); title[$1] = w[1] " " w[2] " " w[3] " " w[4] " " w[5] " " w[6]; next }
-    FILENAME == ARGV[2] { q[$1] = $3; next }
-    { if ($2 == 1) printf "\n\"%s\"\n", q[$1]
-      printf "  %d. %-9s %-16s [%-9s] %s...\n", $2, $4, $3, label[$3], title[$3] }' \
-    $demo/train.tsv "$out/typed.tsv" -
+for how in "--method bm25" "--direction query-to-document"; do
+  echo "What a search box's few words find ($how):"
+  ./build/lcrwmd search --index "$out/demo.idx" --queries "$out/typed.tsv" \
+    --embeddings $demo/embeddings.bin --k 3 $how 2>/dev/null |
+    awk -F'\t' 'FILENAME == ARGV[1] { label[$1] = $2; split($3, w, " "); title[$1] = w[1] " " w[2] " " w[3] " " w[4] " " w[5] " " w[6]; next }
+      FILENAME == ARGV[2] { q[$1] = $3; next }
+      { if ($2 == 1) printf "\n\"%s\"\n", q[$1]
+        printf "  %d. %-11s %-16s [%-9s] %s...\n", $2, $4, $3, label[$3], title[$3] }' \
+      $demo/train.tsv "$out/typed.tsv" -
+  echo
+done
 
 echo
 echo "kNN classification of the demo queries by their nearest training documents:"

@@ -92,6 +92,12 @@ struct SearchStats {
   std::size_t device_chunks = 0;  // CUDA: resident chunks the documents were split into
 };
 
+// What a search means where the front end names no method: a search box's text is ranked by
+// bm25 (recall@10 0.86-0.87 on the retrieval tasks of RESULTS.md, where symmetric LC-RWMD finds
+// 0.38-0.46); "more like this document" by the symmetric distance of the document's own words
+// (SearchOptions' default method).
+inline constexpr Method kTextQueryMethod = Method::bm25;
+
 // Adds one search's counts (of a shard, a rank) to a total.
 void accumulate(SearchStats& total, const SearchStats& part);
 
@@ -103,6 +109,12 @@ struct SearchResults {
   std::vector<float> distances;       // n_queries x k
   std::vector<std::int64_t> indices;  // n_queries x k
 };
+
+// "More like this": results searched for documents of the index as queries with k + 1
+// neighbours, each row without its own document (self[q], or the row's last where it is not
+// among them), k to a row.
+SearchResults without_self(const SearchResults& r, std::span<const std::int64_t> self,
+                           std::size_t k);
 
 // The full distance matrix, streamed batch by batch: sink(first_query, n_rows, rows) with
 // rows[r * n_docs + i] the distance of query first_query + r to document i.

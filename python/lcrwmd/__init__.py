@@ -177,6 +177,19 @@ class Index:
                                              query_weights, bm25_k1, bm25_b, hybrid_weight)
         return _results(self, d, i, excluded, return_ids)
 
+    def more_like(self, docs: Union[int, str, Sequence[Union[int, str]]], k: int = 10,
+                  method: str = "lc-rwmd", direction: Optional[str] = None,
+                  backend: str = "auto", act_steps: int = 1, precision: str = "auto",
+                  return_ids: bool = False) -> SearchResult:
+        """More like these documents of the index (positions or ids): each one's own words as
+        the query, the document itself left out of its k neighbours; by default the symmetric
+        distance (how alike two documents are). As search otherwise."""
+        one = isinstance(docs, (int, str, np.integer))
+        rows = [self._position(d, "more_like") for d in ([docs] if one else docs)]
+        d, i = self._native.more_like(rows, k, method, direction or "", backend, act_steps,
+                                      precision)
+        return _results(self, d, i, [], return_ids)
+
     def range_search(self, queries: Union[Document, Sequence[Document]], max_distance: float,
                      k: Optional[int] = None, method: str = "lc-rwmd", symmetric: bool = True,
                      backend: str = "auto", act_steps: int = 1, precision: str = "auto",
@@ -267,16 +280,21 @@ class Index:
         query with no known word. precision is accepted as search's (an explanation recomputes
         its pair's word distances from the vectors: every precision gives the same flows)."""
         cpu_precision(precision)  # a precision this CPU lacks: an error, as for search
-        if isinstance(doc, str):
-            try:
-                doc = self.ids.index(doc)
-            except ValueError:
-                raise Error(f"explain: no document with id {doc!r}") from None
-        elif not 0 <= int(doc) < self.n_docs:
-            raise Error(f"explain: document {doc} of {self.n_docs}")
-        return _explanation(self._native.explain(query, int(doc), method,
+        doc = self._position(doc, "explain")
+        return _explanation(self._native.explain(query, doc, method,
                                                  _direction(direction, symmetric), act_steps,
                                                  query_weights))
+
+    def _position(self, doc: Union[int, str], what: str) -> int:
+        """A document's position, from its position or its id (a str); an Error naming `what`."""
+        if isinstance(doc, str):
+            try:
+                return self.ids.index(doc)
+            except ValueError:
+                raise Error(f"{what}: no document with id {doc!r}") from None
+        if not 0 <= int(doc) < self.n_docs:
+            raise Error(f"{what}: document {doc} of {self.n_docs}")
+        return int(doc)
 
     def to_gpu(self, device: int = 0, memory_mib: int = 0, tf32: bool = False) -> GpuSearcher:
         """A GpuSearcher: this index resident on CUDA device `device`, uploaded once, for many

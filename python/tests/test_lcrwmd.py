@@ -388,3 +388,19 @@ def test_bm25_scores_every_term_and_finds_only_matching_documents(index):
     np.testing.assert_allclose(h, 0.3 * z(q) - z(s), atol=1e-4)
     with pytest.raises(lcrwmd.Error, match="hybrid's weight"):
         index.search(typed, method="hybrid", hybrid_weight=-1)
+
+
+def test_more_like_a_document_leaves_it_out(index):
+    """more_like: the document's own words as the query (symmetric by default), itself left
+    out; by position or id; as a search with its text minus itself."""
+    d, i = index.more_like([7, index.ids[30]], k=4)
+    for row, doc in zip(range(2), (7, 30)):
+        want_d, want_i = index.search([index.text(doc)], k=5)
+        keep = want_i[0] != doc
+        np.testing.assert_array_equal(i[row], want_i[0][keep][:4])
+        np.testing.assert_allclose(d[row], want_d[0][keep][:4], rtol=1e-6)
+        assert doc not in i[row]
+    _, _, ids = index.more_like(7, k=3, method="bm25", return_ids=True)
+    assert len(ids[0]) == 3 and index.ids[7] not in ids[0]
+    with pytest.raises(lcrwmd.Error, match="more_like: no document with id 'nope'"):
+        index.more_like("nope")

@@ -81,7 +81,8 @@ def cli_search(index, method_flags, k):
 
 
 @pytest.mark.parametrize("body_extra,flags", [
-    ({}, []),
+    ({}, ["--method", "bm25"]),  # a text's default
+    ({"method": "lc-rwmd"}, []),
     ({"symmetric": False}, ["--one-sided"]),
     ({"method": "wmd"}, ["--method", "wmd"]),
     ({"method": "act", "act_steps": 2}, ["--method", "act", "--act-steps", "2"]),
@@ -126,7 +127,9 @@ def test_concurrent_requests_share_batches(server):
     batches0 = metric(before, "lcrwmd_batch_queries_count")
     queries0 = metric(before, "lcrwmd_batch_queries_sum")
     text = queries()[0][2]
-    threads = [threading.Thread(target=server.request, args=("/search", {"queries": [text]}))
+    # lc-rwmd: phase 1's counts below (bm25, a text's default, has no phase 1).
+    threads = [threading.Thread(target=server.request,
+                                args=("/search", {"queries": [text], "method": "lc-rwmd"}))
                for _ in range(16)]
     for t in threads:
         t.start()
@@ -191,6 +194,13 @@ BAD_SEARCHES = [
      "symmetric"),
     (b'{"queries": ["goal"], "query_weights": "bm25"}', 400, "query_weights"),
     (b'{"queries": ["goal"], "method": "act", "act_steps": 1000001}', 400, "act_steps"),
+    (b'{"queries": ["goal"], "method": "bm25", "bm25_b": 2}', 400, "bm25_b"),
+    (b'{"queries": ["goal"], "method": "bm25", "bm25_k1": "high"}', 400, "bm25_k1"),
+    (b'{"queries": ["goal"], "method": "hybrid", "hybrid_weight": -1}', 400, "hybrid_weight"),
+    (b'{"queries": ["goal"], "method": "bm25", "direction": "symmetric"}', 400, "direction"),
+    (b'{"like": 3}', 400, "like"),
+    (b'{"like": "bbcsport-000233", "queries": ["goal"]}', 400, "like"),
+    (b'{"like": "nosuchdoc"}', 404, "like"),
 ]
 
 BAD_EXPLAINS = [
@@ -265,7 +275,8 @@ def test_other_endpoints_and_limits(index, server):
     status, info = server.request("/info")
     assert status == 200 and info["documents"] == 120 and info["backend"] == "cpu"
     assert info["precision"] == lcrwmd.cpu_precision()
-    assert info["method_details"] == lcrwmd.methods() and info["default_method"] == "lc-rwmd"
+    assert info["method_details"] == lcrwmd.methods() and info["default_method"] == "bm25"
+    assert info["like_method"] == "lc-rwmd"
     assert info["methods"] == [m["name"] for m in lcrwmd.methods()]
     status, page = server.request("/")
     assert status == 200 and "<textarea" in page and "/explain" in page
@@ -328,3 +339,30 @@ def test_sigterm_answers_every_accepted_request(index):
     assert len({json.dumps(r[1]) for r in results}) == 1  # the same answer for each
     assert s.proc.wait(timeout=60) == 0
     s.proc.stderr.close()
+
+
+def test_defaults_match_intent_and_more_like_this(index, server):
+    """A text without a method: bm25, said in the answer; a direction bm25 lacks: lc-rwmd's.
+    "like": the document's own words, symmetric lc-rwmd, the document itself left out."""
+    ix = lcrwmd.Index.load(index)
+    text = queries()[0][2]
+    status, body = server.request("/search", {"queries": [text], "k": 5})
+    assert status == 200 and (body["method"], body["direction"]) == ("bm25", "query-to-document")
+    d, i = ix.search([text], k=5, method="bm25")
+    assert [n["id"] for n in body["results"][0]["neighbors"]] == [ix.ids[j] for j in i[0]]
+    status, body = server.request("/search", {"queries": [text], "k": 5, "direction": "symmetric"})
+    assert status == 200 and (body["method"], body["direction"]) == ("lc-rwmd", "symmetric")
+    status, body = server.request("/search", {"queries": [text], "symmetric": False})
+    assert status == 200 and (body["method"], body["direction"]) == ("lc-rwmd", "document-to-query")
+    doc = ix.ids[7]
+    status, body = server.request("/search", {"like": doc, "k": 4})
+    assert status == 200 and (body["method"], body["direction"]) == ("lc-rwmd", "symmetric")
+    assert body["results"][0]["query"] == doc
+    got = [(n["id"], n["distance"]) for n in body["results"][0]["neighbors"]]
+    d, i = ix.search([ix.text(7)], k=5)
+    want = [(ix.ids[j], x) for j, x in zip(i[0], d[0]) if ix.ids[j] != doc][:4]
+    assert [g for g, _ in got] == [w for w, _ in want] and doc not in [g for g, _ in got]
+    for (_, a), (_, b) in zip(got, want):
+        assert a == pytest.approx(b, rel=1e-5, abs=1e-6)
+    status, body = server.request("/search", {"like": doc, "k": 3, "method": "bm25"})
+    assert status == 200 and body["method"] == "bm25" and len(body["results"][0]["neighbors"]) == 3

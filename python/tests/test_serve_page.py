@@ -50,8 +50,8 @@ def test_type_a_query_see_neighbours_open_an_alignment(index, browser):  # noqa:
         wait.until(lambda d: len(method.options) == len(lcrwmd.methods()))
         assert [o.get_attribute("title") for o in method.options] == \
             [m["summary"] for m in lcrwmd.methods()]
-        assert method.first_selected_option.text == "lc-rwmd"
-        # A search box: query-to-document first; wmd has no such form, so symmetric is taken.
+        assert method.first_selected_option.text == "bm25"
+        # A search box: bm25, query-to-document; wmd has no such form, so symmetric is taken.
         direction = Select(browser.find_element(By.ID, "direction"))
         assert direction.first_selected_option.text == "query-to-document"
         method.select_by_visible_text("wmd")
@@ -107,5 +107,16 @@ def test_type_a_query_see_neighbours_open_an_alignment(index, browser):  # noqa:
         status, e = server.request("/explain", {"query": text, "doc": doc, "method": "lc-rwmd"})
         top = e["doc_to_query"]["flows"][0]
         assert words == [top["doc_word"], "→ " + top["query_word"]]
+        # More like a result: its own words, by the service's default for documents, itself
+        # left out.
+        rows = browser.find_elements(By.CSS_SELECTOR, "#hits tr.hit")
+        liked = rows[1].find_elements(By.TAG_NAME, "td")[1].text
+        rows[1].find_element(By.TAG_NAME, "button").click()
+        wait.until(lambda d: f"more like {liked}" in d.find_element(By.ID, "status").text)
+        status, like = server.request("/search", {"like": liked, "k": 5})
+        rows = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#hits tr.hit") or None)
+        shown = [r.find_elements(By.TAG_NAME, "td")[1].text for r in rows]
+        assert shown == [n["id"] for n in like["results"][0]["neighbors"]] and liked not in shown
+        assert "lc-rwmd symmetric" in browser.find_element(By.ID, "status").text
     finally:
         assert server.stop() == 0

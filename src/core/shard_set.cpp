@@ -117,6 +117,19 @@ QuerySet ShardSet::make_query_set(const std::vector<RawDocument>& docs, const Qu
   return make_query_set_with(first, docs, first.idf_docs(), other_shards, options, report, terms);
 }
 
+QuerySet ShardSet::documents_as_queries(std::span<const std::size_t> docs) const {
+  std::vector<QuerySet> parts;
+  for (const std::size_t doc : docs) {
+    const auto [s, i] = locate(doc);
+    const std::size_t one[] = {i};
+    QuerySet q = query_set_from_index(*shards_[s], one);
+    parts.push_back(s == 0 ? std::move(q) : translate_queries(*shards_[s], q, *shards_.front()));
+  }
+  std::vector<const QuerySet*> all;
+  for (const QuerySet& q : parts) all.push_back(&q);
+  return concat(*shards_.front(), all);
+}
+
 QuerySet ShardSet::for_shard(const QuerySet& q, std::size_t s) const {
   return s == 0 ? q : translate_queries(*shards_.front(), q, *shards_[s]);
 }

@@ -106,6 +106,26 @@ Backend resolve_backend(Backend b, const SearchOptions& o) {
   return gpu && gpu_device_count() > 0 ? Backend::cuda : Backend::cpu;
 }
 
+SearchResults without_self(const SearchResults& r, std::span<const std::int64_t> self,
+                           std::size_t k) {
+  SearchResults out;
+  out.n_queries = r.n_queries;
+  out.k = std::min(k, r.k);
+  out.distances.assign(out.n_queries * out.k, 0.0f);
+  out.indices.assign(out.n_queries * out.k, -1);
+  for (std::size_t q = 0; q < r.n_queries; ++q) {
+    std::size_t t = 0;
+    for (std::size_t s = 0; s < r.k && t < out.k; ++s) {
+      const std::int64_t doc = r.indices[q * r.k + s];
+      if (doc == self[q]) continue;
+      out.indices[q * out.k + t] = doc;
+      out.distances[q * out.k + t] = r.distances[q * r.k + s];
+      ++t;
+    }
+  }
+  return out;
+}
+
 void accumulate(SearchStats& total, const SearchStats& s) {
   total.batches += s.batches;
   total.distances += s.distances;

@@ -225,6 +225,54 @@ TEST_F(Cli, PairwiseWritesNpy) {
   EXPECT_NE(s.out.find(expected), std::string::npos) << s.out;
 }
 
+// search --like: documents of the index as the queries, themselves left out; the neighbours
+// their texts as queries find, and the same over the index's shards.
+TEST(CliLike, MoreLikeADocumentIsItsTextsNeighboursWithoutItself) {
+  const std::string demo = demo_dir(), whole = demo_index("like.idx");
+  const CliRun shards = lcrwmd("build --embeddings " + demo + "/embeddings.bin --docs " + demo +
+                               "/train.tsv --stopwords " + demo + "/stop_words.txt --shards 3 " +
+                               "--output " + tmp("like_shards.idx"));
+  ASSERT_EQ(shards.code, 0) << shards.err;
+  std::string parts;  // in order: like_shards.0.idx, .1, .2
+  for (int i = 0; i < 3; ++i)
+    parts += " --index " + tmp("like_shards." + std::to_string(i) + ".idx");
+  // The texts of documents 5 and 60 of train.tsv, as queries named by their ids.
+  std::ifstream in(demo + "/train.tsv");
+  std::string line, queries, a, b;
+  for (int i = 0; std::getline(in, line); ++i)
+    if (i == 5 || i == 60) {
+      queries += line + "\n";
+      (i == 5 ? a : b) = line.substr(0, line.find('\t'));
+    }
+  const CliRun text = lcrwmd("search --index " + whole + " --queries " +
+                             test::write_file("like_q.tsv", queries) + " --k 5");
+  ASSERT_EQ(text.code, 0) << text.err;
+  std::string want;  // each query's own document dropped, four left
+  std::istringstream rows(text.out);
+  std::map<std::string, int> rank;
+  while (std::getline(rows, line)) {
+    std::istringstream f(line);
+    std::string q, r, doc, d;
+    std::getline(f, q, '\t'), std::getline(f, r, '\t'), std::getline(f, doc, '\t'),
+        std::getline(f, d);
+    if (doc == q || rank[q] == 4) continue;
+    want += q + "\t" + std::to_string(++rank[q]) + "\t" + doc + "\t" + d + "\n";
+  }
+  const CliRun like =
+      lcrwmd("search --index " + whole + " --like " + a + " --like " + b + " --k 4");
+  ASSERT_EQ(like.code, 0) << like.err;
+  EXPECT_EQ(like.out, want);
+  EXPECT_EQ(want.find(a + "\t1\t" + a), std::string::npos);
+  const CliRun sharded = lcrwmd("search" + parts + " --like " + a + " --like " + b + " --k 4");
+  ASSERT_EQ(sharded.code, 0) << sharded.err;
+  EXPECT_EQ(sharded.out, want);
+  const CliRun none = lcrwmd("search --index " + whole + " --like nosuchdoc");
+  EXPECT_NE(none.code, 0);
+  EXPECT_NE(none.err.find("no document with id 'nosuchdoc'"), std::string::npos) << none.err;
+  const CliRun both = lcrwmd("search --index " + whole + " --like " + a + " --queries x.tsv");
+  EXPECT_NE(both.code, 0);
+}
+
 TEST(CliSynth, WritesIndexQueriesAndSourceFiles) {
   const auto idx = tmp("syn.idx"), q = tmp("syn_q.tsv"), e = tmp("syn.vec"), d = tmp("syn.tsv");
   CliRun r = lcrwmd("synth --docs 300 --vocab 400 --words-per-doc 12 --dim 8 --seed 5 --output " +
