@@ -56,18 +56,11 @@ class Bm25 final : public BatchDistance {
       : n_(index.n_docs()), q_(q), scorer_(index, q.set, k1, b) {}
 
   void compute(float* out) override {
-    const std::size_t nq = q_.size();
-#pragma omp parallel if (nq > 1)
-    {
-      std::vector<double> score;
-#pragma omp for schedule(dynamic)
-      for (std::size_t j = 0; j < nq; ++j) {
-        scorer_.score(q_.begin + j, score);
-        float* row = out + j * n_;
-        for (std::size_t i = 0; i < n_; ++i)
-          row[i] = score[i] > 0 ? -static_cast<float>(score[i]) : 0.0f;
-      }
-    }
+    scorer_.score_each(q_.begin, q_.size(), [&](std::size_t j, const std::vector<double>& score) {
+      float* row = out + j * n_;
+      for (std::size_t i = 0; i < n_; ++i)
+        row[i] = score[i] > 0 ? -static_cast<float>(score[i]) : 0.0f;
+    });
   }
 
  private:

@@ -18,6 +18,19 @@ class Bm25Scorer {
   // postings in document order, so the same sums come in the same order however queries are
   // batched and threads split.
   void score(std::size_t q, std::vector<double>& score) const;
+  // f(j, score) for queries first + j, j < count, in parallel (one row of scores per thread).
+  template <typename F>
+  void score_each(std::size_t first, std::size_t count, F&& f) const {
+#pragma omp parallel if (count > 1)
+    {
+      std::vector<double> row;
+#pragma omp for schedule(dynamic)
+      for (std::size_t j = 0; j < count; ++j) {
+        score(first + j, row);
+        f(j, row);
+      }
+    }
+  }
 
  private:
   const Index& index_;

@@ -49,19 +49,13 @@ class Hybrid final : public BatchDistance {
         errors.run([&] { out[c] = distance_->refine(c / n_, c % n_, out[c]); });
       errors.rethrow();
     }
-#pragma omp parallel if (nq > 1)
-    {
-      std::vector<double> score;
-#pragma omp for schedule(dynamic)
-      for (std::size_t j = 0; j < nq; ++j) {
-        scorer_.score(q_.begin + j, score);
-        float* row = out + j * n_;
-        const auto [sm, ss] = moments(score.data(), n_);
-        const auto [dm, ds] = moments(row, n_);
-        for (std::size_t i = 0; i < n_; ++i)
-          row[i] = static_cast<float>(weight_ * (row[i] - dm) / ds - (score[i] - sm) / ss);
-      }
-    }
+    scorer_.score_each(q_.begin, nq, [&](std::size_t j, const std::vector<double>& score) {
+      float* row = out + j * n_;
+      const auto [sm, ss] = moments(score.data(), n_);
+      const auto [dm, ds] = moments(row, n_);
+      for (std::size_t i = 0; i < n_; ++i)
+        row[i] = static_cast<float>(weight_ * (row[i] - dm) / ds - (score[i] - sm) / ss);
+    });
   }
 
  private:
