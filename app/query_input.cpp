@@ -102,6 +102,7 @@ Direction QueryFlags::direction_asked() const {
 QueryOptions QueryFlags::query_options() const {
   QueryOptions o;
   o.weights = parse_query_weights(query_weights, direction_asked());
+  o.keep_term_only = describe(parse_method(method)).lexical;
   return o;
 }
 

@@ -31,10 +31,11 @@ SearchService::SearchService(const Index& index, const Embeddings* embeddings,
 
 template <typename Field>
 QuerySet SearchService::to_queries(const std::vector<RawDocument>& texts, QueryWeights weights,
-                                   const Field& field) const {
+                                   Method method, const Field& field) const {
   QueryOptions qo;
   qo.embeddings = embeddings_;
   qo.weights = weights;
+  qo.keep_term_only = describe(method).lexical;
   TextReport report;
   QuerySet qs = make_query_set(index_, texts, qo, &report);
   if (!report.empty_documents.empty())
@@ -57,7 +58,7 @@ json SearchService::search(const json& body) {
         batcher_.submit(query_set_from_index(index_, self), request.k + 1, request.options).get(),
         own, request.k);
   } else {
-    QuerySet qs = to_queries(request.queries, request.weights,
+    QuerySet qs = to_queries(request.queries, request.weights, request.options.method,
                              [](std::size_t i) { return "queries[" + std::to_string(i) + "]"; });
     r = batcher_.submit(std::move(qs), request.k, request.options).get();
   }
@@ -87,7 +88,7 @@ json SearchService::explain(const json& body) const {
   if (!doc) throw RequestError(404, "doc", "no document with id '" + request.doc + "'");
   const SearchOptions& o = request.options;
   const QuerySet qs =
-      to_queries({request.query}, request.weights, [](std::size_t) { return "query"; });
+      to_queries({request.query}, request.weights, o.method, [](std::size_t) { return "query"; });
   Explanation e;
   try {
     e = lcrwmd::explain(index_, qs, 0, *doc, o.method, o.direction, o.act_steps);

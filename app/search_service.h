@@ -41,9 +41,10 @@ class SearchService {
   void record(const std::string& endpoint, int status, double seconds);
 
  private:
-  // The texts as queries; one left with no known word is a 422 naming it (field(i)).
+  // The texts as queries for `method`; one left with no known word (a lexical method's: and no
+  // term) is a 422 naming it (field(i)).
   template <typename Field>
-  QuerySet to_queries(const std::vector<RawDocument>& texts, QueryWeights weights,
+  QuerySet to_queries(const std::vector<RawDocument>& texts, QueryWeights weights, Method method,
                       const Field& field) const;
 
   const Index& index_;

@@ -80,13 +80,15 @@ std::shared_ptr<const Searcher> PyIndex::searcher(const std::string& backend,
 }
 
 Queries to_queries(const PyIndex& p, const py::sequence& docs,
-                   const std::optional<std::vector<std::string>>& labels, QueryWeights weights) {
+                   const std::optional<std::vector<std::string>>& labels, QueryWeights weights,
+                   bool keep_term_only) {
   const std::vector<RawDocument> raw =
       to_documents(docs, {}, optional_list(labels, docs.size(), "labels"));
   Queries q;
   QueryOptions opt;
   opt.embeddings = p.embeddings.get();
   opt.weights = weights;
+  opt.keep_term_only = keep_term_only;
   TextReport report;
   {
     py::gil_scoped_release release;
@@ -130,7 +132,8 @@ SearchOptions make_options(const std::string& method, const std::string& directi
 py::tuple search_with(const PyIndex& p, const Searcher& searcher, const py::sequence& queries,
                       std::size_t k, const SearchOptions& o, const std::string& query_weights) {
   const Queries q =
-      to_queries(p, queries, std::nullopt, parse_query_weights(query_weights, o.direction));
+      to_queries(p, queries, std::nullopt, parse_query_weights(query_weights, o.direction),
+                 describe(o.method).lexical);
   SearchResults r;
   {
     py::gil_scoped_release release;
@@ -208,7 +211,8 @@ py::array_t<float> pairwise_with(const PyIndex& p, const Searcher& searcher,
                                  const py::sequence& queries, const SearchOptions& o,
                                  const std::string& query_weights) {
   const Queries q =
-      to_queries(p, queries, std::nullopt, parse_query_weights(query_weights, o.direction));
+      to_queries(p, queries, std::nullopt, parse_query_weights(query_weights, o.direction),
+                 describe(o.method).lexical);
   if (!q.excluded.empty())
     throw py::value_error("query " + q.excluded.front() +
                           " has no word known to the index or its embeddings");

@@ -79,7 +79,7 @@ struct PyGpuSearcher {
 };
 
 // Query documents as a QuerySet; rows[j] is the QuerySet row of input query j, or -1 where it
-// was left with no known word.
+// was left with no known word (keep_term_only, for a lexical method: and no term).
 struct Queries {
   QuerySet set;
   std::vector<std::int64_t> rows;
@@ -87,7 +87,7 @@ struct Queries {
 };
 Queries to_queries(const PyIndex& p, const py::sequence& docs,
                    const std::optional<std::vector<std::string>>& labels,
-                   QueryWeights weights = QueryWeights::index);
+                   QueryWeights weights = QueryWeights::index, bool keep_term_only = false);
 
 // Python's k is any int: below 1, the library's error (lcrwmd.Error), not pybind11's TypeError.
 std::size_t to_k(std::int64_t k);

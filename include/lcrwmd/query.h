@@ -58,11 +58,15 @@ struct QueryOptions {
   // counted as not in the index). They must be the index's own (check_embeddings).
   const Embeddings* embeddings = nullptr;
   QueryWeights weights = QueryWeights::index;
+  // A query none of whose words has a vector is kept, with no words, where it has terms: what a
+  // lexical method (MethodInfo::lexical, bm25) ranks by. Otherwise it is excluded.
+  bool keep_term_only = false;
 };
 
 // Tokenises and weights queries as the index's documents were: its tokenizer, stop words,
 // weighting (or IDF, options.weights) and document frequencies (lcrwmd/index.h). Queries left
-// with no known word are excluded and listed in report->empty_documents.
+// with no known word (options.keep_term_only: and no term) are excluded and listed in
+// report->empty_documents.
 QuerySet make_query_set(const Index& index, const std::vector<RawDocument>& docs,
                         const QueryOptions& options, TextReport* report = nullptr);
 

@@ -185,7 +185,8 @@ BAD_SEARCHES = [
     (b'{"queries": ["goal"], "method": "fast"}', 400, "method"),
     (b'{"queries": ["goal"], "method": ["wmd"]}', 400, "method"),
     (b'{"queries": ["goal"], "method": "wmd", "symmetric": false}', 400, "symmetric"),
-    (b'{"queries": ["goal", "qqqzzz xxyyzz"]}', 422, "queries[1]"),
+    (b'{"queries": ["goal", "qqqzzz xxyyzz"], "method": "lc-rwmd"}', 422, "queries[1]"),
+    (b'{"queries": ["goal", "the of"]}', 422, "queries[1]"),  # bm25: stop words alone
     (b'{"queries": [{"id": [1], "text": "goal"}]}', 400, "queries[0].id"),
     (b'{"queries": ["goal"], "direction": "sideways"}', 400, "direction"),
     (b'{"queries": ["goal"], "method": "wcd", "direction": "query-to-document"}', 400,
@@ -364,5 +365,8 @@ def test_defaults_match_intent_and_more_like_this(index, server):
     assert [g for g, _ in got] == [w for w, _ in want] and doc not in [g for g, _ in got]
     for (_, a), (_, b) in zip(got, want):
         assert a == pytest.approx(b, rel=1e-5, abs=1e-6)
+    # bm25 ranks words without vectors too: a text of none is answered, with no neighbours.
+    status, body = server.request("/search", {"queries": ["qqqzzz xxyyzz"]})
+    assert status == 200 and body["results"][0]["neighbors"] == []
     status, body = server.request("/search", {"like": doc, "k": 3, "method": "bm25"})
     assert status == 200 and body["method"] == "bm25" and len(body["results"][0]["neighbors"]) == 3

@@ -66,7 +66,7 @@ QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>&
     tokens.clear();
     std::vector<WordCount> counts = count_words(doc, &index.stopwords(), lookup, report, unknown,
                                                 index.tokenizer_version(), &tokens);
-    if (counts.empty()) {
+    if (counts.empty() && !(options.keep_term_only && terms && !tokens.empty())) {
       report.empty_documents.push_back(doc.id);
       continue;
     }

@@ -131,6 +131,28 @@ TEST(Bm25, EveryDistanceIsMinusTheDirectScore) {
   }
 }
 
+// A query of words without vectors has no histogram: excluded, unless kept for a lexical
+// method, which ranks it by its terms alone.
+TEST(Bm25, AQueryOfWordsWithoutVectorsIsKeptForBm25) {
+  const Corpus c = corpus(100, 10);
+  const Index ix = build(c, c.docs);
+  const std::vector<std::string> texts = {"w35 w36", "w0 w1", "w4"};
+  TextReport report;
+  EXPECT_EQ(make_query_set(ix, as_docs(texts), {}, &report).size(), 1u);
+  EXPECT_EQ(report.empty_documents, (std::vector<std::string>{"0", "1"}));
+  QueryOptions keep;
+  keep.keep_term_only = true;
+  const QuerySet qs = make_query_set(ix, as_docs(texts), keep, &report);
+  ASSERT_EQ(qs.size(), 2u) << "stop words alone leave no term";
+  EXPECT_EQ(report.empty_documents, (std::vector<std::string>{"1"}));
+  EXPECT_EQ(qs.length(0), 0u);
+  const std::vector<float> got = test::matrix(ix, qs, bm25());
+  const std::vector<double> want = direct_bm25(c, texts[0], 1.2, 0.75);
+  for (std::size_t i = 0; i < ix.n_docs(); ++i) ASSERT_NEAR(-got[i], want[i], 1e-5 * (1 + want[i]));
+  const SearchResults r = CpuSearcher(ix).search(qs, 3, bm25());
+  EXPECT_GE(r.indices[0], 0);
+}
+
 TEST(Bm25, TopKIsTheMatchingDocumentsBestFirstTheSameInEveryBatch) {
   const Corpus c = corpus(150, 4);
   const Index ix = build(c, c.docs);
