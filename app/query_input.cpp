@@ -307,7 +307,8 @@ Loaded load_queries(const QueryFlags& f) {
         docs.push_back(*doc);
         l.liked.push_back(static_cast<std::int64_t>(*doc));
       }
-      l.queries = l.shards->documents_as_queries(docs);
+      l.queries =
+          l.shards->documents_as_queries(docs, describe(parse_method(f.method)).reads_terms);
       return;
     }
     const QueryText text = read_query_text(f, l.index(), std::span(l.files).subspan(1));

@@ -54,9 +54,12 @@ json SearchService::search(const json& body) {
     if (!doc) throw RequestError(404, "like", "no document with id '" + *request.like + "'");
     const std::size_t self[] = {*doc};
     const std::int64_t own[] = {static_cast<std::int64_t>(*doc)};
-    r = without_self(
-        batcher_.submit(query_set_from_index(index_, self), request.k + 1, request.options).get(),
-        own, request.k);
+    r = without_self(batcher_
+                         .submit(query_set_from_index(index_, self,
+                                                      describe(request.options.method).reads_terms),
+                                 request.k + 1, request.options)
+                         .get(),
+                     own, request.k);
   } else {
     QuerySet qs = to_queries(request.queries, request.weights, request.options.method,
                              [](std::size_t i) { return "queries[" + std::to_string(i) + "]"; });

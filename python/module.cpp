@@ -163,7 +163,8 @@ PYBIND11_MODULE(_lcrwmd, m) {
             SearchResults r;
             {
               py::gil_scoped_release release;
-              const QuerySet qs = query_set_from_index(*p.index, docs);
+              const QuerySet qs =
+                  query_set_from_index(*p.index, docs, describe(o.method).reads_terms);
               r = without_self(p.searcher(backend, o, precision)->search(qs, kk + 1, o), self, kk);
             }
             const auto nq = static_cast<py::ssize_t>(r.n_queries),

@@ -104,8 +104,11 @@ QuerySet translate_queries(const Index& from, const QuerySet& queries, const Ind
 QuerySet portable_queries(const Index& from, const QuerySet& queries);
 QuerySet from_portable(const QuerySet& queries, const Index& to);
 
-// Resident documents as queries (for tests and self-similarity).
-QuerySet query_set_from_index(const Index& index, std::span<const std::size_t> docs);
+// Resident documents as queries (for tests, self-similarity and "more like this"). with_terms:
+// their terms too, for a method that reads them (MethodInfo::reads_terms), at the cost of one
+// pass over every posting of the index; without, the set carries none.
+QuerySet query_set_from_index(const Index& index, std::span<const std::size_t> docs,
+                              bool with_terms = false);
 
 // The vector of query word u.
 inline const float* query_word_vector(const Index& index, const QuerySet& q, std::uint32_t u) {

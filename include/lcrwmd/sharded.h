@@ -67,8 +67,9 @@ class ShardSet {
   QuerySet make_query_set(const std::vector<RawDocument>& docs, const QueryOptions& options,
                           TextReport* report = nullptr) const;
   // The collection's documents `docs` as such queries, each with its own words and weights
-  // (query_set_from_index): "more like this". An Error for a document out of range.
-  QuerySet documents_as_queries(std::span<const std::size_t> docs) const;
+  // (query_set_from_index; with_terms: theirs too): "more like this". An Error for a document
+  // out of range.
+  QuerySet documents_as_queries(std::span<const std::size_t> docs, bool with_terms) const;
   // Such queries over shard s's own vocabulary (the words it lacks as extra words): what its
   // searcher takes.
   QuerySet for_shard(const QuerySet& queries, std::size_t s) const;

@@ -341,7 +341,8 @@ QueryTerms document_terms(const Index& index, std::span<const std::size_t> docs)
 
 }  // namespace
 
-QuerySet query_set_from_index(const Index& index, std::span<const std::size_t> docs) {
+QuerySet query_set_from_index(const Index& index, std::span<const std::size_t> docs,
+                              bool with_terms) {
   QuerySet qs;
   const auto indptr = index.indptr();
   for (std::size_t i : docs) {
@@ -354,7 +355,7 @@ QuerySet query_set_from_index(const Index& index, std::span<const std::size_t> d
     qs.ids.emplace_back(index.doc_id(i));
     qs.labels.emplace_back(index.label(i));
   }
-  if (index.has_terms()) qs.terms = document_terms(index, docs);
+  if (with_terms && index.has_terms()) qs.terms = document_terms(index, docs);
   return qs;
 }
 

@@ -117,12 +117,12 @@ QuerySet ShardSet::make_query_set(const std::vector<RawDocument>& docs, const Qu
   return make_query_set_with(first, docs, first.idf_docs(), other_shards, options, report, terms);
 }
 
-QuerySet ShardSet::documents_as_queries(std::span<const std::size_t> docs) const {
+QuerySet ShardSet::documents_as_queries(std::span<const std::size_t> docs, bool with_terms) const {
   std::vector<QuerySet> parts;
   for (const std::size_t doc : docs) {
     const auto [s, i] = locate(doc);
     const std::size_t one[] = {i};
-    QuerySet q = query_set_from_index(*shards_[s], one);
+    QuerySet q = query_set_from_index(*shards_[s], one, with_terms);
     parts.push_back(s == 0 ? std::move(q) : translate_queries(*shards_[s], q, *shards_.front()));
   }
   std::vector<const QuerySet*> all;

@@ -284,7 +284,7 @@ TEST(Bm25, OptionsAndDirections) {
   // Documents of the index as queries carry their terms: as their texts would.
   const std::size_t docs[] = {9, 4};
   const QuerySet texts = make_query_set(ix, {c.docs[9], c.docs[4]}, {});
-  EXPECT_EQ(test::matrix(ix, query_set_from_index(ix, docs), bm25()),
+  EXPECT_EQ(test::matrix(ix, query_set_from_index(ix, docs, true), bm25()),
             test::matrix(ix, texts, bm25()));
 }
 
