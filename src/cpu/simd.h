@@ -147,8 +147,11 @@ struct Kernels {
   void (*columns_to_rows)(const float* tile, std::size_t stride, std::size_t rows,
                           const std::uint32_t* cols, std::size_t n, float* dst,
                           std::size_t dst_stride);
-  // dst[r] = min(dst[r], src[r])
-  void (*min_into)(float* dst, const float* src, std::size_t n);
+  // out[d * h + t] = min over p in [indptr[d], indptr[d + 1]) of rows[idx[p] * stride + t],
+  // +inf for a document with no words, for d < n_docs, t < h (indptr absolute in idx): the
+  // least over each document's words of their rows (LC-RWMD's D2 from its word distances).
+  void (*gather_min)(const float* rows, std::size_t stride, const std::uint64_t* indptr,
+                     const std::uint32_t* idx, std::size_t n_docs, std::size_t h, float* out);
   // min(init, min_r x[r])
   float (*min_of)(const float* x, std::size_t n, float init);
   // min_t (sqrt(sq[t]) - g[t]): a word's c-transform against potentials g (WMD's pricing bound);

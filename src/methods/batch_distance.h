@@ -25,11 +25,14 @@ struct QueryRange {
 
 class WordDistanceCache;
 
-// What a batch's compute() gives where a method can choose: every distance (a distance matrix),
-// or lower bounds that refine() makes exact where the top-k needs them (LC-RWMD: D1 from phase
-// 1's least lower bounds, and only the words of the few documents refined need their nearest
-// query word found exactly).
-enum class Rows { distances, bounds };
+// What a batch's compute() gives where a method can choose: its distances, or bounds where
+// those are cheaper and refine() finishes them (distances); lower bounds that refine() makes
+// exact where the top-k needs them (bounds: LC-RWMD's D1 from phase 1's least lower bounds, and
+// only the words of the few documents refined need their nearest query word found exactly); or
+// every distance exactly, in bulk where a method has a way cheaper than refining each document
+// (exact: a distance matrix, the hybrid's z-scores; LC-RWMD's D2 as a gather over every word's
+// exact distance). A method without such a way answers exact as distances.
+enum class Rows { distances, bounds, exact };
 // What a top-k search asks for: with pruning, the bounds of a method that refines lazily
 // (MethodImpl::bounds_rows: LC-RWMD's D1); every other (and query-to-document, whose phase 1
 // finds no D1) computes its distances or its own bounds either way (batch_plan.cpp).

@@ -33,15 +33,19 @@ Bm25Scorer::Bm25Scorer(const Index& index, const QuerySet& queries, double k1, d
     norm_[i] = k1 * (1.0 - b + b * static_cast<double>(index.doc_length(i)) / t.mean_length);
 }
 
-void Bm25Scorer::score(std::size_t q, std::vector<double>& score) const {
-  score.assign(index_.n_docs(), 0.0);
+void Bm25Scorer::score(std::size_t q, double* score, std::size_t begin, std::size_t end) const {
+  std::fill(score + begin, score + end, 0.0);
   for (std::uint64_t p = terms_.indptr[q]; p < terms_.indptr[q + 1]; ++p) {
     const auto id = index_.find_term(terms_.terms[p]);
     if (!id) continue;
     const double w = static_cast<double>(terms_.counts[p]) * terms_.idf[p] * (k1_ + 1.0);
     const Index::Postings post = index_.postings(*id);
-    for (std::size_t e = 0; e < post.size; ++e) {
+    const std::uint32_t* docs = post.docs;
+    if (begin > 0)  // the documents before the range passed over (postings are in order)
+      docs = std::lower_bound(docs, docs + post.size, post.first + begin);
+    for (std::size_t e = static_cast<std::size_t>(docs - post.docs); e < post.size; ++e) {
       const std::size_t i = post.docs[e] - post.first;
+      if (i >= end) break;
       const double f = post.counts[e];
       score[i] += w * f / (f + norm_[i]);
     }

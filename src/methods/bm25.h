@@ -14,19 +14,30 @@ class Bm25Scorer {
   // An Error where the index keeps no terms, or the queries carry none (made by hand, not read
   // from text) or no collection-wide statistics (shards built apart under mpirun).
   Bm25Scorer(const Index& index, const QuerySet& queries, double k1, double b);
-  // score[i] (n_docs of them) for query q: its terms in their (sorted) order, each term's
-  // postings in document order, so the same sums come in the same order however queries are
-  // batched and threads split.
-  void score(std::size_t q, std::vector<double>& score) const;
-  // f(j, score) for queries first + j, j < count, in parallel (one row of scores per thread).
+  // score[i] for query q and the documents i in [begin, end): its terms in their (sorted)
+  // order, each term's postings in document order, so the same sums come in the same order
+  // however queries are batched and documents split among threads.
+  void score(std::size_t q, double* score, std::size_t begin, std::size_t end) const;
+  // f(j, row of n_docs scores) for queries first + j, j < count: a query per thread, or one
+  // query's documents split among them.
   template <typename F>
   void score_each(std::size_t first, std::size_t count, F&& f) const {
-#pragma omp parallel if (count > 1)
+    const std::size_t n = index_.n_docs();
+    if (count == 1) {
+      std::vector<double> row(n);
+      constexpr std::size_t kSlices = 64;
+#pragma omp parallel for schedule(dynamic)
+      for (std::size_t s = 0; s < kSlices; ++s)
+        score(first, row.data(), n * s / kSlices, n * (s + 1) / kSlices);
+      f(0, row);
+      return;
+    }
+#pragma omp parallel
     {
-      std::vector<double> row;
+      std::vector<double> row(n);
 #pragma omp for schedule(dynamic)
       for (std::size_t j = 0; j < count; ++j) {
-        score(first + j, row);
+        score(first + j, row.data(), 0, n);
         f(j, row);
       }
     }

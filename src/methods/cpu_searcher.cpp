@@ -303,7 +303,7 @@ void CpuSearcher::all_distances(const QuerySet& queries, const SearchOptions& op
   const std::size_t n = index.n_docs();
   SearchStats st;
   const std::optional<Phase1> p1 = phase1(opt);
-  for_each_batch(index, queries, opt, options_, p1 ? &*p1 : nullptr, Rows::distances, st,
+  for_each_batch(index, queries, opt, options_, p1 ? &*p1 : nullptr, Rows::exact, st,
                  [&](std::size_t first, std::size_t size, const BatchDistance& dist, float* block) {
                    if (!dist.exact()) {
                      for (std::size_t j = 0; j < size; ++j) refine_row(dist, j, block + j * n, n);

@@ -4,7 +4,9 @@
 // query's words name ranks first, and among the rest those whose words lie near the query's.
 // Standardising over all documents makes the two scales comparable whatever a query's length
 // (a score's range grows with its terms, a distance's does not), at the cost of every
-// document's distance (no pruning).
+// document's distance (no pruning): LC-RWMD's linear pass over the exact word distances
+// (Rows::exact).
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -16,15 +18,32 @@
 namespace lcrwmd {
 namespace {
 
-// Mean and standard deviation of n values, in double; a deviation of 0 (every value equal, as
-// a query's scores where no document shares its words) weighs that side out.
+// Mean and standard deviation of n values, in double, summed a fixed block at a time and the
+// blocks in order: the same bits whatever the threads (one query's row is split among them; a
+// batch's rows run a thread each). A deviation of 0 (every value equal, as a query's scores
+// where no document shares its words) weighs that side out.
 template <typename T>
 std::pair<double, double> moments(const T* x, std::size_t n) {
-  double mean = 0, sq = 0;
-  for (std::size_t i = 0; i < n; ++i) mean += static_cast<double>(x[i]);
-  mean /= static_cast<double>(n);
-  for (std::size_t i = 0; i < n; ++i)
-    sq += (static_cast<double>(x[i]) - mean) * (static_cast<double>(x[i]) - mean);
+  constexpr std::size_t kBlock = std::size_t{1} << 14;
+  const std::size_t blocks = (n + kBlock - 1) / kBlock;
+  std::vector<double> part(blocks);
+  const auto sum = [&](auto&& term) {
+#pragma omp parallel for schedule(static)
+    for (std::size_t b = 0; b < blocks; ++b) {
+      double s = 0;
+      for (std::size_t i = b * kBlock; i < std::min(n, (b + 1) * kBlock); ++i) s += term(i);
+      part[b] = s;
+    }
+    double total = 0;
+    for (const double s : part) total += s;
+    return total;
+  };
+  const double mean =
+      sum([&](std::size_t i) { return static_cast<double>(x[i]); }) / static_cast<double>(n);
+  const double sq = sum([&](std::size_t i) {
+    const double d = static_cast<double>(x[i]) - mean;
+    return d * d;
+  });
   const double sd = std::sqrt(sq / static_cast<double>(n));
   return {mean, sd > 0 ? sd : 1.0};
 }
@@ -37,12 +56,12 @@ class Hybrid final : public BatchDistance {
         weight_(c.options.hybrid_weight),
         scorer_(c.index, c.queries.set, c.options.bm25_k1, c.options.bm25_b),
         distance_(make_lc_rwmd(c.index, c.queries, Direction::query_to_document, *c.phase1,
-                               c.cache_budget, Rows::distances)) {}
+                               c.cache_budget, Rows::exact)) {}
 
   void compute(float* out) override {
     const std::size_t nq = q_.size();
     distance_->compute(out);
-    if (!distance_->exact()) {  // every document's exact distance: the z-scores need them all
+    if (!distance_->exact()) {  // no room for the bulk way: each document's distance in turn
       ParallelErrors errors;
 #pragma omp parallel for schedule(dynamic, 256)
       for (std::size_t c = 0; c < nq * n_; ++c)
@@ -53,10 +72,13 @@ class Hybrid final : public BatchDistance {
       float* row = out + j * n_;
       const auto [sm, ss] = moments(score.data(), n_);
       const auto [dm, ds] = moments(row, n_);
+#pragma omp parallel for schedule(static)
       for (std::size_t i = 0; i < n_; ++i)
         row[i] = static_cast<float>(weight_ * (row[i] - dm) / ds - (score[i] - sm) / ss);
     });
   }
+
+  Phase1Counts phase1_counts() const override { return distance_->phase1_counts(); }
 
  private:
   std::size_t n_;

@@ -23,6 +23,10 @@
 //   each batch word's nearest other word), so that phase 2's bound is B2 and the driver's top-k
 //   tightens it from the cache and refines it to D2 as the symmetric form does; linear in the
 //   vocabulary and the documents' words like D1.
+// Every document's D2 (Rows::exact: a distance matrix, the hybrid) is the same gather-min over
+//   the cache made exact (every vocabulary word against every batch word, from the vectors): a
+//   GEMM's worth of exact distances and one sparse pass, where refining each document would
+//   recompute a few distances per word of every document (Set 1: ~25x slower).
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -48,8 +52,6 @@ constexpr std::uint32_t kNoSlot = std::numeric_limits<std::uint32_t>::max();
 constexpr float kUnknown = std::numeric_limits<float>::quiet_NaN();
 std::atomic<std::uint64_t> generations{0};
 using numerics::kB2Slack;
-constexpr std::size_t kPrefetchAhead = 4;
-constexpr std::size_t kPrefetchBytes = 1024;
 
 // A (query, row) pair of a tile waiting for its distance: its place in the tile's arrays, and
 // its row.
@@ -79,13 +81,26 @@ class LcRwmd final : public BatchDistance {
         tiles_(index, p1, batch_) {
     if (reverse_ && WordDistanceCache::bytes(index, batch_.cols.size()) <= cache_budget)
       cache_ = std::make_unique<WordDistanceCache>(index, batch_, tiles_);
+    // Refining computes at least one exact distance per (document, query word); the bulk way
+    // one per (vocabulary word, batch word), and is taken where that is no more.
+    every_d2_ = cache_ && rows == Rows::exact &&
+                index.vocab_size() * batch_.words.size() <= index.n_docs() * batch_.cols.size();
   }
 
-  bool exact() const override { return !reverse_ && !lazy_; }
+  bool exact() const override { return (!reverse_ || every_d2_) && !lazy_; }
 
   void compute(float* out) override {
-    phase1();
-    phase2(out);
+    if (every_d2_ && !forward_) {  // D2 alone, from the exact distances: phase 1 has no part
+      counts_ = {index_.vocab_size() * nq(), 0};
+    } else {
+      phase1();
+      phase2(out);
+    }
+    if (every_d2_) {
+      cache_->make_exact();
+      counts_.recomputed += index_.vocab_size() * batch_.words.size();
+      every_reverse_direction(out);
+    }
   }
 
   // With the cache, D2 from its lower bounds first (a gather), exact only where that does not
@@ -423,22 +438,41 @@ class LcRwmd final : public BatchDistance {
 
   // A lower bound of D2 from the cache's lower bounds (the same sum of smaller terms).
   float reverse_lower(std::size_t j, std::size_t doc) const {
-    const std::uint64_t c0 = batch_.cols_indptr[j], h = batch_.cols_indptr[j + 1] - c0;
-    const auto words = doc_words(doc);
     thread_local std::vector<float> best;
-    best.assign(h, kInf);
-    const cpu::Kernels& k = cpu::kernels();
-    for (std::size_t p = 0; p < words.size(); ++p) {
-      // Rows are scattered over memory: fetch a few document words ahead.
-      if (p + kPrefetchAhead < words.size()) {
-        const char* next =
-            reinterpret_cast<const char*>(cache_->row(words[p + kPrefetchAhead]) + c0);
-        for (std::size_t b = 0; b < h * sizeof(float) && b < kPrefetchBytes; b += 64)
-          __builtin_prefetch(next + b);
-      }
-      k.min_into(best.data(), cache_->row(words[p]) + c0, h);
-    }
+    best.resize(batch_.cols_indptr[j + 1] - batch_.cols_indptr[j]);
+    cache_min(doc, 1, batch_.cols_indptr[j], best.size(), best.data());
     return weighted_root_sum(j, best.data());
+  }
+
+  // out[d * h + t]: the least of the cache's entry c0 + t over document doc + d's words.
+  void cache_min(std::size_t doc, std::size_t n_docs, std::size_t c0, std::size_t h,
+                 float* out) const {
+    cpu::kernels().gather_min(cache_->row(0) + c0, cache_->stride(), index_.indptr().data() + doc,
+                              index_.indices().data(), n_docs, h, out);
+  }
+
+  // Rows::exact, the cache made exact: every document's D2 from one gather over its words'
+  // whole rows (every query of the batch at once), max(D1's bound, D2) where symmetric. The
+  // minimum over every word equals reverse_direction's over the words that can be nearest, and
+  // the same sum follows: the same bits as refining each document.
+  void every_reverse_direction(float* out) const {
+    const std::size_t n = index_.n_docs(), Q = nq(), cols = batch_.cols.size();
+    constexpr std::size_t kDocs = 64;  // a block's minima stay in the CPU's L2
+#pragma omp parallel
+    {
+      std::vector<float> best(kDocs * cols);
+#pragma omp for schedule(static, 16)
+      for (std::size_t i0 = 0; i0 < n; i0 += kDocs) {
+        const std::size_t nd = std::min(kDocs, n - i0);
+        cache_min(i0, nd, 0, cols, best.data());
+        for (std::size_t j = 0; j < Q; ++j)
+          for (std::size_t d = 0; d < nd; ++d) {
+            const float d2 = weighted_root_sum(j, best.data() + d * cols + batch_.cols_indptr[j]);
+            float& o = out[j * n + i0 + d];
+            o = forward_ ? std::max(o, d2) : d2;
+          }
+      }
+    }
   }
 
   std::span<const std::uint32_t> doc_words(std::size_t doc) const {
@@ -460,6 +494,7 @@ class LcRwmd final : public BatchDistance {
   bool forward_;      // D1 (document -> query) counts: symmetric or document-to-query
   bool reverse_;      // D2 (query -> document) counts: symmetric or query-to-document
   bool lazy_;         // Rows::bounds: Z holds bounds, refine() finds the exact minima
+  bool every_d2_;     // Rows::exact with the cache: every document's D2 in compute()
   BatchWords batch_;  // the batch's distinct words (phase-1 columns) and each query's columns
   Phase1Tiles tiles_;
   LargeArray<float> z_;  // v x Q: sqrt of the row-wise minima (lazy_: of the least lower bounds);

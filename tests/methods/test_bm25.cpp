@@ -8,6 +8,7 @@
 #include <map>
 #include <numeric>
 #include <random>
+#include <set>
 
 #include "lcrwmd/cpu.h"
 #include "lcrwmd/error.h"
@@ -322,6 +323,33 @@ TEST(Hybrid, TheStandardisedSumOfBm25AndQueryToDocument) {
     }
     test::expect_topk_matches_sort(CpuSearcher(ix), qs, o);
   }
+  // Every document's distance the bulk way (the word distances made exact, no document
+  // refined) and, with no room to keep those, a document at a time: the same bits, and within
+  // rounding of quadratic RWMD's, computed pair by pair.
+  SearchOptions rwmd = q2d;
+  rwmd.method = Method::rwmd;
+  const std::vector<float> pairs = test::matrix(ix, qs, rwmd);
+  for (std::size_t e = 0; e < pairs.size(); ++e) ASSERT_NEAR(dist[e], pairs[e], 1e-5) << e;
+  CpuOptions cramped;
+  cramped.memory_budget = 1;
+  const auto matrix = [&](const CpuOptions& cpu, SearchStats& stats) {
+    std::vector<float> m(qs.size() * n);
+    SearchOptions o;
+    o.method = Method::hybrid;
+    o.direction = Direction::query_to_document;
+    CpuSearcher(ix, cpu).pairwise(
+        qs, o,
+        [&](std::size_t first, std::size_t rows, const float* d) {
+          std::copy(d, d + rows * n, m.begin() + static_cast<std::ptrdiff_t>(first * n));
+        },
+        &stats);
+    return m;
+  };
+  SearchStats bulk, each;
+  EXPECT_EQ(matrix({}, bulk), matrix(cramped, each));
+  const std::set<std::uint32_t> words(qs.words.begin(), qs.words.end());
+  EXPECT_EQ(bulk.recomputed, ix.vocab_size() * words.size());  // every pair, once
+  EXPECT_LT(each.recomputed, bulk.recomputed);
   // Over several shards the standardisation would be each shard's own: refused; one is the index.
   std::vector<Index> parts;
   for (const IndexData& d : split_index_data(ix.data(), 2)) parts.push_back(Index::from_data(d));
