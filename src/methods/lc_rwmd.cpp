@@ -4,11 +4,13 @@
 //   the batch, tile by tile from the searcher's GEMM as certified intervals (methods/phase1.h),
 //   then for each query the minimum over its own words, Z[u, j] = min_{w in q_j} c(u, w): the
 //   smallest upper bound among a query's words limits where the nearest can be, and only the
-//   words whose lower bound is under that limit are recomputed from the vectors.
+//   words whose lower bound is under that limit are recomputed from the vectors
+//   (methods/tile_minima.h).
 // Phase 2: D1 = X1 . Z (CSR times dense): D1[i, j] = R(doc_i -> q_j) for every document.
 // D2[i, j] = R(q_j -> doc_i) reuses phase 1's lower bounds (kept when the memory budget allows)
 //   as a gather-min over the document's words, so no second GEMM is needed: first as a bound,
-//   then, where that does not rule the document out, exactly (the candidates recomputed).
+//   then, where that does not rule the document out, exactly (the candidates recomputed;
+//   methods/query_to_document.h).
 // A top-k (Rows::bounds) skips phase 1's exact minima: Z holds the square root of each pair's
 //   least lower bound, so D1 from it bounds D1 from below, tightly (one-sided, on 20news and
 //   Set 1, 10-14 documents per query have a bound under the 10th distance). refine() then finds
@@ -41,6 +43,8 @@
 #include "methods/batch_distance.h"
 #include "methods/method_impl.h"
 #include "methods/phase1.h"
+#include "methods/query_to_document.h"
+#include "methods/tile_minima.h"
 #include "methods/word_distance_cache.h"
 #include "util/large_array.h"
 
@@ -48,16 +52,9 @@ namespace lcrwmd {
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr std::uint32_t kNoSlot = std::numeric_limits<std::uint32_t>::max();
 constexpr float kUnknown = std::numeric_limits<float>::quiet_NaN();
 std::atomic<std::uint64_t> generations{0};
 using numerics::kB2Slack;
-
-// A (query, row) pair of a tile waiting for its distance: its place in the tile's arrays, and
-// its row.
-struct PendingPair {
-  std::uint32_t pair, row;
-};
 
 constexpr std::size_t kMaxLazyQueryWords = std::size_t{1} << 16;
 
@@ -78,9 +75,11 @@ class LcRwmd final : public BatchDistance {
         reverse_(direction != Direction::document_to_query),
         lazy_(forward_ && rows == Rows::bounds && positions_fit(q)),
         batch_(index, q.set, q.begin, q.end),
-        tiles_(index, p1, batch_) {
-    if (reverse_ && WordDistanceCache::bytes(index, batch_.cols.size()) <= cache_budget)
-      cache_ = std::make_unique<WordDistanceCache>(index, batch_, tiles_);
+        tiles_(index, p1, batch_),
+        cache_(reverse_ && WordDistanceCache::bytes(index, batch_.cols.size()) <= cache_budget
+                   ? std::make_unique<WordDistanceCache>(index, batch_, tiles_)
+                   : nullptr),
+        d2_(index, q, batch_, cache_.get()) {
     // Refining computes at least one exact distance per (document, query word); the bulk way
     // one per (vocabulary word, batch word), and is taken where that is no more.
     every_d2_ = cache_ && rows == Rows::exact &&
@@ -99,7 +98,7 @@ class LcRwmd final : public BatchDistance {
     if (every_d2_) {
       cache_->make_exact();
       counts_.recomputed += index_.vocab_size() * batch_.words.size();
-      every_reverse_direction(out);
+      d2_.every(out, forward_);
     }
   }
 
@@ -107,14 +106,14 @@ class LcRwmd final : public BatchDistance {
   // rule the document out.
   std::size_t tighten_levels() const override { return cache_ ? 1 : 0; }
   float tighten(std::size_t j, std::size_t doc, float d1, std::size_t) const override {
-    return std::max(d1, reverse_lower(j, doc));
+    return std::max(d1, d2_.lower(j, doc));
   }
 
   float refine(std::size_t j, std::size_t doc, float d1) const override {
-    if (!forward_) return reverse_direction(j, doc);  // the exact D2, whatever its bound
-    if (!lazy_) return std::max(d1, reverse_direction(j, doc));
+    if (!forward_) return d2_.exact(j, doc);  // the exact D2, whatever its bound
+    if (!lazy_) return std::max(d1, d2_.exact(j, doc));
     const float exact_d1 = d1_exactly(j, doc);
-    return reverse_ ? std::max(exact_d1, reverse_direction(j, doc)) : exact_d1;
+    return reverse_ ? std::max(exact_d1, d2_.exact(j, doc)) : exact_d1;
   }
 
   const WordDistanceCache* word_distances() const override { return cache_.get(); }
@@ -145,10 +144,9 @@ class LcRwmd final : public BatchDistance {
       // Per (query, row): the least three lower bounds and the positions in cols of the least
       // two; then the nearest word's squared distance.
       std::vector<float> v1(Q * R), v2(Q * R), v3(Q * R), best(Q * R);
-      std::vector<std::uint32_t> a1(Q * R), a2(Q * R), by_word;
+      std::vector<std::uint32_t> a1(Q * R), a2(Q * R);
       const cpu::Least3 least3{v1.data(), v2.data(), v3.data(), a1.data(), a2.data()};
-      std::vector<PendingPair> pending;
-      std::vector<const float*> vectors;
+      TileMinima minima(index_, batch_, tiles_);
       std::vector<float> my_nearest(reverse_ ? w : 0, kInf);
       LargeArray<float> strip(w * kStripRows);
 #pragma omp for schedule(dynamic)
@@ -185,7 +183,7 @@ class LcRwmd final : public BatchDistance {
                        least_.data() + u0 * Q, Q);
           continue;
         }
-        recomputed += nearest_exactly(ws, u0, rows, least3, best, by_word, pending, vectors);
+        recomputed += minima.find(ws, u0, rows, least3, best.data());
         // Z's rows from best's columns, sixteen rows at a time (both stay in the caches).
         for (std::size_t r0 = 0; r0 < rows; r0 += 16)
           for (std::size_t j = 0; j < Q; ++j)
@@ -214,87 +212,6 @@ class LcRwmd final : public BatchDistance {
       }
       nn_sum_[j] = static_cast<float>(total);
     }
-  }
-
-  // Z of one tile, exactly (best[j * R + r]: the least squared distance of row r to query j's
-  // words), from the least three lower bounds of each (row, query). The word of least lower
-  // bound is recomputed first, for every pair at once and grouped by word (a batch's word
-  // vectors outgrow the CPU's caches: each is read once per tile), each (row, word) once
-  // however many queries share it. Its distance x bounds the nearest's; only a word whose lower
-  // bound is at most x can be nearer: the second least, recomputed where so, and the others
-  // only where the third least is too (rare). Returns the number of distances recomputed.
-  std::size_t nearest_exactly(Phase1Tiles::Workspace& ws, std::size_t u0, std::size_t rows,
-                              const cpu::Least3& least, std::vector<float>& best,
-                              std::vector<std::uint32_t>& by_word,
-                              std::vector<PendingPair>& pending,
-                              std::vector<const float*>& vectors) const {
-    const std::size_t Q = nq(), R = tiles_.rows(), w = batch_.words.size(), m = index_.dim();
-    const cpu::Kernels& k = cpu::kernels();
-    thread_local std::vector<std::uint32_t> word;  // per pair, its least lower bound's word
-    word.resize(Q * R);
-    // A query with no words has no nearest one: +inf, as the minimum over none.
-    const auto has_words = [&](std::size_t j) {
-      return batch_.cols_indptr[j] < batch_.cols_indptr[j + 1];
-    };
-    by_word.assign(w + 1, 0);
-    for (std::size_t j = 0; j < Q; ++j)
-      for (std::size_t r = 0; r < rows; ++r) {
-        if (!has_words(j)) {
-          best[j * R + r] = kInf;
-          continue;
-        }
-        const std::uint32_t c = batch_.cols[least.a1[j * R + r]];
-        word[j * R + r] = c;
-        ++by_word[c + 1];
-      }
-    for (std::size_t c = 0; c < w; ++c) by_word[c + 1] += by_word[c];
-    // The pairs grouped by word; by_word[c] then ends word c's run.
-    pending.resize(by_word[w]);
-    for (std::size_t j = 0; j < Q; ++j)
-      for (std::size_t r = 0; r < rows && has_words(j); ++r)
-        pending[by_word[word[j * R + r]]++] = {static_cast<std::uint32_t>(j * R + r),
-                                               static_cast<std::uint32_t>(r)};
-    // Each run of one word: its distinct rows recomputed at once (queries of a batch that share
-    // words often share a row's least one too), then every pair of the run served.
-    thread_local std::vector<float> found;
-    thread_local std::vector<std::uint32_t> slot;
-    vectors.resize(rows);
-    found.resize(rows);
-    slot.assign(rows, kNoSlot);
-    std::size_t recomputed = 0;
-    for (std::size_t c = 0, i = 0; c < w; ++c) {
-      const std::size_t end = by_word[c];
-      if (i == end) continue;
-      std::size_t distinct = 0;
-      for (std::size_t e = i; e < end; ++e) {
-        const std::uint32_t r = pending[e].row;
-        if (slot[r] != kNoSlot) continue;
-        slot[r] = static_cast<std::uint32_t>(distinct);
-        vectors[distinct++] = index_.vector(u0 + r);
-      }
-      k.sq_dist_batch(vectors.data(), batch_.vectors.data() + c * m, distinct, m, found.data());
-      recomputed += distinct;
-      for (std::size_t e = i; e < end; ++e) best[pending[e].pair] = found[slot[pending[e].row]];
-      for (std::size_t e = i; e < end; ++e) slot[pending[e].row] = kNoSlot;
-      i = end;
-    }
-    for (std::size_t j = 0; j < Q; ++j)
-      for (std::size_t r = 0; r < rows; ++r) {
-        const std::size_t e = j * R + r;
-        if (!has_words(j) || !(least.v2[e] <= best[e])) continue;
-        best[e] = std::min(best[e], tiles_.exact(u0 + r, batch_.cols[least.a2[e]]));
-        ++recomputed;
-        if (!(least.v3[e] <= best[e])) continue;
-        const cpu::BoundTerms row = tiles_.row_terms(u0 + r);
-        for (std::uint64_t p = batch_.cols_indptr[j]; p < batch_.cols_indptr[j + 1]; ++p) {
-          const std::uint32_t c = batch_.cols[p];
-          if (p == least.a1[e] || p == least.a2[e] || !(tiles_.lower(ws, row, r, c) <= best[e]))
-            continue;
-          best[e] = std::min(best[e], tiles_.exact(u0 + r, c));
-          ++recomputed;
-        }
-      }
-    return recomputed;
   }
 
   // Rows::bounds: vocabulary word u's squared distance to its nearest word of query j, from the
@@ -407,86 +324,9 @@ class LcRwmd final : public BatchDistance {
     }
   }
 
-  // D2 = R(q_j -> doc) = sum_t F_j[t] * min_{u in doc} c(u, w_t): each query word's nearest
-  // document word is among those whose kept lower bound is at most the smallest upper bound
-  // (limit), and only those are recomputed. Without the cache, from the vectors.
-  float reverse_direction(std::size_t j, std::size_t doc) const {
-    const std::size_t m = index_.dim();
-    const std::uint64_t c0 = batch_.cols_indptr[j], h = batch_.cols_indptr[j + 1] - c0;
-    const std::uint32_t* cols = batch_.cols.data() + c0;
-    const auto words = doc_words(doc);
-    thread_local std::vector<float> best, limit;
-    best.assign(h, kInf);
-    const cpu::Kernels& k = cpu::kernels();
-    if (!cache_) {
-      for (const std::uint32_t u : words) {
-        const float* e = index_.vector(u);
-        for (std::size_t t = 0; t < h; ++t)
-          best[t] = std::min(best[t], k.sq_dist(e, batch_.vectors.data() + cols[t] * m, m));
-      }
-      return weighted_root_sum(j, best.data());
-    }
-    limit.assign(h, kInf);
-    for (const std::uint32_t u : words) cache_->upper_min_into(u, j, limit.data());
-    for (const std::uint32_t u : words) {
-      const float* lo = cache_->row(u) + c0;
-      for (std::size_t t = 0; t < h; ++t)
-        if (lo[t] <= limit[t]) best[t] = std::min(best[t], cache_->exact(u, j, t));
-    }
-    return weighted_root_sum(j, best.data());
-  }
-
-  // A lower bound of D2 from the cache's lower bounds (the same sum of smaller terms).
-  float reverse_lower(std::size_t j, std::size_t doc) const {
-    thread_local std::vector<float> best;
-    best.resize(batch_.cols_indptr[j + 1] - batch_.cols_indptr[j]);
-    cache_min(doc, 1, batch_.cols_indptr[j], best.size(), best.data());
-    return weighted_root_sum(j, best.data());
-  }
-
-  // out[d * h + t]: the least of the cache's entry c0 + t over document doc + d's words.
-  void cache_min(std::size_t doc, std::size_t n_docs, std::size_t c0, std::size_t h,
-                 float* out) const {
-    cpu::kernels().gather_min(cache_->row(0) + c0, cache_->stride(), index_.indptr().data() + doc,
-                              index_.indices().data(), n_docs, h, out);
-  }
-
-  // Rows::exact, the cache made exact: every document's D2 from one gather over its words'
-  // whole rows (every query of the batch at once), max(D1's bound, D2) where symmetric. The
-  // minimum over every word equals reverse_direction's over the words that can be nearest, and
-  // the same sum follows: the same bits as refining each document.
-  void every_reverse_direction(float* out) const {
-    const std::size_t n = index_.n_docs(), Q = nq(), cols = batch_.cols.size();
-    constexpr std::size_t kDocs = 64;  // a block's minima stay in the CPU's L2
-#pragma omp parallel
-    {
-      std::vector<float> best(kDocs * cols);
-#pragma omp for schedule(static, 16)
-      for (std::size_t i0 = 0; i0 < n; i0 += kDocs) {
-        const std::size_t nd = std::min(kDocs, n - i0);
-        cache_min(i0, nd, 0, cols, best.data());
-        for (std::size_t j = 0; j < Q; ++j)
-          for (std::size_t d = 0; d < nd; ++d) {
-            const float d2 = weighted_root_sum(j, best.data() + d * cols + batch_.cols_indptr[j]);
-            float& o = out[j * n + i0 + d];
-            o = forward_ ? std::max(o, d2) : d2;
-          }
-      }
-    }
-  }
-
   std::span<const std::uint32_t> doc_words(std::size_t doc) const {
     const auto indptr = index_.indptr();
     return index_.indices().subspan(indptr[doc], indptr[doc + 1] - indptr[doc]);
-  }
-
-  // sum_t F_j[t] sqrt(sq[t]), in order.
-  float weighted_root_sum(std::size_t j, const float* sq) const {
-    const float* f = q_.set.weights.data() + q_.set.indptr[q_.begin + j];
-    const std::size_t h = q_.set.length(q_.begin + j);
-    float s = 0;
-    for (std::size_t t = 0; t < h; ++t) s += f[t] * std::sqrt(sq[t]);
-    return s;
   }
 
   const Index& index_;
@@ -497,13 +337,14 @@ class LcRwmd final : public BatchDistance {
   bool every_d2_;     // Rows::exact with the cache: every document's D2 in compute()
   BatchWords batch_;  // the batch's distinct words (phase-1 columns) and each query's columns
   Phase1Tiles tiles_;
+  std::unique_ptr<WordDistanceCache> cache_;  // reverse_, where the budget holds it
+  QueryToDocument d2_;
   LargeArray<float> z_;  // v x Q: sqrt of the row-wise minima (lazy_: of the least lower bounds);
                          // reverse_: -B2 terms (see phase1)
   LargeArray<cpu::KeptLeast> least_;                   // lazy_: v x Q
   mutable std::atomic<std::size_t> refined_words_{0};  // lazy_: distances refine() recomputed
   const std::uint64_t generation_ = ++generations;     // tells a batch's memos from another's
   std::vector<float> nn_sum_;                          // per query: sum_t F_t nn(t)
-  std::unique_ptr<WordDistanceCache> cache_;           // reverse_, where the budget holds it
   Phase1Counts counts_;
 };
 

@@ -1,0 +1,91 @@
+#include "methods/query_to_document.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "cpu/simd.h"
+
+namespace lcrwmd {
+
+namespace {
+constexpr float kInf = std::numeric_limits<float>::infinity();
+}  // namespace
+
+// Each query word's nearest document word is among those whose kept lower bound is at most the
+// smallest upper bound (limit), and only those are recomputed. Without the cache, from the
+// vectors.
+float QueryToDocument::exact(std::size_t j, std::size_t doc) const {
+  const std::size_t m = index_.dim();
+  const std::uint64_t c0 = batch_.cols_indptr[j], h = batch_.cols_indptr[j + 1] - c0;
+  const std::uint32_t* cols = batch_.cols.data() + c0;
+  const auto words = doc_words(doc);
+  thread_local std::vector<float> best, limit;
+  best.assign(h, kInf);
+  const cpu::Kernels& k = cpu::kernels();
+  if (!cache_) {
+    for (const std::uint32_t u : words) {
+      const float* e = index_.vector(u);
+      for (std::size_t t = 0; t < h; ++t)
+        best[t] = std::min(best[t], k.sq_dist(e, batch_.vectors.data() + cols[t] * m, m));
+    }
+    return weighted_root_sum(j, best.data());
+  }
+  limit.assign(h, kInf);
+  for (const std::uint32_t u : words) cache_->upper_min_into(u, j, limit.data());
+  for (const std::uint32_t u : words) {
+    const float* lo = cache_->row(u) + c0;
+    for (std::size_t t = 0; t < h; ++t)
+      if (lo[t] <= limit[t]) best[t] = std::min(best[t], cache_->exact(u, j, t));
+  }
+  return weighted_root_sum(j, best.data());
+}
+
+float QueryToDocument::lower(std::size_t j, std::size_t doc) const {
+  thread_local std::vector<float> best;
+  best.resize(batch_.cols_indptr[j + 1] - batch_.cols_indptr[j]);
+  cache_min(doc, 1, batch_.cols_indptr[j], best.size(), best.data());
+  return weighted_root_sum(j, best.data());
+}
+
+void QueryToDocument::every(float* out, bool with_d1) const {
+  const std::size_t n = index_.n_docs(), Q = q_.size(), cols = batch_.cols.size();
+  constexpr std::size_t kDocs = 64;  // a block's minima stay in the CPU's L2
+#pragma omp parallel
+  {
+    std::vector<float> best(kDocs * cols);
+#pragma omp for schedule(static, 16)
+    for (std::size_t i0 = 0; i0 < n; i0 += kDocs) {
+      const std::size_t nd = std::min(kDocs, n - i0);
+      cache_min(i0, nd, 0, cols, best.data());
+      for (std::size_t j = 0; j < Q; ++j)
+        for (std::size_t d = 0; d < nd; ++d) {
+          const float d2 = weighted_root_sum(j, best.data() + d * cols + batch_.cols_indptr[j]);
+          float& o = out[j * n + i0 + d];
+          o = with_d1 ? std::max(o, d2) : d2;
+        }
+    }
+  }
+}
+
+void QueryToDocument::cache_min(std::size_t doc, std::size_t n_docs, std::size_t c0, std::size_t h,
+                                float* out) const {
+  cpu::kernels().gather_min(cache_->row(0) + c0, cache_->stride(), index_.indptr().data() + doc,
+                            index_.indices().data(), n_docs, h, out);
+}
+
+float QueryToDocument::weighted_root_sum(std::size_t j, const float* sq) const {
+  const float* f = q_.set.weights.data() + q_.set.indptr[q_.begin + j];
+  const std::size_t h = q_.set.length(q_.begin + j);
+  float s = 0;
+  for (std::size_t t = 0; t < h; ++t) s += f[t] * std::sqrt(sq[t]);
+  return s;
+}
+
+std::span<const std::uint32_t> QueryToDocument::doc_words(std::size_t doc) const {
+  const auto indptr = index_.indptr();
+  return index_.indices().subspan(indptr[doc], indptr[doc + 1] - indptr[doc]);
+}
+
+}  // namespace lcrwmd
