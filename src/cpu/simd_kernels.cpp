@@ -265,69 +265,6 @@ SplitDot sparse_dot_split(const std::uint32_t* idx, const float* val, std::size_
   return {combine(dot) + tail.dot, combine(negative) + tail.negative};
 }
 
-// Rows are scattered over memory: each is fetched this many words ahead, across documents.
-constexpr std::size_t kGatherAhead = 8;
-
-#if defined(__AVX2__)
-// gather_min's columns [t0, t0 + width) of document d, in R eight-lane registers (lanes past
-// the width neither read nor written).
-template <int R>
-void gather_min_block(const float* rows, std::size_t stride, const std::uint64_t* indptr,
-                      const std::uint32_t* idx, std::size_t d, std::uint64_t last, std::size_t t0,
-                      std::size_t width, float* out) {
-  __m256i mask[R];
-  __m256 acc[R];
-  for (int k = 0; k < R; ++k) {
-    const auto left = static_cast<int>(width) - 8 * k;
-    mask[k] =
-        _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    acc[k] = _mm256_set1_ps(std::numeric_limits<float>::infinity());
-  }
-  for (std::uint64_t p = indptr[d]; p < indptr[d + 1]; ++p) {
-    if (p + kGatherAhead < last)
-      _mm_prefetch(reinterpret_cast<const char*>(rows + idx[p + kGatherAhead] * stride + t0),
-                   _MM_HINT_T0);
-    const float* src = rows + idx[p] * stride + t0;
-    for (int k = 0; k < R; ++k)
-      acc[k] = _mm256_min_ps(acc[k], _mm256_maskload_ps(src + 8 * k, mask[k]));
-  }
-  for (int k = 0; k < R; ++k) _mm256_maskstore_ps(out + t0 + 8 * k, mask[k], acc[k]);
-}
-#endif
-
-void gather_min(const float* rows, std::size_t stride, const std::uint64_t* indptr,
-                const std::uint32_t* idx, std::size_t n_docs, std::size_t h, float* out) {
-#if defined(__AVX2__)
-  constexpr std::size_t kBlock = 32;  // four registers of minima
-  const std::uint64_t last = indptr[n_docs];
-  for (std::size_t d = 0; d < n_docs; ++d, out += h)
-    for (std::size_t t0 = 0; t0 < h; t0 += kBlock) {
-      const std::size_t width = std::min(kBlock, h - t0);
-      switch ((width + 7) / 8) {
-        case 1:
-          gather_min_block<1>(rows, stride, indptr, idx, d, last, t0, width, out);
-          break;
-        case 2:
-          gather_min_block<2>(rows, stride, indptr, idx, d, last, t0, width, out);
-          break;
-        case 3:
-          gather_min_block<3>(rows, stride, indptr, idx, d, last, t0, width, out);
-          break;
-        default:
-          gather_min_block<4>(rows, stride, indptr, idx, d, last, t0, width, out);
-      }
-    }
-#else
-  for (std::size_t d = 0; d < n_docs; ++d, out += h) {
-    std::fill(out, out + h, std::numeric_limits<float>::infinity());
-    for (std::uint64_t p = indptr[d]; p < indptr[d + 1]; ++p) {
-      const float* src = rows + idx[p] * stride;
-      for (std::size_t t = 0; t < h; ++t) out[t] = std::min(out[t], src[t]);
-    }
-  }
-#endif
-}
-
 float min_of(const float* x, std::size_t n, float init) {
   float acc[kLanes];
   std::fill(acc, acc + kLanes, init);

@@ -1,6 +1,8 @@
 #pragma once
-// Phase 1's kernels (simd.h) at one SIMD level: included by the per-level sources only, which
-// CMake builds with LCRWMD_SIMD_LEVEL set.
+// Phase 1's kernels (simd.h) at one SIMD level (simd_phase1_kernels.cpp: rounding, estimates
+// and their intervals; simd_least_kernels.cpp: the least lower bounds and the cache's
+// transpose): included by the per-level sources only, which CMake builds with
+// LCRWMD_SIMD_LEVEL set.
 #include <cstddef>
 #include <cstdint>
 
@@ -10,7 +12,18 @@
 #error "built by CMake once per level: -DLCRWMD_SIMD_LEVEL=scalar|avx2|avx512"
 #endif
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 namespace lcrwmd::cpu::LCRWMD_SIMD_LEVEL::phase1 {
+
+#if defined(__AVX512F__)
+// The mask of a register's first n lanes (all sixteen from n = 16 on).
+inline __mmask16 lanes_below(std::size_t n) {
+  return n >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << n) - 1);
+}
+#endif
 
 void round_bf16(const float* x, std::size_t n, std::uint16_t* out);
 void round_int8(const float* x, std::size_t n, float invert, std::int8_t* out);
@@ -33,3 +46,11 @@ void columns_to_rows(const float* tile, std::size_t stride, std::size_t rows,
                      const std::uint32_t* cols, std::size_t n, float* dst, std::size_t dst_stride);
 
 }  // namespace lcrwmd::cpu::LCRWMD_SIMD_LEVEL::phase1
+
+namespace lcrwmd::cpu::LCRWMD_SIMD_LEVEL {
+
+// LC-RWMD's D2 from the word-distance cache (simd.h: gather_min), beside phase 1's minima.
+void gather_min(const float* rows, std::size_t stride, const std::uint64_t* indptr,
+                const std::uint32_t* idx, std::size_t n_docs, std::size_t h, float* out);
+
+}  // namespace lcrwmd::cpu::LCRWMD_SIMD_LEVEL
