@@ -26,11 +26,10 @@ Bm25Scorer::Bm25Scorer(const Index& index, const QuerySet& queries, double k1, d
     throw Error(
         "bm25: these queries carry no collection-wide term statistics (shards built apart, "
         "searched under mpirun); build the shards as one build's (lcrwmd build --shards N)");
-  const std::size_t n = index.n_docs();
-  norm_.resize(n);
-#pragma omp parallel for schedule(static)
-  for (std::size_t i = 0; i < n; ++i)
-    norm_[i] = k1 * (1.0 - b + b * static_cast<double>(index.doc_length(i)) / t.mean_length);
+  // A document's length part, k1 (1 - b + b len / mean): computed per posting read, as a
+  // query reads far fewer postings than there are documents (no pass over them all per batch).
+  length_scale_ = k1 * b / t.mean_length;
+  length_base_ = k1 * (1.0 - b);
 }
 
 void Bm25Scorer::score(std::size_t q, double* score, std::size_t begin, std::size_t end) const {
@@ -47,7 +46,8 @@ void Bm25Scorer::score(std::size_t q, double* score, std::size_t begin, std::siz
       const std::size_t i = post.docs[e] - post.first;
       if (i >= end) break;
       const double f = post.counts[e];
-      score[i] += w * f / (f + norm_[i]);
+      const double norm = length_base_ + length_scale_ * index_.doc_length(i);
+      score[i] += w * f / (f + norm);
     }
   }
 }

@@ -47,7 +47,7 @@ class Bm25Scorer {
   const Index& index_;
   const QueryTerms& terms_;
   double k1_;
-  std::vector<double> norm_;  // the length part of each document's denominator
+  double length_base_ = 0, length_scale_ = 0;  // a document's length part, base + scale * length
 };
 
 }  // namespace lcrwmd
