@@ -1,6 +1,8 @@
 #pragma once
 // Output that appears under its final name only when complete: written to a temporary file
-// beside the target, flushed, then renamed. A failure or an exception leaves no partial file.
+// beside the target, flushed and synced, renamed, then the directory synced, so that a
+// committed file survives a crash or a power loss. A failure or an exception leaves no partial
+// file and whatever was under the name before.
 #include <cstddef>
 #include <cstdio>
 #include <string>

@@ -1,5 +1,6 @@
 #include "lcrwmd/atomic_file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -69,6 +70,18 @@ void AtomicFile::commit() {
     errno = err;
     fail("cannot rename temporary file into place");
   }
+  // The rename is the directory's change: durable once the directory is synced too (a file
+  // system that cannot sync a directory, EINVAL, has nothing more to do).
+  const std::string::size_type slash = path_.rfind('/');
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path_.substr(0, slash);
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) fail("cannot open its directory to sync the rename");
+  const int synced = ::fsync(fd), err = errno;
+  ::close(fd);
+  errno = err;
+  if (synced != 0 && err != EINVAL) fail("cannot sync its directory");
 }
 
 }  // namespace lcrwmd

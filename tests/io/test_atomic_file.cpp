@@ -1,6 +1,8 @@
 // Output under its final name only when complete: AtomicFile.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -62,6 +64,33 @@ TEST(AtomicFile, WriteAtPatchesAndAppendingGoesOn) {
   f.write("bb");
   f.commit();
   EXPECT_EQ(test::read_file(path), "aaXYaaaabb");
+}
+
+// A disk that fills up mid-write (here: the process's file size limit): an error naming the
+// file, the old contents intact, no temporary left.
+TEST(AtomicFile, AFullDiskIsAnErrorAndTheOldFileStays) {
+  const fs::path dir = fresh_dir("atomic_full"), path = dir / "out.bin";
+  std::ofstream(path) << "old contents";
+  struct rlimit old_limit {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of a signal
+  struct rlimit small = old_limit;
+  small.rlim_cur = 1 << 16;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  std::string error;
+  try {
+    AtomicFile f(path.string());
+    const std::string block(1 << 20, 'x');
+    for (int i = 0; i < 4; ++i) f.write(block);
+    f.commit();
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old_limit);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_NE(error.find(path.string()), std::string::npos) << error;
+  EXPECT_EQ(test::read_file(path), "old contents");
+  EXPECT_EQ(others(dir, path), 0u) << "the temporary must be removed";
 }
 
 TEST(AtomicFile, AnUnwritableDirectoryIsAnErrorNamingThePath) {
