@@ -1,10 +1,13 @@
 """scikit-learn over lcrwmd's distances: a kNN classifier whose samples are documents (strings
-or token lists), usable in Pipeline, cross_val_score and GridSearchCV; and the distance matrix
-for estimators that take metric="precomputed" (DBSCAN, AgglomerativeClustering, ...).
+or token lists), usable in Pipeline, cross_val_score and GridSearchCV; a retriever in
+NearestNeighbors' shape (fit the documents, ask for each query's nearest); and the distance
+matrix for estimators that take metric="precomputed" (DBSCAN, AgglomerativeClustering, ...).
 
-    from lcrwmd.sklearn import KNeighborsClassifier, pairwise_distances
+    from lcrwmd.sklearn import DocumentRetriever, KNeighborsClassifier, pairwise_distances
     clf = KNeighborsClassifier(emb, n_neighbors=5, method="wmd", stopwords="stop_words.txt")
     clf.fit(train_texts, train_labels).score(test_texts, test_labels)
+    search = DocumentRetriever(emb, n_neighbors=10).fit(documents)  # bm25 by default
+    distances, rows = search.kneighbors(["how do I list open files"])
     D = pairwise_distances(texts, embeddings=emb, method="lc-rwmd")
 """
 from __future__ import annotations
@@ -107,6 +110,75 @@ class KNeighborsClassifier(ClassifierMixin, BaseEstimator):
         return {"X_types": ["string"], "requires_y": True}
 
 
+class DocumentRetriever(BaseEstimator):
+    """Search over documents in the shape of scikit-learn's NearestNeighbors: fit(documents)
+    indexes them, kneighbors(queries) gives each query's n_neighbors best as (distances, rows of
+    the fitted documents). The default is what a search box wants: method="bm25" (Okapi BM25,
+    bm25_k1, bm25_b); method="hybrid" adds lc-rwmd's query-to-document distance
+    (hybrid_weight), and every other method of lcrwmd.methods() ranks by its distance in
+    `direction` (None: the method's default; "query-to-document" for short queries).
+    score(queries, relevant) is recall@n_neighbors: the share of queries whose relevant
+    document (a row of the fitted documents) is among their neighbours. Parameters as
+    KNeighborsClassifier's otherwise; rows of -1 (and inf) where a query finds fewer documents
+    (bm25: only those sharing a word with it) or has no known word."""
+
+    def __init__(self, embeddings: Optional[Embeddings] = None, n_neighbors: int = 10,
+                 method: str = "bm25", direction: Optional[str] = None,
+                 query_weights: str = "auto", weighting: str = "tf",
+                 stopwords: StopWords = None, bm25_k1: float = 1.2, bm25_b: float = 0.75,
+                 hybrid_weight: float = 0.3, act_steps: int = 1, backend: str = "auto",
+                 precision: str = "auto"):
+        self.embeddings = embeddings
+        self.n_neighbors = n_neighbors
+        self.method = method
+        self.direction = direction
+        self.query_weights = query_weights
+        self.weighting = weighting
+        self.stopwords = stopwords
+        self.bm25_k1 = bm25_k1
+        self.bm25_b = bm25_b
+        self.hybrid_weight = hybrid_weight
+        self.act_steps = act_steps
+        self.backend = backend
+        self.precision = precision
+
+    def fit(self, X, y=None) -> DocumentRetriever:
+        if self.embeddings is None:
+            raise ValueError("DocumentRetriever needs embeddings (an lcrwmd.Embeddings)")
+        docs = _samples(X)
+        self.index_ = Index.build(self.embeddings, docs, ids=[str(i) for i in range(len(docs))],
+                                  stopwords=self.stopwords, weighting=self.weighting,
+                                  keep_text=False)
+        if self.index_.excluded:
+            warnings.warn(f"{len(self.index_.excluded)} documents have no known word and are "
+                          f"left out")
+        self.rows_ = np.array([int(i) for i in self.index_.ids], dtype=np.int64)
+        return self
+
+    def kneighbors(self, X, n_neighbors: Optional[int] = None, return_distance: bool = True):
+        check_is_fitted(self, "index_")
+        k = self.n_neighbors if n_neighbors is None else n_neighbors
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # rows of -1 are documented here
+            d, i = self.index_.search(_samples(X), k=k, method=self.method,
+                                      direction=self.direction, backend=self.backend,
+                                      act_steps=self.act_steps, precision=self.precision,
+                                      query_weights=self.query_weights, bm25_k1=self.bm25_k1,
+                                      bm25_b=self.bm25_b, hybrid_weight=self.hybrid_weight)
+        i = np.where(i >= 0, self.rows_[np.maximum(i, 0)], -1)
+        return (d, i) if return_distance else i
+
+    def score(self, X, y) -> float:
+        y = np.asarray(y)
+        found = self.kneighbors(X, return_distance=False)
+        if y.shape != (len(found),):
+            raise ValueError(f"{len(found)} queries and {y.shape} relevant documents")
+        return float(np.mean([y[q] in found[q] for q in range(len(y))])) if len(y) else 0.0
+
+    def _more_tags(self):
+        return {"X_types": ["string"], "requires_y": False}
+
+
 def pairwise_distances(X, Y=None, embeddings: Optional[Embeddings] = None,
                        method: str = "lc-rwmd", symmetric: bool = True, weighting: str = "tf",
                        stopwords: StopWords = None, act_steps: int = 1, backend: str = "auto",
@@ -128,4 +200,4 @@ def pairwise_distances(X, Y=None, embeddings: Optional[Embeddings] = None,
                           act_steps=act_steps, precision=precision).astype(np.float64)
 
 
-__all__: Sequence[str] = ["KNeighborsClassifier", "pairwise_distances"]
+__all__: Sequence[str] = ["DocumentRetriever", "KNeighborsClassifier", "pairwise_distances"]

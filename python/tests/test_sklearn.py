@@ -1,7 +1,8 @@
 """lcrwmd.sklearn against scikit-learn's own machinery (clone, Pipeline, cross_val_score,
-GridSearchCV, DBSCAN and AgglomerativeClustering on a precomputed matrix) and against the
-command line's classify."""
+GridSearchCV, DBSCAN and AgglomerativeClustering on a precomputed matrix), against the
+command line's classify, and the retriever against the index's own search."""
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -14,7 +15,8 @@ from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import FunctionTransformer  # noqa: E402
 
 import lcrwmd  # noqa: E402
-from lcrwmd.sklearn import KNeighborsClassifier, pairwise_distances  # noqa: E402
+from lcrwmd.sklearn import (DocumentRetriever, KNeighborsClassifier,  # noqa: E402
+                            pairwise_distances)
 
 from demo_data import DEMO, EMB, STOP, cli  # noqa: E402
 
@@ -88,3 +90,33 @@ def test_precomputed_distances_for_clustering(emb, index, train):
     assert DBSCAN(eps=float(np.median(d)), metric="precomputed").fit_predict(d).shape == (40,)
     with pytest.raises(ValueError, match="no known word"):
         pairwise_distances(texts[:2] + ["qqqzzz"], embeddings=emb)
+
+
+def test_the_retriever_answers_as_the_index_searches(emb, train):
+    texts = [r[2] for r in train]
+    queries = [" ".join(t.split()[3:7]) for t in texts[:12]] + ["qqqzzz"]  # the last: unknown
+    index = lcrwmd.Index.build(emb, texts, ids=[str(i) for i in range(len(texts))],
+                               stopwords=STOP, keep_text=False)
+    rows = np.array([int(i) for i in index.ids])
+    for params in ({}, {"method": "hybrid", "hybrid_weight": 0.5},
+                   {"method": "lc-rwmd", "direction": "query-to-document"},
+                   {"method": "bm25", "bm25_k1": 0.9, "bm25_b": 0.4}):
+        r = DocumentRetriever(emb, n_neighbors=5, stopwords=STOP, backend="cpu", **params)
+        d, i = r.fit(texts).kneighbors(queries)
+        search = {k: v for k, v in params.items() if k != "method"}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the unknown query's row of -1, said by the index
+            wd, wi = index.search(queries, k=5, method=params.get("method", "bm25"),
+                                  backend="cpu", **search)
+        np.testing.assert_array_equal(d, wd)
+        np.testing.assert_array_equal(i, np.where(wi >= 0, rows[np.maximum(wi, 0)], -1))
+        assert np.all(i[-1] == -1), params  # no word the index knows: nothing found
+        # Recall@5: each of the first twelve queries is four words of its own document.
+        relevant = list(range(12)) + [0]
+        want = np.mean([relevant[q] in i[q] for q in range(len(queries))])
+        assert r.score(queries, relevant) == want
+        assert clone(r).get_params() == r.get_params()
+    bm25 = DocumentRetriever(emb, n_neighbors=5, stopwords=STOP).fit(texts)
+    assert bm25.score(queries[:12], list(range(12))) >= 0.9
+    with pytest.raises(ValueError):
+        bm25.score(queries, [0, 1])
