@@ -8,6 +8,7 @@
 // (Rows::exact).
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "methods/batch_distance.h"
@@ -70,8 +71,9 @@ class Hybrid final : public BatchDistance {
     }
     scorer_.score_each(q_.begin, nq, [&](std::size_t j, const std::vector<double>& score) {
       float* row = out + j * n_;
-      const auto [sm, ss] = moments(score.data(), n_);
-      const auto [dm, ds] = moments(row, n_);
+      // Plain variables, not structured bindings: clang's OpenMP regions cannot capture those.
+      const std::pair<double, double> s = moments(score.data(), n_), d = moments(row, n_);
+      const double sm = s.first, ss = s.second, dm = d.first, ds = d.second;
 #pragma omp parallel for schedule(static)
       for (std::size_t i = 0; i < n_; ++i)
         row[i] = static_cast<float>(weight_ * (row[i] - dm) / ds - (score[i] - sm) / ss);

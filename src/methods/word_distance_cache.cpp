@@ -34,7 +34,7 @@ void WordDistanceCache::make_exact() {
     for (std::size_t b = 0; b < n_blocks; ++b) {
       const std::size_t u0 = b * kRows, n = std::min(kRows, v - u0);
       for (std::size_t r = 0; r < n; ++r) rows[r] = index_.vector(u0 + r);
-      // sq_dist(vector(u), word) as Phase1Tiles::exact computes it, four rows at a time.
+      // sq_dist(vector(u), word) as Phase1Tiles::exact computes it, several rows at a time.
       for (std::size_t c = 0; c < w; ++c)
         cpu::kernels().sq_dist_batch(rows.data(), batch_.vectors.data() + c * m, n, m,
                                      found.data() + c * kRows);
