@@ -139,6 +139,10 @@ class Index {
   std::span<const std::uint64_t> indptr() const { return {indptr_, n_docs_ + 1}; }
   std::span<const std::uint32_t> indices() const { return {indices_, nnz_}; }
   std::span<const float> values() const { return {values_, nnz_}; }
+  // Document i's words (indices()'s part of it), ascending.
+  std::span<const std::uint32_t> doc_words(std::size_t i) const {
+    return {indices_ + indptr_[i], indices_ + indptr_[i + 1]};
+  }
   const float* vectors() const { return vectors_; }
   const float* vector(std::size_t word) const { return vectors_ + word * dim_; }
   const float* sq_norms() const { return sq_norms_; }

@@ -20,7 +20,7 @@ float QueryToDocument::exact(std::size_t j, std::size_t doc) const {
   const std::size_t m = index_.dim();
   const std::uint64_t c0 = batch_.cols_indptr[j], h = batch_.cols_indptr[j + 1] - c0;
   const std::uint32_t* cols = batch_.cols.data() + c0;
-  const auto words = doc_words(doc);
+  const auto words = index_.doc_words(doc);
   thread_local std::vector<float> best, limit;
   best.assign(h, kInf);
   const cpu::Kernels& k = cpu::kernels();
@@ -81,11 +81,6 @@ float QueryToDocument::weighted_root_sum(std::size_t j, const float* sq) const {
   float s = 0;
   for (std::size_t t = 0; t < h; ++t) s += f[t] * std::sqrt(sq[t]);
   return s;
-}
-
-std::span<const std::uint32_t> QueryToDocument::doc_words(std::size_t doc) const {
-  const auto indptr = index_.indptr();
-  return index_.indices().subspan(indptr[doc], indptr[doc + 1] - indptr[doc]);
 }
 
 }  // namespace lcrwmd

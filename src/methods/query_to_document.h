@@ -6,7 +6,6 @@
 // kept bounds), or every document's at once once the kept distances are made exact.
 #include <cstddef>
 #include <cstdint>
-#include <span>
 
 #include "core/batch_words.h"
 #include "lcrwmd/index.h"
@@ -38,7 +37,6 @@ class QueryToDocument {
                  float* out) const;
   // sum_t F_j[t] sqrt(sq[t]), in order.
   float weighted_root_sum(std::size_t j, const float* sq) const;
-  std::span<const std::uint32_t> doc_words(std::size_t doc) const;
 
   const Index& index_;
   QueryRange q_;

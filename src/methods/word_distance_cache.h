@@ -39,8 +39,8 @@ class WordDistanceCache {
   }
   // The same for a document's words, in the document's order.
   void doc_rows(std::size_t j, std::size_t doc, const float** rows) const {
-    const auto indptr = index_.indptr();
-    query_rows(j, index_.indices().data() + indptr[doc], indptr[doc + 1] - indptr[doc], rows);
+    const auto words = index_.doc_words(doc);
+    query_rows(j, words.data(), words.size(), rows);
   }
 
   // Query j's word t (its position in the query) against vocabulary word u: the squared
