@@ -8,6 +8,7 @@
 #include "app/commands.h"
 #include "app/query_input.h"
 #include "lcrwmd/atomic_file.h"
+#include "lcrwmd/collection.h"
 #include "lcrwmd/corpus.h"
 #include "lcrwmd/embeddings.h"
 #include "lcrwmd/error.h"
@@ -57,7 +58,9 @@ void add_shards_flag(CLI::App* c, std::size_t& shards) {
 
 void run_build(const std::string& emb_path, const std::string& docs, const std::string& stop_path,
                const std::string& weighting, bool keep_text, const std::string& output,
-               std::size_t shards) {
+               std::size_t shards, bool collection) {
+  if (collection && shards > 1)
+    throw Error("--collection and --shards: a collection keeps its own segments; give one");
   auto t = Clock::now();
   std::vector<RawDocument> documents = read_tsv(docs);
   // Only the vectors of the corpus's words are kept: memory follows the corpus, not the file.
@@ -78,7 +81,12 @@ void run_build(const std::string& emb_path, const std::string& docs, const std::
   TextReport report;
   const IndexData data = build_index_data(emb, documents, bo, &report);
   report_text(report, "documents");
-  save(data, output, shards, t);
+  if (!collection) return save(data, output, shards, t);
+  Collection::create(output, data, emb_path);
+  note(
+      "collection %s: %zu documents, %zu words (%.2f s): lcrwmd add / delete / compact change "
+      "it, --index %s reads it",
+      output.c_str(), data.ids.size(), data.vocab.size(), since(t), output.c_str());
 }
 
 }  // namespace
@@ -87,7 +95,7 @@ void add_build(CLI::App& app) {
   auto* c = app.add_subcommand("build", "Build an index from embeddings and documents");
   struct Flags {
     std::string embeddings, docs, stopwords, weighting = "tf", output;
-    bool no_text = false;
+    bool no_text = false, collection = false;
     std::size_t shards = 1;
   };
   auto f = std::make_shared<Flags>();
@@ -104,9 +112,12 @@ void add_build(CLI::App& app) {
   c->add_flag("--no-text", f->no_text,
               "Leave the documents' texts out (kept compressed by default, for display)");
   add_shards_flag(c, f->shards);
+  c->add_flag("--collection", f->collection,
+              "Write OUTPUT as a collection directory that takes documents and deletions "
+              "(lcrwmd add, delete, compact), recording --embeddings for their new words");
   c->callback([f] {
-    run_build(f->embeddings, f->docs, f->stopwords, f->weighting, !f->no_text, f->output,
-              f->shards);
+    run_build(f->embeddings, f->docs, f->stopwords, f->weighting, !f->no_text, f->output, f->shards,
+              f->collection);
   });
 }
 

@@ -21,6 +21,7 @@ inline CLI::Validator at_least_one() {
 }
 
 void add_build(CLI::App& app);
+void add_collection_commands(CLI::App& app);  // add, delete, compact
 void add_embeddings(CLI::App& app);
 void add_search(CLI::App& app);
 void add_classify(CLI::App& app);

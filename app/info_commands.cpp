@@ -8,6 +8,7 @@
 
 #include "app/commands.h"
 #include "app/json_out.h"
+#include "lcrwmd/collection.h"
 #include "lcrwmd/cpu.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/gpu.h"
@@ -15,14 +16,57 @@
 
 namespace lcrwmd::app {
 
+namespace {
+
+// A collection of several segments or with deletions: its state and each segment's.
+void collection_info(const std::string& path, bool json) {
+  const Collection c = Collection::open(path, true);
+  const ShardSet live = c.documents();
+  if (json) {
+    nlohmann::json segments = nlohmann::json::array();
+    for (std::size_t s = 0; s < c.n_segments(); ++s)
+      segments.push_back({{"file", c.segment(s).source()},
+                          {"n_docs", c.segment(s).n_docs()},
+                          {"deleted", c.deleted(s).size()},
+                          {"vocab_size", c.segment(s).vocab_size()},
+                          {"file_bytes", c.segment(s).file_bytes()}});
+    const nlohmann::json j = {{"collection", path},
+                              {"generation", c.generation()},
+                              {"n_docs", c.n_docs()},
+                              {"deleted", c.n_deleted()},
+                              {"vocab_size", live.vocab_size()},
+                              {"dim", live.dim()},
+                              {"embeddings", c.embeddings()},
+                              {"segments", segments}};
+    std::printf("%s\n", to_bytes(j).c_str());
+    return;
+  }
+  std::printf("collection   %s (generation %llu, every file checked)\n", path.c_str(),
+              static_cast<unsigned long long>(c.generation()));
+  std::printf("documents    %zu live, %zu deleted (dropped by `lcrwmd compact`)\n", c.n_docs(),
+              c.n_deleted());
+  std::printf("vocabulary   %zu distinct words over its segments, dimension %zu\n",
+              live.vocab_size(), live.dim());
+  std::printf("embeddings   %s (new words' vectors)\n", c.embeddings().c_str());
+  for (std::size_t s = 0; s < c.n_segments(); ++s)
+    std::printf("segment      %s: %zu documents, %zu deleted, %zu words, %.1f MiB\n",
+                c.segment(s).source().c_str(), c.segment(s).n_docs(), c.deleted(s).size(),
+                c.segment(s).vocab_size(),
+                static_cast<double>(c.segment(s).file_bytes()) / (1 << 20));
+}
+
+}  // namespace
+
 void add_info(CLI::App& app) {
   auto* c = app.add_subcommand("info", "Sizes and memory of an index");
   auto path = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
-  c->add_option("--index", *path, "Index file")->required();
+  c->add_option("--index", *path, "Index file, or collection directory")->required();
   c->add_flag("--json", *json, "Machine-readable output");
   c->callback([path, json] {
-    const Index ix = Index::load(*path, true);
+    if (Collection::exists(*path) && !Collection::open(*path, true).is_one_index())
+      return collection_info(*path, *json);
+    const Index ix = load_index(*path, true);
     const double n = static_cast<double>(ix.n_docs());
     const std::size_t csr = ix.nnz() * 8 + (ix.n_docs() + 1) * 8;
     const std::size_t vec = ix.vocab_size() * ix.dim() * 4;

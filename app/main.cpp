@@ -17,6 +17,7 @@ int run(int argc, char** argv, bool& orderly) {
       "LC-RWMD, ACT, ICT)"};
   app.require_subcommand(1);
   lcrwmd::app::add_build(app);
+  lcrwmd::app::add_collection_commands(app);
   lcrwmd::app::add_embeddings(app);
   lcrwmd::app::add_search(app);
   lcrwmd::app::add_pairwise(app);

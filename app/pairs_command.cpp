@@ -8,6 +8,7 @@
 #include "app/output.h"
 #include "app/query_input.h"
 #include "lcrwmd/atomic_file.h"
+#include "lcrwmd/collection.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/pairs.h"
 
@@ -29,7 +30,7 @@ void add_pairs(CLI::App& app) {
     if (Cluster::current().size() > 1) throw Error("pairs runs in one process, not under mpirun");
     set_threads(f->threads);
     const auto t = Clock::now();
-    const Index index = Index::load(f->indexes.front(), !f->no_verify);
+    const Index index = load_index(f->indexes.front(), !f->no_verify);
     note("index %s: %zu documents (%.2f s)", f->indexes.front().c_str(), index.n_docs(), since(t));
     const SearchOptions o = f->options();
     const std::unique_ptr<Searcher> searcher = make_searcher(index, f->searcher_options());

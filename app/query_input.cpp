@@ -108,10 +108,13 @@ QueryOptions QueryFlags::query_options() const {
 
 void QueryFlags::add_index(CLI::App* c, bool several) {
   auto* o = c->add_option("--index", indexes,
-                          several ? "Index file from 'lcrwmd build' or 'lcrwmd synth'; given "
-                                    "several times, shards searched as one collection of their "
-                                    "documents in order ('lcrwmd build --shards N' writes them)"
-                                  : "Index file from 'lcrwmd build' or 'lcrwmd synth'")
+                          several ? "Index file from 'lcrwmd build' or 'lcrwmd synth', or a "
+                                    "collection directory ('lcrwmd build --collection'); files "
+                                    "given several times: shards searched as one collection of "
+                                    "their documents in order ('lcrwmd build --shards N' writes "
+                                    "them)"
+                                  : "Index file from 'lcrwmd build' or 'lcrwmd synth', or a "
+                                    "collection directory of one segment")
                 ->required();
   if (!several) o->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::Throw);
 }
@@ -276,6 +279,16 @@ QueryText read_query_text(const QueryFlags& f, const Index& index, std::span<con
   return text;
 }
 
+const Index& Loaded::index() const {
+  if (collection && !collection->is_one_index())
+    throw Error(collection->path() + ": a collection of " +
+                std::to_string(collection->n_segments()) +
+                " segments with deleted documents; this command reads one index: `lcrwmd compact "
+                "--index " +
+                collection->path() + "` makes it one");
+  return indexes().front();
+}
+
 Loaded load_queries(const QueryFlags& f) {
   set_threads(f.threads);
   Cluster& cluster = Cluster::current();
@@ -283,21 +296,38 @@ Loaded load_queries(const QueryFlags& f) {
     throw Error("--index given " + std::to_string(f.indexes.size()) +
                 " times under mpirun: only search takes a shard per rank; give one index (each "
                 "rank takes a part of it)");
+  if (f.indexes.size() > 1)
+    for (const std::string& path : f.indexes)
+      if (Collection::exists(path))
+        throw Error(path +
+                    ": a collection directory is searched alone: give it as the only "
+                    "--index");
   Loaded l;
   cluster.step([&] {
-    for (const std::string& path : f.indexes) {
+    if (f.indexes.size() == 1 && Collection::exists(f.indexes.front())) {
       auto t = Clock::now();
-      l.files.push_back(Index::load(path, !f.no_verify));
-      const Index& ix = l.files.back();
-      note("index %s: %zu documents, %zu words, dim %zu (%.2f s)", path.c_str(), ix.n_docs(),
-           ix.vocab_size(), ix.dim(), since(t));
+      l.collection = Collection::open(f.indexes.front(), !f.no_verify);
+      l.shards = std::make_unique<ShardSet>(l.collection->documents());
+      note(
+          "collection %s: %zu documents in %zu segments (%zu deleted), %zu distinct words "
+          "(%.2f s)",
+          f.indexes.front().c_str(), l.shards->n_docs(), l.collection->n_segments(),
+          l.collection->n_deleted(), l.shards->vocab_size(), since(t));
+    } else {
+      for (const std::string& path : f.indexes) {
+        auto t = Clock::now();
+        l.files.push_back(Index::load(path, !f.no_verify));
+        const Index& ix = l.files.back();
+        note("index %s: %zu documents, %zu words, dim %zu (%.2f s)", path.c_str(), ix.n_docs(),
+             ix.vocab_size(), ix.dim(), since(t));
+      }
+      std::vector<const Index*> files;
+      for (const Index& ix : l.files) files.push_back(&ix);
+      l.shards = std::make_unique<ShardSet>(std::move(files));
+      if (l.files.size() > 1)
+        note("collection: %zu documents in %zu shards, %zu distinct words", l.shards->n_docs(),
+             l.files.size(), l.shards->vocab_size());
     }
-    std::vector<const Index*> files;
-    for (const Index& ix : l.files) files.push_back(&ix);
-    l.shards = std::make_unique<ShardSet>(std::move(files));
-    if (l.files.size() > 1)
-      note("collection: %zu documents in %zu shards, %zu distinct words", l.shards->n_docs(),
-           l.files.size(), l.shards->vocab_size());
     if (!cluster.root()) return;
     if (!f.like.empty()) {  // documents of the collection, by id, as the queries
       std::vector<std::size_t> docs;
@@ -311,7 +341,7 @@ Loaded load_queries(const QueryFlags& f) {
           l.shards->documents_as_queries(docs, describe(parse_method(f.method)).reads_terms);
       return;
     }
-    const QueryText text = read_query_text(f, l.index(), std::span(l.files).subspan(1));
+    const QueryText text = read_query_text(f, l.indexes().front(), l.indexes().subspan(1));
     QueryOptions qo = f.query_options();
     qo.embeddings = text.embeddings.get();
     TextReport report;
@@ -319,7 +349,7 @@ Loaded load_queries(const QueryFlags& f) {
     report_text(report, "queries");
     if (!l.queries.extra_words.empty() && text.embeddings)
       note("queries: %zu words not in the %s taken from %s", l.queries.extra_words.size(),
-           l.files.size() > 1 ? "first shard" : "index", f.embeddings.c_str());
+           l.indexes().size() > 1 ? "first shard" : "index", f.embeddings.c_str());
     l.excluded = report.empty_documents.size();
   });
   if (cluster.size() > 1) {

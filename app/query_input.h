@@ -6,11 +6,13 @@
 #include <cstdio>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "app/cluster.h"
+#include "lcrwmd/collection.h"
 #include "lcrwmd/corpus.h"
 #include "lcrwmd/embeddings.h"
 #include "lcrwmd/index.h"
@@ -106,13 +108,18 @@ struct QueryText {
 QueryText read_query_text(const QueryFlags& f, const Index& index, std::span<const Index> also);
 
 struct Loaded {
-  std::vector<Index> files;          // --index, in order
-  std::unique_ptr<ShardSet> shards;  // their documents as one collection
-  QuerySet queries;                  // over the collection (ShardSet::make_query_set)
-  std::size_t excluded = 0;          // queries left with no known word
-  std::vector<std::int64_t> liked;   // search --like: each query's document in the collection
-  // The index of a command that takes one.
-  const Index& index() const { return files.front(); }
+  std::vector<Index> files;              // --index, in order
+  std::optional<Collection> collection;  // or the collection directory --index named
+  std::unique_ptr<ShardSet> shards;      // their documents as one collection
+  QuerySet queries;                      // over the collection (ShardSet::make_query_set)
+  std::size_t excluded = 0;              // queries left with no known word
+  std::vector<std::int64_t> liked;       // search --like: each query's document in the collection
+  // The index files, or the collection's segments.
+  std::span<const Index> indexes() const {
+    return collection ? collection->segments() : std::span<const Index>(files);
+  }
+  // The index of a command that takes one (a collection: an Error unless it is one index).
+  const Index& index() const;
 };
 // Every rank of the cluster maps the indexes; rank 0 reads the queries and sends them to all.
 Loaded load_queries(const QueryFlags& f);

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "app/cluster.h"
+#include "lcrwmd/collection.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/npy_writer.h"
 #include "lcrwmd/rank_queries.h"
@@ -32,7 +33,7 @@ std::unique_ptr<RankInput> open_shards(const QueryFlags& f) {
   auto in = std::make_unique<RankInput>();
   cluster.step([&] {
     const auto t = Clock::now();
-    in->shard = Index::load(f.indexes[static_cast<std::size_t>(cluster.rank())], !f.no_verify);
+    in->shard = load_index(f.indexes[static_cast<std::size_t>(cluster.rank())], !f.no_verify);
     note("shard of rank 0, %s: %zu documents, %zu words (%.2f s)", in->shard->source().c_str(),
          in->shard->n_docs(), in->shard->vocab_size(), since(t));
   });

@@ -20,6 +20,7 @@
 #include "app/query_input.h"
 #include "app/search_service.h"
 #include "app/serve_page.h"
+#include "lcrwmd/collection.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
@@ -139,7 +140,7 @@ void serve(const ServeFlags& f) {
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  const Index index = Index::load(f.index, true);
+  const Index index = load_index(f.index, true);
   if (!f.stopwords.empty())
     check_stopwords(index, StopWords::load(f.stopwords, index.tokenizer_version()),
                     "--stopwords " + f.stopwords);

@@ -101,6 +101,16 @@ IndexData select_documents(const IndexData& data, std::span<const std::size_t> d
 // whole does. Fewer documents than parts: an Error.
 std::vector<IndexData> split_index_data(const IndexData& data, std::size_t parts);
 
+class Index;
+
+// Documents of several indexes built apart from one embeddings file (TF-weighted), as one
+// index: docs[p] of parts[p] (ascending), in that order. What build_index_data gives for those
+// documents' text, byte for byte: the vocabulary the words they use, in `order`'s order (the
+// embeddings, loaded with at least those words), document frequencies and terms counted over
+// them. An Error for TF-IDF parts or a word `order` lacks.
+IndexData merge_documents(std::span<const Index* const> parts,
+                          std::span<const std::vector<std::size_t>> docs, const Embeddings& order);
+
 class Index {
  public:
   // Memory-maps an index file. verify: check the payload checksum and the CSR structure.

@@ -64,6 +64,11 @@ struct SearchOptions {
   // k-th best of documents that win ties against these, as earlier shards' do): a bounded
   // method may leave out documents whose lower bound is at least it.
   std::span<const float> ceilings;
+  // Documents to leave out (ascending), as if the index did not hold them: never in a top-k,
+  // not in the hybrid's standardisation (a distance matrix still has their columns). A
+  // collection's deleted documents (ShardedSearcher sets each shard's). The CPU's searcher
+  // never computes their exact distances; another searches k + their number and drops them.
+  std::span<const std::uint32_t> skip;
   // Top-k: only documents at most this far (a range search, faiss's range_search; k still caps
   // each row). A bounded method computes exact distances only where its bound is within it.
   float max_distance = std::numeric_limits<float>::infinity();
@@ -149,7 +154,8 @@ class Searcher {
   virtual ~Searcher() = default;
   // Each query's k nearest documents; with options.max_distance, only those within it (a row
   // then ends early: -1 past its last).
-  // Both check the options first (check_k, check_options), once, for every backend.
+  // Both check the options first (check_k, check_options), once, for every backend. A
+  // backend other than the CPU's leaves out options.skip by searching k + its size.
   SearchResults search(const QuerySet& queries, std::size_t k, const SearchOptions& options,
                        SearchStats* stats = nullptr) const;
   // Every distance, streamed to sink batch by batch.
@@ -169,6 +175,10 @@ class Searcher {
   // The backend's pairwise.
   virtual void all_distances(const QuerySet& queries, const SearchOptions& options,
                              const RowSink& sink, SearchStats* stats) const = 0;
+
+ private:
+  SearchResults top_k_without_skipped(const QuerySet& queries, std::size_t k,
+                                      const SearchOptions& options, SearchStats* stats) const;
 };
 
 }  // namespace lcrwmd

@@ -40,12 +40,24 @@ class ShardSet {
   // they disagree: dimension, weighting, tokenizer, stop words, the vector of a word two of
   // them hold, or (TF-IDF) the document frequencies queries are weighted with.
   explicit ShardSet(std::vector<const Index*> shards);
+  // With each shard's deleted documents (its own numbers, ascending: a collection's,
+  // lcrwmd/collection.h): the collection is then the live documents, numbered without the
+  // deleted ones, and the document frequencies queries are weighted with count only them.
+  ShardSet(std::vector<const Index*> shards, std::vector<std::span<const std::uint32_t>> deleted);
 
   std::size_t size() const { return shards_.size(); }
   const Index& shard(std::size_t s) const { return *shards_[s]; }
-  // Document i of shard s is document first_doc(s) + i of the collection.
+  // Document i of shard s is document first_doc(s) + i of the collection (less the deleted
+  // documents before it: collection_doc).
   std::size_t first_doc(std::size_t s) const { return first_[s]; }
   std::size_t n_docs() const { return first_.back(); }
+  // Shard s's deleted documents (empty: none), and whether any shard has some.
+  std::span<const std::uint32_t> deleted(std::size_t s) const {
+    return deleted_.empty() ? std::span<const std::uint32_t>() : deleted_[s];
+  }
+  bool has_deletions() const { return !deleted_.empty(); }
+  // Shard s's live document i as the collection's document.
+  std::size_t collection_doc(std::size_t s, std::size_t i) const;
   // Distinct words over all shards.
   std::size_t vocab_size() const {
     return size() == 1 ? shards_.front()->vocab_size() : words_.size();
@@ -78,10 +90,16 @@ class ShardSet {
   struct Where {
     std::uint32_t shard, word;
   };
+  void index_words();
   std::vector<const Index*> shards_;
   std::vector<std::size_t> first_;
   // Each word: the first shard holding it, and its id there (empty for one shard).
   StringMap<Where> words_;
+  // With deletions: each shard's, and what the deleted documents add to the shards' counts
+  // (of each word, of each term, of tokens), taken off the collection's.
+  std::vector<std::span<const std::uint32_t>> deleted_;
+  StringMap<std::uint32_t> deleted_words_, deleted_terms_;
+  std::uint64_t deleted_tokens_ = 0;
 };
 
 // A Searcher over a ShardSet: a searcher per shard (of one backend), run one after another;

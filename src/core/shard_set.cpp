@@ -13,12 +13,54 @@ namespace lcrwmd {
 ShardSet::ShardSet(std::vector<const Index*> shards) : shards_(std::move(shards)) {
   if (shards_.empty()) throw Error("a collection needs at least one index");
   first_.push_back(0);
+  for (const Index* ix : shards_) first_.push_back(first_.back() + ix->n_docs());
+  index_words();
+}
+
+ShardSet::ShardSet(std::vector<const Index*> shards,
+                   std::vector<std::span<const std::uint32_t>> deleted)
+    : shards_(std::move(shards)) {
+  if (shards_.empty()) throw Error("a collection needs at least one index");
+  if (deleted.size() != shards_.size()) throw Error("a collection's deletions: one list per shard");
+  first_.push_back(0);
+  for (std::size_t s = 0; s < shards_.size(); ++s) {
+    const Index& ix = *shards_[s];
+    const std::span<const std::uint32_t> del = deleted[s];
+    for (std::size_t i = 0; i < del.size(); ++i)
+      if (del[i] >= ix.n_docs() || (i > 0 && del[i] <= del[i - 1]))
+        throw Error(ix.source() + ": its deleted documents are out of order or range");
+    first_.push_back(first_.back() + ix.n_docs() - del.size());
+  }
+  if (std::any_of(deleted.begin(), deleted.end(), [](const auto& d) { return !d.empty(); }))
+    deleted_ = std::move(deleted);
+  index_words();
+  // What the deleted documents count for, taken off the shards' document frequencies.
+  for (std::size_t s = 0; s < deleted_.size(); ++s) {
+    const Index& ix = *shards_[s];
+    const std::span<const std::uint32_t> del = deleted_[s];
+    if (del.empty()) continue;
+    if (ix.idf_docs() != ix.n_docs())
+      throw Error(ix.source() + ": a shard of a larger build cannot have deleted documents");
+    for (const std::uint32_t i : del)
+      for (const std::uint32_t u : ix.doc_words(i)) ++deleted_words_[std::string(ix.word(u))];
+    if (!ix.has_terms()) continue;
+    for (const std::uint32_t i : del) deleted_tokens_ += ix.doc_length(i);
+    for (std::size_t t = 0; t < ix.n_terms(); ++t) {
+      const Index::Postings p = ix.postings(t);
+      std::uint32_t n = 0;
+      for (std::size_t q = 0; q < p.size; ++q)
+        n += std::binary_search(del.begin(), del.end(), p.docs[q] - p.first) ? 1 : 0;
+      if (n > 0) deleted_terms_[std::string(ix.term(t))] += n;
+    }
+  }
+}
+
+void ShardSet::index_words() {
   const ShardSignature first = ShardSignature::of(*shards_[0]);
   for (std::size_t s = 0; s < shards_.size(); ++s) {
     const Index& ix = *shards_[s];
     if (const std::string why = shard_disagreement(first, ShardSignature::of(ix)); !why.empty())
       throw Error(why);
-    first_.push_back(first_.back() + ix.n_docs());
     // Words only matter between shards: one index answers for its own (Index::find_word).
     if (shards_.size() == 1) break;
     const std::size_t m = ix.dim();
@@ -50,7 +92,25 @@ std::pair<std::size_t, std::size_t> ShardSet::locate(std::size_t doc) const {
   const auto s = static_cast<std::size_t>(std::upper_bound(first_.begin(), first_.end(), doc) -
                                           first_.begin()) -
                  1;
-  return {s, doc - first_[s]};
+  // The r-th live document is r + p, p the deleted ones before it: the first p with
+  // del[p] - p > r (del[p] - p never decreases).
+  const std::size_t r = doc - first_[s];
+  const std::span<const std::uint32_t> del = deleted(s);
+  std::size_t lo = 0, hi = del.size();
+  while (lo < hi) {
+    const std::size_t mid = (lo + hi) / 2;
+    if (del[mid] - mid <= r)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return {s, r + lo};
+}
+
+std::size_t ShardSet::collection_doc(std::size_t s, std::size_t i) const {
+  const std::span<const std::uint32_t> del = deleted(s);
+  return first_[s] + i -
+         static_cast<std::size_t>(std::lower_bound(del.begin(), del.end(), i) - del.begin());
 }
 
 std::string_view ShardSet::doc_id(std::size_t doc) const {
@@ -74,7 +134,12 @@ bool ShardSet::has_text() const {
 
 std::optional<std::size_t> ShardSet::find_doc(std::string_view id) const {
   for (std::size_t s = 0; s < size(); ++s)
-    if (const auto i = shards_[s]->find_doc(id)) return first_[s] + *i;
+    if (const auto i = shards_[s]->find_doc(id)) {
+      const std::span<const std::uint32_t> del = deleted(s);
+      // A segment's ids are distinct: a deleted one has its live version, if any, later.
+      if (!std::binary_search(del.begin(), del.end(), static_cast<std::uint32_t>(*i)))
+        return collection_doc(s, *i);
+    }
   return std::nullopt;
 }
 
@@ -89,28 +154,35 @@ QuerySet ShardSet::make_query_set(const std::vector<RawDocument>& docs, const Qu
   };
   // IDF and BM25 over shards built apart (each counting its own documents): the sums of their
   // counts. One build's shards each hold the whole build's, which the first answers for.
-  const bool apart = size() > 1 && std::all_of(shards_.begin(), shards_.end(), [](const Index* s) {
-                       return s->idf_docs() == s->n_docs();
-                     });
+  const bool apart = (size() > 1 || has_deletions()) &&
+                     std::all_of(shards_.begin(), shards_.end(),
+                                 [](const Index* s) { return s->idf_docs() == s->n_docs(); });
+  // A count over the shards, less the deleted documents'.
+  const auto less_deleted = [](const StringMap<std::uint32_t>& deleted, std::string_view key) {
+    const auto it = deleted.find(key);
+    return it == deleted.end() ? std::size_t{0} : std::size_t{it->second};
+  };
   if (!apart)
     return make_query_set_with(first, docs, first.idf_docs(), other_shards, options, report,
                                term_statistics(first));
-  const auto summed = [this](std::string_view word) {
+  const auto summed = [this, less_deleted](std::string_view word) {
     std::size_t df = 0;
     for (const Index* s : shards_)
       if (const auto u = s->find_word(word)) df += s->doc_freq(*u);
-    return df;
+    return df - less_deleted(deleted_words_, word);
   };
   std::optional<TermStatistics> terms;
   if (std::all_of(shards_.begin(), shards_.end(), [](const Index* s) { return s->has_terms(); })) {
-    terms = TermStatistics{[this](std::string_view t) {
+    terms = TermStatistics{[this, less_deleted](std::string_view t) {
                              std::size_t df = 0;
                              for (const Index* s : shards_)
                                if (const auto u = s->find_term(t)) df += s->term_doc_freq(*u);
-                             return df;
+                             return df - less_deleted(deleted_terms_, t);
                            },
                            n_docs(), 0.0};
-    for (const Index* s : shards_) terms->length += s->idf_length();
+    std::uint64_t tokens = 0;
+    for (const Index* s : shards_) tokens += static_cast<std::uint64_t>(s->idf_length());
+    terms->length = static_cast<double>(tokens - deleted_tokens_);
   }
   if (options.weights == QueryWeights::idf)
     return make_query_set_with(first, docs, n_docs(), other_shards, options, report, terms, summed);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "lcrwmd/error.h"
+#include "util/fault_point.h"
 
 namespace lcrwmd {
 
@@ -64,12 +65,14 @@ void AtomicFile::commit() {
     ::unlink(tmp_.c_str());
     fail("close failed");
   }
+  fault_point("atomic-file:synced");
   if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp_.c_str());
     errno = err;
     fail("cannot rename temporary file into place");
   }
+  fault_point("atomic-file:renamed");
   // The rename is the directory's change: durable once the directory is synced too (a file
   // system that cannot sync a directory, EINVAL, has nothing more to do).
   const std::string::size_type slash = path_.rfind('/');

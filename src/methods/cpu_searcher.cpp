@@ -33,6 +33,8 @@ void set_threads(int n) {
 
 namespace {
 
+constexpr float kLeftOut = std::numeric_limits<float>::infinity();
+
 // f(doc, bound) for every listed document (refine, or tighten at level 0), with its bound, in
 // parallel unless already inside a parallel region.
 template <typename F>
@@ -261,6 +263,11 @@ SearchResults CpuSearcher::top_k(const QuerySet& queries, std::size_t k, const S
         for (std::size_t j = 0; j < size; ++j) {
           errors.run([&] {
             float* row = block + j * n;
+            // Left-out documents: bounds and distances no document can lose to.
+            const auto leave_out = [&] {
+              for (const std::uint32_t d : opt.skip) row[d] = kLeftOut;
+            };
+            leave_out();
             std::vector<Neighbor> top;
             SearchStats counts;
             const std::size_t q = first + j;
@@ -277,8 +284,14 @@ SearchResults CpuSearcher::top_k(const QuerySet& queries, std::size_t k, const S
               if (!dist.exact()) {
                 refine_row(dist, j, row, n);
                 counts.refined = n;
+                leave_out();
               }
               top = select_topk({row, n}, res.k);
+              // Fewer documents left than k: the left-out ones are not neighbours.
+              while (!top.empty() && !opt.skip.empty() && top.back().distance == kLeftOut &&
+                     std::binary_search(opt.skip.begin(), opt.skip.end(),
+                                        static_cast<std::uint32_t>(top.back().index)))
+                top.pop_back();
             }
             refined += counts.refined;
             tightened += counts.tightened;

@@ -8,6 +8,7 @@
 // (Rows::exact).
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -53,11 +54,29 @@ class Hybrid final : public BatchDistance {
  public:
   explicit Hybrid(const MethodContext& c)
       : n_(c.index.n_docs()),
+        skip_(c.options.skip),
         q_(c.queries),
         weight_(c.options.hybrid_weight),
         scorer_(c.index, c.queries.set, c.options.bm25_k1, c.options.bm25_b),
         distance_(make_lc_rwmd(c.index, c.queries, Direction::query_to_document, *c.phase1,
                                c.cache_budget, Rows::exact)) {}
+
+  // The moments of a row over the documents not left out, summed as for an index of only
+  // them (the same bits).
+  template <typename T>
+  std::pair<double, double> live_moments(const T* x) const {
+    if (skip_.empty()) return moments(x, n_);
+    std::vector<T> live;
+    live.reserve(n_ - skip_.size());
+    for (std::size_t i = 0, s = 0; i < n_; ++i) {
+      if (s < skip_.size() && skip_[s] == i) {
+        ++s;
+        continue;
+      }
+      live.push_back(x[i]);
+    }
+    return moments(live.data(), live.size());
+  }
 
   void compute(float* out) override {
     const std::size_t nq = q_.size();
@@ -72,7 +91,7 @@ class Hybrid final : public BatchDistance {
     scorer_.score_each(q_.begin, nq, [&](std::size_t j, const std::vector<double>& score) {
       float* row = out + j * n_;
       // Plain variables, not structured bindings: clang's OpenMP regions cannot capture those.
-      const std::pair<double, double> s = moments(score.data(), n_), d = moments(row, n_);
+      const std::pair<double, double> s = live_moments(score.data()), d = live_moments(row);
       const double sm = s.first, ss = s.second, dm = d.first, ds = d.second;
 #pragma omp parallel for schedule(static)
       for (std::size_t i = 0; i < n_; ++i)
@@ -84,6 +103,7 @@ class Hybrid final : public BatchDistance {
 
  private:
   std::size_t n_;
+  std::span<const std::uint32_t> skip_;
   QueryRange q_;
   double weight_;
   Bm25Scorer scorer_;

@@ -48,11 +48,43 @@ bool runs_on_gpu(const SearchOptions& o) {
   return describe(o.method).runs_on_gpu && o.direction != Direction::query_to_document;
 }
 
+// Top-k leaving out options.skip where the backend cannot (the GPU's): the k + skipped best,
+// the skipped ones dropped.
+SearchResults Searcher::top_k_without_skipped(const QuerySet& queries, std::size_t k,
+                                              const SearchOptions& options,
+                                              SearchStats* stats) const {
+  const std::span<const std::uint32_t> skip = options.skip;
+  SearchOptions o = options;
+  o.skip = {};
+  const SearchResults all = top_k(queries, k + skip.size(), o, stats);
+  SearchResults r;
+  r.n_queries = all.n_queries;
+  r.k = std::min(k, n_docs());
+  r.distances.assign(r.n_queries * r.k, 0.0f);
+  r.indices.assign(r.n_queries * r.k, -1);
+  for (std::size_t q = 0; q < r.n_queries; ++q)
+    for (std::size_t t = 0, kept = 0; t < all.k && kept < r.k; ++t) {
+      const std::int64_t doc = all.indices[q * all.k + t];
+      if (doc < 0 || std::binary_search(skip.begin(), skip.end(), static_cast<std::uint32_t>(doc)))
+        continue;
+      r.indices[q * r.k + kept] = doc;
+      r.distances[q * r.k + kept++] = all.distances[q * all.k + t];
+    }
+  return r;
+}
+
 SearchResults Searcher::search(const QuerySet& queries, std::size_t k, const SearchOptions& options,
                                SearchStats* stats) const {
   check_k(k);
   check_options(options);
-  SearchResults r = top_k(queries, k, options, stats);
+  const std::span<const std::uint32_t> skip = options.skip;
+  for (std::size_t i = 0; i < skip.size(); ++i)
+    if (skip[i] >= n_docs() || (i > 0 && skip[i] <= skip[i - 1]))
+      throw OptionError(
+          "skip", "the documents to leave out must ascend, each below " + std::to_string(n_docs()));
+  SearchResults r = skip.empty() || backend() == Backend::cpu
+                        ? top_k(queries, k, options, stats)
+                        : top_k_without_skipped(queries, k, options, stats);
   // Rows run in ascending distance: what lies beyond the range is each row's tail; for a
   // lexical method, so are the documents that share no term with the query (distance 0).
   const float limit =

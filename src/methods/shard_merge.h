@@ -27,10 +27,16 @@ class ShardMerge {
 
   // A shard's results, its documents numbered from `offset` in the collection.
   void add(const SearchResults& part, std::int64_t offset) {
+    add(part, [offset](std::int64_t doc) { return doc + offset; });
+  }
+  // A shard's results, its document i the collection's to_collection(i) (-1: left out).
+  template <typename ToCollection>
+  void add(const SearchResults& part, ToCollection&& to_collection) {
     for (std::size_t q = 0; q < best_.size(); ++q)
       for (std::size_t t = 0; t < part.k; ++t)
         if (const std::int64_t doc = part.indices[q * part.k + t]; doc >= 0)
-          best_[q].push({part.distances[q * part.k + t], doc + offset});
+          if (const std::int64_t c = to_collection(doc); c >= 0)
+            best_[q].push({part.distances[q * part.k + t], c});
   }
 
   // Query q's k-th best so far (+inf while it has fewer): documents after these need to beat it.

@@ -20,7 +20,12 @@ SearchResults ShardedSearcher::top_k(const QuerySet& queries, std::size_t k,
                                      const SearchOptions& options, SearchStats* stats) const {
   const std::size_t n_shards = shards_.size(), nq = queries.size();
   check_shards(options, n_shards);
-  if (n_shards == 1) return searchers_.front()->search(queries, k, options, stats);
+  if (!options.skip.empty())
+    throw OptionError("skip",
+                      "a collection leaves out its own deleted documents; it takes no "
+                      "others");
+  if (n_shards == 1 && !shards_.has_deletions())
+    return searchers_.front()->search(queries, k, options, stats);
   // The k best of the shards searched so far; its k-th is the next shard's ceiling, since the
   // next shard's documents come later and lose ties.
   ShardMerge best(nq, std::min(k, n_docs()));
@@ -30,9 +35,11 @@ SearchResults ShardedSearcher::top_k(const QuerySet& queries, std::size_t k,
   SearchStats total;
   for (std::size_t s = 0; s < n_shards; ++s) {
     o.ceilings = ceilings;
+    o.skip = shards_.deleted(s);
     SearchStats st;
-    best.add(searchers_[s]->search(shards_.for_shard(queries, s), k, o, &st),
-             static_cast<std::int64_t>(shards_.first_doc(s)));
+    best.add(searchers_[s]->search(shards_.for_shard(queries, s), k, o, &st), [&](std::int64_t i) {
+      return static_cast<std::int64_t>(shards_.collection_doc(s, static_cast<std::size_t>(i)));
+    });
     accumulate(total, st);
     for (std::size_t q = 0; q < nq; ++q) ceilings[q] = best.kth(q);
     if (options.progress) options.progress(nq * (s + 1) / n_shards, nq);
@@ -46,7 +53,8 @@ void ShardedSearcher::all_distances(const QuerySet& queries, const SearchOptions
                                     const RowSink& sink, SearchStats* stats) const {
   const std::size_t n_shards = shards_.size(), nq = queries.size(), n = n_docs();
   check_shards(options, n_shards);
-  if (n_shards == 1) return searchers_.front()->pairwise(queries, options, sink, stats);
+  if (n_shards == 1 && !shards_.has_deletions())
+    return searchers_.front()->pairwise(queries, options, sink, stats);
   const std::size_t chunk = pairwise_rows_at_once(n, nq);
   SearchOptions o = options;
   o.progress = nullptr;
@@ -58,13 +66,24 @@ void ShardedSearcher::all_distances(const QuerySet& queries, const SearchOptions
     rows.assign((end - begin) * n, 0.0f);
     for (std::size_t s = 0; s < n_shards; ++s) {
       const std::size_t first_doc = shards_.first_doc(s), ns = shards_.shard(s).n_docs();
+      o.skip = shards_.deleted(s);
       SearchStats st;
       searchers_[s]->pairwise(
           shards_.for_shard(part, s), o,
           [&](std::size_t first, std::size_t count, const float* d) {
-            for (std::size_t r = 0; r < count; ++r)
-              std::copy(d + r * ns, d + (r + 1) * ns,
-                        rows.begin() + static_cast<std::ptrdiff_t>((first + r) * n + first_doc));
+            const std::span<const std::uint32_t> del = shards_.deleted(s);
+            for (std::size_t r = 0; r < count; ++r) {
+              float* row = rows.data() + (first + r) * n + first_doc;
+              const float* from = d + r * ns;
+              // The live columns, in order.
+              for (std::size_t i = 0, c = 0, x = 0; i < ns; ++i) {
+                if (x < del.size() && del[x] == i) {
+                  ++x;
+                  continue;
+                }
+                row[c++] = from[i];
+              }
+            }
           },
           &st);
       accumulate(total, st);

@@ -1,0 +1,122 @@
+#pragma once
+// A collection that changes: documents added, replaced and deleted without a rebuild, each
+// change durable once it returns, searchable by the next search. A directory of immutable
+// segments (index files, each with its own vocabulary, searched together as a ShardSet's
+// shards), per-segment deletion files and a manifest naming them, replaced atomically as the
+// commit (Lucene's design; the files: src/collection/collection_files.h):
+//
+//   Collection::create("news", build_index_data(emb, docs, {}), "vectors.bin");
+//   CollectionWriter w("news");
+//   w.add(read_tsv("today.tsv"));            // new ids added, known ids replaced
+//   w.remove({"doc-17"});
+//   const Collection c = Collection::open("news");
+//   const ShardSet live = c.documents();     // the live documents, in collection order
+//   ShardedSearcher s(live, {});
+//
+// What it answers: the neighbours and distances one build of its live documents would, in
+// their order (the segments' in order, each segment's own in order; a replaced document moves
+// to the end, where its new version was added). Document frequencies (BM25's term weights,
+// --query-weights idf) are always the live documents': a delete takes its document out of them
+// at once, an add puts its documents in. Documents weighted by TF-IDF depend on every other
+// document, so a collection's documents are TF-weighted (the default): create() refuses TF-IDF.
+//
+// Durability: a change writes its new files (each synced, renamed into place, its directory
+// synced), then the manifest the same way; the manifest's rename is the commit. A change
+// stopped at any point (kill -9, a power cut, a full disk) leaves the collection as it was
+// before it or as after it, never between; files of an interrupted change are removed by the
+// next one. One process changes a collection at a time (a lock file); readers never wait.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "lcrwmd/corpus.h"
+#include "lcrwmd/index.h"
+#include "lcrwmd/sharded.h"
+
+namespace lcrwmd {
+
+class Collection {
+ public:
+  // Whether `path` is a collection directory (holds a manifest).
+  static bool exists(const std::string& path);
+  // The collection's state at its last commit, every file checked (verify: the segments'
+  // checksums too); an Error naming the file and what is wrong with it.
+  static Collection open(const std::string& path, bool verify = true);
+  // A new collection in `dir` (absent, or an empty directory) holding `first`'s documents. New
+  // words of later adds take their vectors from `embeddings`, recorded by path and by a
+  // fingerprint of its bytes (adds refuse another file). An Error for a TF-IDF index or a shard.
+  static void create(const std::string& dir, const IndexData& first, const std::string& embeddings);
+
+  Collection(Collection&&) noexcept;
+  Collection& operator=(Collection&&) noexcept;
+  ~Collection();
+
+  const std::string& path() const { return path_; }
+  std::uint64_t generation() const { return generation_; }  // commits so far
+  std::size_t n_segments() const { return segments_.size(); }
+  const Index& segment(std::size_t s) const { return segments_[s]; }
+  std::span<const Index> segments() const { return segments_; }
+  // Segment s's deleted documents (its own numbers, ascending).
+  std::span<const std::uint32_t> deleted(std::size_t s) const { return deleted_[s]; }
+  std::size_t n_docs() const { return live_; }  // live documents
+  std::size_t n_deleted() const;                // deleted, until a compaction drops them
+  const std::string& embeddings() const { return embeddings_; }
+  std::uint64_t embeddings_fingerprint() const { return fingerprint_; }
+
+  // The live documents as one ShardSet (for ShardedSearcher), referring to this collection.
+  ShardSet documents() const;
+  // Whether it is one segment without deletions: one index file (segment(0)) holds exactly
+  // its documents, for what reads a single index.
+  bool is_one_index() const { return segments_.size() == 1 && deleted_[0].empty(); }
+
+ private:
+  Collection() = default;
+  std::string path_, embeddings_;
+  std::uint64_t generation_ = 0, fingerprint_ = 0;
+  std::size_t live_ = 0;
+  std::vector<Index> segments_;
+  std::vector<std::vector<std::uint32_t>> deleted_;
+};
+
+// An index file, or a collection that is one index (Collection::is_one_index): its segment.
+// For what reads a single index; a collection of several segments or with deletions is an
+// Error saying to compact it.
+Index load_index(const std::string& path, bool verify = true);
+
+// What one change did.
+struct CollectionChange {
+  std::uint64_t generation = 0;        // the collection's, after it
+  std::size_t added = 0;               // documents written (replacements included)
+  std::size_t replaced = 0;            // of those, ids that were live before
+  std::size_t deleted = 0;             // delete: documents deleted
+  std::vector<std::string> not_found;  // delete: ids no live document has
+  std::size_t segments = 0;            // segments after it
+  TextReport report;                   // add: what reading the documents kept and dropped
+};
+
+// Changes a collection: each call takes the writer's lock (waiting up to wait_seconds for
+// another writer, then an Error naming the lock), reads the last commit, writes the change
+// and commits it, then removes the files no commit refers to.
+class CollectionWriter {
+ public:
+  explicit CollectionWriter(std::string dir, double wait_seconds = 30);
+
+  // Adds documents (an id given twice: an Error naming both lines); a document whose id is
+  // live already replaces it. A document left with no word is not indexed (the report names
+  // it), though it still replaces. embeddings: the file the collection records or a copy of
+  // it (another file: an Error); empty: the recorded path.
+  CollectionChange add(const std::vector<RawDocument>& docs, const std::string& embeddings = {});
+  // Deletes the live documents with these ids (those without one are listed in not_found).
+  CollectionChange remove(const std::vector<std::string>& ids);
+  // Rewrites the live documents as one segment: what one build of them gives, byte for byte.
+  // Reads the recorded embeddings for the words' order.
+  CollectionChange compact(const std::string& embeddings = {});
+
+ private:
+  std::string dir_;
+  double wait_;
+};
+
+}  // namespace lcrwmd

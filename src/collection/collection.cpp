@@ -1,0 +1,454 @@
+// Collection and CollectionWriter (lcrwmd/collection.h): reading a commit, and changing one.
+#include "lcrwmd/collection.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <thread>
+
+#include "collection/collection_files.h"
+#include "lcrwmd/atomic_file.h"
+#include "lcrwmd/error.h"
+#include "lcrwmd/string_map.h"
+#include "lcrwmd/text.h"
+#include "util/fault_point.h"
+
+namespace lcrwmd {
+
+using namespace collection;
+
+namespace {
+
+std::string join(const std::string& dir, const std::string& name) { return dir + "/" + name; }
+
+bool read_file(const std::string& path, std::string& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (in.bad()) throw Error(path + ": read failed");
+  out = std::move(s).str();
+  return true;
+}
+
+std::uint64_t file_size(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw Error(path + ": " + std::strerror(errno));
+  return static_cast<std::uint64_t>(st.st_size);
+}
+
+std::string absolute(const std::string& path) {
+  char* real = ::realpath(path.c_str(), nullptr);
+  if (real == nullptr) throw Error(path + ": " + std::strerror(errno));
+  std::string out(real);
+  std::free(real);
+  return out;
+}
+
+// A commit read back: the manifest and its files.
+struct State {
+  Manifest manifest;
+  std::vector<Index> segments;
+  std::vector<std::vector<std::uint32_t>> deleted;
+};
+
+// Reads the commit the manifest names now. A file missing because a writer committed and
+// removed it meanwhile: read the new commit (a reader never waits for a writer).
+State read_state(const std::string& dir, bool verify) {
+  for (int attempt = 0;; ++attempt) {
+    State st;
+    const std::string mpath = join(dir, kManifest);
+    std::string text;
+    if (!read_file(mpath, text))
+      throw Error(dir + ": not a collection (no " + kManifest + ": " + std::strerror(errno) + ")");
+    st.manifest = parse_manifest(text, mpath);
+    try {
+      for (const SegmentEntry& e : st.manifest.segments) {
+        const std::string path = join(dir, e.file);
+        if (::access(path.c_str(), F_OK) != 0)
+          throw std::system_error(errno, std::generic_category());
+        if (const std::uint64_t bytes = file_size(path); bytes != e.bytes)
+          throw Error(path + ": " + std::to_string(bytes) + " bytes where the manifest says " +
+                      std::to_string(e.bytes) + ": truncated or replaced");
+        st.segments.push_back(Index::load(path, verify));
+        if (st.segments.back().n_docs() != e.docs)
+          throw Error(path + ": " + std::to_string(st.segments.back().n_docs()) +
+                      " documents where the manifest says " + std::to_string(e.docs));
+        std::vector<std::uint32_t> del;
+        if (!e.deletions.empty()) {
+          const std::string dpath = join(dir, e.deletions);
+          std::string bytes;
+          if (!read_file(dpath, bytes)) throw std::system_error(errno, std::generic_category());
+          del = parse_deletions(bytes, e.docs, dpath);
+          if (del.size() != e.deleted)
+            throw Error(dpath + ": " + std::to_string(del.size()) +
+                        " deleted documents where the manifest says " + std::to_string(e.deleted));
+        }
+        st.deleted.push_back(std::move(del));
+      }
+      return st;
+    } catch (const std::system_error& missing) {
+      std::string now;
+      const bool changed = read_file(mpath, now) && now != text;
+      if (!changed || attempt >= 8)
+        throw Error(dir + ": a file the manifest names is missing (" + missing.what() +
+                    "): the collection is damaged");
+    }
+  }
+}
+
+// The writer's lock: flock on write.lock, polled until `wait` seconds have passed.
+class WriterLock {
+ public:
+  WriterLock(const std::string& dir, double wait) {
+    const std::string path = join(dir, kLock);
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd_ < 0) throw Error(path + ": cannot open the writer's lock: " + std::strerror(errno));
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait);
+    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      if (errno != EWOULDBLOCK || std::chrono::steady_clock::now() >= until) {
+        ::close(fd_);
+        throw Error(dir + ": another process is changing the collection (it holds " + path +
+                    "); try again once it is done");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  ~WriterLock() { ::close(fd_); }  // closing releases the lock
+  WriterLock(const WriterLock&) = delete;
+  WriterLock& operator=(const WriterLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+void write_atomically(const std::string& path, const std::string& bytes) {
+  AtomicFile f(path);
+  f.write(bytes);
+  f.commit();
+}
+
+// Removes the collection's files that `m` does not name (an interrupted change's, or an
+// earlier commit's that no reader needs once it reads the new manifest; one that has them
+// mapped keeps them until it lets go). Files the collection did not write are left alone.
+void remove_unreferenced(const std::string& dir, const Manifest& m) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return;
+  std::vector<std::string> names;
+  while (const dirent* e = ::readdir(d)) names.emplace_back(e->d_name);
+  ::closedir(d);
+  for (const std::string& name : names) {
+    if (name == kManifest || !is_collection_file(name)) continue;
+    const bool named =
+        std::any_of(m.segments.begin(), m.segments.end(),
+                    [&](const SegmentEntry& e) { return e.file == name || e.deletions == name; });
+    if (!named) ::unlink(join(dir, name).c_str());
+  }
+}
+
+// Commits `m` as the next generation, then removes what it no longer names.
+std::uint64_t commit(const std::string& dir, Manifest& m) {
+  ++m.generation;
+  write_atomically(join(dir, kManifest), format_manifest(m));
+  fault_point("collection:committed");
+  remove_unreferenced(dir, m);
+  return m.generation;
+}
+
+// Writes `data` as the collection's next segment; its manifest entry.
+SegmentEntry write_segment(const std::string& dir, Manifest& m, const IndexData& data) {
+  SegmentEntry e;
+  e.file = segment_file(m.next_segment++);
+  const std::string path = join(dir, e.file);
+  Index::save(data, path);
+  e.docs = data.ids.size();
+  e.bytes = file_size(path);
+  fault_point("collection:segment-written");
+  return e;
+}
+
+// Segment s's deletions as `del` (ascending): a new deletion file, or the segment dropped
+// where none of its documents is left.
+void set_deleted(const std::string& dir, Manifest& m, std::size_t s,
+                 const std::vector<std::uint32_t>& del) {
+  SegmentEntry& e = m.segments[s];
+  e.deleted = del.size();
+  if (del.empty()) {
+    e.deletions.clear();
+    return;
+  }
+  e.deletions = deletions_file(std::stoull(e.file.substr(4)), m.generation + 1);
+  if (del.size() < e.docs) write_atomically(join(dir, e.deletions), format_deletions(e.docs, del));
+  fault_point("collection:deletions-written");
+}
+
+// Drops the segments none of whose documents is live.
+void drop_empty(Manifest& m) {
+  std::erase_if(m.segments, [](const SegmentEntry& e) { return e.deleted == e.docs; });
+}
+
+// The embeddings to read new words from: `given` (or the recorded path), checked to be the
+// recorded file's bytes.
+std::string checked_embeddings(const Manifest& m, const std::string& given) {
+  const std::string path = given.empty() ? m.embeddings : given;
+  std::uint64_t fp = 0;
+  try {
+    fp = file_fingerprint(path);
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + " (the collection's embeddings" +
+                (given.empty() ? ", as recorded; give --embeddings" : "") + ")");
+  }
+  if (fp != m.embeddings_fingerprint)
+    throw Error(path + ": not the embeddings this collection was built from (" + m.embeddings +
+                ", fingerprint " + hex(m.embeddings_fingerprint) + "; this file's is " + hex(fp) +
+                "): its words' vectors would disagree");
+  return path;
+}
+
+// Where each live id is: segment and document.
+struct Place {
+  std::uint32_t segment, doc;
+};
+StringMap<Place> live_ids(const State& st) {
+  StringMap<Place> ids;
+  for (std::size_t s = 0; s < st.segments.size(); ++s) {
+    const std::vector<std::uint32_t>& del = st.deleted[s];
+    for (std::size_t i = 0, d = 0; i < st.segments[s].n_docs(); ++i) {
+      if (d < del.size() && del[d] == i) {
+        ++d;
+        continue;
+      }
+      ids.insert_or_assign(std::string(st.segments[s].doc_id(i)),
+                           Place{static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(i)});
+    }
+  }
+  return ids;
+}
+
+// Deletes `places` (each live) from their segments: new deletion files.
+void delete_places(const std::string& dir, State& st, const std::vector<Place>& places) {
+  std::vector<std::vector<std::uint32_t>> add(st.segments.size());
+  for (const Place& p : places) add[p.segment].push_back(p.doc);
+  for (std::size_t s = 0; s < add.size(); ++s) {
+    if (add[s].empty()) continue;
+    std::vector<std::uint32_t> del = st.deleted[s];
+    del.insert(del.end(), add[s].begin(), add[s].end());
+    std::sort(del.begin(), del.end());
+    del.erase(std::unique(del.begin(), del.end()), del.end());
+    set_deleted(dir, st.manifest, s, del);
+  }
+}
+
+}  // namespace
+
+bool Collection::exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(join(path, kManifest).c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+Collection Collection::open(const std::string& path, bool verify) {
+  State st = read_state(path, verify);
+  Collection c;
+  c.path_ = path;
+  c.embeddings_ = st.manifest.embeddings;
+  c.generation_ = st.manifest.generation;
+  c.fingerprint_ = st.manifest.embeddings_fingerprint;
+  c.segments_ = std::move(st.segments);
+  c.deleted_ = std::move(st.deleted);
+  for (std::size_t s = 0; s < c.segments_.size(); ++s)
+    c.live_ += c.segments_[s].n_docs() - c.deleted_[s].size();
+  return c;
+}
+
+void Collection::create(const std::string& dir, const IndexData& first,
+                        const std::string& embeddings) {
+  if (first.weighting != Weighting::tf)
+    throw Error(dir +
+                ": a collection's documents are TF-weighted (TF-IDF weights every document "
+                "by all the others, which each change would alter): build with TF "
+                "weighting");
+  if (first.idf_docs != 0 && first.idf_docs != first.ids.size())
+    throw Error(dir + ": a shard of a larger build cannot start a collection");
+  if (embeddings.find('\n') != std::string::npos)
+    throw Error(embeddings + ": a path with a line break");
+  if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
+    throw Error(dir + ": cannot create the collection's directory: " + std::strerror(errno));
+  if (DIR* d = ::opendir(dir.c_str())) {
+    bool empty = true;
+    while (const dirent* e = ::readdir(d))
+      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) empty = false;
+    ::closedir(d);
+    if (!empty) throw Error(dir + ": not empty: a new collection needs a directory of its own");
+  } else {
+    throw Error(dir + ": not a directory");
+  }
+  const WriterLock lock(dir, 0);
+  Manifest m;
+  m.embeddings = absolute(embeddings);
+  m.embeddings_fingerprint = file_fingerprint(m.embeddings);
+  m.segments.push_back(write_segment(dir, m, first));
+  commit(dir, m);
+}
+
+Index load_index(const std::string& path, bool verify) {
+  if (!Collection::exists(path)) return Index::load(path, verify);
+  State st = read_state(path, verify);
+  if (st.segments.size() != 1 || !st.deleted[0].empty())
+    throw Error(path + ": a collection of " + std::to_string(st.segments.size()) +
+                " segments with deleted documents; this reads one index: `lcrwmd compact "
+                "--index " +
+                path + "` makes it one");
+  return std::move(st.segments[0]);
+}
+
+Collection::Collection(Collection&&) noexcept = default;
+Collection& Collection::operator=(Collection&&) noexcept = default;
+Collection::~Collection() = default;
+
+std::size_t Collection::n_deleted() const {
+  std::size_t n = 0;
+  for (const auto& d : deleted_) n += d.size();
+  return n;
+}
+
+ShardSet Collection::documents() const {
+  std::vector<const Index*> shards;
+  std::vector<std::span<const std::uint32_t>> deleted;
+  for (std::size_t s = 0; s < segments_.size(); ++s) {
+    shards.push_back(&segments_[s]);
+    deleted.emplace_back(deleted_[s]);
+  }
+  return ShardSet(std::move(shards), std::move(deleted));
+}
+
+CollectionWriter::CollectionWriter(std::string dir, double wait_seconds)
+    : dir_(std::move(dir)), wait_(wait_seconds) {
+  if (!Collection::exists(dir_)) throw Error(dir_ + ": not a collection (no manifest)");
+}
+
+CollectionChange CollectionWriter::add(const std::vector<RawDocument>& docs,
+                                       const std::string& embeddings) {
+  const WriterLock lock(dir_, wait_);
+  State st = read_state(dir_, false);
+  CollectionChange out;
+  const Index& first = st.segments.front();
+  if (first.tokenizer_version() != kTokenizerVersion)
+    throw Error(dir_ + ": its documents were read with tokenizer version " +
+                std::to_string(first.tokenizer_version()) + ", this program reads text with " +
+                std::to_string(kTokenizerVersion) + ": rebuild the collection");
+  const std::string path = checked_embeddings(st.manifest, embeddings);
+  const WordSet words = distinct_tokens(docs, kTokenizerVersion);
+  const Embeddings emb = Embeddings::load(path, &words);
+  BuildOptions bo;
+  bo.stopwords = &first.stopwords();
+  bo.keep_text = first.has_text();
+  std::optional<IndexData> data;
+  try {
+    data = build_index_data(emb, docs, bo, &out.report);
+  } catch (const Error&) {
+    // No document kept a word: nothing to add, though the ids still replace.
+    if (out.report.documents_read != docs.size() || out.report.documents_kept != 0) throw;
+  }
+  const StringMap<Place> ids = live_ids(st);
+  std::vector<Place> replaced;
+  for (const RawDocument& d : docs)
+    if (const auto it = ids.find(d.id); it != ids.end()) replaced.push_back(it->second);
+  if (!data && replaced.empty())
+    throw Error("no document has a word with an embedding: nothing to add (" +
+                std::to_string(docs.size()) + " documents read)");
+  if (data) {
+    st.manifest.segments.push_back(write_segment(dir_, st.manifest, *data));
+    out.added = data->ids.size();
+  }
+  delete_places(dir_, st, replaced);
+  out.replaced = replaced.size();
+  drop_empty(st.manifest);
+  out.generation = commit(dir_, st.manifest);
+  out.segments = st.manifest.segments.size();
+  return out;
+}
+
+CollectionChange CollectionWriter::remove(const std::vector<std::string>& ids) {
+  const WriterLock lock(dir_, wait_);
+  State st = read_state(dir_, false);
+  CollectionChange out;
+  const StringMap<Place> live = live_ids(st);
+  std::vector<Place> places;
+  for (const std::string& id : ids) {
+    const auto it = live.find(id);
+    if (it == live.end()) {
+      out.not_found.push_back(id);
+      continue;
+    }
+    places.push_back(it->second);
+  }
+  std::sort(places.begin(), places.end(), [](const Place& a, const Place& b) {
+    return std::pair(a.segment, a.doc) < std::pair(b.segment, b.doc);
+  });
+  places.erase(std::unique(places.begin(), places.end(),
+                           [](const Place& a, const Place& b) {
+                             return a.segment == b.segment && a.doc == b.doc;
+                           }),
+               places.end());
+  out.deleted = places.size();
+  if (places.empty()) {  // nothing changes: no commit
+    out.generation = st.manifest.generation;
+    out.segments = st.manifest.segments.size();
+    return out;
+  }
+  if (places.size() == live.size())
+    throw Error(dir_ + ": deleting every document would leave an empty collection");
+  delete_places(dir_, st, places);
+  drop_empty(st.manifest);
+  out.generation = commit(dir_, st.manifest);
+  out.segments = st.manifest.segments.size();
+  return out;
+}
+
+CollectionChange CollectionWriter::compact(const std::string& embeddings) {
+  const WriterLock lock(dir_, wait_);
+  State st = read_state(dir_, true);
+  CollectionChange out;
+  const bool deletions =
+      std::any_of(st.deleted.begin(), st.deleted.end(), [](const auto& d) { return !d.empty(); });
+  if (st.segments.size() > 1 || deletions) {
+    const std::string path = checked_embeddings(st.manifest, embeddings);
+    std::vector<const Index*> parts;
+    std::vector<std::vector<std::size_t>> live(st.segments.size());
+    WordSet words;
+    for (std::size_t s = 0; s < st.segments.size(); ++s) {
+      parts.push_back(&st.segments[s]);
+      const std::vector<std::uint32_t>& del = st.deleted[s];
+      for (std::size_t i = 0, d = 0; i < st.segments[s].n_docs(); ++i) {
+        if (d < del.size() && del[d] == i) {
+          ++d;
+          continue;
+        }
+        live[s].push_back(i);
+      }
+      for (std::size_t u = 0; u < st.segments[s].vocab_size(); ++u)
+        words.emplace(st.segments[s].word(u));
+    }
+    const Embeddings order = Embeddings::load(path, &words);
+    const IndexData merged = merge_documents(parts, live, order);
+    const SegmentEntry e = write_segment(dir_, st.manifest, merged);
+    st.manifest.segments.assign(1, e);
+    out.generation = commit(dir_, st.manifest);
+  } else {
+    out.generation = st.manifest.generation;
+  }
+  out.segments = st.manifest.segments.size();
+  return out;
+}
+
+}  // namespace lcrwmd

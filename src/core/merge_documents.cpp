@@ -1,0 +1,117 @@
+// merge_documents (lcrwmd/index.h): a collection's compaction, as one build of its documents.
+#include <algorithm>
+
+#include "lcrwmd/error.h"
+#include "lcrwmd/index.h"
+#include "lcrwmd/string_map.h"
+
+namespace lcrwmd {
+
+IndexData merge_documents(std::span<const Index* const> parts,
+                          std::span<const std::vector<std::size_t>> docs, const Embeddings& order) {
+  if (parts.empty() || parts.size() != docs.size())
+    throw Error("merge_documents: one list of documents per index");
+  const Index& first = *parts.front();
+  IndexData d;
+  d.dim = first.dim();
+  d.weighting = first.weighting();
+  d.stopwords = first.stopwords().sorted();
+  d.tokenizer_version = first.tokenizer_version();
+  const bool texts =
+      std::all_of(parts.begin(), parts.end(), [](const Index* p) { return p->has_text(); });
+  // Each part's words as their place in `order`; the words used, in that order (with the
+  // vectors `order` holds for them, as a build takes them).
+  constexpr std::uint32_t kUnused = ~0u;
+  std::vector<std::vector<std::uint32_t>> place(parts.size());
+  std::vector<std::uint32_t> compact(order.size(), kUnused);
+  for (std::size_t p = 0; p < parts.size(); ++p) {
+    const Index& ix = *parts[p];
+    if (ix.weighting() != Weighting::tf)
+      throw Error(ix.source() +
+                  ": TF-IDF documents cannot be merged: their weights depend on "
+                  "the other documents");
+    if (ix.dim() != d.dim || ix.tokenizer_version() != d.tokenizer_version ||
+        !(ix.stopwords() == first.stopwords()))
+      throw Error(ix.source() + ": built otherwise than " + first.source());
+    place[p].resize(ix.vocab_size());
+    for (std::size_t u = 0; u < ix.vocab_size(); ++u) {
+      const auto e = order.find(ix.word(u));
+      if (!e)
+        throw Error(ix.source() + ": the word '" + std::string(ix.word(u)) + "' is not in " +
+                    order.source());
+      place[p][u] = *e;
+    }
+    for (const std::size_t i : docs[p])
+      for (const std::uint32_t u : ix.doc_words(i)) compact[place[p][u]] = 0;
+  }
+  for (std::size_t e = 0; e < order.size(); ++e) {
+    if (compact[e] == kUnused) continue;
+    compact[e] = static_cast<std::uint32_t>(d.vocab.size());
+    d.vocab.push_back(order.word(e));
+  }
+  d.vectors.resize(d.vocab.size() * d.dim);
+  d.doc_freq.assign(d.vocab.size(), 0);
+  // Documents, their terms gathered from the postings.
+  StringMap<std::uint32_t> term_ids;
+  std::vector<std::string> terms;
+  std::vector<std::uint64_t> term_indptr{0};
+  std::vector<std::uint32_t> doc_terms, term_counts;
+  std::vector<std::pair<std::uint32_t, float>> words;
+  for (std::size_t p = 0; p < parts.size(); ++p) {
+    const Index& ix = *parts[p];
+    // Part p's selected documents' terms: (row among them, term id, count), by term then row.
+    std::vector<std::uint32_t> row(ix.n_docs(), kUnused);
+    for (std::size_t r = 0; r < docs[p].size(); ++r) {
+      if (docs[p][r] >= ix.n_docs() || (r > 0 && docs[p][r] <= docs[p][r - 1]))
+        throw Error("merge_documents: documents out of range or order in " + ix.source());
+      row[docs[p][r]] = static_cast<std::uint32_t>(r);
+    }
+    std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> doc_term(docs[p].size());
+    for (std::size_t t = 0; t < ix.n_terms(); ++t) {
+      const Index::Postings post = ix.postings(t);
+      std::uint32_t id = kUnused;
+      for (std::size_t q = 0; q < post.size; ++q) {
+        const std::uint32_t r = row[post.docs[q] - post.first];
+        if (r == kUnused) continue;
+        if (id == kUnused) {
+          const auto [it, fresh] = term_ids.try_emplace(std::string(ix.term(t)),
+                                                        static_cast<std::uint32_t>(terms.size()));
+          if (fresh) terms.emplace_back(ix.term(t));
+          id = it->second;
+        }
+        doc_term[r].emplace_back(id, post.counts[q]);
+      }
+    }
+    for (std::size_t r = 0; r < docs[p].size(); ++r) {
+      const std::size_t i = docs[p][r];
+      const std::span<const std::uint32_t> w = ix.doc_words(i);
+      const float* v = ix.values().data() + ix.indptr()[i];
+      words.clear();
+      for (std::size_t q = 0; q < w.size(); ++q) words.emplace_back(compact[place[p][w[q]]], v[q]);
+      std::sort(words.begin(), words.end());
+      for (const auto& [u, value] : words) {
+        d.indices.push_back(u);
+        d.values.push_back(value);
+        ++d.doc_freq[u];
+      }
+      d.indptr.push_back(d.indices.size());
+      for (const auto& [t, count] : doc_term[r]) {
+        doc_terms.push_back(t);
+        term_counts.push_back(count);
+      }
+      term_indptr.push_back(doc_terms.size());
+      d.ids.emplace_back(ix.doc_id(i));
+      d.labels.emplace_back(ix.label(i));
+      if (texts) d.texts.push_back(ix.text(i));
+    }
+  }
+  for (std::size_t u = 0; u < d.vocab.size(); ++u) {
+    const auto e = order.find(d.vocab[u]);
+    std::copy(order.vector(*e), order.vector(*e) + d.dim,
+              d.vectors.begin() + static_cast<std::ptrdiff_t>(u * d.dim));
+  }
+  if (first.has_terms()) set_terms(d, std::move(terms), term_indptr, doc_terms, term_counts);
+  return d;
+}
+
+}  // namespace lcrwmd

@@ -1,0 +1,403 @@
+// A collection changed by adds, replacements and deletes answers as one build of its live
+// documents; its files are checked when opened; one writer at a time.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "collection/collection_files.h"
+#include "lcrwmd/collection.h"
+#include "lcrwmd/cpu.h"
+#include "lcrwmd/error.h"
+#include "lcrwmd/query.h"
+#include "test_util.h"
+
+namespace lcrwmd {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool close(float a, float b) { return std::fabs(a - b) <= 1e-6f * std::max(1.0f, std::fabs(b)); }
+
+std::string demo(const std::string& file) {
+  return std::string(LCRWMD_SOURCE_DIR) + "/data/demo/" + file;
+}
+
+std::string fresh_dir(const std::string& name) {
+  const fs::path p = test::temp_dir() / name;
+  fs::remove_all(p);
+  return p.string();
+}
+
+struct Demo {
+  Embeddings emb = Embeddings::load(demo("embeddings.bin"));
+  StopWords stop = StopWords::load(demo("stop_words.txt"));
+  std::vector<RawDocument> docs = read_tsv(demo("train.tsv"));
+  std::vector<RawDocument> queries = read_tsv(demo("queries.tsv"));
+  IndexData build(const std::vector<RawDocument>& d) const {
+    BuildOptions bo;
+    bo.stopwords = &stop;
+    return build_index_data(emb, d, bo);
+  }
+  std::vector<RawDocument> range(std::size_t begin, std::size_t end) const {
+    return {docs.begin() + static_cast<std::ptrdiff_t>(begin),
+            docs.begin() + static_cast<std::ptrdiff_t>(end)};
+  }
+};
+
+// Every method and direction, and query-to-document LC-RWMD with IDF query weights.
+std::vector<std::pair<SearchOptions, QueryWeights>> every_search() {
+  std::vector<std::pair<SearchOptions, QueryWeights>> out;
+  for (const MethodInfo& m : methods())
+    for (const Direction d : kDirections) {
+      if (!has_direction(m, d)) continue;
+      SearchOptions o;
+      o.method = m.method;
+      o.direction = d;
+      o.act_steps = 2;
+      out.emplace_back(o, QueryWeights::index);
+    }
+  SearchOptions o;
+  o.direction = Direction::query_to_document;
+  out.emplace_back(o, QueryWeights::idf);
+  return out;
+}
+
+std::string what(const SearchOptions& o, QueryWeights w) {
+  return std::string(to_string(o.method)) + " " + to_string(o.direction) +
+         (w == QueryWeights::idf ? " idf" : "");
+}
+
+// The collection's answers against one build of `live` (its documents in order), for every
+// method: the same neighbours, distances within 1e-6 relative.
+void expect_one_builds_answers(const Demo& d, const Collection& c,
+                               const std::vector<RawDocument>& live) {
+  const Index whole = Index::from_data(d.build(live));
+  const ShardSet set = c.documents();
+  ASSERT_EQ(set.n_docs(), whole.n_docs());
+  for (std::size_t i = 0; i < whole.n_docs(); ++i)
+    ASSERT_EQ(set.doc_id(i), whole.doc_id(i)) << "document " << i;
+  const ShardedSearcher collection(set, {});
+  const CpuSearcher one(whole);
+  const std::size_t k = 6;
+  for (const auto& [o, weights] : every_search()) {
+    QueryOptions qo;
+    qo.embeddings = &d.emb;
+    qo.weights = weights;
+    qo.keep_term_only = describe(o.method).lexical;
+    const QuerySet qc = set.make_query_set(d.queries, qo),
+                   qw = make_query_set(whole, d.queries, qo);
+    if (describe(o.method).whole_index && c.n_segments() > 1) {
+      EXPECT_THROW(collection.search(qc, k, o), OptionError) << what(o, weights);
+      continue;
+    }
+    const SearchResults a = collection.search(qc, k, o), b = one.search(qw, k, o);
+    ASSERT_EQ(a.k, b.k) << what(o, weights);
+    for (std::size_t e = 0; e < a.distances.size(); ++e) {
+      EXPECT_TRUE(close(a.distances[e], b.distances[e]))
+          << what(o, weights) << " entry " << e << ": " << a.distances[e] << " vs "
+          << b.distances[e];
+      if (a.indices[e] == b.indices[e]) continue;
+      // Only documents at (nearly) the same distance may trade places (the demo has texts
+      // added twice), or leave a row at its k-th distance.
+      const std::size_t row = e / k * k;
+      bool tie = close(a.distances[e], b.distances[row + k - 1]);
+      for (std::size_t f = row; f < row + k; ++f)
+        tie = tie || (b.indices[f] == a.indices[e] && close(b.distances[f], a.distances[e]));
+      EXPECT_TRUE(tie) << what(o, weights) << " entry " << e << ": document " << a.indices[e]
+                       << " where one build has " << b.indices[e];
+    }
+  }
+  // A distance matrix has the live documents' columns.
+  SearchOptions o;
+  o.direction = Direction::document_to_query;
+  QueryOptions qo;
+  qo.embeddings = &d.emb;
+  const std::vector<float> a = test::matrix(collection, set.make_query_set(d.queries, qo), o),
+                           b = test::matrix(one, make_query_set(whole, d.queries, qo), o);
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t e = 0; e < a.size(); ++e) ASSERT_TRUE(close(a[e], b[e])) << "matrix " << e;
+}
+
+TEST(Collection, AddsReplacementsAndDeletesAnswerAsOneBuild) {
+  const Demo d;
+  ASSERT_EQ(d.docs.size(), 120u);
+  const std::string dir = fresh_dir("col-answers");
+  Collection::create(dir, d.build(d.range(0, 60)), demo("embeddings.bin"));
+  CollectionWriter w(dir);
+  EXPECT_EQ(w.add(d.range(60, 90)).added, 30u);
+  EXPECT_EQ(w.add(d.range(90, 120)).added, 30u);
+  // Two known ids with other texts: replaced, their new versions last.
+  std::vector<RawDocument> again = {d.docs[5], d.docs[70]};
+  again[0].text = d.docs[100].text;
+  again[1].text = d.docs[3].text;
+  const CollectionChange r = w.add(again);
+  EXPECT_EQ(r.added, 2u);
+  EXPECT_EQ(r.replaced, 2u);
+  const std::set<std::string> gone = {d.docs[0].id, d.docs[17].id, d.docs[65].id, d.docs[95].id,
+                                      d.docs[119].id};
+  const CollectionChange del = w.remove({d.docs[0].id, d.docs[17].id, d.docs[65].id, d.docs[95].id,
+                                         d.docs[119].id, "no-such-id", d.docs[0].id});
+  EXPECT_EQ(del.deleted, 5u);
+  EXPECT_EQ(del.not_found, std::vector<std::string>{"no-such-id"});
+  EXPECT_EQ(del.generation, 5u);
+
+  std::vector<RawDocument> live;
+  for (std::size_t i = 0; i < d.docs.size(); ++i)
+    if (!gone.contains(d.docs[i].id) && i != 5 && i != 70) live.push_back(d.docs[i]);
+  live.insert(live.end(), again.begin(), again.end());
+  const Collection c = Collection::open(dir);
+  EXPECT_EQ(c.n_docs(), live.size());
+  EXPECT_EQ(c.n_segments(), 4u);
+  EXPECT_EQ(c.n_deleted(), 7u);
+  EXPECT_EQ(c.generation(), 5u);
+  expect_one_builds_answers(d, c, live);
+
+  // Compaction: one segment, the bytes of one build of the live documents.
+  EXPECT_EQ(w.compact().segments, 1u);
+  const Collection one = Collection::open(dir);
+  EXPECT_TRUE(one.is_one_index());
+  const std::string built = (test::temp_dir() / "col-answers.idx").string();
+  Index::save(d.build(live), built);
+  EXPECT_EQ(test::read_file(one.segment(0).source()), test::read_file(built));
+  expect_one_builds_answers(d, one, live);
+  // Only the manifest, the lock and the one segment are left.
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++files;
+  EXPECT_EQ(files, 3u);
+}
+
+// One segment with deletions: every method, the hybrid's standardisation included, answers as
+// the build without them.
+TEST(Collection, DeletedDocumentsLeaveEveryMethodsAnswers) {
+  const Demo d;
+  const std::string dir = fresh_dir("col-deleted");
+  Collection::create(dir, d.build(d.docs), demo("embeddings.bin"));
+  std::vector<std::string> ids;
+  std::vector<RawDocument> live;
+  for (std::size_t i = 0; i < d.docs.size(); ++i)
+    (i % 7 == 3 ? ids.push_back(d.docs[i].id) : live.push_back(d.docs[i]));
+  CollectionWriter(dir).remove(ids);
+  const Collection c = Collection::open(dir);
+  ASSERT_EQ(c.n_segments(), 1u);
+  ASSERT_FALSE(c.is_one_index());
+  expect_one_builds_answers(d, c, live);
+  EXPECT_THROW(load_index(dir), Error);
+}
+
+TEST(Collection, LiveDocumentsAreNumberedWithoutTheDeleted) {
+  const Demo d;
+  const std::string dir = fresh_dir("col-numbers");
+  Collection::create(dir, d.build(d.range(0, 10)), demo("embeddings.bin"));
+  CollectionWriter w(dir);
+  w.add(d.range(10, 20));
+  w.remove({d.docs[0].id, d.docs[4].id, d.docs[5].id, d.docs[9].id, d.docs[12].id});
+  const Collection c = Collection::open(dir);
+  const ShardSet set = c.documents();
+  std::vector<std::string> want;
+  for (std::size_t i = 0; i < 20; ++i)
+    if (i != 0 && i != 4 && i != 5 && i != 9 && i != 12) want.push_back(d.docs[i].id);
+  ASSERT_EQ(set.n_docs(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(set.doc_id(i), want[i]);
+    EXPECT_EQ(set.find_doc(want[i]), i);
+    const auto [s, local] = set.locate(i);
+    EXPECT_EQ(set.collection_doc(s, local), i);
+  }
+  EXPECT_FALSE(set.find_doc(d.docs[4].id));
+  EXPECT_THROW(set.locate(want.size()), Error);
+}
+
+TEST(Collection, RefusesWhatItCannotKeepRight) {
+  const Demo d;
+  IndexData tfidf = d.build(d.range(0, 5));
+  tfidf.weighting = Weighting::tfidf;
+  EXPECT_THROW(Collection::create(fresh_dir("col-tfidf"), tfidf, demo("embeddings.bin")), Error);
+  const std::string dir = fresh_dir("col-refuse");
+  Collection::create(dir, d.build(d.range(0, 5)), demo("embeddings.bin"));
+  EXPECT_THROW(Collection::create(dir, d.build(d.range(0, 5)), demo("embeddings.bin")), Error)
+      << "a non-empty directory";
+  CollectionWriter w(dir);
+  // Other embeddings: refused, naming the recorded ones.
+  const std::string other =
+      test::write_file("col-other.vec", "1 300\nfoo" + std::string(300 * 2, ' ') + "\n");
+  try {
+    w.add(d.range(5, 6), other);
+    ADD_FAILURE() << "other embeddings taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not the embeddings"), std::string::npos) << e.what();
+  }
+  // An id twice in one add: an Error naming the lines; nothing committed.
+  std::vector<RawDocument> twice = d.range(5, 7);
+  twice[1].id = twice[0].id;
+  EXPECT_THROW(w.add(twice), Error);
+  EXPECT_EQ(Collection::open(dir).generation(), 1u);
+  // Every document deleted: refused.
+  std::vector<std::string> all;
+  for (std::size_t i = 0; i < 5; ++i) all.push_back(d.docs[i].id);
+  EXPECT_THROW(w.remove(all), Error);
+  EXPECT_EQ(Collection::open(dir).n_docs(), 5u);
+}
+
+TEST(Collection, ASecondWriterWaitsThenFails) {
+  const Demo d;
+  const std::string dir = fresh_dir("col-lock");
+  Collection::create(dir, d.build(d.range(0, 5)), demo("embeddings.bin"));
+  const int fd = ::open((dir + "/write.lock").c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+  try {
+    CollectionWriter(dir, 0.2).remove({d.docs[0].id});
+    ADD_FAILURE() << "a second writer went ahead";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("another process"), std::string::npos) << e.what();
+  }
+  ::close(fd);  // released: the next writer goes ahead
+  EXPECT_EQ(CollectionWriter(dir, 0.2).remove({d.docs[0].id}).deleted, 1u);
+}
+
+TEST(Collection, DamagedFilesAreNamedWhenOpened) {
+  const Demo d;
+  const std::string dir = fresh_dir("col-damage");
+  Collection::create(dir, d.build(d.range(0, 10)), demo("embeddings.bin"));
+  CollectionWriter(dir).remove({d.docs[2].id});
+  const Collection c = Collection::open(dir);
+  const std::string seg = c.segment(0).source();
+  std::string del;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().find(".del-") != std::string::npos) del = e.path().string();
+  ASSERT_FALSE(del.empty());
+  const auto expect_named = [&](const std::string& file, const std::string& why) {
+    try {
+      Collection::open(dir);
+      ADD_FAILURE() << why << ": opened";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(file), std::string::npos) << why << ": " << e.what();
+    }
+  };
+  const std::string seg_bytes = test::read_file(seg), del_bytes = test::read_file(del),
+                    manifest = test::read_file(dir + "/manifest");
+  const auto put = [](const std::string& path, const std::string& bytes) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  };
+  put(seg, seg_bytes.substr(0, seg_bytes.size() / 2));
+  expect_named("seg-000001.idx", "a truncated segment");
+  std::string flipped = seg_bytes;
+  flipped[flipped.size() / 2] ^= 1;
+  put(seg, flipped);
+  expect_named("seg-000001.idx", "a segment's flipped bit");
+  put(seg, seg_bytes);
+  put(del, del_bytes.substr(0, del_bytes.size() - 3));
+  expect_named(".del-", "a truncated deletion file");
+  fs::remove(del);
+  expect_named("missing", "a missing deletion file");
+  put(del, del_bytes);
+  put(dir + "/manifest", manifest.substr(0, manifest.size() - 10));
+  expect_named("manifest", "a truncated manifest");
+  put(dir + "/manifest", manifest);
+  EXPECT_EQ(Collection::open(dir).n_docs(), 9u);
+}
+
+TEST(CollectionFiles, ManifestRoundTripsAndEveryDamageIsCaught) {
+  collection::Manifest m;
+  m.generation = 7;
+  m.next_segment = 4;
+  m.embeddings = "/data/vectors with spaces.bin";
+  m.embeddings_fingerprint = 0x0123456789abcdefULL;
+  m.segments.push_back({"seg-000001.idx", 100, 4096, "seg-000001.del-000006", 3});
+  m.segments.push_back({"seg-000003.idx", 5, 512, "", 0});
+  const std::string text = collection::format_manifest(m);
+  const collection::Manifest back = collection::parse_manifest(text, "m");
+  EXPECT_EQ(collection::format_manifest(back), text);
+  EXPECT_EQ(back.embeddings, m.embeddings);
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    std::string bad = text;
+    bad[i] ^= 0x20;
+    EXPECT_THROW(collection::parse_manifest(bad, "m"), Error) << "byte " << i;
+    EXPECT_THROW(collection::parse_manifest(text.substr(0, i), "m"), Error) << "length " << i;
+  }
+}
+
+TEST(CollectionFiles, DeletionFilesRoundTripAndEveryDamageIsCaught) {
+  const std::vector<std::uint32_t> del = {0, 3, 4, 99};
+  const std::string bytes = collection::format_deletions(100, del);
+  EXPECT_EQ(collection::parse_deletions(bytes, 100, "d"), del);
+  EXPECT_THROW(collection::parse_deletions(bytes, 101, "d"), Error) << "another segment's";
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    std::string bad = bytes;
+    bad[i] ^= 1;
+    EXPECT_THROW(collection::parse_deletions(bad, 100, "d"), Error) << "byte " << i;
+    EXPECT_THROW(collection::parse_deletions(bytes.substr(0, i), 100, "d"), Error) << i;
+  }
+  const std::vector<std::uint32_t> unsorted = {3, 1};
+  EXPECT_THROW(collection::parse_deletions(collection::format_deletions(100, unsorted), 100, "d"),
+               Error);
+  EXPECT_TRUE(collection::is_collection_file("seg-000001.idx"));
+  EXPECT_TRUE(collection::is_collection_file("seg-000001.del-000002.tmp.AbC123"));
+  EXPECT_FALSE(collection::is_collection_file("notes.txt"));
+  EXPECT_FALSE(collection::is_collection_file("seg-x.idx"));
+}
+
+}  // namespace
+}  // namespace lcrwmd
+
+namespace lcrwmd {
+namespace {
+
+// A searcher of another backend than the CPU's: it cannot leave documents out itself.
+class NotCpu final : public Searcher {
+ public:
+  explicit NotCpu(const Index& index) : cpu_(index) {}
+  Backend backend() const override { return Backend::cuda; }
+  const Index& index() const override { return cpu_.index(); }
+
+ protected:
+  SearchResults top_k(const QuerySet& q, std::size_t k, const SearchOptions& o,
+                      SearchStats* stats) const override {
+    EXPECT_TRUE(o.skip.empty());
+    return cpu_.search(q, k, o, stats);
+  }
+  void all_distances(const QuerySet& q, const SearchOptions& o, const RowSink& sink,
+                     SearchStats* stats) const override {
+    cpu_.pairwise(q, o, sink, stats);
+  }
+
+ private:
+  CpuSearcher cpu_;
+};
+
+// Left-out documents on a backend that cannot skip them: k + their number searched, dropped.
+TEST(Collection, ABackendThatCannotSkipSearchesMoreAndDrops) {
+  const Demo d;
+  const Index ix = Index::from_data(d.build(d.docs));
+  QueryOptions qo;
+  qo.embeddings = &d.emb;
+  const QuerySet q = make_query_set(ix, d.queries, qo);
+  std::vector<std::uint32_t> skip;
+  for (std::uint32_t i = 0; i < ix.n_docs(); i += 3) skip.push_back(i);
+  for (const std::size_t k : {1u, 5u, 100u}) {
+    SearchOptions o;
+    o.skip = skip;
+    const SearchResults a = NotCpu(ix).search(q, k, o), b = CpuSearcher(ix).search(q, k, o);
+    ASSERT_EQ(a.k, b.k);
+    EXPECT_EQ(a.indices, b.indices) << "k " << k;
+    EXPECT_EQ(a.distances, b.distances) << "k " << k;
+    for (const std::int64_t doc : a.indices)
+      EXPECT_FALSE(doc >= 0 && doc % 3 == 0) << "a left-out document " << doc;
+    // k past the documents left: each row ends with -1s.
+    if (k == 100) EXPECT_EQ(a.indices[ix.n_docs() - skip.size()], -1);
+  }
+  SearchOptions o;
+  const std::vector<std::uint32_t> unsorted = {5, 2};
+  o.skip = unsorted;
+  EXPECT_THROW(CpuSearcher(ix).search(q, 3, o), OptionError);
+}
+
+}  // namespace
+}  // namespace lcrwmd
