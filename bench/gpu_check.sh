@@ -2,8 +2,8 @@
 # The correctness checks a lent GPU runs first, in a few minutes: the GPU tests (GPU results
 # against the CPU backend), compute-sanitizer's memcheck, racecheck and synccheck on a subset of
 # them, then the CLI's results on the GPU beside the CPU's for every method the GPU runs, both
-# directions, top-k, range search, distance matrices, kNN evaluation and shards, on the bundled
-# demo data and a synthetic index. Logs go to LOG_DIR; the exit status counts the failed steps.
+# directions, top-k, range search, distance matrices, kNN evaluation, shards and a collection
+# with deletions, on the bundled demo data and a synthetic index. Logs go to LOG_DIR; the exit status counts the failed steps.
 #   bench/gpu_check.sh BUNDLE_DIR LOG_DIR      (BUNDLE_DIR from bench/gpu_bundle.sh)
 # Environment: SANITIZE=0 skips compute-sanitizer. LOG_DIR holds a log per step (~80 files).
 # Option lists ($dq, $sq, $side) split into words on purpose; the functions run through step.
@@ -101,6 +101,14 @@ knn() {
   cat "$W/knn.cpu"
   cmp "$W/knn.cpu" "$W/knn.cuda"
 }
+# A collection of two segments with deletions (the GPU searches k + the deleted, drops them).
+head -n 80 $demo/train.tsv >"$W/first.tsv"
+tail -n +81 $demo/train.tsv >"$W/more.tsv"
+"$B/lcrwmd" build --embeddings $demo/embeddings.bin --docs "$W/first.tsv" \
+  --stopwords $demo/stop_words.txt --output "$W/col" --collection >/dev/null 2>&1
+"$B/lcrwmd" add --index "$W/col" --docs "$W/more.tsv" >/dev/null 2>&1
+cut -f1 $demo/train.tsv | sed -n '3p;40p;41p;100p' >"$W/gone.txt"
+"$B/lcrwmd" delete --index "$W/col" --ids "$W/gone.txt" >/dev/null 2>&1
 dq="--index $W/demo.idx --queries $demo/queries.tsv --embeddings $demo/embeddings.bin"
 sq="--index $W/synth.idx --queries $W/synth_q.tsv"
 export B W LOG demo dq
@@ -113,6 +121,12 @@ for m in wcd rwmd lc-rwmd act ict; do
   done
 done
 step cli_act3 60 cli act3 $sq --method act --act-steps 3 --k 10
+for m in lc-rwmd wcd act; do
+  step "cli_collection_$m" 60 cli "collection_$m" --index "$W/col" --queries $demo/queries.tsv \
+    --embeddings $demo/embeddings.bin --method $m --k 20
+done
+step cli_collection_one_sided 60 cli collection_one_sided --index "$W/col" \
+  --queries $demo/queries.tsv --embeddings $demo/embeddings.bin --one-sided --k 20
 step cli_range 60 cli range $dq --max-distance 9.5 --k 50
 step cli_shards 90 cli shards --index "$W/shard.0.idx" --index "$W/shard.1.idx" \
   --index "$W/shard.2.idx" --queries "$W/synth_q.tsv" --k 10

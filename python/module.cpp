@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "lcrwmd/collection.h"
 #include "lcrwmd/corpus.h"
 #include "lcrwmd/embeddings.h"
 #include "lcrwmd/error.h"
@@ -114,7 +115,7 @@ PYBIND11_MODULE(_lcrwmd, m) {
             PyIndex p;
             {
               py::gil_scoped_release release;
-              p.index = std::make_shared<const Index>(Index::load(path));
+              p.index = std::make_shared<const Index>(load_index(path));
               if (emb) check_embeddings(*p.index, *emb);
             }
             if (stopwords) check_stopwords(*p.index, to_stopwords(stopwords), "stopwords");

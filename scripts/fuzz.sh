@@ -16,11 +16,11 @@ CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo 
   -DLCRWMD_NATIVE=OFF -DLCRWMD_WITH_CUDA=OFF -DLCRWMD_WITH_MPI=OFF -DLCRWMD_BUILD_PYTHON=OFF \
   -DLCRWMD_BUILD_TESTS=OFF -DLCRWMD_BUILD_BENCH=OFF >/dev/null
 cmake --build build-fuzz -j "$(nproc)" --target lcrwmd_cli fuzz_embeddings fuzz_tsv fuzz_index \
-  fuzz_wire fuzz_request
+  fuzz_wire fuzz_request fuzz_collection
 
 seeds=build-fuzz/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{embeddings,tsv,index,wire,request}
+mkdir -p "$seeds"/{embeddings,tsv,index,wire,request,collection}
 export ASAN_OPTIONS=detect_leaks=1
 # A tiny synthetic corpus: index, text embeddings and documents.
 build-fuzz/lcrwmd synth --docs 6 --vocab 30 --words-per-doc 4 --dim 3 \
@@ -44,6 +44,14 @@ open(sys.argv[1], "wb").write(b"2 %d\n" % dim + b"".join(out))
 PY
 build-fuzz/lcrwmd embeddings --input "$seeds/embeddings/small.vec" \
   --output "$seeds/embeddings/small.lce" 2>/dev/null
+# A collection's manifest (0 first) and deletion file (1 first), from the same small corpus.
+build-fuzz/lcrwmd build --embeddings "$seeds/embeddings/small.vec" --docs "$seeds/tsv/small.tsv" \
+  --output "$seeds/col" --collection 2>/dev/null
+build-fuzz/lcrwmd delete --index "$seeds/col" --id "$(head -1 "$seeds/tsv/small.tsv" | cut -f1)" \
+  2>/dev/null
+printf '\000' | cat - "$seeds/col/manifest" >"$seeds/collection/manifest"
+printf '\001' | cat - "$seeds"/col/seg-*.del-* >"$seeds/collection/deletions"
+rm -rf "$seeds/col"
 head -5 data/demo/queries.tsv >"$seeds/tsv/queries.tsv"
 gzip -c "$seeds/tsv/queries.tsv" >"$seeds/tsv/queries.tsv.gz"
 
@@ -55,7 +63,7 @@ printf '{"query": "goal", "doc": "d1", "method": "lc-rwmd", "symmetric": false, 
 printf '{"queries": ["goal \xff"], "k": 1e300, "k": -3}' >"$seeds/request/bad.json"
 printf '[[[[[[[[[[[[[[[[[[[[{"queries": "\\ud800"}]]]]]]]]]]]]]]]]]]]' >"$seeds/request/deep.json"
 
-for target in embeddings tsv index wire request; do
+for target in embeddings tsv index wire request collection; do
   corpus=build-fuzz/corpus/$target
   rm -rf "$corpus"
   mkdir -p "$corpus"

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #include "collection/collection_files.h"
@@ -97,12 +98,13 @@ State read_state(const std::string& dir, bool verify) {
         st.deleted.push_back(std::move(del));
       }
       return st;
-    } catch (const std::system_error& missing) {
+    } catch (const std::exception& e) {
+      // A commit since the manifest was read may have removed what it named: read the new one.
       std::string now;
-      const bool changed = read_file(mpath, now) && now != text;
-      if (!changed || attempt >= 8)
-        throw Error(dir + ": a file the manifest names is missing (" + missing.what() +
-                    "): the collection is damaged");
+      if (read_file(mpath, now) && now != text && attempt < 8) continue;
+      if (dynamic_cast<const std::system_error*>(&e) == nullptr) throw;
+      throw Error(dir + ": a file the manifest names is missing (" + e.what() +
+                  "): the collection is damaged");
     }
   }
 }
@@ -193,8 +195,80 @@ void set_deleted(const std::string& dir, Manifest& m, std::size_t s,
 }
 
 // Drops the segments none of whose documents is live.
-void drop_empty(Manifest& m) {
-  std::erase_if(m.segments, [](const SegmentEntry& e) { return e.deleted == e.docs; });
+void drop_empty(State& st) {
+  for (std::size_t s = st.segments.size(); s-- > 0;)
+    if (st.manifest.segments[s].deleted == st.manifest.segments[s].docs) {
+      st.manifest.segments.erase(st.manifest.segments.begin() + static_cast<std::ptrdiff_t>(s));
+      st.segments.erase(st.segments.begin() + static_cast<std::ptrdiff_t>(s));
+      st.deleted.erase(st.deleted.begin() + static_cast<std::ptrdiff_t>(s));
+    }
+}
+
+// Appends a segment of `data` to the state (written, then mapped).
+void append_segment(const std::string& dir, State& st, const IndexData& data) {
+  st.manifest.segments.push_back(write_segment(dir, st.manifest, data));
+  st.segments.push_back(Index::load(join(dir, st.manifest.segments.back().file), false));
+  st.deleted.emplace_back();
+}
+
+std::size_t live_docs(const State& st, std::size_t s) {
+  return st.segments[s].n_docs() - st.deleted[s].size();
+}
+
+// Segments [b, e) replaced by one segment of their live documents, in order (merge_documents;
+// `embeddings` gives the words' order).
+void merge_segments(const std::string& dir, State& st, std::size_t b, std::size_t e,
+                    const std::string& embeddings) {
+  std::vector<const Index*> parts;
+  std::vector<std::vector<std::size_t>> live;
+  WordSet words;
+  for (std::size_t s = b; s < e; ++s) {
+    parts.push_back(&st.segments[s]);
+    live.emplace_back();
+    const std::vector<std::uint32_t>& del = st.deleted[s];
+    for (std::size_t i = 0, d = 0; i < st.segments[s].n_docs(); ++i) {
+      if (d < del.size() && del[d] == i) {
+        ++d;
+        continue;
+      }
+      live.back().push_back(i);
+    }
+    for (std::size_t u = 0; u < st.segments[s].vocab_size(); ++u)
+      words.emplace(st.segments[s].word(u));
+  }
+  const Embeddings order = Embeddings::load(embeddings, &words);
+  const IndexData merged = merge_documents(parts, live, order);
+  const SegmentEntry entry = write_segment(dir, st.manifest, merged);
+  const auto at = [](auto& v, std::size_t i) { return v.begin() + static_cast<std::ptrdiff_t>(i); };
+  st.manifest.segments.erase(at(st.manifest.segments, b), at(st.manifest.segments, e));
+  st.manifest.segments.insert(at(st.manifest.segments, b), entry);
+  st.segments.erase(at(st.segments, b), at(st.segments, e));
+  st.segments.insert(at(st.segments, b), Index::load(join(dir, entry.file), false));
+  st.deleted.erase(at(st.deleted, b), at(st.deleted, e));
+  st.deleted.insert(at(st.deleted, b), std::vector<std::uint32_t>());
+}
+
+// The tiered merge policy (Lucene's log merge policy, on adjacent segments so that the
+// documents keep their order): a segment's tier is log10 of its live documents; whenever the
+// kMergeFactor newest segments share a tier, they become one segment of the next. A collection
+// of N documents grown by adds of any size keeps at most kMergeFactor - 1 segments per tier.
+constexpr std::size_t kMergeFactor = 10;
+
+std::size_t tier(std::size_t docs) {
+  std::size_t t = 0;
+  for (; docs >= kMergeFactor; docs /= kMergeFactor) ++t;
+  return t;
+}
+
+void merge_tiers(const std::string& dir, State& st, const std::string& embeddings) {
+  for (;;) {
+    const std::size_t n = st.segments.size();
+    if (n < kMergeFactor) return;
+    const std::size_t t = tier(live_docs(st, n - 1));
+    for (std::size_t s = n - kMergeFactor; s < n; ++s)
+      if (tier(live_docs(st, s)) != t) return;
+    merge_segments(dir, st, n - kMergeFactor, n, embeddings);
+  }
 }
 
 // The embeddings to read new words from: `given` (or the recorded path), checked to be the
@@ -366,13 +440,16 @@ CollectionChange CollectionWriter::add(const std::vector<RawDocument>& docs,
   if (!data && replaced.empty())
     throw Error("no document has a word with an embedding: nothing to add (" +
                 std::to_string(docs.size()) + " documents read)");
-  if (data) {
-    st.manifest.segments.push_back(write_segment(dir_, st.manifest, *data));
-    out.added = data->ids.size();
-  }
+  // The replaced documents are deleted before the new segment joins (their places count the
+  // segments of the last commit).
   delete_places(dir_, st, replaced);
   out.replaced = replaced.size();
-  drop_empty(st.manifest);
+  drop_empty(st);
+  if (data) {
+    append_segment(dir_, st, *data);
+    out.added = data->ids.size();
+    merge_tiers(dir_, st, path);
+  }
   out.generation = commit(dir_, st.manifest);
   out.segments = st.manifest.segments.size();
   return out;
@@ -409,7 +486,7 @@ CollectionChange CollectionWriter::remove(const std::vector<std::string>& ids) {
   if (places.size() == live.size())
     throw Error(dir_ + ": deleting every document would leave an empty collection");
   delete_places(dir_, st, places);
-  drop_empty(st.manifest);
+  drop_empty(st);
   out.generation = commit(dir_, st.manifest);
   out.segments = st.manifest.segments.size();
   return out;
@@ -422,27 +499,7 @@ CollectionChange CollectionWriter::compact(const std::string& embeddings) {
   const bool deletions =
       std::any_of(st.deleted.begin(), st.deleted.end(), [](const auto& d) { return !d.empty(); });
   if (st.segments.size() > 1 || deletions) {
-    const std::string path = checked_embeddings(st.manifest, embeddings);
-    std::vector<const Index*> parts;
-    std::vector<std::vector<std::size_t>> live(st.segments.size());
-    WordSet words;
-    for (std::size_t s = 0; s < st.segments.size(); ++s) {
-      parts.push_back(&st.segments[s]);
-      const std::vector<std::uint32_t>& del = st.deleted[s];
-      for (std::size_t i = 0, d = 0; i < st.segments[s].n_docs(); ++i) {
-        if (d < del.size() && del[d] == i) {
-          ++d;
-          continue;
-        }
-        live[s].push_back(i);
-      }
-      for (std::size_t u = 0; u < st.segments[s].vocab_size(); ++u)
-        words.emplace(st.segments[s].word(u));
-    }
-    const Embeddings order = Embeddings::load(path, &words);
-    const IndexData merged = merge_documents(parts, live, order);
-    const SegmentEntry e = write_segment(dir_, st.manifest, merged);
-    st.manifest.segments.assign(1, e);
+    merge_segments(dir_, st, 0, st.segments.size(), checked_embeddings(st.manifest, embeddings));
     out.generation = commit(dir_, st.manifest);
   } else {
     out.generation = st.manifest.generation;

@@ -6,10 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "collection/collection_files.h"
 #include "lcrwmd/collection.h"
@@ -391,12 +394,91 @@ TEST(Collection, ABackendThatCannotSkipSearchesMoreAndDrops) {
     for (const std::int64_t doc : a.indices)
       EXPECT_FALSE(doc >= 0 && doc % 3 == 0) << "a left-out document " << doc;
     // k past the documents left: each row ends with -1s.
-    if (k == 100) EXPECT_EQ(a.indices[ix.n_docs() - skip.size()], -1);
+    if (k == 100) {
+      EXPECT_EQ(a.indices[ix.n_docs() - skip.size()], -1);
+    }
   }
   SearchOptions o;
   const std::vector<std::uint32_t> unsorted = {5, 2};
   o.skip = unsorted;
   EXPECT_THROW(CpuSearcher(ix).search(q, 3, o), OptionError);
+}
+
+}  // namespace
+}  // namespace lcrwmd
+
+namespace lcrwmd {
+namespace {
+
+// Searches while a writer adds, deletes and compacts: every open reads a committed state
+// (a commit's files removed meanwhile make it read the next), every search answers it.
+TEST(Collection, SearchesWhileAWriterChangesIt) {
+  const Demo d;
+  const std::string dir = fresh_dir("col-concurrent");
+  Collection::create(dir, d.build(d.range(0, 40)), demo("embeddings.bin"));
+  std::atomic<bool> done{false};
+  std::set<std::size_t> committed = {40};
+  std::mutex m;
+  std::thread writer([&] {
+    CollectionWriter w(dir);
+    for (std::size_t b = 40; b < 120; b += 10) {
+      const std::size_t n = Collection::open(dir).n_docs() + 10;
+      {
+        const std::lock_guard lock(m);
+        committed.insert(n);
+      }
+      w.add(d.range(b, b + 10));
+      if (b % 30 == 0) {
+        const std::lock_guard lock(m);
+        committed.insert(n - 1);
+        w.remove({d.docs[b].id});
+      }
+      if (b == 80) w.compact();
+    }
+    done = true;
+  });
+  QueryOptions qo;
+  qo.embeddings = &d.emb;
+  std::size_t opens = 0;
+  while (!done || opens == 0) {
+    const Collection c = Collection::open(dir);
+    const ShardSet set = c.documents();
+    const SearchResults r =
+        ShardedSearcher(set, {}).search(set.make_query_set(d.queries, qo), 3, {});
+    ++opens;
+    {
+      const std::lock_guard lock(m);
+      EXPECT_TRUE(committed.contains(c.n_docs())) << c.n_docs();
+    }
+    for (const std::int64_t i : r.indices)
+      ASSERT_TRUE(i >= 0 && static_cast<std::size_t>(i) < set.n_docs());
+  }
+  writer.join();
+  EXPECT_GT(opens, 1u);
+  EXPECT_EQ(Collection::open(dir).n_docs(), 120u - 2);
+}
+
+}  // namespace
+}  // namespace lcrwmd
+
+namespace lcrwmd {
+namespace {
+
+// Adds of one document each: the ten newest segments of a tier merge into one of the next, so
+// the segments stay few, and the answers stay one build's.
+TEST(Collection, ManySmallAddsMergeByTiers) {
+  const Demo d;
+  const std::string dir = fresh_dir("col-tiers");
+  Collection::create(dir, d.build(d.range(0, 30)), demo("embeddings.bin"));
+  CollectionWriter w(dir);
+  std::vector<std::size_t> segments;
+  for (std::size_t i = 30; i < 55; ++i) segments.push_back(w.add(d.range(i, i + 1)).segments);
+  // 30 (tier 1), then ones: the tenth single makes a 10 (tier 1), the twentieth another.
+  EXPECT_EQ(segments[8], 10u);
+  EXPECT_EQ(segments[9], 2u);
+  EXPECT_EQ(segments[19], 3u);
+  EXPECT_EQ(segments.back(), 8u);
+  expect_one_builds_answers(d, Collection::open(dir), d.range(0, 55));
 }
 
 }  // namespace
