@@ -28,6 +28,7 @@
 #include "lcrwmd/search.h"
 #include "lcrwmd/searcher.h"
 #include "lcrwmd/text.h"
+#include "python/py_collection.h"
 #include "python/py_index.h"
 #include "python/py_tasks.h"
 
@@ -370,4 +371,5 @@ PYBIND11_MODULE(_lcrwmd, m) {
       py::arg("precision") = "auto",
       "What the CPU's phase 1 runs `precision` as here, e.g. 'int8 (brg:avx512_core_amx_int8)' "
       "('auto': the fastest this CPU has); lcrwmd.Error where the CPU lacks it.");
+  bind_collection(m);
 }

@@ -79,20 +79,20 @@ std::shared_ptr<const Searcher> PyIndex::searcher(const std::string& backend,
   return s;
 }
 
-Queries to_queries(const PyIndex& p, const py::sequence& docs,
-                   const std::optional<std::vector<std::string>>& labels, QueryWeights weights,
-                   bool keep_term_only) {
+Queries read_queries(const MakeQueries& make, const py::sequence& docs,
+                     const std::optional<std::vector<std::string>>& labels, QueryWeights weights,
+                     bool keep_term_only, const Embeddings* embeddings) {
   const std::vector<RawDocument> raw =
       to_documents(docs, {}, optional_list(labels, docs.size(), "labels"));
   Queries q;
   QueryOptions opt;
-  opt.embeddings = p.embeddings.get();
+  opt.embeddings = embeddings;
   opt.weights = weights;
   opt.keep_term_only = keep_term_only;
   TextReport report;
   {
     py::gil_scoped_release release;
-    q.set = make_query_set(*p.index, raw, opt, &report);
+    q.set = make(raw, opt, report);
   }
   q.excluded = report.empty_documents;
   if (report.not_in_index_tokens > 0) {
@@ -100,13 +100,23 @@ Queries to_queries(const PyIndex& p, const py::sequence& docs,
         std::to_string(report.not_in_index_tokens) + " query tokens (" +
         std::to_string(report.not_in_index_distinct) +
         " distinct words) are not in the index and were dropped: load it with the embeddings "
-        "it was built from (Index.load(path, embeddings=...)) to look them up";
+        "it was built from (embeddings=...) to look them up";
     if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) != 0) throw py::error_already_set();
   }
   q.rows.assign(raw.size(), -1);
   for (std::size_t r = 0; r < q.set.size(); ++r)
     q.rows[std::stoul(q.set.ids[r])] = static_cast<std::int64_t>(r);
   return q;
+}
+
+Queries to_queries(const PyIndex& p, const py::sequence& docs,
+                   const std::optional<std::vector<std::string>>& labels, QueryWeights weights,
+                   bool keep_term_only) {
+  return read_queries(
+      [&p](const std::vector<RawDocument>& raw, const QueryOptions& o, TextReport& report) {
+        return make_query_set(*p.index, raw, o, &report);
+      },
+      docs, labels, weights, keep_term_only, p.embeddings.get());
 }
 
 std::size_t to_k(std::int64_t k) {
@@ -134,6 +144,11 @@ py::tuple search_with(const PyIndex& p, const Searcher& searcher, const py::sequ
   const Queries q =
       to_queries(p, queries, std::nullopt, parse_query_weights(query_weights, o.direction),
                  describe(o.method).lexical);
+  return search_queries(searcher, q, k, o);
+}
+
+py::tuple search_queries(const Searcher& searcher, const Queries& q, std::size_t k,
+                         const SearchOptions& o) {
   SearchResults r;
   {
     py::gil_scoped_release release;

@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -85,6 +86,13 @@ struct Queries {
   std::vector<std::int64_t> rows;
   std::vector<std::string> excluded;
 };
+// Queries read from Python documents by `make` (an index's or a collection's reading), each
+// document's row among them (-1: excluded, no known word), a warning for dropped tokens.
+using MakeQueries =
+    std::function<QuerySet(const std::vector<RawDocument>&, const QueryOptions&, TextReport&)>;
+Queries read_queries(const MakeQueries& make, const py::sequence& docs,
+                     const std::optional<std::vector<std::string>>& labels, QueryWeights weights,
+                     bool keep_term_only, const Embeddings* embeddings);
 Queries to_queries(const PyIndex& p, const py::sequence& docs,
                    const std::optional<std::vector<std::string>>& labels,
                    QueryWeights weights = QueryWeights::index, bool keep_term_only = false);
@@ -103,6 +111,9 @@ inline const char* direction_of(bool symmetric) {
 // query_weights: "auto" | "index" | "idf" (parse_query_weights, for o's direction).
 py::tuple search_with(const PyIndex& p, const Searcher& searcher, const py::sequence& queries,
                       std::size_t k, const SearchOptions& o, const std::string& query_weights);
+// The same for queries already read.
+py::tuple search_queries(const Searcher& searcher, const Queries& q, std::size_t k,
+                         const SearchOptions& o);
 // Index.explain: one query document against one indexed document (by position).
 py::dict explain_with(const PyIndex& p, const py::object& query, std::size_t doc,
                       const SearchOptions& o, const std::string& query_weights);

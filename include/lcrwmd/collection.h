@@ -44,6 +44,8 @@ class Collection {
   // The collection's state at its last commit, every file checked (verify: the segments'
   // checksums too); an Error naming the file and what is wrong with it.
   static Collection open(const std::string& path, bool verify = true);
+  // The generation of its last commit (its manifest alone read): whether to open it again.
+  static std::uint64_t last_generation(const std::string& path);
   // A new collection in `dir` (absent, or an empty directory) holding `first`'s documents. New
   // words of later adds take their vectors from `embeddings`, recorded by path and by a
   // fingerprint of its bytes (adds refuse another file). An Error for a TF-IDF index or a shard.

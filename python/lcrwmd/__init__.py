@@ -20,12 +20,13 @@ import numpy.typing as npt
 
 from ._lcrwmd import (Embeddings, Error, cpu_precision, cpu_simd_level, cuda_devices, methods,
                       set_threads, tokenize)
+from ._lcrwmd import Collection as _NativeCollection
 from ._lcrwmd import Index as _NativeIndex
 from .explanation import Explanation, Flow, _explanation, plot_alignment
 
 __doc__ = (__doc__ or "") + "".join(f"\n    {m['name']}: {m['summary']}" for m in methods())
 
-__all__ = ["Embeddings", "Index", "GpuSearcher", "Error", "Flow", "Explanation", "wmd", "rwmd",
+__all__ = ["Embeddings", "Index", "Collection", "GpuSearcher", "Error", "Flow", "Explanation", "wmd", "rwmd",
            "wcd", "eval_knn", "plot_alignment", "tokenize", "set_threads", "cuda_devices",
            "cpu_simd_level", "cpu_precision", "methods"]
 
@@ -382,6 +383,86 @@ def eval_knn(index: Index, queries: Sequence[Document], labels: Sequence,
     (precision: as for Index.search)."""
     return index._native.eval_knn(_documents(queries), _strings(labels), [int(k) for k in ks],
                                   method, symmetric, backend, act_steps, precision)
+
+
+class Collection:
+    """A collection that changes (docs/collections.md): a directory of segments that takes new
+    documents (an id it holds already is replaced) and deletions, each durable once the call
+    returns, searched as one build of its live documents. The command line's `lcrwmd add`,
+    `delete` and `compact` change the same directory; a search reads the last commit."""
+
+    def __init__(self, path: Union[str, os.PathLike], embeddings: Optional[Embeddings] = None):
+        """Opens the collection at `path` (every file checked). `embeddings`, where given, looks
+        up query words no segment holds; they must be the ones it was built from."""
+        self._native = _NativeCollection(os.fspath(path), embeddings)
+
+    @classmethod
+    def create(cls, path: Union[str, os.PathLike], embeddings: Union[str, os.PathLike],
+               docs: Union[Document, Sequence[Document]], ids: Optional[Sequence] = None,
+               labels: Optional[Sequence] = None, stopwords: StopWords = None,
+               keep_text: bool = True) -> Collection:
+        """A new collection in `path` (absent or an empty directory) of `docs`, its words'
+        vectors from the embeddings file `embeddings`, which it records for later adds. TF
+        weighting (a collection refuses TF-IDF: each change would re-weight every document)."""
+        docs = _documents(docs)
+        _NativeCollection.create(os.fspath(path), os.fspath(embeddings), docs, _strings(ids),
+                                 _strings(labels), _stopwords(stopwords), keep_text)
+        return cls(path)
+
+    def add(self, docs: Union[Document, Sequence[Document]], ids: Sequence,
+            labels: Optional[Sequence] = None, wait: float = 30.0) -> dict:
+        """Adds documents (str or token lists) with their ids: an id the collection holds is
+        replaced. Durable once it returns. Returns the counts ({"added", "replaced",
+        "excluded": ids left with no known word, "generation", "segments"}). Another process
+        changing the collection is waited for up to `wait` seconds (lcrwmd.Error after)."""
+        return self._native.add(_documents(docs), _strings(ids), _strings(labels), wait)
+
+    def delete(self, ids: Union[str, Sequence[str]], wait: float = 30.0) -> dict:
+        """Deletes the documents with these ids, durably ({"deleted", "not_found",
+        "generation", "segments"})."""
+        return self._native.delete([ids] if isinstance(ids, str) else _strings(ids), wait)
+
+    def compact(self, wait: float = 30.0) -> dict:
+        """Rewrites the live documents as one segment: what one build of them gives."""
+        return self._native.compact(wait)
+
+    def search(self, queries: Union[Document, Sequence[Document]], k: int = 10,
+               method: str = "lc-rwmd", direction: Optional[str] = None,
+               query_weights: str = "auto", act_steps: int = 1, bm25_k1: float = 1.2,
+               bm25_b: float = 0.75, hybrid_weight: float = 0.3,
+               max_distance: Optional[float] = None, return_ids: bool = False) -> SearchResult:
+        """As Index.search, over the live documents of the last commit (positions in `ids`),
+        on the CPU."""
+        d, i, excluded = self._native.search(_documents(queries), k, method, direction or "",
+                                             act_steps, query_weights, bm25_k1, bm25_b,
+                                             hybrid_weight, _range(max_distance))
+        return _results(self, d, i, excluded, return_ids)
+
+    @property
+    def ids(self) -> list[str]:
+        """The live documents' ids, in collection order."""
+        return self._native.ids
+
+    @property
+    def generation(self) -> int:
+        """Commits so far."""
+        return self._native.generation
+
+    @property
+    def segments(self) -> int:
+        return self._native.segments
+
+    @property
+    def deleted(self) -> int:
+        """Deleted documents still held in segments, until a merge or compact drops them."""
+        return self._native.deleted
+
+    def __len__(self) -> int:
+        return len(self._native)
+
+    def __repr__(self) -> str:
+        return (f"lcrwmd.Collection({self._native.path!r}: {len(self)} documents, "
+                f"{self.segments} segments, generation {self.generation})")
 
 
 class GpuSearcher:

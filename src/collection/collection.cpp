@@ -330,6 +330,14 @@ bool Collection::exists(const std::string& path) {
   return ::stat(join(path, kManifest).c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
+std::uint64_t Collection::last_generation(const std::string& path) {
+  const std::string mpath = join(path, kManifest);
+  std::string text;
+  if (!read_file(mpath, text))
+    throw Error(path + ": not a collection (no " + kManifest + ": " + std::strerror(errno) + ")");
+  return parse_manifest(text, mpath).generation;
+}
+
 Collection Collection::open(const std::string& path, bool verify) {
   State st = read_state(path, verify);
   Collection c;

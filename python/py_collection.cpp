@@ -1,0 +1,179 @@
+// lcrwmd.Collection's native side (docs/collections.md): a collection directory changed from
+// Python, searched at its last commit (opened again when another process has committed).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lcrwmd/collection.h"
+#include "lcrwmd/sharded.h"
+#include "python/py_index.h"
+
+namespace lcrwmd::python {
+namespace {
+
+// One commit, opened: its segments, its live documents and their searcher.
+struct Snapshot {
+  explicit Snapshot(Collection c) : collection(std::move(c)), live(collection.documents()) {}
+  Collection collection;
+  ShardSet live;
+  std::unique_ptr<ShardedSearcher> cpu;
+};
+
+class PyCollection {
+ public:
+  PyCollection(std::string path, std::shared_ptr<const Embeddings> embeddings)
+      : path_(std::move(path)), embeddings_(std::move(embeddings)) {
+    py::gil_scoped_release release;
+    snapshot();
+  }
+
+  static void create(const std::string& path, const std::string& embeddings,
+                     const py::sequence& docs, const std::optional<std::vector<std::string>>& ids,
+                     const std::optional<std::vector<std::string>>& labels,
+                     const std::optional<std::vector<std::string>>& stopwords, bool keep_text) {
+    const std::vector<RawDocument> raw = to_documents(docs, optional_list(ids, docs.size(), "ids"),
+                                                      optional_list(labels, docs.size(), "labels"));
+    const StopWords stop = to_stopwords(stopwords);
+    {
+      py::gil_scoped_release release;
+      const WordSet words = distinct_tokens(raw);
+      const Embeddings emb = Embeddings::load(embeddings, &words);
+      BuildOptions bo;
+      bo.stopwords = &stop;
+      bo.keep_text = keep_text;
+      Collection::create(path, build_index_data(emb, raw, bo), embeddings);
+    }
+  }
+
+  py::dict add(const py::sequence& docs, const std::optional<std::vector<std::string>>& ids,
+               const std::optional<std::vector<std::string>>& labels, double wait) {
+    if (!ids) throw py::value_error("add: ids are needed (an id already held is replaced)");
+    const std::vector<RawDocument> raw = to_documents(docs, optional_list(ids, docs.size(), "ids"),
+                                                      optional_list(labels, docs.size(), "labels"));
+    CollectionChange ch;
+    {
+      py::gil_scoped_release release;
+      ch = CollectionWriter(path_, wait).add(raw);
+    }
+    py::dict d = change(ch);
+    d["added"] = ch.added;
+    d["replaced"] = ch.replaced;
+    d["excluded"] = ch.report.empty_documents;
+    return d;
+  }
+
+  py::dict remove(const std::vector<std::string>& ids, double wait) {
+    CollectionChange ch;
+    {
+      py::gil_scoped_release release;
+      ch = CollectionWriter(path_, wait).remove(ids);
+    }
+    py::dict d = change(ch);
+    d["deleted"] = ch.deleted;
+    d["not_found"] = ch.not_found;
+    return d;
+  }
+
+  py::dict compact(double wait) {
+    CollectionChange ch;
+    {
+      py::gil_scoped_release release;
+      ch = CollectionWriter(path_, wait).compact();
+    }
+    return change(ch);
+  }
+
+  py::tuple search(const py::sequence& queries, std::int64_t k, const std::string& method,
+                   const std::string& direction, std::size_t act_steps,
+                   const std::string& query_weights, double bm25_k1, double bm25_b,
+                   double hybrid_weight, float max_distance) {
+    SearchOptions o = make_options(method, direction, 0, true, act_steps);
+    o.bm25_k1 = bm25_k1;
+    o.bm25_b = bm25_b;
+    o.hybrid_weight = hybrid_weight;
+    o.max_distance = max_distance;
+    check_options(o);
+    std::shared_ptr<const Snapshot> s;
+    {
+      py::gil_scoped_release release;
+      s = snapshot();
+    }
+    const Queries q =
+        read_queries([&s](const std::vector<RawDocument>& raw, const QueryOptions& qo,
+                          TextReport& report) { return s->live.make_query_set(raw, qo, &report); },
+                     queries, std::nullopt, parse_query_weights(query_weights, o.direction),
+                     describe(o.method).lexical, embeddings_.get());
+    return search_queries(*s->cpu, q, to_k(k), o);
+  }
+
+  std::vector<std::string> ids() {
+    const std::shared_ptr<const Snapshot> s = snapshot();
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < s->live.n_docs(); ++i) out.emplace_back(s->live.doc_id(i));
+    return out;
+  }
+  std::size_t size() { return snapshot()->live.n_docs(); }
+  std::uint64_t generation() { return snapshot()->collection.generation(); }
+  std::size_t segments() { return snapshot()->collection.n_segments(); }
+  std::size_t deleted() { return snapshot()->collection.n_deleted(); }
+  const std::string& path() const { return path_; }
+
+ private:
+  // The last commit, opened once (again only after another commit).
+  std::shared_ptr<const Snapshot> snapshot() {
+    const std::uint64_t now = Collection::last_generation(path_);
+    std::lock_guard lock(mutex_);
+    if (!snapshot_ || snapshot_->collection.generation() != now) {
+      auto s = std::make_shared<Snapshot>(Collection::open(path_));
+      if (embeddings_)
+        for (const Index& seg : s->collection.segments()) check_embeddings(seg, *embeddings_);
+      s->cpu = std::make_unique<ShardedSearcher>(s->live, SearcherOptions{});
+      snapshot_ = std::move(s);
+    }
+    return snapshot_;
+  }
+
+  static py::dict change(const CollectionChange& ch) {
+    py::dict d;
+    d["generation"] = ch.generation;
+    d["segments"] = ch.segments;
+    return d;
+  }
+
+  std::string path_;
+  std::shared_ptr<const Embeddings> embeddings_;
+  std::mutex mutex_;
+  std::shared_ptr<const Snapshot> snapshot_;
+};
+
+}  // namespace
+
+void bind_collection(py::module_& m) {
+  py::class_<PyCollection>(m, "Collection")
+      .def(py::init<std::string, std::shared_ptr<const Embeddings>>(), py::arg("path"),
+           py::arg("embeddings") = py::none())
+      .def_static("create", &PyCollection::create, py::arg("path"), py::arg("embeddings"),
+                  py::arg("docs"), py::arg("ids") = py::none(), py::arg("labels") = py::none(),
+                  py::arg("stopwords") = py::none(), py::arg("keep_text") = true)
+      .def("add", &PyCollection::add, py::arg("docs"), py::arg("ids") = py::none(),
+           py::arg("labels") = py::none(), py::arg("wait") = 30.0)
+      .def("delete", &PyCollection::remove, py::arg("ids"), py::arg("wait") = 30.0)
+      .def("compact", &PyCollection::compact, py::arg("wait") = 30.0)
+      .def("search", &PyCollection::search, py::arg("queries"), py::arg("k"), py::arg("method"),
+           py::arg("direction"), py::arg("act_steps"), py::arg("query_weights"), py::arg("bm25_k1"),
+           py::arg("bm25_b"), py::arg("hybrid_weight"), py::arg("max_distance"))
+      .def_property_readonly("ids", &PyCollection::ids)
+      .def_property_readonly("generation", &PyCollection::generation)
+      .def_property_readonly("segments", &PyCollection::segments)
+      .def_property_readonly("deleted", &PyCollection::deleted)
+      .def_property_readonly("path", &PyCollection::path)
+      .def("__len__", &PyCollection::size);
+}
+
+}  // namespace lcrwmd::python
