@@ -62,10 +62,13 @@ void add_collection_commands(CLI::App& app) {
     c->add_option("--docs", *docs, "Documents: TSV id<TAB>label<TAB>text (.gz ok)")->required();
     c->add_option("--embeddings", f->embeddings,
                   "The embeddings the collection was built from (default: the path it recorded)");
-    c->callback([f, docs] {
+    auto no_merge = std::make_shared<bool>(false);
+    c->add_flag("--no-merge", *no_merge,
+                "Leave the segments unmerged (a bulk load of many adds, compacted at its end)");
+    c->callback([f, docs, no_merge] {
       const auto t = Clock::now();
       const std::vector<RawDocument> documents = read_tsv(*docs);
-      CollectionWriter w(f->index, f->wait);
+      CollectionWriter w(f->index, f->wait, !*no_merge);
       const CollectionChange ch = w.add(documents, f->embeddings);
       report_text(ch.report, "documents");
       note("added %zu documents (%zu replacing documents with their ids) (%.2f s)", ch.added,

@@ -100,10 +100,14 @@ struct CollectionChange {
 
 // Changes a collection: each call takes the writer's lock (waiting up to wait_seconds for
 // another writer, then an Error naming the lock), reads the last commit, writes the change
-// and commits it, then removes the files no commit refers to.
+// (an add: with the merges it calls for) and commits it, then removes the files no commit
+// refers to.
 class CollectionWriter {
  public:
-  explicit CollectionWriter(std::string dir, double wait_seconds = 30);
+  // merge: after each add, merge segments by the merge policy (docs/collections.md: tiers, and
+  // the segments' vocabularies within 1.1 times the distinct words); false leaves merging to
+  // compact() (a bulk load of many adds, compacted once at its end).
+  explicit CollectionWriter(std::string dir, double wait_seconds = 30, bool merge = true);
 
   // Adds documents (an id given twice: an Error naming both lines); a document whose id is
   // live already replaces it. A document left with no word is not indexed (the report names
@@ -119,6 +123,7 @@ class CollectionWriter {
  private:
   std::string dir_;
   double wait_;
+  bool merge_;
 };
 
 }  // namespace lcrwmd

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <system_error>
 #include <thread>
@@ -215,13 +216,36 @@ std::size_t live_docs(const State& st, std::size_t s) {
   return st.segments[s].n_docs() - st.deleted[s].size();
 }
 
-// Segments [b, e) replaced by one segment of their live documents, in order (merge_documents;
-// `embeddings` gives the words' order).
+// Every word of the state's segments.
+WordSet all_words(const State& st) {
+  WordSet words;
+  for (const Index& seg : st.segments)
+    for (std::size_t u = 0; u < seg.vocab_size(); ++u) words.emplace(seg.word(u));
+  return words;
+}
+
+// The words' order for merges (their rows in the embeddings file), read once per change.
+class WordOrder {
+ public:
+  explicit WordOrder(std::string embeddings) : path_(std::move(embeddings)) {}
+  const Embeddings& of(const State& st) {
+    if (!order_) {
+      const WordSet words = all_words(st);
+      order_ = Embeddings::load(path_, &words);
+    }
+    return *order_;
+  }
+
+ private:
+  std::string path_;
+  std::optional<Embeddings> order_;
+};
+
+// Segments [b, e) replaced by one segment of their live documents, in order (merge_documents).
 void merge_segments(const std::string& dir, State& st, std::size_t b, std::size_t e,
-                    const std::string& embeddings) {
+                    WordOrder& order) {
   std::vector<const Index*> parts;
   std::vector<std::vector<std::size_t>> live;
-  WordSet words;
   for (std::size_t s = b; s < e; ++s) {
     parts.push_back(&st.segments[s]);
     live.emplace_back();
@@ -233,11 +257,8 @@ void merge_segments(const std::string& dir, State& st, std::size_t b, std::size_
       }
       live.back().push_back(i);
     }
-    for (std::size_t u = 0; u < st.segments[s].vocab_size(); ++u)
-      words.emplace(st.segments[s].word(u));
   }
-  const Embeddings order = Embeddings::load(embeddings, &words);
-  const IndexData merged = merge_documents(parts, live, order);
+  const IndexData merged = merge_documents(parts, live, order.of(st));
   const SegmentEntry entry = write_segment(dir, st.manifest, merged);
   const auto at = [](auto& v, std::size_t i) { return v.begin() + static_cast<std::ptrdiff_t>(i); };
   st.manifest.segments.erase(at(st.manifest.segments, b), at(st.manifest.segments, e));
@@ -260,14 +281,32 @@ std::size_t tier(std::size_t docs) {
   return t;
 }
 
-void merge_tiers(const std::string& dir, State& st, const std::string& embeddings) {
+void merge_tiers(const std::string& dir, State& st, WordOrder& order) {
   for (;;) {
     const std::size_t n = st.segments.size();
     if (n < kMergeFactor) return;
     const std::size_t t = tier(live_docs(st, n - 1));
     for (std::size_t s = n - kMergeFactor; s < n; ++s)
       if (tier(live_docs(st, s)) != t) return;
-    merge_segments(dir, st, n - kMergeFactor, n, embeddings);
+    merge_segments(dir, st, n - kMergeFactor, n, order);
+  }
+}
+
+// A search's phase 1 runs over each segment's own vocabulary, so a word several segments hold is
+// paid for in each: after the tiers, while the segments' vocabularies add up to more than
+// kVocabularySlack times the distinct words, the newest two segments are merged (the newest
+// are the small ones, whose words the older ones mostly hold already). Searching the
+// collection then costs at most about that much more than one build's index.
+constexpr double kVocabularySlack = 1.1;
+
+void merge_overlapping(const std::string& dir, State& st, WordOrder& order) {
+  const auto distinct = static_cast<double>(all_words(st).size());
+  for (;;) {
+    const std::size_t n = st.segments.size();
+    std::size_t summed = 0;
+    for (const Index& seg : st.segments) summed += seg.vocab_size();
+    if (n < 2 || static_cast<double>(summed) <= kVocabularySlack * distinct) return;
+    merge_segments(dir, st, n - 2, n, order);
   }
 }
 
@@ -320,6 +359,7 @@ void delete_places(const std::string& dir, State& st, const std::vector<Place>& 
     std::sort(del.begin(), del.end());
     del.erase(std::unique(del.begin(), del.end()), del.end());
     set_deleted(dir, st.manifest, s, del);
+    st.deleted[s] = std::move(del);  // what later merges of this change read
   }
 }
 
@@ -413,8 +453,8 @@ ShardSet Collection::documents() const {
   return ShardSet(std::move(shards), std::move(deleted));
 }
 
-CollectionWriter::CollectionWriter(std::string dir, double wait_seconds)
-    : dir_(std::move(dir)), wait_(wait_seconds) {
+CollectionWriter::CollectionWriter(std::string dir, double wait_seconds, bool merge)
+    : dir_(std::move(dir)), wait_(wait_seconds), merge_(merge) {
   if (!Collection::exists(dir_)) throw Error(dir_ + ": not a collection (no manifest)");
 }
 
@@ -456,7 +496,11 @@ CollectionChange CollectionWriter::add(const std::vector<RawDocument>& docs,
   if (data) {
     append_segment(dir_, st, *data);
     out.added = data->ids.size();
-    merge_tiers(dir_, st, path);
+    if (merge_) {
+      WordOrder order(path);
+      merge_tiers(dir_, st, order);
+      merge_overlapping(dir_, st, order);
+    }
   }
   out.generation = commit(dir_, st.manifest);
   out.segments = st.manifest.segments.size();
@@ -507,7 +551,8 @@ CollectionChange CollectionWriter::compact(const std::string& embeddings) {
   const bool deletions =
       std::any_of(st.deleted.begin(), st.deleted.end(), [](const auto& d) { return !d.empty(); });
   if (st.segments.size() > 1 || deletions) {
-    merge_segments(dir_, st, 0, st.segments.size(), checked_embeddings(st.manifest, embeddings));
+    WordOrder order(checked_embeddings(st.manifest, embeddings));
+    merge_segments(dir_, st, 0, st.segments.size(), order);
     out.generation = commit(dir_, st.manifest);
   } else {
     out.generation = st.manifest.generation;
