@@ -1,0 +1,247 @@
+// A commit of a collection directory (collection/commit.h): reading one, writing the next.
+#include "collection/commit.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+#include <thread>
+
+#include "lcrwmd/atomic_file.h"
+#include "lcrwmd/error.h"
+#include "util/fault_point.h"
+
+namespace lcrwmd::collection {
+namespace {
+
+void write_atomically(const std::string& path, const std::string& bytes) {
+  AtomicFile f(path);
+  f.write(bytes);
+  f.commit();
+}
+
+// Removes the collection's files that `m` does not name (an interrupted change's, or an
+// earlier commit's that no reader needs once it reads the new manifest; one that has them
+// mapped keeps them until it lets go). Files the collection did not write are left alone.
+void remove_unreferenced(const std::string& dir, const Manifest& m) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return;
+  std::vector<std::string> names;
+  while (const dirent* e = ::readdir(d)) names.emplace_back(e->d_name);
+  ::closedir(d);
+  for (const std::string& name : names) {
+    if (name == kManifest || !is_collection_file(name)) continue;
+    const bool named =
+        std::any_of(m.segments.begin(), m.segments.end(),
+                    [&](const SegmentEntry& e) { return e.file == name || e.deletions == name; });
+    if (!named) ::unlink(join(dir, name).c_str());
+  }
+}
+
+}  // namespace
+
+std::string join(const std::string& dir, const std::string& name) { return dir + "/" + name; }
+
+bool read_file(const std::string& path, std::string& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (in.bad()) throw Error(path + ": read failed");
+  out = std::move(s).str();
+  return true;
+}
+
+std::uint64_t file_size(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw Error(path + ": " + std::strerror(errno));
+  return static_cast<std::uint64_t>(st.st_size);
+}
+
+std::string absolute(const std::string& path) {
+  char* real = ::realpath(path.c_str(), nullptr);
+  if (real == nullptr) throw Error(path + ": " + std::strerror(errno));
+  std::string out(real);
+  std::free(real);
+  return out;
+}
+
+// Reads the commit the manifest names now. A file missing because a writer committed and
+// removed it meanwhile: read the new commit (a reader never waits for a writer).
+State read_state(const std::string& dir, bool verify) {
+  for (int attempt = 0;; ++attempt) {
+    State st;
+    const std::string mpath = join(dir, kManifest);
+    std::string text;
+    if (!read_file(mpath, text))
+      throw Error(dir + ": not a collection (no " + kManifest + ": " + std::strerror(errno) + ")");
+    st.manifest = parse_manifest(text, mpath);
+    try {
+      for (const SegmentEntry& e : st.manifest.segments) {
+        const std::string path = join(dir, e.file);
+        if (::access(path.c_str(), F_OK) != 0)
+          throw std::system_error(errno, std::generic_category());
+        if (const std::uint64_t bytes = file_size(path); bytes != e.bytes)
+          throw Error(path + ": " + std::to_string(bytes) + " bytes where the manifest says " +
+                      std::to_string(e.bytes) + ": truncated or replaced");
+        st.segments.push_back(Index::load(path, verify));
+        if (st.segments.back().n_docs() != e.docs)
+          throw Error(path + ": " + std::to_string(st.segments.back().n_docs()) +
+                      " documents where the manifest says " + std::to_string(e.docs));
+        std::vector<std::uint32_t> del;
+        if (!e.deletions.empty()) {
+          const std::string dpath = join(dir, e.deletions);
+          std::string bytes;
+          if (!read_file(dpath, bytes)) throw std::system_error(errno, std::generic_category());
+          del = parse_deletions(bytes, e.docs, dpath);
+          if (del.size() != e.deleted)
+            throw Error(dpath + ": " + std::to_string(del.size()) +
+                        " deleted documents where the manifest says " + std::to_string(e.deleted));
+        }
+        st.deleted.push_back(std::move(del));
+      }
+      return st;
+    } catch (const std::exception& e) {
+      // A commit since the manifest was read may have removed what it named: read the new one.
+      std::string now;
+      if (read_file(mpath, now) && now != text && attempt < 8) continue;
+      if (dynamic_cast<const std::system_error*>(&e) == nullptr) throw;
+      throw Error(dir + ": a file the manifest names is missing (" + e.what() +
+                  "): the collection is damaged");
+    }
+  }
+}
+
+WriterLock::WriterLock(const std::string& dir, double wait) {
+  const std::string path = join(dir, kLock);
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd_ < 0) throw Error(path + ": cannot open the writer's lock: " + std::strerror(errno));
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait);
+  while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK || std::chrono::steady_clock::now() >= until) {
+      ::close(fd_);
+      throw Error(dir + ": another process is changing the collection (it holds " + path +
+                  "); try again once it is done");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+WriterLock::~WriterLock() { ::close(fd_); }  // closing releases the lock
+
+// Commits `m` as the next generation, then removes what it no longer names.
+std::uint64_t commit(const std::string& dir, Manifest& m) {
+  ++m.generation;
+  write_atomically(join(dir, kManifest), format_manifest(m));
+  fault_point("collection:committed");
+  remove_unreferenced(dir, m);
+  return m.generation;
+}
+
+// Writes `data` as the collection's next segment; its manifest entry.
+SegmentEntry write_segment(const std::string& dir, Manifest& m, const IndexData& data) {
+  SegmentEntry e;
+  e.file = segment_file(m.next_segment++);
+  const std::string path = join(dir, e.file);
+  Index::save(data, path);
+  e.docs = data.ids.size();
+  e.bytes = file_size(path);
+  fault_point("collection:segment-written");
+  return e;
+}
+
+// Segment s's deletions as `del` (ascending): a new deletion file, or the segment dropped
+// where none of its documents is left.
+void set_deleted(const std::string& dir, Manifest& m, std::size_t s,
+                 const std::vector<std::uint32_t>& del) {
+  SegmentEntry& e = m.segments[s];
+  e.deleted = del.size();
+  if (del.empty()) {
+    e.deletions.clear();
+    return;
+  }
+  e.deletions = deletions_file(std::stoull(e.file.substr(4)), m.generation + 1);
+  if (del.size() < e.docs) write_atomically(join(dir, e.deletions), format_deletions(e.docs, del));
+  fault_point("collection:deletions-written");
+}
+
+// Drops the segments none of whose documents is live.
+void drop_empty(State& st) {
+  for (std::size_t s = st.segments.size(); s-- > 0;)
+    if (st.manifest.segments[s].deleted == st.manifest.segments[s].docs) {
+      st.manifest.segments.erase(st.manifest.segments.begin() + static_cast<std::ptrdiff_t>(s));
+      st.segments.erase(st.segments.begin() + static_cast<std::ptrdiff_t>(s));
+      st.deleted.erase(st.deleted.begin() + static_cast<std::ptrdiff_t>(s));
+    }
+}
+
+// Appends a segment of `data` to the state (written, then mapped).
+void append_segment(const std::string& dir, State& st, const IndexData& data) {
+  st.manifest.segments.push_back(write_segment(dir, st.manifest, data));
+  st.segments.push_back(Index::load(join(dir, st.manifest.segments.back().file), false));
+  st.deleted.emplace_back();
+}
+
+std::size_t live_docs(const State& st, std::size_t s) {
+  return st.segments[s].n_docs() - st.deleted[s].size();
+}
+
+// The embeddings to read new words from: `given` (or the recorded path), checked to be the
+// recorded file's bytes.
+std::string checked_embeddings(const Manifest& m, const std::string& given) {
+  const std::string path = given.empty() ? m.embeddings : given;
+  std::uint64_t fp = 0;
+  try {
+    fp = file_fingerprint(path);
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + " (the collection's embeddings" +
+                (given.empty() ? ", as recorded; give --embeddings" : "") + ")");
+  }
+  if (fp != m.embeddings_fingerprint)
+    throw Error(path + ": not the embeddings this collection was built from (" + m.embeddings +
+                ", fingerprint " + hex(m.embeddings_fingerprint) + "; this file's is " + hex(fp) +
+                "): its words' vectors would disagree");
+  return path;
+}
+
+StringMap<Place> live_ids(const State& st) {
+  StringMap<Place> ids;
+  for (std::size_t s = 0; s < st.segments.size(); ++s) {
+    const std::vector<std::uint32_t>& del = st.deleted[s];
+    for (std::size_t i = 0, d = 0; i < st.segments[s].n_docs(); ++i) {
+      if (d < del.size() && del[d] == i) {
+        ++d;
+        continue;
+      }
+      ids.insert_or_assign(std::string(st.segments[s].doc_id(i)),
+                           Place{static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(i)});
+    }
+  }
+  return ids;
+}
+
+// Deletes `places` (each live) from their segments: new deletion files.
+void delete_places(const std::string& dir, State& st, const std::vector<Place>& places) {
+  std::vector<std::vector<std::uint32_t>> add(st.segments.size());
+  for (const Place& p : places) add[p.segment].push_back(p.doc);
+  for (std::size_t s = 0; s < add.size(); ++s) {
+    if (add[s].empty()) continue;
+    std::vector<std::uint32_t> del = st.deleted[s];
+    del.insert(del.end(), add[s].begin(), add[s].end());
+    std::sort(del.begin(), del.end());
+    del.erase(std::unique(del.begin(), del.end()), del.end());
+    set_deleted(dir, st.manifest, s, del);
+    st.deleted[s] = std::move(del);  // what later merges of this change read
+  }
+}
+
+}  // namespace lcrwmd::collection

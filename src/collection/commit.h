@@ -1,0 +1,77 @@
+#pragma once
+// One commit of a collection directory (collection_files.h has its files): the state a commit
+// names, read back and checked; the writer's lock; and the steps of the next commit (new
+// segments, new deletion files, then the manifest, then clean-up), each file durable before
+// the manifest that names it.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collection/collection_files.h"
+#include "lcrwmd/index.h"
+#include "lcrwmd/string_map.h"
+
+namespace lcrwmd::collection {
+
+std::string join(const std::string& dir, const std::string& name);
+// Reads a whole file; false where it cannot be opened (errno says why).
+bool read_file(const std::string& path, std::string& out);
+std::uint64_t file_size(const std::string& path);
+std::string absolute(const std::string& path);
+
+// A commit read back: its manifest and the files it names, position by position.
+struct State {
+  Manifest manifest;
+  std::vector<Index> segments;
+  std::vector<std::vector<std::uint32_t>> deleted;
+};
+
+// The commit the manifest names now, every file checked (verify: the segments' checksums too).
+// A file missing because a writer committed and removed it meanwhile: the new commit is read (a
+// reader never waits for a writer).
+State read_state(const std::string& dir, bool verify);
+
+// The writer's lock: flock on write.lock, polled until `wait` seconds have passed, then an
+// Error naming it.
+class WriterLock {
+ public:
+  WriterLock(const std::string& dir, double wait);
+  ~WriterLock();
+  WriterLock(const WriterLock&) = delete;
+  WriterLock& operator=(const WriterLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+// Commits `m` as the next generation (the manifest replaced atomically), then removes what it
+// no longer names. Returns the generation.
+std::uint64_t commit(const std::string& dir, Manifest& m);
+
+// Writes `data` as the collection's next segment; its manifest entry.
+SegmentEntry write_segment(const std::string& dir, Manifest& m, const IndexData& data);
+// Appends a segment of `data` to the state (written, then mapped).
+void append_segment(const std::string& dir, State& st, const IndexData& data);
+// Segment s's deletions as `del` (ascending): a new deletion file, or, where none of its
+// documents is left, nothing (drop_empty then drops the segment).
+void set_deleted(const std::string& dir, Manifest& m, std::size_t s,
+                 const std::vector<std::uint32_t>& del);
+// Drops the segments none of whose documents is live.
+void drop_empty(State& st);
+std::size_t live_docs(const State& st, std::size_t s);
+
+// The embeddings to read new words from: `given` (or the recorded path), checked to be the
+// recorded file's bytes.
+std::string checked_embeddings(const Manifest& m, const std::string& given);
+
+// Where each live id is: segment and document.
+struct Place {
+  std::uint32_t segment, doc;
+};
+StringMap<Place> live_ids(const State& st);
+// Deletes `places` (each live) from their segments: new deletion files, and the state's lists
+// (which the same change's merges read).
+void delete_places(const std::string& dir, State& st, const std::vector<Place>& places);
+
+}  // namespace lcrwmd::collection
