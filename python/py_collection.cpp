@@ -57,11 +57,7 @@ class PyCollection {
     const std::vector<RawDocument> raw = to_documents(docs, optional_list(ids, docs.size(), "ids"),
                                                       optional_list(labels, docs.size(), "labels"));
     CollectionChange ch;
-    {
-      py::gil_scoped_release release;
-      ch = CollectionWriter(path_, wait).add(raw);
-    }
-    py::dict d = change(ch);
+    py::dict d = change(wait, ch, [&](CollectionWriter& w) { return w.add(raw); });
     d["added"] = ch.added;
     d["replaced"] = ch.replaced;
     d["excluded"] = ch.report.empty_documents;
@@ -70,11 +66,7 @@ class PyCollection {
 
   py::dict remove(const std::vector<std::string>& ids, double wait) {
     CollectionChange ch;
-    {
-      py::gil_scoped_release release;
-      ch = CollectionWriter(path_, wait).remove(ids);
-    }
-    py::dict d = change(ch);
+    py::dict d = change(wait, ch, [&](CollectionWriter& w) { return w.remove(ids); });
     d["deleted"] = ch.deleted;
     d["not_found"] = ch.not_found;
     return d;
@@ -82,11 +74,7 @@ class PyCollection {
 
   py::dict compact(double wait) {
     CollectionChange ch;
-    {
-      py::gil_scoped_release release;
-      ch = CollectionWriter(path_, wait).compact();
-    }
-    return change(ch);
+    return change(wait, ch, [](CollectionWriter& w) { return w.compact(); });
   }
 
   py::tuple search(const py::sequence& queries, std::int64_t k, const std::string& method,
@@ -139,7 +127,14 @@ class PyCollection {
     return snapshot_;
   }
 
-  static py::dict change(const CollectionChange& ch) {
+  // One change by a writer (the GIL released meanwhile) into `ch`; what every change reports.
+  template <typename Change>
+  py::dict change(double wait, CollectionChange& ch, Change&& f) {
+    {
+      py::gil_scoped_release release;
+      CollectionWriter w(path_, wait);
+      ch = f(w);
+    }
     py::dict d;
     d["generation"] = ch.generation;
     d["segments"] = ch.segments;

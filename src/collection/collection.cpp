@@ -26,11 +26,7 @@ bool Collection::exists(const std::string& path) {
 }
 
 std::uint64_t Collection::last_generation(const std::string& path) {
-  const std::string mpath = join(path, kManifest);
-  std::string text;
-  if (!read_file(mpath, text))
-    throw Error(path + ": not a collection (no " + kManifest + ": " + std::strerror(errno) + ")");
-  return parse_manifest(text, mpath).generation;
+  return read_manifest(path).generation;
 }
 
 Collection Collection::open(const std::string& path, bool verify) {

@@ -19,6 +19,7 @@
 #include "lcrwmd/atomic_file.h"
 #include "lcrwmd/error.h"
 #include "util/fault_point.h"
+#include "util/sorted_ids.h"
 
 namespace lcrwmd::collection {
 namespace {
@@ -77,14 +78,22 @@ std::string absolute(const std::string& path) {
 
 // Reads the commit the manifest names now. A file missing because a writer committed and
 // removed it meanwhile: read the new commit (a reader never waits for a writer).
+Manifest read_manifest(const std::string& dir, std::string* text) {
+  const std::string path = join(dir, kManifest);
+  std::string bytes;
+  if (!read_file(path, bytes))
+    throw Error(dir + ": not a collection (no " + kManifest + ": " + std::strerror(errno) + ")");
+  Manifest m = parse_manifest(bytes, path);
+  if (text) *text = std::move(bytes);
+  return m;
+}
+
 State read_state(const std::string& dir, bool verify) {
+  const std::string mpath = join(dir, kManifest);
   for (int attempt = 0;; ++attempt) {
     State st;
-    const std::string mpath = join(dir, kManifest);
     std::string text;
-    if (!read_file(mpath, text))
-      throw Error(dir + ": not a collection (no " + kManifest + ": " + std::strerror(errno) + ")");
-    st.manifest = parse_manifest(text, mpath);
+    st.manifest = read_manifest(dir, &text);
     try {
       for (const SegmentEntry& e : st.manifest.segments) {
         const std::string path = join(dir, e.file);
@@ -215,17 +224,11 @@ std::string checked_embeddings(const Manifest& m, const std::string& given) {
 
 StringMap<Place> live_ids(const State& st) {
   StringMap<Place> ids;
-  for (std::size_t s = 0; s < st.segments.size(); ++s) {
-    const std::vector<std::uint32_t>& del = st.deleted[s];
-    for (std::size_t i = 0, d = 0; i < st.segments[s].n_docs(); ++i) {
-      if (d < del.size() && del[d] == i) {
-        ++d;
-        continue;
-      }
+  for (std::size_t s = 0; s < st.segments.size(); ++s)
+    for_each_kept(st.segments[s].n_docs(), st.deleted[s], [&](std::size_t i) {
       ids.insert_or_assign(std::string(st.segments[s].doc_id(i)),
                            Place{static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(i)});
-    }
-  }
+    });
   return ids;
 }
 

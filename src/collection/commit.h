@@ -20,6 +20,9 @@ bool read_file(const std::string& path, std::string& out);
 std::uint64_t file_size(const std::string& path);
 std::string absolute(const std::string& path);
 
+// The manifest of the last commit, checked (text: its bytes).
+Manifest read_manifest(const std::string& dir, std::string* text = nullptr);
+
 // A commit read back: its manifest and the files it names, position by position.
 struct State {
   Manifest manifest;

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "util/sorted_ids.h"
+
 namespace lcrwmd::collection {
 namespace {
 
@@ -50,15 +52,9 @@ void merge_segments(const std::string& dir, State& st, std::size_t b, std::size_
   std::vector<std::vector<std::size_t>> live;
   for (std::size_t s = b; s < e; ++s) {
     parts.push_back(&st.segments[s]);
-    live.emplace_back();
-    const std::vector<std::uint32_t>& del = st.deleted[s];
-    for (std::size_t i = 0, d = 0; i < st.segments[s].n_docs(); ++i) {
-      if (d < del.size() && del[d] == i) {
-        ++d;
-        continue;
-      }
-      live.back().push_back(i);
-    }
+    std::vector<std::size_t>& kept = live.emplace_back();
+    for_each_kept(st.segments[s].n_docs(), st.deleted[s],
+                  [&](std::size_t i) { kept.push_back(i); });
   }
   const IndexData merged = merge_documents(parts, live, order.of(st));
   const SegmentEntry entry = write_segment(dir, st.manifest, merged);

@@ -8,6 +8,7 @@
 #include "core/shard_signature.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/sharded.h"
+#include "util/sorted_ids.h"
 
 namespace lcrwmd {
 ShardSet::ShardSet(std::vector<const Index*> shards) : shards_(std::move(shards)) {
@@ -25,11 +26,9 @@ ShardSet::ShardSet(std::vector<const Index*> shards,
   first_.push_back(0);
   for (std::size_t s = 0; s < shards_.size(); ++s) {
     const Index& ix = *shards_[s];
-    const std::span<const std::uint32_t> del = deleted[s];
-    for (std::size_t i = 0; i < del.size(); ++i)
-      if (del[i] >= ix.n_docs() || (i > 0 && del[i] <= del[i - 1]))
-        throw Error(ix.source() + ": its deleted documents are out of order or range");
-    first_.push_back(first_.back() + ix.n_docs() - del.size());
+    if (!ascending_below(deleted[s], ix.n_docs()))
+      throw Error(ix.source() + ": its deleted documents are out of order or range");
+    first_.push_back(first_.back() + ix.n_docs() - deleted[s].size());
   }
   if (std::any_of(deleted.begin(), deleted.end(), [](const auto& d) { return !d.empty(); }))
     deleted_ = std::move(deleted);

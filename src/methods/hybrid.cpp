@@ -16,6 +16,7 @@
 #include "methods/bm25.h"
 #include "methods/method_impl.h"
 #include "util/parallel_errors.h"
+#include "util/sorted_ids.h"
 
 namespace lcrwmd {
 namespace {
@@ -68,13 +69,7 @@ class Hybrid final : public BatchDistance {
     if (skip_.empty()) return moments(x, n_);
     std::vector<T> live;
     live.reserve(n_ - skip_.size());
-    for (std::size_t i = 0, s = 0; i < n_; ++i) {
-      if (s < skip_.size() && skip_[s] == i) {
-        ++s;
-        continue;
-      }
-      live.push_back(x[i]);
-    }
+    for_each_kept(n_, skip_, [&](std::size_t i) { live.push_back(x[i]); });
     return moments(live.data(), live.size());
   }
 

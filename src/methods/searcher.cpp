@@ -9,6 +9,7 @@
 
 #include "lcrwmd/error.h"
 #include "lcrwmd/gpu.h"
+#include "util/sorted_ids.h"
 
 namespace lcrwmd {
 
@@ -78,10 +79,9 @@ SearchResults Searcher::search(const QuerySet& queries, std::size_t k, const Sea
   check_k(k);
   check_options(options);
   const std::span<const std::uint32_t> skip = options.skip;
-  for (std::size_t i = 0; i < skip.size(); ++i)
-    if (skip[i] >= n_docs() || (i > 0 && skip[i] <= skip[i - 1]))
-      throw OptionError(
-          "skip", "the documents to leave out must ascend, each below " + std::to_string(n_docs()));
+  if (!ascending_below(skip, n_docs()))
+    throw OptionError(
+        "skip", "the documents to leave out must ascend, each below " + std::to_string(n_docs()));
   SearchResults r = skip.empty() || backend() == Backend::cpu
                         ? top_k(queries, k, options, stats)
                         : top_k_without_skipped(queries, k, options, stats);

@@ -6,6 +6,7 @@
 #include "lcrwmd/error.h"
 #include "lcrwmd/sharded.h"
 #include "methods/shard_merge.h"
+#include "util/sorted_ids.h"
 
 namespace lcrwmd {
 ShardedSearcher::ShardedSearcher(const ShardSet& shards, const SearcherOptions& options)
@@ -71,18 +72,11 @@ void ShardedSearcher::all_distances(const QuerySet& queries, const SearchOptions
       searchers_[s]->pairwise(
           shards_.for_shard(part, s), o,
           [&](std::size_t first, std::size_t count, const float* d) {
-            const std::span<const std::uint32_t> del = shards_.deleted(s);
             for (std::size_t r = 0; r < count; ++r) {
               float* row = rows.data() + (first + r) * n + first_doc;
               const float* from = d + r * ns;
               // The live columns, in order.
-              for (std::size_t i = 0, c = 0, x = 0; i < ns; ++i) {
-                if (x < del.size() && del[x] == i) {
-                  ++x;
-                  continue;
-                }
-                row[c++] = from[i];
-              }
+              for_each_kept(ns, shards_.deleted(s), [&](std::size_t i) { *row++ = from[i]; });
             }
           },
           &st);
