@@ -348,12 +348,6 @@ TEST(CollectionFiles, DeletionFilesRoundTripAndEveryDamageIsCaught) {
   EXPECT_FALSE(collection::is_collection_file("seg-x.idx"));
 }
 
-}  // namespace
-}  // namespace lcrwmd
-
-namespace lcrwmd {
-namespace {
-
 // A searcher of another backend than the CPU's: it cannot leave documents out itself.
 class NotCpu final : public Searcher {
  public:
@@ -405,12 +399,6 @@ TEST(Collection, ABackendThatCannotSkipSearchesMoreAndDrops) {
   EXPECT_THROW(CpuSearcher(ix).search(q, 3, o), OptionError);
 }
 
-}  // namespace
-}  // namespace lcrwmd
-
-namespace lcrwmd {
-namespace {
-
 // Searches while a writer adds, deletes and compacts: every open reads a committed state
 // (a commit's files removed meanwhile make it read the next), every search answers it.
 TEST(Collection, SearchesWhileAWriterChangesIt) {
@@ -458,12 +446,6 @@ TEST(Collection, SearchesWhileAWriterChangesIt) {
   EXPECT_GT(opens, 1u);
   EXPECT_EQ(Collection::open(dir).n_docs(), 120u - 2);
 }
-
-}  // namespace
-}  // namespace lcrwmd
-
-namespace lcrwmd {
-namespace {
 
 // Adds of one document each: after every add, at most nine segments of a tier (a tier: the
 // base-10 logarithm of a segment's live documents) and the segments' vocabularies within 1.1
