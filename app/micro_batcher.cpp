@@ -6,8 +6,7 @@
 
 namespace lcrwmd::app {
 
-MicroBatcher::MicroBatcher(const Searcher& searcher, Options options)
-    : searcher_(searcher), options_(options) {
+MicroBatcher::MicroBatcher(Options options) : options_(options) {
   options_.max_batch = std::max<std::size_t>(options_.max_batch, 1);
   stats_.batch_sizes.assign(std::size(kBatchBuckets) + 1, 0);
   worker_ = std::thread([this] { run(); });
@@ -26,7 +25,8 @@ void MicroBatcher::close() {
   wake_.notify_all();
 }
 
-std::future<SearchResults> MicroBatcher::submit(QuerySet queries, std::size_t k,
+std::future<SearchResults> MicroBatcher::submit(std::shared_ptr<const Searcher> searcher,
+                                                QuerySet queries, std::size_t k,
                                                 const SearchOptions& options) {
   std::future<SearchResults> result;
   {
@@ -35,7 +35,8 @@ std::future<SearchResults> MicroBatcher::submit(QuerySet queries, std::size_t k,
     if (stats_.queued + queries.size() > options_.max_queued)
       throw QueueFull("too many queries waiting (" + std::to_string(stats_.queued) + ")");
     stats_.queued += queries.size();
-    Job job{std::move(queries), k, options, std::chrono::steady_clock::now(), {}};
+    Job job{
+        std::move(searcher), std::move(queries), k, options, std::chrono::steady_clock::now(), {}};
     result = job.done.get_future();
     queue_.push_back(std::move(job));
   }
@@ -48,18 +49,19 @@ MicroBatcher::Stats MicroBatcher::stats() const {
   return stats_;
 }
 
-// One batch runs one method: the options that change what is computed must agree (k does
-// not: the batch runs at the largest).
-bool MicroBatcher::same_batch(const SearchOptions& a, const SearchOptions& b) {
-  return a.method == b.method && a.direction == b.direction && a.prune == b.prune &&
-         a.act_steps == b.act_steps && a.bm25_k1 == b.bm25_k1 && a.bm25_b == b.bm25_b &&
-         a.hybrid_weight == b.hybrid_weight;
+// One batch runs one method on one searcher: the options that change what is computed must
+// agree (k does not: the batch runs at the largest).
+bool MicroBatcher::same_batch(const Job& x, const Job& y) {
+  const SearchOptions &a = x.options, &b = y.options;
+  return x.searcher == y.searcher && a.method == b.method && a.direction == b.direction &&
+         a.prune == b.prune && a.act_steps == b.act_steps && a.bm25_k1 == b.bm25_k1 &&
+         a.bm25_b == b.bm25_b && a.hybrid_weight == b.hybrid_weight;
 }
 
 std::size_t MicroBatcher::queued_like_front() const {
   std::size_t n = 0;
   for (const Job& j : queue_)
-    if (same_batch(j.options, queue_.front().options)) n += j.queries.size();
+    if (same_batch(j, queue_.front())) n += j.queries.size();
   return n;
 }
 
@@ -75,10 +77,9 @@ void MicroBatcher::run() {
     // (the front one whatever its size).
     std::vector<Job> batch;
     std::size_t queries = 0;
-    const SearchOptions front = queue_.front().options;
     for (auto it = queue_.begin(); it != queue_.end();) {
-      if (same_batch(it->options, front) &&
-          (batch.empty() || queries + it->queries.size() <= options_.max_batch)) {
+      if (batch.empty() ||
+          (same_batch(*it, batch.front()) && queries + it->queries.size() <= options_.max_batch)) {
         queries += it->queries.size();
         batch.push_back(std::move(*it));
         it = queue_.erase(it);
@@ -111,7 +112,8 @@ void MicroBatcher::answer(std::vector<Job>& jobs) {
     SearchOptions options = jobs.front().options;
     options.progress = nullptr;
     SearchStats st;
-    const SearchResults all = searcher_.search(concat(searcher_.index(), parts), k, options, &st);
+    const Searcher& searcher = *jobs.front().searcher;
+    const SearchResults all = searcher.search(concat(searcher.index(), parts), k, options, &st);
     {
       std::lock_guard lock(mutex_);
       stats_.word_pairs += st.word_pairs;

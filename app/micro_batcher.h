@@ -3,12 +3,15 @@
 // the first waiting search opens a batch, and every search with the same options that arrives
 // within max_wait joins it, up to max_batch queries. Each search gets exactly the rows of its
 // own queries, cut to its own k (the batch runs at the largest): a top-k is a prefix of a
-// larger top-k, so the answers are those of the searches run one at a time.
+// larger top-k, so the answers are those of the searches run one at a time. Each search names
+// the searcher it runs on (the service's snapshot of its collection when it arrived), and only
+// searches of one searcher share a batch: a search never sees another snapshot than its own.
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -16,6 +19,7 @@
 #include "lcrwmd/error.h"
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
+#include "lcrwmd/searcher.h"
 
 namespace lcrwmd::app {
 
@@ -38,7 +42,7 @@ class MicroBatcher {
   };
   static constexpr std::size_t kBatchBuckets[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
 
-  MicroBatcher(const Searcher& searcher, Options options);
+  explicit MicroBatcher(Options options);
   // Answers every accepted search, then stops.
   ~MicroBatcher();
   // Takes no more searches (submit throws QueueFull) and runs those waiting without waiting
@@ -47,24 +51,26 @@ class MicroBatcher {
   MicroBatcher(const MicroBatcher&) = delete;
   MicroBatcher& operator=(const MicroBatcher&) = delete;
 
-  // Throws QueueFull where accepting the queries would exceed max_queued.
-  std::future<SearchResults> submit(QuerySet queries, std::size_t k, const SearchOptions& options);
+  // Queries written for `searcher` (kept alive until they are answered). Throws QueueFull where
+  // accepting them would exceed max_queued.
+  std::future<SearchResults> submit(std::shared_ptr<const Searcher> searcher, QuerySet queries,
+                                    std::size_t k, const SearchOptions& options);
   Stats stats() const;
 
  private:
   struct Job {
+    std::shared_ptr<const Searcher> searcher;
     QuerySet queries;
     std::size_t k;
     SearchOptions options;
     std::chrono::steady_clock::time_point arrived;
     std::promise<SearchResults> done;
   };
-  static bool same_batch(const SearchOptions& a, const SearchOptions& b);
+  static bool same_batch(const Job& a, const Job& b);
   std::size_t queued_like_front() const;
   void run();
   void answer(std::vector<Job>& jobs);
 
-  const Searcher& searcher_;
   Options options_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;

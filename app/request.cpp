@@ -1,7 +1,9 @@
 #include "app/request.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -224,6 +226,47 @@ ExplainRequest parse_explain(const json& body) {
   r.options = options(body, Method::wmd);
   r.weights = query_weights(body, r.options.direction);
   return r;
+}
+
+std::vector<RawDocument> parse_documents(const json& body, const RequestLimits& limits) {
+  require_object(body);
+  only(body, {"documents"}, "");
+  const auto docs = body.find("documents");
+  if (docs == body.end() || !docs->is_array() || docs->empty())
+    throw RequestError(400, "documents",
+                       "expected a non-empty array of {\"id\", \"label\", \"text\"} objects");
+  if (docs->size() > limits.max_documents)
+    throw RequestError(413, "documents",
+                       std::to_string(docs->size()) + " documents; at most " +
+                           std::to_string(limits.max_documents) + " per request");
+  std::vector<RawDocument> out;
+  std::map<std::string, std::size_t> seen;
+  for (std::size_t i = 0; i < docs->size(); ++i) {
+    const json& d = (*docs)[i];
+    const std::string at = "documents[" + std::to_string(i) + "]";
+    if (!d.is_object()) throw RequestError(400, at, "expected an object with \"id\" and \"text\"");
+    only(d, {"id", "label", "text"}, at + ".");
+    RawDocument doc;
+    doc.line = i + 1;
+    doc.id = text(d, "id", "");
+    doc.label = text(d, "label", "");
+    const auto t = d.find("text");
+    if (t == d.end() || !t->is_string()) throw RequestError(400, at + ".text", "expected a text");
+    doc.text = t->get<std::string>();
+    if (doc.id.empty()) throw RequestError(400, at + ".id", "expected a non-empty string");
+    for (const auto& [field, value] : {std::pair{".id", &doc.id}, {".label", &doc.label}})
+      if (value->find_first_of("\t\r\n") != std::string::npos)
+        throw RequestError(400, at + field, "a tab or line break cannot be part of it");
+    if (const auto [it, fresh] = seen.emplace(doc.id, i); !fresh)
+      throw RequestError(400, at + ".id",
+                         "'" + doc.id + "' is documents[" + std::to_string(it->second) +
+                             "]'s id too: one version of a document per request");
+    std::replace_if(
+        doc.text.begin(), doc.text.end(),
+        [](char c) { return c == '\t' || c == '\r' || c == '\n'; }, ' ');
+    out.push_back(std::move(doc));
+  }
+  return out;
 }
 
 json error_json(int status, const std::string& field, const std::string& message) {

@@ -26,8 +26,9 @@ struct RequestError : Error {
 };
 
 struct RequestLimits {
-  std::size_t max_k = 1000;        // larger k: 400
-  std::size_t max_queries = 1024;  // queries in one request; more: 413
+  std::size_t max_k = 1000;           // larger k: 400
+  std::size_t max_queries = 1024;     // queries in one request; more: 413
+  std::size_t max_documents = 10000;  // documents one add may hold; more: 413
 };
 
 // The body as JSON: 400 "body" where it is empty, malformed (bytes that are not UTF-8
@@ -59,6 +60,12 @@ struct ExplainRequest {
   QueryWeights weights = QueryWeights::index;
 };
 ExplainRequest parse_explain(const nlohmann::json& body);
+
+// POST /documents: {"documents": [{"id": ..., "label": ..., "text": ...}, ...]}. An id is a
+// non-empty string without tabs or line breaks, given once per request; a label (optional) a
+// string without them; a text a string, its tabs and line breaks read as spaces (a document is
+// one line of a TSV file).
+std::vector<RawDocument> parse_documents(const nlohmann::json& body, const RequestLimits& limits);
 
 // An error answer (app/json_out.h's to_bytes writes it, whatever bytes it echoes).
 nlohmann::json error_json(int status, const std::string& field, const std::string& message);

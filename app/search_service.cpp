@@ -4,10 +4,13 @@
 #include <cstdio>
 #include <iterator>
 #include <sstream>
+#include <utility>
 
 #include "app/json_out.h"
+#include "lcrwmd/collection.h"
 #include "lcrwmd/explain.h"
 #include "lcrwmd/query.h"
+#include "lcrwmd/text.h"
 
 namespace lcrwmd::app {
 namespace {
@@ -16,28 +19,107 @@ using nlohmann::json;
 
 }  // namespace
 
-SearchService::SearchService(const Index& index, const Embeddings* embeddings,
-                             const SearcherOptions& searcher, const ServiceOptions& options)
-    : index_(index),
-      embeddings_(embeddings),
-      searcher_(make_searcher(index, searcher)),
-      cpu_precision_(describe_precision(searcher.cpu.precision)),
+SearchService::SearchService(const std::string& path, const SearcherOptions& searcher,
+                             const ServiceOptions& options)
+    : path_(path),
+      searcher_options_(searcher),
       options_(options),
-      batcher_(*searcher_, options.batching) {
-  for (const char* name : {"search", "explain", "info", "health", "metrics", "page"})
+      cpu_precision_(describe_precision(searcher.cpu.precision)),
+      batcher_(options.batching),
+      snapshot_(Snapshot::open(path, searcher, options.verify)) {
+  const Snapshot& s = *snapshot_;
+  const Index& first = s.documents->shard(0);
+  if (!options.stopwords.empty())
+    check_stopwords(first, StopWords::load(options.stopwords, first.tokenizer_version()),
+                    "--stopwords " + options.stopwords);
+  if (!options.embeddings.empty()) {
+    // Kept whole: later adds bring words of the file that no segment holds yet.
+    embeddings_ = std::make_unique<Embeddings>(Embeddings::load(options.embeddings));
+    for (std::size_t i = 0; i < s.documents->size(); ++i)
+      check_embeddings(s.documents->shard(i), *embeddings_);
+    if (s.collection) s.collection->check_embeddings(options.embeddings);
+  }
+  for (const char* name : {"search", "explain", "info", "health", "metrics", "page", "documents"})
     endpoints_.push_back(
         {name, {}, std::vector<std::size_t>(std::size(kLatencyBuckets) + 1), 0, 0});
+  if (s.collection) {
+    writer_.emplace(path, options.write_wait_seconds, false);
+    if (embeddings_) writer_->use_embeddings(*embeddings_);  // no file read per add
+    maintainer_ = std::thread([this] { maintain(); });
+  }
+}
+
+SearchService::~SearchService() { close(); }
+
+void SearchService::close() {
+  batcher_.close();
+  {
+    std::lock_guard lock(maintain_mutex_);
+    stopping_ = true;
+  }
+  maintain_wake_.notify_all();
+  if (maintainer_.joinable()) maintainer_.join();
+}
+
+std::shared_ptr<const Snapshot> SearchService::current() const {
+  std::lock_guard lock(snapshot_mutex_);
+  return snapshot_;
+}
+
+void SearchService::reopen() {
+  if (Collection::last_generation(path_) == current()->generation()) return;
+  // Files this process wrote, or another writer's that it checked: read without checksums.
+  // Every segment's words come from the one file the collection records, which the
+  // embeddings were checked to be: the segments need no word-by-word check.
+  std::shared_ptr<const Snapshot> next = Snapshot::open(path_, searcher_options_, false);
+  std::lock_guard lock(snapshot_mutex_);
+  if (next->generation() > snapshot_->generation()) snapshot_ = std::move(next);
+}
+
+void SearchService::maintain() {
+  constexpr auto kPoll = std::chrono::seconds(1);  // how soon another process's commit shows
+  std::unique_lock lock(maintain_mutex_);
+  while (!stopping_) {
+    maintain_wake_.wait_for(lock, kPoll, [&] { return stopping_ || merge_due_; });
+    if (stopping_) return;
+    const bool merge = std::exchange(merge_due_, false);
+    lock.unlock();
+    try {
+      if (merge) {
+        const std::uint64_t before = current()->generation();
+        const CollectionChange c =
+            write([&](CollectionWriter& w) { return w.merge(options_.embeddings); });
+        if (c.generation != before) {
+          std::lock_guard counted(metrics_mutex_);
+          ++merges_;
+        }
+      } else {
+        reopen();
+      }
+    } catch (const std::exception& e) {  // the next add or poll tries again
+      std::fprintf(stderr, "lcrwmd serve: %s\n", e.what());
+    }
+    lock.lock();
+  }
+}
+
+template <typename Change>
+CollectionChange SearchService::write(Change&& change) {
+  const std::lock_guard lock(write_mutex_);
+  const CollectionChange c = change(*writer_);
+  reopen();
+  return c;
 }
 
 template <typename Field>
-QuerySet SearchService::to_queries(const std::vector<RawDocument>& texts, QueryWeights weights,
-                                   Method method, const Field& field) const {
+QuerySet SearchService::to_queries(const Snapshot& s, const std::vector<RawDocument>& texts,
+                                   QueryWeights weights, Method method, const Field& field) const {
   QueryOptions qo;
-  qo.embeddings = embeddings_;
+  qo.embeddings = embeddings_.get();
   qo.weights = weights;
   qo.keep_term_only = describe(method).lexical;
   TextReport report;
-  QuerySet qs = make_query_set(index_, texts, qo, &report);
+  QuerySet qs = s.documents->make_query_set(texts, qo, &report);
   if (!report.empty_documents.empty())
     throw RequestError(422, field(std::stoul(report.empty_documents.front())),
                        "no word known to the index or its embeddings");
@@ -48,22 +130,25 @@ json SearchService::search(const json& body) {
   SearchRequest request = parse_search(body, options_.limits);
   request.options.batch = options_.batching.max_batch;  // a micro-batch is one batch
   const std::vector<json>& names = request.names;
+  const std::shared_ptr<const Snapshot> snap = current();  // the whole search sees this one
+  const ShardSet& docs = *snap->documents;
   SearchResults r;
   if (request.like) {  // the document's own words as the query; itself not among the answers
-    const auto doc = index_.find_doc(*request.like);
+    const auto doc = docs.find_doc(*request.like);
     if (!doc) throw RequestError(404, "like", "no document with id '" + *request.like + "'");
     const std::size_t self[] = {*doc};
     const std::int64_t own[] = {static_cast<std::int64_t>(*doc)};
-    r = without_self(batcher_
-                         .submit(query_set_from_index(index_, self,
-                                                      describe(request.options.method).reads_terms),
-                                 request.k + 1, request.options)
-                         .get(),
-                     own, request.k);
+    r = without_self(
+        batcher_
+            .submit(searcher_of(snap),
+                    docs.documents_as_queries(self, describe(request.options.method).reads_terms),
+                    request.k + 1, request.options)
+            .get(),
+        own, request.k);
   } else {
-    QuerySet qs = to_queries(request.queries, request.weights, request.options.method,
+    QuerySet qs = to_queries(*snap, request.queries, request.weights, request.options.method,
                              [](std::size_t i) { return "queries[" + std::to_string(i) + "]"; });
-    r = batcher_.submit(std::move(qs), request.k, request.options).get();
+    r = batcher_.submit(searcher_of(snap), std::move(qs), request.k, request.options).get();
   }
   json results = json::array();
   for (std::size_t q = 0; q < r.n_queries; ++q) {
@@ -72,51 +157,128 @@ json SearchService::search(const json& body) {
       const std::int64_t doc = r.indices[q * r.k + t];
       if (doc < 0) continue;
       const auto i = static_cast<std::size_t>(doc);
-      json n = {{"id", index_.doc_id(i)},
-                {"label", index_.label(i)},
-                {"distance", r.distances[q * r.k + t]}};
-      if (request.with_text) n["text"] = index_.has_text() ? json(index_.text(i)) : json();
+      json n = {
+          {"id", docs.doc_id(i)}, {"label", docs.label(i)}, {"distance", r.distances[q * r.k + t]}};
+      if (request.with_text) n["text"] = docs.has_text() ? json(docs.text(i)) : json();
       neighbors.push_back(std::move(n));
     }
     results.push_back({{"query", names[q]}, {"neighbors", std::move(neighbors)}});
   }
   return {{"method", to_string(request.options.method)},
           {"direction", to_string(request.options.direction)},
+          {"generation", snap->generation()},
           {"results", std::move(results)}};
 }
 
 json SearchService::explain(const json& body) const {
   const ExplainRequest request = parse_explain(body);
-  const auto doc = index_.find_doc(request.doc);
+  const std::shared_ptr<const Snapshot> snap = current();
+  const ShardSet& docs = *snap->documents;
+  const auto doc = docs.find_doc(request.doc);
   if (!doc) throw RequestError(404, "doc", "no document with id '" + request.doc + "'");
   const SearchOptions& o = request.options;
-  const QuerySet qs =
-      to_queries({request.query}, request.weights, o.method, [](std::size_t) { return "query"; });
+  // A document's distance is its segment's business, but term statistics are the whole
+  // collection's: a lexical method is explained over one index only.
+  if (describe(o.method).reads_terms && snap->one_index() == nullptr)
+    throw RequestError(409, "method",
+                       std::string(to_string(o.method)) +
+                           " is explained over a collection of one segment "
+                           "without deletions; `lcrwmd compact --index " +
+                           path_ + "` makes it one");
+  const QuerySet qs = to_queries(*snap, {request.query}, request.weights, o.method,
+                                 [](std::size_t) { return "query"; });
+  const auto [segment, local] = docs.locate(*doc);
   Explanation e;
   try {
-    e = lcrwmd::explain(index_, qs, 0, *doc, o.method, o.direction, o.act_steps);
+    e = lcrwmd::explain(docs.shard(segment), docs.for_shard(qs, segment), 0, local, o.method,
+                        o.direction, o.act_steps);
   } catch (const Error& err) {
     throw RequestError(400, "method", err.what());
   }
   json j = explanation_json(e);
   j.erase("query");  // the request's own text, not worth echoing
-  j["label"] = index_.label(*doc);
+  j["label"] = docs.label(*doc);
   return j;
 }
 
+json SearchService::document(const std::string& id) const {
+  const std::shared_ptr<const Snapshot> snap = current();
+  const ShardSet& docs = *snap->documents;
+  const auto doc = docs.find_doc(id);
+  if (!doc) throw RequestError(404, "id", "no document with id '" + id + "'");
+  return {{"id", id},
+          {"label", docs.label(*doc)},
+          {"text", docs.has_text() ? json(docs.text(*doc)) : json()},
+          {"generation", snap->generation()}};
+}
+
+json SearchService::add(const json& body) {
+  const std::vector<RawDocument> docs = parse_documents(body, options_.limits);
+  if (!collection())
+    throw RequestError(409, "documents",
+                       "the service reads an index file, which does not change: serve a "
+                       "collection (lcrwmd build --collection) to take documents");
+  CollectionChange c;
+  try {
+    c = write([&](CollectionWriter& w) { return w.add(docs, options_.embeddings); });
+  } catch (const NothingToAdd& e) {
+    throw RequestError(422, "documents", e.what());
+  }
+  if (options_.merge && c.added > 0) {
+    {
+      std::lock_guard lock(maintain_mutex_);
+      merge_due_ = true;
+    }
+    maintain_wake_.notify_all();
+  }
+  json not_indexed = json::array();
+  for (const std::string& id : c.report.empty_documents) not_indexed.push_back(id);
+  return {{"added", c.added},
+          {"replaced", c.replaced},
+          {"not_indexed", std::move(not_indexed)},
+          {"generation", c.generation},
+          {"documents", current()->documents->n_docs()}};
+}
+
+json SearchService::remove(const std::string& id) {
+  const std::shared_ptr<const Snapshot> snap = current();
+  if (!snap->collection)
+    throw RequestError(409, "id",
+                       "the service reads an index file, which does not change: serve a "
+                       "collection (lcrwmd build --collection) to delete documents");
+  if (!snap->documents->find_doc(id))
+    throw RequestError(404, "id", "no document with id '" + id + "'");
+  if (snap->documents->n_docs() == 1)
+    throw RequestError(409, "id", "'" + id + "' is the last document; a collection keeps one");
+  const CollectionChange c = write([&](CollectionWriter& w) { return w.remove({id}); });
+  if (c.deleted == 0)  // another process deleted it meanwhile
+    throw RequestError(404, "id", "no document with id '" + id + "'");
+  return {
+      {"deleted", id}, {"generation", c.generation}, {"documents", current()->documents->n_docs()}};
+}
+
 json SearchService::info() const {
+  const std::shared_ptr<const Snapshot> snap = current();
+  const ShardSet& docs = *snap->documents;
   json methods = json::array(), names = json::array();
   for (const MethodInfo& m : lcrwmd::methods()) {
     methods.push_back(method_json(m));
     names.push_back(m.name);
   }
-  return {{"documents", index_.n_docs()},
-          {"vocabulary", index_.vocab_size()},
-          {"dim", index_.dim()},
-          {"backend", to_string(searcher_->backend())},
+  json collection;  // null: an index file
+  if (snap->collection)
+    collection = {{"generation", snap->generation()},
+                  {"segments", snap->collection->n_segments()},
+                  {"deleted", snap->collection->n_deleted()},
+                  {"merge", options_.merge}};
+  return {{"documents", docs.n_docs()},
+          {"vocabulary", docs.vocab_size()},
+          {"dim", docs.dim()},
+          {"backend", to_string(snap->searcher->backend())},
           {"precision", cpu_precision_},
           {"embeddings_for_unknown_words", embeddings_ != nullptr},
-          {"has_text", index_.has_text()},
+          {"has_text", docs.has_text()},
+          {"collection", std::move(collection)},
           {"max_batch", options_.batching.max_batch},
           {"max_wait_ms", static_cast<double>(options_.batching.max_wait.count()) / 1000.0},
           {"max_k", options_.limits.max_k},
@@ -198,6 +360,22 @@ std::string SearchService::metrics() const {
          "vectors where its low-precision bound could not decide.\n"
          "# TYPE lcrwmd_phase1_recomputed_total counter\nlcrwmd_phase1_recomputed_total "
       << s.recomputed << "\n";
+  const std::shared_ptr<const Snapshot> snap = current();
+  out << "# HELP lcrwmd_documents Documents searched (a collection's live documents).\n"
+         "# TYPE lcrwmd_documents gauge\nlcrwmd_documents "
+      << snap->documents->n_docs() << "\n";
+  if (snap->collection) {
+    std::lock_guard lock(metrics_mutex_);
+    out << "# HELP lcrwmd_collection_generation The collection's commit being searched.\n"
+           "# TYPE lcrwmd_collection_generation gauge\nlcrwmd_collection_generation "
+        << snap->generation()
+        << "\n# HELP lcrwmd_collection_segments Segments of the collection being searched.\n"
+           "# TYPE lcrwmd_collection_segments gauge\nlcrwmd_collection_segments "
+        << snap->collection->n_segments()
+        << "\n# HELP lcrwmd_merges_total Background merges committed.\n"
+           "# TYPE lcrwmd_merges_total counter\nlcrwmd_merges_total "
+        << merges_ << "\n";
+  }
   return out.str();
 }
 

@@ -1,18 +1,23 @@
 #pragma once
 // What `lcrwmd serve` answers, apart from HTTP: JSON requests in, JSON answers out, the
-// micro-batcher between them and the resident searcher, and the counters /metrics shows.
+// micro-batcher between them and the resident snapshot of the documents, the writes of a
+// collection, and the counters /metrics shows.
+#include <condition_variable>
 #include <cstddef>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "app/micro_batcher.h"
 #include "app/request.h"
+#include "app/service_snapshot.h"
+#include "lcrwmd/collection.h"
 #include "lcrwmd/embeddings.h"
 #include "lcrwmd/error.h"
-#include "lcrwmd/index.h"
 #include "lcrwmd/searcher.h"
 #include "lcrwmd/text.h"
 
@@ -21,38 +26,79 @@ namespace lcrwmd::app {
 struct ServiceOptions {
   MicroBatcher::Options batching;
   RequestLimits limits;
+  // Query words the documents lack take their vectors from here (empty: they are dropped). A
+  // collection's adds read new words from it too: it must then be the file the collection
+  // records (or a copy), which an empty one means for adds.
+  std::string embeddings;
+  std::string stopwords;  // must be the documents' own, where given
+  bool verify = true;     // check the files' checksums as they open
+  // A collection: merge its segments after adds (the merge policy, lcrwmd/collection.h) in the
+  // background, so that an add answers as soon as it is durable.
+  bool merge = true;
+  double write_wait_seconds = 30;  // for another process holding the collection's writer lock
 };
 
 class SearchService {
  public:
-  // The index and embeddings (checked against it: check_embeddings) must outlive the service.
-  SearchService(const Index& index, const Embeddings* embeddings, const SearcherOptions& searcher,
+  // `path`: an index file, or a collection directory (which POST /documents and DELETE
+  // /documents/ID change). An Error where it cannot be read or the options disagree with it.
+  SearchService(const std::string& path, const SearcherOptions& searcher,
                 const ServiceOptions& options);
+  ~SearchService();
+  SearchService(const SearchService&) = delete;
+  SearchService& operator=(const SearchService&) = delete;
 
   // POST /search and /explain bodies (parsed); throw RequestError for bad requests.
   nlohmann::json search(const nlohmann::json& request);
   nlohmann::json explain(const nlohmann::json& request) const;
+  // GET /documents/ID: its id, label and text (where kept); a 404 where no live document has it.
+  nlohmann::json document(const std::string& id) const;
+  // POST /documents (added, or replacing the live document of the same id) and DELETE
+  // /documents/ID: answered once the change is committed (durable) and every search that
+  // starts after it sees it. A 409 where the service reads an index file.
+  nlohmann::json add(const nlohmann::json& request);
+  nlohmann::json remove(const std::string& id);
   nlohmann::json info() const;
+  // Whether it serves a collection (which takes documents).
+  bool collection() const { return current()->collection.has_value(); }
   // Prometheus text exposition of the counters.
   std::string metrics() const;
-  // A drain: searches waiting run now, new ones are refused (QueueFull).
-  void close() { batcher_.close(); }
+  // A drain: searches waiting run now, new ones are refused (QueueFull); the background merges
+  // stop (a merge running finishes its commit first).
+  void close();
   // Counts one HTTP answer (for /metrics).
   void record(const std::string& endpoint, int status, double seconds);
 
  private:
+  std::shared_ptr<const Snapshot> current() const;
+  // Opens the collection's last commit as the current snapshot, where it is newer.
+  void reopen();
+  // The background thread: merges after adds, and reads commits other processes made.
+  void maintain();
   // The texts as queries for `method`; one left with no known word (a lexical method's: and no
   // term) is a 422 naming it (field(i)).
   template <typename Field>
-  QuerySet to_queries(const std::vector<RawDocument>& texts, QueryWeights weights, Method method,
-                      const Field& field) const;
+  QuerySet to_queries(const Snapshot& s, const std::vector<RawDocument>& texts,
+                      QueryWeights weights, Method method, const Field& field) const;
+  // A change of the collection under the service's write lock; the snapshot after it.
+  template <typename Change>
+  CollectionChange write(Change&& change);
 
-  const Index& index_;
-  const Embeddings* embeddings_;
-  std::unique_ptr<Searcher> searcher_;
+  const std::string path_;
+  const SearcherOptions searcher_options_;
+  const ServiceOptions options_;
+  std::unique_ptr<Embeddings> embeddings_;
   std::string cpu_precision_;  // what CPU searches run phase 1 at
-  ServiceOptions options_;
   MicroBatcher batcher_;
+
+  mutable std::mutex snapshot_mutex_;
+  std::shared_ptr<const Snapshot> snapshot_;
+  std::mutex write_mutex_;  // one change at a time from this process; guards writer_
+  std::optional<CollectionWriter> writer_;  // a collection's (merges: by maintain())
+  std::mutex maintain_mutex_;
+  std::condition_variable maintain_wake_;
+  bool merge_due_ = false, stopping_ = false;
+  std::thread maintainer_;
 
   static constexpr double kLatencyBuckets[] = {0.001, 0.002, 0.005, 0.01, 0.02, 0.05,
                                                0.1,   0.2,   0.5,   1,    2,    5};
@@ -65,6 +111,7 @@ class SearchService {
   };
   mutable std::mutex metrics_mutex_;
   std::vector<Endpoint> endpoints_;
+  std::size_t merges_ = 0;  // under metrics_mutex_
 };
 
 }  // namespace lcrwmd::app

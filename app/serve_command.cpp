@@ -1,18 +1,23 @@
 // lcrwmd serve: the search service over HTTP/1.1 (cpp-httplib), JSON in and out
-// (search_service.h has what it answers), on 127.0.0.1 unless told otherwise. SIGTERM or
-// SIGINT drains: requests already read are answered, new ones get 503 until none is left in
-// flight; then the server stops and exits 0.
+// (search_service.h has what it answers), on 127.0.0.1 unless told otherwise. Writes (a
+// collection's documents) need the write token where one is given, and one is needed to write
+// at all where the service listens beyond loopback. SIGTERM or SIGINT drains: requests already
+// read are answered, new ones get 503 until none is left in flight; then the server stops and
+// exits 0.
 #include <httplib.h>
 #include <signal.h>
 #include <sys/socket.h>
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "app/commands.h"
@@ -31,12 +36,67 @@ namespace {
 using nlohmann::json;
 
 struct ServeFlags {
-  std::string index, embeddings, stopwords, host = "127.0.0.1";
+  std::string index, embeddings, stopwords, host = "127.0.0.1", write_token_file;
   QueryFlags engine;  // the backend and its tuning, as every command that searches takes them
   int port = 8080;
   std::size_t max_batch = 256, max_queue = 4096, max_k = 1000, max_queries = 1024;
-  std::size_t max_body_kib = 1024, http_threads = 128;
+  std::size_t max_body_kib = 1024, http_threads = 128, max_documents = 10000;
   double max_wait_ms = 2;
+  bool read_only = false, no_merge = false;
+};
+
+// Who may change the collection: anyone who reaches a loopback address, unless a token is
+// given; beyond loopback, only the token's holders (without one, nobody).
+class WriteGuard {
+ public:
+  WriteGuard(const ServeFlags& f) : read_only_(f.read_only) {
+    if (!f.write_token_file.empty()) {
+      std::ifstream in(f.write_token_file);
+      if (!in) throw Error("--write-token-file " + f.write_token_file + ": cannot be read");
+      std::getline(in, token_);
+      while (!token_.empty() && std::isspace(static_cast<unsigned char>(token_.back())))
+        token_.pop_back();
+      if (token_.size() < 16)
+        throw Error("--write-token-file " + f.write_token_file +
+                    ": its first line should be a token of 16 characters or more");
+    }
+    open_ = token_.empty() && is_loopback(f.host);
+    host_ = f.host;
+  }
+  // Throws the RequestError that refuses a write, if it is refused.
+  void check(const httplib::Request& req) const {
+    if (read_only_) throw RequestError(403, "documents", "the service was started --read-only");
+    if (open_) return;
+    if (token_.empty())
+      throw RequestError(
+          403, "authorization",
+          "writes over " + host_ + " need a token: restart the service with --write-token-file");
+    const std::string given = req.get_header_value("Authorization");
+    if (!same(given, "Bearer " + token_))
+      throw RequestError(
+          401, "authorization",
+          given.empty() ? "a write needs the header Authorization: Bearer <token>" : "wrong token");
+  }
+  std::string describe() const {
+    return read_only_       ? "read-only"
+           : open_          ? "writes open to loopback"
+           : token_.empty() ? "writes off (no token)"
+                            : "writes need the token";
+  }
+
+ private:
+  static bool is_loopback(const std::string& host) {
+    return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+  }
+  // Compares in time independent of where they differ.
+  static bool same(const std::string& a, const std::string& b) {
+    unsigned char diff = a.size() == b.size() ? 0 : 1;
+    for (std::size_t i = 0; i < b.size(); ++i)
+      diff |= static_cast<unsigned char>(i < a.size() ? a[i] ^ b[i] : 1);
+    return diff == 0;
+  }
+  bool read_only_ = false, open_ = false;
+  std::string token_, host_;
 };
 
 void send_json(httplib::Response& res, int status, const json& body) {
@@ -93,19 +153,28 @@ void answer(SearchService& service, Drain& drain, const char* endpoint, const ht
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
-// The endpoints and the methods each answers: another method on one of them is a 405.
+// The endpoints and the methods each answers: another method on one of them is a 405. A path
+// ending in '/' stands for every path under it.
 constexpr struct {
   const char* path;
   const char* allow;
-} kEndpoints[] = {{"/search", "POST"},      {"/explain", "POST"},      {"/info", "GET, HEAD"},
-                  {"/health", "GET, HEAD"}, {"/metrics", "GET, HEAD"}, {"/", "GET, HEAD"}};
+} kEndpoints[] = {{"/search", "POST"},       {"/explain", "POST"},
+                  {"/info", "GET, HEAD"},    {"/health", "GET, HEAD"},
+                  {"/metrics", "GET, HEAD"}, {"/", "GET, HEAD"},
+                  {"/documents", "POST"},    {"/documents/", "GET, HEAD, DELETE"}};
+
+bool matches(const std::string& path, std::string_view endpoint) {
+  return endpoint.size() > 1 && endpoint.back() == '/'
+             ? path.size() > endpoint.size() && path.starts_with(endpoint)
+             : path == endpoint;
+}
 
 // Unknown paths, wrong methods, oversize or unreadable requests: a JSON error too.
 void refuse(const httplib::Request& req, httplib::Response& res) {
   if (!res.body.empty()) return;
   if (res.status == 404)
     for (const auto& e : kEndpoints)
-      if (req.path == e.path) {
+      if (matches(req.path, e.path)) {
         res.set_header("Allow", e.allow);
         send_error(res, 405, "method",
                    req.method + " does not apply to " + req.path + " (allowed: " + e.allow + ")");
@@ -140,21 +209,19 @@ void serve(const ServeFlags& f) {
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  const Index index = load_index(f.index, true);
-  if (!f.stopwords.empty())
-    check_stopwords(index, StopWords::load(f.stopwords, index.tokenizer_version()),
-                    "--stopwords " + f.stopwords);
-  std::unique_ptr<Embeddings> emb;
-  if (!f.embeddings.empty())
-    emb = std::make_unique<Embeddings>(load_query_embeddings(index, f.embeddings, nullptr));
+  const WriteGuard guard(f);
   const SearcherOptions so = f.engine.searcher_options();
   ServiceOptions opt;
+  opt.embeddings = f.embeddings;
+  opt.stopwords = f.stopwords;
+  opt.merge = !f.no_merge;
+  opt.limits.max_documents = f.max_documents;
   opt.batching.max_batch = f.max_batch;
   opt.batching.max_wait = std::chrono::microseconds(static_cast<long long>(f.max_wait_ms * 1000));
   opt.batching.max_queued = f.max_queue;
   opt.limits.max_k = f.max_k;
   opt.limits.max_queries = f.max_queries;
-  SearchService service(index, emb.get(), so, opt);
+  SearchService service(f.index, so, opt);
 
   httplib::Server server;
   Drain drain;
@@ -168,6 +235,22 @@ void serve(const ServeFlags& f) {
   server.Post("/explain", [&](const httplib::Request& req, httplib::Response& res) {
     answer(service, drain, "explain", req, res,
            [&](const json& body) { return service.explain(body); });
+  });
+  server.Post("/documents", [&](const httplib::Request& req, httplib::Response& res) {
+    answer(service, drain, "documents", req, res, [&](const json& body) {
+      guard.check(req);
+      return service.add(body);
+    });
+  });
+  server.Delete(R"(/documents/(.+))", [&](const httplib::Request& req, httplib::Response& res) {
+    answer(service, drain, "documents", req, res, [&](const json&) {
+      guard.check(req);
+      return service.remove(req.matches[1]);
+    });
+  });
+  server.Get(R"(/documents/(.+))", [&](const httplib::Request& req, httplib::Response& res) {
+    answer(service, drain, "documents", req, res,
+           [&](const json&) { return service.document(req.matches[1]); });
   });
   server.Get("/info", [&](const httplib::Request& req, httplib::Response& res) {
     answer(service, drain, "info", req, res, [&](const json&) { return service.info(); });
@@ -210,9 +293,12 @@ void serve(const ServeFlags& f) {
     while (drain.in_flight > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     server.stop();
   });
-  std::fprintf(stderr, "lcrwmd serve: %zu documents, %s backend, listening on http://%s:%d\n",
-               index.n_docs(), service.info()["backend"].get<std::string>().c_str(), f.host.c_str(),
-               port);
+  const json info = service.info();
+  std::fprintf(stderr, "lcrwmd serve: %zu documents%s, %s backend, %s, listening on http://%s:%d\n",
+               info["documents"].get<std::size_t>(), service.collection() ? " (a collection)" : "",
+               info["backend"].get<std::string>().c_str(),
+               service.collection() ? guard.describe().c_str() : "an index file (read-only)",
+               f.host.c_str(), port);
   std::fflush(stderr);
   server.listen_after_bind();
   // listen_after_bind returns once stop() was called and the accepted requests are answered.
@@ -228,7 +314,10 @@ void serve(const ServeFlags& f) {
 void add_serve(CLI::App& app) {
   auto* c = app.add_subcommand("serve", "A search service over a resident index (HTTP, JSON)");
   auto f = std::make_shared<ServeFlags>();
-  c->add_option("--index", f->index, "Index file (from lcrwmd build)")->required();
+  c->add_option("--index", f->index,
+                "Index file or collection directory (from lcrwmd build; a collection takes "
+                "documents: POST /documents, DELETE /documents/ID)")
+      ->required();
   add_text_flags(c, f->embeddings, f->stopwords);
   c->add_option("--host", f->host, "Address to listen on")->capture_default_str();
   c->add_option("--port", f->port, "Port (0: any free one, printed on stderr)")
@@ -245,6 +334,14 @@ void add_serve(CLI::App& app) {
       ->capture_default_str();
   c->add_option("--http-threads", f->http_threads, "Connections served at once")
       ->capture_default_str();
+  c->add_option("--max-documents", f->max_documents, "Documents one POST /documents may hold")
+      ->capture_default_str();
+  c->add_option("--write-token-file", f->write_token_file,
+                "File whose first line is the token writes must give (Authorization: Bearer "
+                "TOKEN); needed to write where --host is not a loopback address");
+  c->add_flag("--read-only", f->read_only, "Refuse every write");
+  c->add_flag("--no-merge", f->no_merge,
+              "Do not merge a collection's segments in the background (lcrwmd compact later)");
   f->engine.add_backend(c);
   c->callback([f] { serve(*f); });
 }

@@ -1,6 +1,7 @@
-// libFuzzer: what `lcrwmd serve` makes of a request body (app/request.h), for /search and
-// /explain. Any bytes give options or a 4xx RequestError, and the error's reply can always be
-// written (it may echo bytes that are not UTF-8); never a crash, another exception or a hang.
+// libFuzzer: what `lcrwmd serve` makes of a request body (app/request.h), for /search,
+// /explain and /documents. Any bytes give options or a 4xx RequestError, and the error's reply can
+// always be written (it may echo bytes that are not UTF-8); never a crash, another exception or a
+// hang.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -36,6 +37,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   try {
     (void)parse_explain(parsed);
+  } catch (const RequestError& e) {
+    reply_to(e);
+  }
+  try {
+    // What an add keeps must be a TSV line's fields: no tab or line break in any of them.
+    for (const lcrwmd::RawDocument& d : parse_documents(parsed, RequestLimits{}))
+      for (const std::string* field : {&d.id, &d.label, &d.text})
+        if (field->find_first_of("\t\r\n") != std::string::npos || d.id.empty()) std::abort();
   } catch (const RequestError& e) {
     reply_to(e);
   }

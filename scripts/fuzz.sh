@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs each libFuzzer target for SECONDS (default 60): the embeddings readers, the document
-# reader, the index loader, the ranks' wire format and serve's request bodies. Built with
-# clang, ASan and UBSan in build-fuzz/; seeds come from data/demo and a small synthetic index.
+# reader, the index loader, the ranks' wire format, serve's request bodies (searches and adds)
+# and a collection's files. Built with clang, ASan and UBSan in build-fuzz/; seeds come from
+# data/demo and a small synthetic index.
 # Each run starts from the seeds with libFuzzer's seed SEED (default 1), so a run is
 # repeatable: a longer one tries the same inputs first. A crash, a leak, a sanitizer report or
 # an exception other than lcrwmd::Error fails the run (libFuzzer leaves the input as
@@ -60,6 +61,8 @@ printf '{"queries": ["goal", {"id": "q2", "text": "match"}], "k": 5, "method": "
   >"$seeds/request/search.json"
 printf '{"query": "goal", "doc": "d1", "method": "lc-rwmd", "symmetric": false, "act_steps": 2}' \
   >"$seeds/request/explain.json"
+printf '{"documents": [{"id": "d9", "label": "x", "text": "goal\\tmatch\\n"}, {"id": "d9"}]}' \
+  >"$seeds/request/documents.json"
 printf '{"queries": ["goal \xff"], "k": 1e300, "k": -3}' >"$seeds/request/bad.json"
 printf '[[[[[[[[[[[[[[[[[[[[{"queries": "\\ud800"}]]]]]]]]]]]]]]]]]]]' >"$seeds/request/deep.json"
 

@@ -32,6 +32,8 @@
 #include <vector>
 
 #include "lcrwmd/corpus.h"
+#include "lcrwmd/embeddings.h"
+#include "lcrwmd/error.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/sharded.h"
 
@@ -66,6 +68,9 @@ class Collection {
   std::size_t n_deleted() const;                // deleted, until a compaction drops them
   const std::string& embeddings() const { return embeddings_; }
   std::uint64_t embeddings_fingerprint() const { return fingerprint_; }
+  // An Error where `path` is not the embeddings file the collection records (by its bytes'
+  // fingerprint): what adds would refuse.
+  void check_embeddings(const std::string& path) const;
 
   // The live documents as one ShardSet (for ShardedSearcher), referring to this collection.
   ShardSet documents() const;
@@ -87,6 +92,16 @@ class Collection {
 // Error saying to compact it.
 Index load_index(const std::string& path, bool verify = true);
 
+// Another process held the collection's writer lock for longer than the writer waits.
+struct CollectionBusy : Error {
+  using Error::Error;
+};
+// An add none of whose documents kept a word (with an embedding, not a stop word) and none of
+// which replaces one: nothing to commit.
+struct NothingToAdd : Error {
+  using Error::Error;
+};
+
 // What one change did.
 struct CollectionChange {
   std::uint64_t generation = 0;        // the collection's, after it
@@ -106,8 +121,15 @@ class CollectionWriter {
  public:
   // merge: after each add, merge segments by the merge policy (docs/collections.md: tiers, and
   // the segments' vocabularies within 1.1 times the distinct words); false leaves merging to
-  // compact() (a bulk load of many adds, compacted once at its end).
+  // merge() (a service, merging in the background) or compact() (a bulk load of many adds,
+  // compacted once at its end).
   explicit CollectionWriter(std::string dir, double wait_seconds = 30, bool merge = true);
+
+  // Adds and merges take new words' vectors and the words' order from `loaded` instead of
+  // reading the file each time: a long-lived writer's (a service's). `loaded` must hold every
+  // word of the recorded file, as Embeddings::load(path) reads it, and outlive the writer; an
+  // Error (at the next change) where its source is not the recorded file.
+  void use_embeddings(const Embeddings& loaded) { loaded_ = &loaded; }
 
   // Adds documents (an id given twice: an Error naming both lines); a document whose id is
   // live already replaces it. A document left with no word is not indexed (the report names
@@ -116,6 +138,9 @@ class CollectionWriter {
   CollectionChange add(const std::vector<RawDocument>& docs, const std::string& embeddings = {});
   // Deletes the live documents with these ids (those without one are listed in not_found).
   CollectionChange remove(const std::vector<std::string>& ids);
+  // Merges what the merge policy calls for now (what an add of a merging writer would have), as
+  // one commit; none where nothing is due (the generation stays).
+  CollectionChange merge(const std::string& embeddings = {});
   // Rewrites the live documents as one segment: what one build of them gives, byte for byte.
   // Reads the recorded embeddings for the words' order.
   CollectionChange compact(const std::string& embeddings = {});
@@ -124,6 +149,7 @@ class CollectionWriter {
   std::string dir_;
   double wait_;
   bool merge_;
+  const Embeddings* loaded_ = nullptr;
 };
 
 }  // namespace lcrwmd

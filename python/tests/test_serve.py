@@ -37,17 +37,19 @@ def queries():
 
 
 class Server:
-    def __init__(self, index, *flags):
-        self.proc = subprocess.Popen([CLI, "serve", "--index", index, "--port", "0", *TEXT, *flags],
+    def __init__(self, index, *flags, text=TEXT):
+        self.proc = subprocess.Popen([CLI, "serve", "--index", index, "--port", "0", *text, *flags],
                                      stderr=subprocess.PIPE, text=True)
-        line = self.proc.stderr.readline()
-        assert "listening on http://127.0.0.1:" in line, line
-        self.url = line.strip().rsplit(" ", 1)[1]
+        self.banner = self.proc.stderr.readline()
+        assert "listening on http://" in self.banner, self.banner
+        # Reached over loopback whatever address it listens on.
+        port = self.banner.strip().rsplit(":", 1)[1]
+        self.url = "http://127.0.0.1:" + port
 
-    def request(self, path, body=None, raw=None):
+    def request(self, path, body=None, raw=None, method=None, headers=None):
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-        req = urllib.request.Request(self.url + path, data=data,
-                                     headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(self.url + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json", **(headers or {})})
         try:
             with urllib.request.urlopen(req, timeout=60) as r:
                 text = r.read().decode()

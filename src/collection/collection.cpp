@@ -104,6 +104,13 @@ ShardSet Collection::documents() const {
   return ShardSet(std::move(shards), std::move(deleted));
 }
 
+void Collection::check_embeddings(const std::string& path) const {
+  Manifest m;
+  m.embeddings = embeddings_;
+  m.embeddings_fingerprint = fingerprint_;
+  checked_embeddings(m, path);
+}
+
 CollectionWriter::CollectionWriter(std::string dir, double wait_seconds, bool merge)
     : dir_(std::move(dir)), wait_(wait_seconds), merge_(merge) {
   if (!Collection::exists(dir_)) throw Error(dir_ + ": not a collection (no manifest)");
@@ -119,9 +126,14 @@ CollectionChange CollectionWriter::add(const std::vector<RawDocument>& docs,
     throw Error(dir_ + ": its documents were read with tokenizer version " +
                 std::to_string(first.tokenizer_version()) + ", this program reads text with " +
                 std::to_string(kTokenizerVersion) + ": rebuild the collection");
-  const std::string path = checked_embeddings(st.manifest, embeddings);
-  const WordSet words = distinct_tokens(docs, kTokenizerVersion);
-  const Embeddings emb = Embeddings::load(path, &words);
+  std::optional<Embeddings> read;  // the documents' words from the file, unless in memory
+  if (!loaded_) {
+    const WordSet words = distinct_tokens(docs, kTokenizerVersion);
+    read = Embeddings::load(checked_embeddings(st.manifest, embeddings), &words);
+  } else {
+    checked_embeddings(st.manifest, loaded_->source());
+  }
+  const Embeddings& emb = loaded_ ? *loaded_ : *read;
   BuildOptions bo;
   bo.stopwords = &first.stopwords();
   bo.keep_text = first.has_text();
@@ -137,8 +149,8 @@ CollectionChange CollectionWriter::add(const std::vector<RawDocument>& docs,
   for (const RawDocument& d : docs)
     if (const auto it = ids.find(d.id); it != ids.end()) replaced.push_back(it->second);
   if (!data && replaced.empty())
-    throw Error("no document has a word with an embedding: nothing to add (" +
-                std::to_string(docs.size()) + " documents read)");
+    throw NothingToAdd("no document has a word with an embedding: nothing to add (" +
+                       std::to_string(docs.size()) + " documents read)");
   // The replaced documents are deleted before the new segment joins (their places count the
   // segments of the last commit).
   delete_places(dir_, st, replaced);
@@ -148,7 +160,7 @@ CollectionChange CollectionWriter::add(const std::vector<RawDocument>& docs,
     append_segment(dir_, st, *data);
     out.added = data->ids.size();
     if (merge_) {
-      WordOrder order(path);
+      WordOrder order(st.manifest, embeddings, loaded_);
       merge_tiers(dir_, st, order);
       merge_overlapping(dir_, st, order);
     }
@@ -195,6 +207,20 @@ CollectionChange CollectionWriter::remove(const std::vector<std::string>& ids) {
   return out;
 }
 
+CollectionChange CollectionWriter::merge(const std::string& embeddings) {
+  const WriterLock lock(dir_, wait_);
+  State st = read_state(dir_, false);
+  CollectionChange out;
+  const std::size_t before = st.manifest.segments.size();  // a merge makes fewer
+  WordOrder order(st.manifest, embeddings, loaded_);
+  merge_tiers(dir_, st, order);
+  merge_overlapping(dir_, st, order);
+  out.generation =
+      st.manifest.segments.size() == before ? st.manifest.generation : commit(dir_, st.manifest);
+  out.segments = st.manifest.segments.size();
+  return out;
+}
+
 CollectionChange CollectionWriter::compact(const std::string& embeddings) {
   const WriterLock lock(dir_, wait_);
   State st = read_state(dir_, true);
@@ -202,7 +228,7 @@ CollectionChange CollectionWriter::compact(const std::string& embeddings) {
   const bool deletions =
       std::any_of(st.deleted.begin(), st.deleted.end(), [](const auto& d) { return !d.empty(); });
   if (st.segments.size() > 1 || deletions) {
-    WordOrder order(checked_embeddings(st.manifest, embeddings));
+    WordOrder order(st.manifest, embeddings, loaded_);
     merge_segments(dir_, st, 0, st.segments.size(), order);
     out.generation = commit(dir_, st.manifest);
   } else {

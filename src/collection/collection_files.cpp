@@ -1,10 +1,15 @@
 #include "collection/collection_files.h"
 
+#include <sys/stat.h>
 #include <xxhash.h>
 
+#include <cerrno>
 #include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include "io/mapped_file.h"
 #include "lcrwmd/error.h"
@@ -197,6 +202,27 @@ std::vector<std::uint32_t> parse_deletions(std::string_view bytes, std::uint64_t
 }
 
 std::uint64_t file_fingerprint(const std::string& path) {
+  // Remembered by the file's identity and last change: a process that adds again and again
+  // (a service) reads a large embeddings file once, and again only once it changes.
+  struct Seen {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    std::int64_t mtime_ns;
+    std::uint64_t fingerprint;
+  };
+  static std::mutex mutex;
+  static std::map<std::string, Seen> seen;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw Error(path + ": " + std::strerror(errno));
+  const std::int64_t mtime_ns = std::int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+  {
+    const std::lock_guard lock(mutex);
+    const auto it = seen.find(path);
+    if (it != seen.end() && it->second.dev == st.st_dev && it->second.ino == st.st_ino &&
+        it->second.size == st.st_size && it->second.mtime_ns == mtime_ns)
+      return it->second.fingerprint;
+  }
   const MappedFile f(path);
   f.read_sequentially();
   XXH3_state_t* state = XXH3_createState();
@@ -209,6 +235,8 @@ std::uint64_t file_fingerprint(const std::string& path) {
   }
   const std::uint64_t h = XXH3_64bits_digest(state);
   XXH3_freeState(state);
+  const std::lock_guard lock(mutex);
+  seen[path] = Seen{st.st_dev, st.st_ino, st.st_size, mtime_ns, h};
   return h;
 }
 

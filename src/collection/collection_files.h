@@ -53,7 +53,8 @@ std::string format_deletions(std::uint64_t segment_docs, std::span<const std::ui
 std::vector<std::uint32_t> parse_deletions(std::string_view bytes, std::uint64_t segment_docs,
                                            const std::string& where);
 
-// XXH3-64 of a file's bytes (the embeddings' fingerprint).
+// XXH3-64 of a file's bytes (the embeddings' fingerprint); remembered for the process while
+// the file's device, inode, size and modification time stay the same.
 std::uint64_t file_fingerprint(const std::string& path);
 std::string hex(std::uint64_t x);
 

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "lcrwmd/atomic_file.h"
+#include "lcrwmd/collection.h"
 #include "lcrwmd/error.h"
 #include "util/fault_point.h"
 #include "util/sorted_ids.h"
@@ -136,10 +137,15 @@ WriterLock::WriterLock(const std::string& dir, double wait) {
   if (fd_ < 0) throw Error(path + ": cannot open the writer's lock: " + std::strerror(errno));
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait);
   while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-    if (errno != EWOULDBLOCK || std::chrono::steady_clock::now() >= until) {
+    if (errno != EWOULDBLOCK) {
+      const int e = errno;
       ::close(fd_);
-      throw Error(dir + ": another process is changing the collection (it holds " + path +
-                  "); try again once it is done");
+      throw Error(path + ": cannot lock: " + std::strerror(e));
+    }
+    if (std::chrono::steady_clock::now() >= until) {
+      ::close(fd_);
+      throw CollectionBusy(dir + ": another process is changing the collection (it holds " + path +
+                           "); try again once it is done");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

@@ -38,9 +38,13 @@ constexpr double kVocabularySlack = 1.1;
 }  // namespace
 
 const Embeddings& WordOrder::of(const State& st) {
+  if (loaded_) {
+    checked_embeddings(manifest_, loaded_->source());
+    return *loaded_;
+  }
   if (!order_) {
     const WordSet words = all_words(st);
-    order_ = Embeddings::load(path_, &words);
+    order_ = Embeddings::load(checked_embeddings(manifest_, path_), &words);
   }
   return *order_;
 }

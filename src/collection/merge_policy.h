@@ -11,14 +11,20 @@
 
 namespace lcrwmd::collection {
 
-// The words' order for merges (their rows in the embeddings file), read once per change.
+// The words' order for merges (their rows in the embeddings file), read once per change and
+// only where a merge needs it.
 class WordOrder {
  public:
-  explicit WordOrder(std::string embeddings) : path_(std::move(embeddings)) {}
+  // The collection's file (checked_embeddings(m, given)), checked when first needed; or
+  // `loaded`, that file in memory (CollectionWriter::use_embeddings).
+  WordOrder(const Manifest& m, std::string given, const Embeddings* loaded)
+      : manifest_(m), path_(std::move(given)), loaded_(loaded) {}
   const Embeddings& of(const State& st);
 
  private:
+  const Manifest& manifest_;
   std::string path_;
+  const Embeddings* loaded_;
   std::optional<Embeddings> order_;
 };
 

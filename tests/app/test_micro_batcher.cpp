@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <future>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -33,20 +34,29 @@ TEST(Concat, KeepsEachSetsQueriesAndExtraWords) {
 }
 
 TEST(MicroBatcher, SharedBatchesAnswerEachSearchAsAlone) {
-  const Index ix = Index::from_data(test::random_index(200, 60, 8, 11, 3));
-  const CpuSearcher searcher(ix);
+  // Two searchers (a service's snapshots before and after a change): each search is answered
+  // by its own, never batched with the other's.
+  const Index ix = Index::from_data(test::random_index(200, 60, 8, 11, 3)),
+              other = Index::from_data(test::random_index(150, 60, 8, 12, 3));
+  const auto searcher = std::make_shared<const CpuSearcher>(ix),
+             later = std::make_shared<const CpuSearcher>(other);
   app::MicroBatcher::Options opt;
   opt.max_batch = 40;
   opt.max_wait = std::chrono::milliseconds(50);
-  app::MicroBatcher batcher(searcher, opt);
+  app::MicroBatcher batcher(opt);
   struct Job {
+    std::shared_ptr<const CpuSearcher> on;
     QuerySet q;
     std::size_t k;
     SearchOptions o;
   };
   std::vector<Job> jobs;
-  for (std::size_t i = 0; i < 12; ++i) {
-    Job j{test::mixed_queries(ix, 1 + i % 3, static_cast<unsigned>(100 + i)), 1 + i % 5, {}};
+  for (std::size_t i = 0; i < 15; ++i) {
+    const auto& on = i % 3 == 2 ? later : searcher;
+    Job j{on,
+          test::mixed_queries(on->index(), 1 + i % 3, static_cast<unsigned>(100 + i)),
+          1 + i % 5,
+          {}};
     j.o.direction = i % 4 != 0 ? Direction::symmetric
                                : Direction::query_to_document;  // two kinds of batches, interleaved
     jobs.push_back(std::move(j));
@@ -54,11 +64,12 @@ TEST(MicroBatcher, SharedBatchesAnswerEachSearchAsAlone) {
   std::vector<std::future<SearchResults>> answers(jobs.size());
   std::vector<std::thread> clients;
   for (std::size_t i = 0; i < jobs.size(); ++i)
-    clients.emplace_back([&, i] { answers[i] = batcher.submit(jobs[i].q, jobs[i].k, jobs[i].o); });
+    clients.emplace_back(
+        [&, i] { answers[i] = batcher.submit(jobs[i].on, jobs[i].q, jobs[i].k, jobs[i].o); });
   for (std::thread& t : clients) t.join();
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const SearchResults got = answers[i].get(),
-                        want = searcher.search(jobs[i].q, jobs[i].k, jobs[i].o);
+                        want = jobs[i].on->search(jobs[i].q, jobs[i].k, jobs[i].o);
     EXPECT_EQ(got.k, want.k) << i;
     EXPECT_EQ(got.indices, want.indices) << i;
     EXPECT_EQ(got.distances, want.distances) << i;
@@ -66,23 +77,24 @@ TEST(MicroBatcher, SharedBatchesAnswerEachSearchAsAlone) {
   const app::MicroBatcher::Stats s = batcher.stats();
   EXPECT_EQ(s.searches, jobs.size());
   EXPECT_LT(s.batches, jobs.size());  // some searches shared a batch
+  EXPECT_GE(s.batches, 4u);           // but never across searchers or directions
   EXPECT_EQ(s.queued, 0u);
 }
 
 TEST(MicroBatcher, RefusesBeyondItsQueueAndOnceClosed) {
   const Index ix = Index::from_data(test::random_index(30, 40, 5, 7, 2));
-  const CpuSearcher searcher(ix);
+  const auto searcher = std::make_shared<const CpuSearcher>(ix);
   app::MicroBatcher::Options opt;
   opt.max_queued = 4;
   opt.max_wait = std::chrono::seconds(30);  // nothing runs until closed
-  app::MicroBatcher batcher(searcher, opt);
+  app::MicroBatcher batcher(opt);
   const std::vector<std::size_t> docs{0, 4, 9};
   const QuerySet three = query_set_from_index(ix, docs);
-  auto first = batcher.submit(three, 2, {});
-  EXPECT_THROW(batcher.submit(three, 2, {}), app::QueueFull);  // 6 > 4 waiting
-  batcher.close();                                             // runs the waiting one now
-  EXPECT_EQ(first.get().indices, searcher.search(three, 2, {}).indices);
-  EXPECT_THROW(batcher.submit(three, 2, {}), app::QueueFull);
+  auto first = batcher.submit(searcher, three, 2, {});
+  EXPECT_THROW(batcher.submit(searcher, three, 2, {}), app::QueueFull);  // 6 > 4 waiting
+  batcher.close();                                                       // runs the waiting one now
+  EXPECT_EQ(first.get().indices, searcher->search(three, 2, {}).indices);
+  EXPECT_THROW(batcher.submit(searcher, three, 2, {}), app::QueueFull);
 }
 
 }  // namespace

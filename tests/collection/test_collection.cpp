@@ -237,6 +237,9 @@ TEST(Collection, RefusesWhatItCannotKeepRight) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("not the embeddings"), std::string::npos) << e.what();
   }
+  // No document with a word, none replacing: nothing to add, nothing committed.
+  EXPECT_THROW(w.add({RawDocument{"new", "", "qqqqzzzz xxxyyy", 1}}), NothingToAdd);
+  EXPECT_EQ(Collection::open(dir).generation(), 1u);
   // An id twice in one add: an Error naming the lines; nothing committed.
   std::vector<RawDocument> twice = d.range(5, 7);
   twice[1].id = twice[0].id;
@@ -259,7 +262,7 @@ TEST(Collection, ASecondWriterWaitsThenFails) {
   try {
     CollectionWriter(dir, 0.2).remove({d.docs[0].id});
     ADD_FAILURE() << "a second writer went ahead";
-  } catch (const Error& e) {
+  } catch (const CollectionBusy& e) {  // what a service answers 503 for
     EXPECT_NE(std::string(e.what()).find("another process"), std::string::npos) << e.what();
   }
   ::close(fd);  // released: the next writer goes ahead
@@ -483,6 +486,48 @@ TEST(Collection, ManySmallAddsKeepFewSegmentsWithFewWordsTwice) {
   }
   EXPECT_GT(most, 1u) << "every add merged everything";
   expect_one_builds_answers(d, Collection::open(dir), live);
+}
+
+TEST(Collection, MergeLaterDoesWhatAddsWouldHave) {
+  // A writer that does not merge and has the embeddings in memory (a service's adds), then
+  // merge() (its background merge): the segments, byte for byte, of a writer that merges as
+  // it adds and reads the file, and the same answers.
+  const Demo d;
+  const std::string now = fresh_dir("col-merge-now"), later = fresh_dir("col-merge-later");
+  for (const std::string& dir : {now, later})
+    Collection::create(dir, d.build(d.range(0, 30)), demo("embeddings.bin"));
+  const Embeddings all = Embeddings::load(demo("embeddings.bin"));
+  CollectionWriter merging(now), deferred(later, 30, false);
+  deferred.use_embeddings(all);
+  for (std::size_t i = 30; i < 42; ++i) {
+    merging.add({d.docs[i]});
+    deferred.add({d.docs[i]});
+  }
+  const Collection unmerged = Collection::open(later);
+  EXPECT_EQ(unmerged.n_segments(), 13u);
+  const CollectionChange c = deferred.merge();
+  EXPECT_EQ(c.generation, unmerged.generation() + 1);
+  const Collection a = Collection::open(now), b = Collection::open(later);
+  ASSERT_EQ(b.n_segments(), a.n_segments());
+  EXPECT_LT(b.n_segments(), 13u);
+  for (std::size_t s = 0; s < a.n_segments(); ++s)
+    EXPECT_EQ(test::read_file(b.segment(s).source()), test::read_file(a.segment(s).source())) << s;
+  expect_one_builds_answers(d, b, d.range(0, 42));
+  // Nothing due: no commit.
+  EXPECT_EQ(deferred.merge().generation, c.generation);
+  EXPECT_EQ(Collection::last_generation(later), c.generation);
+  // Compaction from memory: one build's bytes too.
+  merging.compact();
+  deferred.compact();
+  EXPECT_EQ(test::read_file(Collection::open(later).segment(0).source()),
+            test::read_file(Collection::open(now).segment(0).source()));
+  // Embeddings in memory from another file: refused at the next change.
+  std::string line = "1 300\nfoo";
+  for (int i = 0; i < 300; ++i) line += " 0.5";
+  const std::string other = test::write_file("col-merge-other.vec", line + "\n");
+  const Embeddings wrong = Embeddings::load(other);
+  deferred.use_embeddings(wrong);
+  EXPECT_THROW(deferred.add({d.docs[50]}), Error);
 }
 
 }  // namespace
