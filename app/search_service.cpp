@@ -106,7 +106,12 @@ void SearchService::maintain() {
 template <typename Change>
 CollectionChange SearchService::write(Change&& change) {
   const std::lock_guard lock(write_mutex_);
-  const CollectionChange c = change(*writer_);
+  CollectionChange c;
+  try {
+    c = change(*writer_);
+  } catch (const CollectionBusy& e) {
+    throw RequestError(503, "collection", e.what());
+  }
   reopen();
   return c;
 }

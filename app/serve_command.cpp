@@ -41,7 +41,7 @@ struct ServeFlags {
   int port = 8080;
   std::size_t max_batch = 256, max_queue = 4096, max_k = 1000, max_queries = 1024;
   std::size_t max_body_kib = 1024, http_threads = 128, max_documents = 10000;
-  double max_wait_ms = 2;
+  double max_wait_ms = 2, write_wait = 30;
   bool read_only = false, no_merge = false;
 };
 
@@ -130,7 +130,7 @@ class InFlight {
 
 // Runs a JSON endpoint: the body parsed, the answer or the error as JSON, the time counted.
 template <typename Handler>
-void answer(SearchService& service, Drain& drain, const char* endpoint, const httplib::Request& req,
+void answer(SearchService& service, Drain& drain, const char* endpoint, const std::string* body,
             httplib::Response& res, Handler&& handle) {
   const auto start = std::chrono::steady_clock::now();
   const InFlight counted(drain);
@@ -139,7 +139,7 @@ void answer(SearchService& service, Drain& drain, const char* endpoint, const ht
       res.set_header("Connection", "close");
       throw QueueFull("the service is shutting down");
     }
-    send_json(res, 200, handle(req.method == "POST" ? parse_body(req.body) : json()));
+    send_json(res, 200, handle(body ? parse_body(*body) : json()));
   } catch (const RequestError& e) {
     send_error(res, e.status, e.field, e.what());
   } catch (const QueueFull& e) {
@@ -199,6 +199,25 @@ void refuse(const httplib::Request& req, httplib::Response& res) {
              "the request could not be read (HTTP " + std::to_string(res.status) + ")");
 }
 
+// A POST endpoint: its body read through a content reader, which cpp-httplib holds to
+// --max-body-kib (413) and to nothing else (its plain handlers cap a body labelled as a form,
+// as curl -d labels JSON, at 8 KiB, compiled into Debian's library).
+template <typename Handler>
+void post(httplib::Server& server, const char* path, SearchService& service, Drain& drain,
+          const char* endpoint, Handler handle) {
+  server.Post(path, [&service, &drain, endpoint, handle](const httplib::Request& req,
+                                                         httplib::Response& res,
+                                                         const httplib::ContentReader& read) {
+    std::string body;
+    if (!read([&](const char* data, std::size_t n) {
+          body.append(data, n);
+          return true;
+        }))
+      return refuse(req, res);  // too large (413) or cut short
+    answer(service, drain, endpoint, &body, res, [&](const json& b) { return handle(req, b); });
+  });
+}
+
 void serve(const ServeFlags& f) {
   set_threads(f.engine.threads);
   // SIGTERM and SIGINT go to one thread that stops the server (every thread made from here
@@ -215,6 +234,7 @@ void serve(const ServeFlags& f) {
   opt.embeddings = f.embeddings;
   opt.stopwords = f.stopwords;
   opt.merge = !f.no_merge;
+  opt.write_wait_seconds = f.write_wait;
   opt.limits.max_documents = f.max_documents;
   opt.batching.max_batch = f.max_batch;
   opt.batching.max_wait = std::chrono::microseconds(static_cast<long long>(f.max_wait_ms * 1000));
@@ -228,35 +248,33 @@ void serve(const ServeFlags& f) {
   const std::size_t workers = f.http_threads;
   server.new_task_queue = [workers] { return new httplib::ThreadPool(workers); };
   server.set_payload_max_length(f.max_body_kib << 10);  // larger bodies: 413
-  server.Post("/search", [&](const httplib::Request& req, httplib::Response& res) {
-    answer(service, drain, "search", req, res,
-           [&](const json& body) { return service.search(body); });
-  });
-  server.Post("/explain", [&](const httplib::Request& req, httplib::Response& res) {
-    answer(service, drain, "explain", req, res,
-           [&](const json& body) { return service.explain(body); });
-  });
-  server.Post("/documents", [&](const httplib::Request& req, httplib::Response& res) {
-    answer(service, drain, "documents", req, res, [&](const json& body) {
-      guard.check(req);
-      return service.add(body);
-    });
-  });
+  server.set_tcp_nodelay(true);  // an answer goes out whole at once, not after Nagle's wait
+  post(server, "/search", service, drain, "search",
+       [&](const httplib::Request&, const json& body) { return service.search(body); });
+  post(server, "/explain", service, drain, "explain",
+       [&](const httplib::Request&, const json& body) { return service.explain(body); });
+  post(server, "/documents", service, drain, "documents",
+       [&](const httplib::Request& req, const json& body) {
+         guard.check(req);
+         return service.add(body);
+       });
   server.Delete(R"(/documents/(.+))", [&](const httplib::Request& req, httplib::Response& res) {
-    answer(service, drain, "documents", req, res, [&](const json&) {
+    answer(service, drain, "documents", nullptr, res, [&](const json&) {
       guard.check(req);
       return service.remove(req.matches[1]);
     });
   });
   server.Get(R"(/documents/(.+))", [&](const httplib::Request& req, httplib::Response& res) {
-    answer(service, drain, "documents", req, res,
+    answer(service, drain, "documents", nullptr, res,
            [&](const json&) { return service.document(req.matches[1]); });
   });
-  server.Get("/info", [&](const httplib::Request& req, httplib::Response& res) {
-    answer(service, drain, "info", req, res, [&](const json&) { return service.info(); });
+  server.Get("/info", [&](const httplib::Request&, httplib::Response& res) {
+    answer(service, drain, "info", nullptr, res, [&](const json&) { return service.info(); });
   });
-  server.Get("/health", [&](const httplib::Request& req, httplib::Response& res) {
-    answer(service, drain, "health", req, res, [&](const json&) { return json{{"status", "ok"}}; });
+  server.Get("/health", [&](const httplib::Request&, httplib::Response& res) {
+    answer(service, drain, "health", nullptr, res, [&](const json&) {
+      return json{{"status", "ok"}};
+    });
   });
   server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
     res.set_content(service.metrics(), "text/plain; version=0.0.4");
@@ -340,6 +358,9 @@ void add_serve(CLI::App& app) {
                 "File whose first line is the token writes must give (Authorization: Bearer "
                 "TOKEN); needed to write where --host is not a loopback address");
   c->add_flag("--read-only", f->read_only, "Refuse every write");
+  c->add_option("--write-wait", f->write_wait,
+                "Seconds a write waits for another process's change of the collection (then 503)")
+      ->capture_default_str();
   c->add_flag("--no-merge", f->no_merge,
               "Do not merge a collection's segments in the background (lcrwmd compact later)");
   f->engine.add_backend(c);

@@ -2,6 +2,7 @@
 HTTP, each answered once durable and seen by the next search (and by `lcrwmd search` on the same
 directory), never half of a change; the write guard; bad writes named; background merges; a
 change another process makes picked up. Needs the built command line (LCRWMD_CLI)."""
+import fcntl
 import json
 import os
 import re
@@ -228,6 +229,11 @@ def test_write_errors_and_methods(collection, tmp_path):
         # The body limit holds for writes too.
         big = {"documents": [{"id": "big", "text": "goal " * 300000}]}
         assert s.request("/documents", big)[0] == 413
+        # JSON sent as curl -d sends it (labelled a form) is read up to the same limit.
+        long = {"documents": [{"id": "long", "text": TRAIN[FIRST + 1][2] + " goal" * 4000}]}
+        status, body = s.request("/documents", long,
+                                 headers={"Content-Type": "application/x-www-form-urlencoded"})
+        assert status == 200, body
         # A lexical explanation needs one segment; an embedding one is the document's own.
         assert s.request("/documents", docs([TRAIN[FIRST]]))[0] == 200
         query = {"query": TRAIN[FIRST][2][:300], "doc": TRAIN[FIRST][0]}
@@ -245,6 +251,20 @@ def test_write_errors_and_methods(collection, tmp_path):
     try:
         status, body = s.request("/documents", docs([TRAIN[0]]))
         assert status == 409 and "collection" in body["error"]
+    finally:
+        assert s.stop() == 0
+
+
+def test_a_write_waits_for_another_writer_then_is_refused(collection):
+    s = Server(collection, "--write-wait", "0.3")
+    try:
+        with open(os.path.join(collection, "write.lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # another process is changing it
+            status, body = s.request("/documents", docs([TRAIN[FIRST]]))
+            assert (status, body["field"]) == (503, "collection"), body
+            assert "write.lock" in body["error"]
+        status, body = s.request("/documents", docs([TRAIN[FIRST]]))  # released
+        assert status == 200, body
     finally:
         assert s.stop() == 0
 

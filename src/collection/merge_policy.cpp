@@ -83,10 +83,18 @@ void merge_tiers(const std::string& dir, State& st, WordOrder& order) {
 }
 
 void merge_overlapping(const std::string& dir, State& st, WordOrder& order) {
+  // The largest vocabulary is a floor of the distinct words: within the slack of it, nothing
+  // is due, and the words need not be counted (a service merging after every add).
+  std::size_t summed = 0, largest = 0;
+  for (const Index& seg : st.segments) {
+    summed += seg.vocab_size();
+    largest = std::max(largest, seg.vocab_size());
+  }
+  if (static_cast<double>(summed) <= kVocabularySlack * static_cast<double>(largest)) return;
   const auto distinct = static_cast<double>(all_words(st).size());
   for (;;) {
     const std::size_t n = st.segments.size();
-    std::size_t summed = 0;
+    summed = 0;
     for (const Index& seg : st.segments) summed += seg.vocab_size();
     if (n < 2 || static_cast<double>(summed) <= kVocabularySlack * distinct) return;
     merge_segments(dir, st, n - 2, n, order);
