@@ -21,99 +21,39 @@ using nlohmann::json;
 
 SearchService::SearchService(const std::string& path, const SearcherOptions& searcher,
                              const ServiceOptions& options)
-    : path_(path),
-      searcher_options_(searcher),
-      options_(options),
+    : options_(options),
       cpu_precision_(describe_precision(searcher.cpu.precision)),
       batcher_(options.batching),
-      snapshot_(Snapshot::open(path, searcher, options.verify)) {
-  const Snapshot& s = *snapshot_;
-  const Index& first = s.documents->shard(0);
+      served_(path, searcher, options.verify) {
+  const std::shared_ptr<const Snapshot> s = current();
+  const Index& first = s->documents->shard(0);
   if (!options.stopwords.empty())
     check_stopwords(first, StopWords::load(options.stopwords, first.tokenizer_version()),
                     "--stopwords " + options.stopwords);
   if (!options.embeddings.empty()) {
     // Kept whole: later adds bring words of the file that no segment holds yet.
     embeddings_ = std::make_unique<Embeddings>(Embeddings::load(options.embeddings));
-    for (std::size_t i = 0; i < s.documents->size(); ++i)
-      check_embeddings(s.documents->shard(i), *embeddings_);
-    if (s.collection) s.collection->check_embeddings(options.embeddings);
+    for (std::size_t i = 0; i < s->documents->size(); ++i)
+      check_embeddings(s->documents->shard(i), *embeddings_);
+    // Every later segment's words come from the file the collection records: the segments
+    // need no word-by-word check as they come.
+    if (s->collection) s->collection->check_embeddings(options.embeddings);
   }
   for (const char* name : {"search", "explain", "info", "health", "metrics", "page", "documents"})
     endpoints_.push_back(
         {name, {}, std::vector<std::size_t>(std::size(kLatencyBuckets) + 1), 0, 0});
-  if (s.collection) {
-    writer_.emplace(path, options.write_wait_seconds, false);
-    if (embeddings_) writer_->use_embeddings(*embeddings_);  // no file read per add
-    maintainer_ = std::thread([this] { maintain(); });
-  }
+  if (s->collection)
+    writer_ = std::make_unique<ServiceWriter>(
+        path, served_,
+        ServiceWriter::Options{options.embeddings, embeddings_.get(), options.merge,
+                               options.write_wait_seconds});
 }
 
 SearchService::~SearchService() { close(); }
 
 void SearchService::close() {
   batcher_.close();
-  {
-    std::lock_guard lock(maintain_mutex_);
-    stopping_ = true;
-  }
-  maintain_wake_.notify_all();
-  if (maintainer_.joinable()) maintainer_.join();
-}
-
-std::shared_ptr<const Snapshot> SearchService::current() const {
-  std::lock_guard lock(snapshot_mutex_);
-  return snapshot_;
-}
-
-void SearchService::reopen() {
-  if (Collection::last_generation(path_) == current()->generation()) return;
-  // Files this process wrote, or another writer's that it checked: read without checksums.
-  // Every segment's words come from the one file the collection records, which the
-  // embeddings were checked to be: the segments need no word-by-word check.
-  std::shared_ptr<const Snapshot> next = Snapshot::open(path_, searcher_options_, false);
-  std::lock_guard lock(snapshot_mutex_);
-  if (next->generation() > snapshot_->generation()) snapshot_ = std::move(next);
-}
-
-void SearchService::maintain() {
-  constexpr auto kPoll = std::chrono::seconds(1);  // how soon another process's commit shows
-  std::unique_lock lock(maintain_mutex_);
-  while (!stopping_) {
-    maintain_wake_.wait_for(lock, kPoll, [&] { return stopping_ || merge_due_; });
-    if (stopping_) return;
-    const bool merge = std::exchange(merge_due_, false);
-    lock.unlock();
-    try {
-      if (merge) {
-        const std::uint64_t before = current()->generation();
-        const CollectionChange c =
-            write([&](CollectionWriter& w) { return w.merge(options_.embeddings); });
-        if (c.generation != before) {
-          std::lock_guard counted(metrics_mutex_);
-          ++merges_;
-        }
-      } else {
-        reopen();
-      }
-    } catch (const std::exception& e) {  // the next add or poll tries again
-      std::fprintf(stderr, "lcrwmd serve: %s\n", e.what());
-    }
-    lock.lock();
-  }
-}
-
-template <typename Change>
-CollectionChange SearchService::write(Change&& change) {
-  const std::lock_guard lock(write_mutex_);
-  CollectionChange c;
-  try {
-    c = change(*writer_);
-  } catch (const CollectionBusy& e) {
-    throw RequestError(503, "collection", e.what());
-  }
-  reopen();
-  return c;
+  if (writer_) writer_->close();
 }
 
 template <typename Field>
@@ -218,44 +158,42 @@ json SearchService::document(const std::string& id) const {
 }
 
 json SearchService::add(const json& body) {
-  const std::vector<RawDocument> docs = parse_documents(body, options_.limits);
-  if (!collection())
+  std::vector<RawDocument> docs = parse_documents(body, options_.limits);
+  if (!writer_)
     throw RequestError(409, "documents",
                        "the service reads an index file, which does not change: serve a "
                        "collection (lcrwmd build --collection) to take documents");
-  CollectionChange c;
+  ServiceWriter::Added a;
   try {
-    c = write([&](CollectionWriter& w) { return w.add(docs, options_.embeddings); });
+    a = writer_->add(std::move(docs));
   } catch (const NothingToAdd& e) {
     throw RequestError(422, "documents", e.what());
+  } catch (const CollectionBusy& e) {
+    throw RequestError(503, "collection", e.what());
   }
-  if (options_.merge && c.added > 0) {
-    {
-      std::lock_guard lock(maintain_mutex_);
-      merge_due_ = true;
-    }
-    maintain_wake_.notify_all();
-  }
-  json not_indexed = json::array();
-  for (const std::string& id : c.report.empty_documents) not_indexed.push_back(id);
-  return {{"added", c.added},
-          {"replaced", c.replaced},
-          {"not_indexed", std::move(not_indexed)},
-          {"generation", c.generation},
-          {"documents", current()->documents->n_docs()}};
+  return {{"added", a.added},
+          {"replaced", a.replaced},
+          {"not_indexed", std::move(a.not_indexed)},
+          {"generation", a.generation},
+          {"documents", a.documents}};
 }
 
 json SearchService::remove(const std::string& id) {
-  const std::shared_ptr<const Snapshot> snap = current();
-  if (!snap->collection)
+  if (!writer_)
     throw RequestError(409, "id",
                        "the service reads an index file, which does not change: serve a "
                        "collection (lcrwmd build --collection) to delete documents");
+  const std::shared_ptr<const Snapshot> snap = current();
   if (!snap->documents->find_doc(id))
     throw RequestError(404, "id", "no document with id '" + id + "'");
   if (snap->documents->n_docs() == 1)
     throw RequestError(409, "id", "'" + id + "' is the last document; a collection keeps one");
-  const CollectionChange c = write([&](CollectionWriter& w) { return w.remove({id}); });
+  CollectionChange c;
+  try {
+    c = writer_->remove(id);
+  } catch (const CollectionBusy& e) {
+    throw RequestError(503, "collection", e.what());
+  }
   if (c.deleted == 0)  // another process deleted it meanwhile
     throw RequestError(404, "id", "no document with id '" + id + "'");
   return {
@@ -271,7 +209,7 @@ json SearchService::info() const {
     names.push_back(m.name);
   }
   json collection;  // null: an index file
-  if (snap->collection)
+  if (writer_)
     collection = {{"generation", snap->generation()},
                   {"segments", snap->collection->n_segments()},
                   {"deleted", snap->collection->n_deleted()},
@@ -369,8 +307,7 @@ std::string SearchService::metrics() const {
   out << "# HELP lcrwmd_documents Documents searched (a collection's live documents).\n"
          "# TYPE lcrwmd_documents gauge\nlcrwmd_documents "
       << snap->documents->n_docs() << "\n";
-  if (snap->collection) {
-    std::lock_guard lock(metrics_mutex_);
+  if (writer_) {
     out << "# HELP lcrwmd_collection_generation The collection's commit being searched.\n"
            "# TYPE lcrwmd_collection_generation gauge\nlcrwmd_collection_generation "
         << snap->generation()
@@ -379,7 +316,13 @@ std::string SearchService::metrics() const {
         << snap->collection->n_segments()
         << "\n# HELP lcrwmd_merges_total Background merges committed.\n"
            "# TYPE lcrwmd_merges_total counter\nlcrwmd_merges_total "
-        << merges_ << "\n";
+        << writer_->merges()
+        << "\n# HELP lcrwmd_adds_total Adds (POST /documents) committed.\n"
+           "# TYPE lcrwmd_adds_total counter\nlcrwmd_adds_total "
+        << writer_->adds()
+        << "\n# HELP lcrwmd_add_commits_total Commits of adds (adds arriving together share "
+           "one).\n# TYPE lcrwmd_add_commits_total counter\nlcrwmd_add_commits_total "
+        << writer_->commits() << "\n";
   }
   return out.str();
 }

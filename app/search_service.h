@@ -2,19 +2,17 @@
 // What `lcrwmd serve` answers, apart from HTTP: JSON requests in, JSON answers out, the
 // micro-batcher between them and the resident snapshot of the documents, the writes of a
 // collection, and the counters /metrics shows.
-#include <condition_variable>
 #include <cstddef>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "app/micro_batcher.h"
 #include "app/request.h"
 #include "app/service_snapshot.h"
+#include "app/service_writer.h"
 #include "lcrwmd/collection.h"
 #include "lcrwmd/embeddings.h"
 #include "lcrwmd/error.h"
@@ -60,45 +58,30 @@ class SearchService {
   nlohmann::json remove(const std::string& id);
   nlohmann::json info() const;
   // Whether it serves a collection (which takes documents).
-  bool collection() const { return current()->collection.has_value(); }
+  bool collection() const { return writer_ != nullptr; }
   // Prometheus text exposition of the counters.
   std::string metrics() const;
-  // A drain: searches waiting run now, new ones are refused (QueueFull); the background merges
-  // stop (a merge running finishes its commit first).
+  // A drain: searches and adds waiting run now, new ones are refused (QueueFull); the
+  // collection's writer stops (a merge running finishes its commit first).
   void close();
   // Counts one HTTP answer (for /metrics).
   void record(const std::string& endpoint, int status, double seconds);
 
  private:
-  std::shared_ptr<const Snapshot> current() const;
-  // Opens the collection's last commit as the current snapshot, where it is newer.
-  void reopen();
-  // The background thread: merges after adds, and reads commits other processes made.
-  void maintain();
+  std::shared_ptr<const Snapshot> current() const { return served_.get(); }
   // The texts as queries for `method`; one left with no known word (a lexical method's: and no
   // term) is a 422 naming it (field(i)).
   template <typename Field>
   QuerySet to_queries(const Snapshot& s, const std::vector<RawDocument>& texts,
                       QueryWeights weights, Method method, const Field& field) const;
-  // A change of the collection under the service's write lock; the snapshot after it.
-  template <typename Change>
-  CollectionChange write(Change&& change);
-
   const std::string path_;
   const SearcherOptions searcher_options_;
   const ServiceOptions options_;
   std::unique_ptr<Embeddings> embeddings_;
   std::string cpu_precision_;  // what CPU searches run phase 1 at
   MicroBatcher batcher_;
-
-  mutable std::mutex snapshot_mutex_;
-  std::shared_ptr<const Snapshot> snapshot_;
-  std::mutex write_mutex_;  // one change at a time from this process; guards writer_
-  std::optional<CollectionWriter> writer_;  // a collection's (merges: by maintain())
-  std::mutex maintain_mutex_;
-  std::condition_variable maintain_wake_;
-  bool merge_due_ = false, stopping_ = false;
-  std::thread maintainer_;
+  ServedSnapshot served_;
+  std::unique_ptr<ServiceWriter> writer_;  // a collection's
 
   static constexpr double kLatencyBuckets[] = {0.001, 0.002, 0.005, 0.01, 0.02, 0.05,
                                                0.1,   0.2,   0.5,   1,    2,    5};
@@ -111,7 +94,6 @@ class SearchService {
   };
   mutable std::mutex metrics_mutex_;
   std::vector<Endpoint> endpoints_;
-  std::size_t merges_ = 0;  // under metrics_mutex_
 };
 
 }  // namespace lcrwmd::app

@@ -21,4 +21,11 @@ const Index* Snapshot::one_index() const {
   return collection->is_one_index() ? &collection->segment(0) : nullptr;
 }
 
+void ServedSnapshot::refresh() {
+  if (Collection::last_generation(path_) == get()->generation()) return;
+  std::shared_ptr<const Snapshot> next = Snapshot::open(path_, options_, false);
+  const std::lock_guard lock(mutex_);
+  if (next->generation() > current_->generation()) current_ = std::move(next);
+}
+
 }  // namespace lcrwmd::app

@@ -5,8 +5,10 @@
 // the last finish on theirs (never half of a change).
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "lcrwmd/collection.h"
 #include "lcrwmd/index.h"
@@ -29,6 +31,28 @@ struct Snapshot {
   // The index holding exactly its documents, numbered as `documents` numbers them (a file, or a
   // collection of one segment without deletions); null otherwise.
   const Index* one_index() const;
+};
+
+// The snapshot being served, swapped whole: a request takes the one current as it starts.
+class ServedSnapshot {
+ public:
+  ServedSnapshot(std::string path, const SearcherOptions& options, bool verify)
+      : path_(std::move(path)),
+        options_(options),
+        current_(Snapshot::open(path_, options, verify)) {}
+  std::shared_ptr<const Snapshot> get() const {
+    const std::lock_guard lock(mutex_);
+    return current_;
+  }
+  // Serves the collection's last commit, where it is newer than the one served (its files
+  // read without checksums: this process wrote them, or another writer that checked its own).
+  void refresh();
+
+ private:
+  const std::string path_;
+  const SearcherOptions options_;
+  mutable std::mutex mutex_;
+  std::shared_ptr<const Snapshot> current_;
 };
 
 // The snapshot's searcher, keeping the snapshot alive for as long as a search holds it.

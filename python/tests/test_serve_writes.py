@@ -160,6 +160,56 @@ def test_a_search_sees_a_change_whole_or_not_at_all(collection):
     assert s.stop() == 0
 
 
+def test_adds_arriving_together_commit_together_each_answered_as_alone(collection):
+    # Sixteen clients add at once: adds that wait while another commits share a commit, yet each
+    # gets its own answer, is readable when answered, and one with no word is still a 422.
+    s = Server(collection, "--no-merge")
+    rows = TRAIN[FIRST:]
+    answers, lock = {}, threading.Lock()
+
+    def client(c):
+        for j in range(c, len(rows) + 8, 16):
+            if j < len(rows):
+                body, key = docs([rows[j]]), rows[j][0]
+            else:  # a document with no word
+                body, key = {"documents": [{"id": f"empty{j}", "text": "qqqzzz xxyyxx"}]}, f"empty{j}"
+            status, answer = s.request("/documents", body)
+            seen = s.request("/documents/" + key)[0] if status == 200 else None
+            with lock:
+                answers[key] = (status, answer, seen)
+
+    threads = [threading.Thread(target=client, args=(c,)) for c in range(16)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for i, _, _ in rows:
+            status, answer, seen = answers[i]
+            assert (status, answer["added"], answer["replaced"], seen) == (200, 1, 0, 200), answer
+        empties = [a for k, a in answers.items() if k.startswith("empty")]
+        assert len(empties) == 8 and all(st == 422 and a["field"] == "documents"
+                                         for st, a, _ in empties)
+        assert s.request("/info")[1]["documents"] == len(TRAIN)
+        metrics = s.request("/metrics")[1]
+        adds = int(re.search(r"^lcrwmd_adds_total (\d+)", metrics, re.M).group(1))
+        commits = int(re.search(r"^lcrwmd_add_commits_total (\d+)", metrics, re.M).group(1))
+        assert adds == len(rows) + 8 and commits < len(rows), (adds, commits)
+        # Two adds of one id committed together or not: the later one's text is kept.
+        for text in (TRAIN[0][2], TRAIN[1][2]):
+            assert s.request("/documents", docs([[TRAIN[2][0], "x", text]]))[0] == 200
+        assert s.request("/documents/" + TRAIN[2][0])[1]["text"] == TRAIN[1][2]
+    finally:
+        assert s.stop() == 0
+    # One build's answers: the adds came in any order, so near-ties may swap; the distances
+    # rank by rank may not.
+    got = cli_search(collection, [])
+    want = cli_search(make_collection(collection + "-built", [
+        *[r for r in TRAIN if r[0] != TRAIN[2][0]], [TRAIN[2][0], "x", TRAIN[1][2]]]), [])
+    for qid in want:
+        assert [d for _, d in got[qid]] == pytest.approx([d for _, d in want[qid]], rel=2e-6), qid
+
+
 def test_background_merges_and_other_writers(collection, tmp_path):
     s = Server(collection)
     try:

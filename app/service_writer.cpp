@@ -1,0 +1,143 @@
+#include "app/service_writer.h"
+
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <unordered_set>
+
+#include "app/micro_batcher.h"
+#include "lcrwmd/string_map.h"
+
+namespace lcrwmd::app {
+
+ServiceWriter::ServiceWriter(const std::string& path, ServedSnapshot& served, Options options)
+    : served_(served), options_(std::move(options)), writer_(path, options_.wait_seconds, false) {
+  if (options_.loaded) writer_.use_embeddings(*options_.loaded);
+  thread_ = std::thread([this] { run(); });
+}
+
+ServiceWriter::~ServiceWriter() { close(); }
+
+void ServiceWriter::close() {
+  {
+    const std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+ServiceWriter::Added ServiceWriter::add(std::vector<RawDocument> docs) {
+  Pending mine{std::move(docs), {}};
+  std::future<Added> done = mine.done.get_future();
+  {
+    const std::lock_guard lock(mutex_);
+    if (stopping_) throw QueueFull("the service is shutting down");
+    pending_.push_back(&mine);
+  }
+  wake_.notify_all();
+  return done.get();
+}
+
+CollectionChange ServiceWriter::remove(const std::string& id) {
+  CollectionChange c;
+  {
+    const std::lock_guard lock(write_mutex_);
+    c = writer_.remove({id});
+  }
+  served_.refresh();
+  return c;
+}
+
+void ServiceWriter::run() {
+  constexpr auto kPoll = std::chrono::seconds(1);  // how soon another process's commit shows
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    wake_.wait_for(lock, kPoll, [&] { return stopping_ || !pending_.empty(); });
+    if (stopping_ && pending_.empty()) return;
+    std::vector<Pending*> group;
+    group.swap(pending_);
+    lock.unlock();
+    if (!group.empty()) {
+      commit(group);
+      if (options_.merge) merge();
+    } else {
+      try {
+        served_.refresh();
+      } catch (const std::exception& e) {  // the next poll tries again
+        std::fprintf(stderr, "lcrwmd serve: reading the collection: %s\n", e.what());
+      }
+    }
+    lock.lock();
+  }
+}
+
+void ServiceWriter::commit(std::vector<Pending*>& group) {
+  const std::shared_ptr<const Snapshot> before = served_.get();
+  // One version of each id is written: the last add's, as one add after the other leaves it.
+  StringMap<std::size_t> last;
+  for (std::size_t g = 0; g < group.size(); ++g)
+    for (const RawDocument& d : group[g]->docs) last.insert_or_assign(d.id, g);
+  std::vector<RawDocument> written;
+  for (std::size_t g = 0; g < group.size(); ++g)
+    for (const RawDocument& d : group[g]->docs)
+      if (last.find(d.id)->second == g) written.push_back(d);
+  CollectionChange c;
+  bool nothing = false;
+  try {
+    {
+      const std::lock_guard lock(write_mutex_);
+      c = writer_.add(written, options_.embeddings);
+    }
+    served_.refresh();
+  } catch (const NothingToAdd&) {
+    nothing = true;  // every add's own answer says so below
+  } catch (...) {
+    for (Pending* p : group) p->done.set_exception(std::current_exception());
+    return;
+  }
+  if (!nothing) ++commits_;
+  const std::unordered_set<std::string> empty(c.report.empty_documents.begin(),
+                                              c.report.empty_documents.end());
+  const std::size_t live = served_.get()->documents->n_docs();
+  std::unordered_set<std::string> earlier;  // ids the group's earlier adds gave
+  for (Pending* p : group) {
+    Added a;
+    for (const RawDocument& d : p->docs) {
+      if (before->documents->find_doc(d.id) || earlier.contains(d.id)) ++a.replaced;
+      if (nothing || empty.contains(d.id))
+        a.not_indexed.push_back(d.id);
+      else
+        ++a.added;
+    }
+    for (const RawDocument& d : p->docs) earlier.insert(d.id);
+    ++adds_;
+    if (a.added == 0 && a.replaced == 0) {
+      p->done.set_exception(std::make_exception_ptr(
+          NothingToAdd("no document has a word with an embedding: nothing to add (" +
+                       std::to_string(p->docs.size()) + " documents read)")));
+      continue;
+    }
+    a.generation = c.generation;
+    a.documents = live;
+    p->done.set_value(std::move(a));
+  }
+}
+
+void ServiceWriter::merge() {
+  try {
+    CollectionChange c;
+    const std::uint64_t before = served_.get()->generation();
+    {
+      const std::lock_guard lock(write_mutex_);
+      c = writer_.merge(options_.embeddings);
+    }
+    if (c.generation == before) return;
+    ++merges_;
+    served_.refresh();
+  } catch (const std::exception& e) {  // the next add's merge tries again
+    std::fprintf(stderr, "lcrwmd serve: merging: %s\n", e.what());
+  }
+}
+
+}  // namespace lcrwmd::app
