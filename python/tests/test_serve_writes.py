@@ -3,10 +3,8 @@ HTTP, each answered once durable and seen by the next search (and by `lcrwmd sea
 directory), never half of a change; the write guard; bad writes named; background merges; a
 change another process makes picked up. Needs the built command line (LCRWMD_CLI)."""
 import fcntl
-import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import threading
@@ -16,7 +14,7 @@ import pytest
 
 import lcrwmd
 from demo_data import EMB, STOP, read_tsv
-from test_serve import CLI, DEMO, TEXT, Server
+from test_serve import CLI, DEMO, TEXT, Server, cli_search
 
 pytestmark = pytest.mark.skipif(not os.path.exists(CLI), reason="no lcrwmd command line built")
 
@@ -48,17 +46,6 @@ def marker_word():
     stop = set(open(STOP, encoding="utf-8").read().split())
     return next(w for w in lcrwmd.Embeddings.load(EMB).words
                 if w.isalpha() and len(w) > 4 and w not in used and w not in stop)
-
-
-def cli_search(col, method_flags, k=5):
-    out = subprocess.run([CLI, "search", "--index", col, "--queries",
-                          os.path.join(DEMO, "queries.tsv"), "--k", str(k), *TEXT, *method_flags],
-                         check=True, capture_output=True, text=True).stdout
-    top = {}
-    for line in out.splitlines():
-        qid, _, doc, dist = line.split("\t")
-        top.setdefault(qid, []).append((doc, float(dist)))
-    return top
 
 
 def http_search(server, body_extra, k=5):
@@ -107,7 +94,7 @@ def test_writes_are_searchable_at_once_durable_and_what_the_command_line_reads(c
                              ({"method": "wcd"}, ["--method", "wcd"])]:
             got, seen = http_search(s, extra)
             assert seen == generation
-            assert_same(got, cli_search(collection, flags), extra)
+            assert_same(got, cli_search(collection, flags, 5), extra)
         # What returned 200 survives kill -9.
         s.proc.send_signal(signal.SIGKILL)
         s.proc.wait(timeout=60)
@@ -123,7 +110,7 @@ def test_writes_are_searchable_at_once_durable_and_what_the_command_line_reads(c
     live.append(replaced)
     built = make_collection(collection + "-built", live)
     for flags in (["--method", "bm25"], []):
-        assert_same(cli_search(collection, flags), cli_search(built, flags), flags)
+        assert_same(cli_search(collection, flags, 5), cli_search(built, flags, 5), flags)
 
 
 def test_a_search_sees_a_change_whole_or_not_at_all(collection):
@@ -203,9 +190,9 @@ def test_adds_arriving_together_commit_together_each_answered_as_alone(collectio
         assert s.stop() == 0
     # One build's answers: the adds came in any order, so near-ties may swap; the distances
     # rank by rank may not.
-    got = cli_search(collection, [])
+    got = cli_search(collection, [], 5)
     want = cli_search(make_collection(collection + "-built", [
-        *[r for r in TRAIN if r[0] != TRAIN[2][0]], [TRAIN[2][0], "x", TRAIN[1][2]]]), [])
+        *[r for r in TRAIN if r[0] != TRAIN[2][0]], [TRAIN[2][0], "x", TRAIN[1][2]]]), [], 5)
     for qid in want:
         assert [d for _, d in got[qid]] == pytest.approx([d for _, d in want[qid]], rel=2e-6), qid
 
