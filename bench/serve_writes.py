@@ -4,9 +4,11 @@
 then search latency (one client, the 20news test texts, bm25 and lc-rwmd) with the service idle
 beside the same while another client adds documents back to back, with the segments and
 background merges seen meanwhile. Prints a table and writes JSON (BENCHMARKS.md, "Collections
-that change").
+that change"). Then the same queries over the collection as the adds left it and over a
+compacted copy, in one process.
 
-    bench/serve_writes.py [--work DIR] [--adds 200] [--queries 200] [--json OUT]
+    PYTHONPATH=build/python bench/serve_writes.py [--work DIR] [--adds 200] [--queries 200]
+        [--json OUT]
 """
 import argparse
 import gzip
@@ -51,6 +53,16 @@ def get(url, path):
         return r.read().decode()
 
 
+def settle(url):
+    """Waits until the background merges are done: the served commit unchanged for 2 s."""
+    last, since = None, time.perf_counter()
+    while time.perf_counter() - since < 2:
+        generation = json.loads(get(url, "/info"))["collection"]["generation"]
+        if generation != last:
+            last, since = generation, time.perf_counter()
+        time.sleep(0.2)
+
+
 def percentile(xs, p):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
@@ -87,6 +99,31 @@ def latencies(url, texts, method):
     return out
 
 
+def grown_against_compacted(work, col, texts):
+    """The same queries over the collection as the adds left it and over a compacted copy, in
+    one long-lived process (as a service searches: scratch memory warm), the least of three
+    after a first search; lcrwmd from PYTHONPATH (build/python)."""
+    import lcrwmd
+    compacted = os.path.join(work, "compacted")
+    shutil.copytree(col, compacted)
+    subprocess.run([CLI, "compact", "--index", compacted], check=True, capture_output=True)
+    emb = lcrwmd.Embeddings.load(EMB)
+    out = {"segments": lcrwmd.Collection(col, embeddings=emb).segments}
+    for method in ("lc-rwmd", "bm25"):
+        best = []
+        for path in (col, compacted):
+            c = lcrwmd.Collection(path, embeddings=emb)
+            c.search(texts, k=10, method=method)
+            runs = []
+            for _ in range(3):
+                t = time.perf_counter()
+                c.search(texts, k=10, method=method)
+                runs.append(time.perf_counter() - t)
+            best.append(min(runs))
+        out[method] = {"grown_s": best[0], "compacted_s": best[1], "ratio": best[0] / best[1]}
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", default="/tmp/lcrwmd-serve-writes")
@@ -120,6 +157,7 @@ def main():
         result["adds_per_s_1_client"] = add_all(url, [next(fresh) for _ in range(a.adds)], 1)
         result["adds_per_s_4_clients"] = add_all(url, [next(fresh) for _ in range(a.adds)], 4)
         for method in ("bm25", "lc-rwmd"):
+            settle(url)
             idle = latencies(url, texts, method)
             stop, added, segments = threading.Event(), [0], []
 
@@ -158,6 +196,7 @@ def main():
     finally:
         proc.terminate()
         proc.wait(timeout=120)
+    result["grown_against_compacted"] = grown_against_compacted(a.work, col, texts)
     print(f"20news collection of {FIRST} documents served on the CPU ({result['machine']})")
     print(f"single-document HTTP adds: {result['adds_per_s_1_client']:.1f}/s one client, "
           f"{result['adds_per_s_4_clients']:.1f}/s four clients")
@@ -170,6 +209,11 @@ def main():
               f"{r['adds_per_s_meanwhile']:7.1f} {r['most_segments']!s:>9}")
     print(f"at the end: {result['documents_at_end']} documents in {result['segments_at_end']} "
           f"segments, {result['merges']} background merges")
+    g = result["grown_against_compacted"]
+    for method in ("lc-rwmd", "bm25"):
+        r = g[method]
+        print(f"{len(texts)} queries, {method}, one process: grown ({g['segments']} segments) "
+              f"{r['grown_s']:.3f} s, compacted {r['compacted_s']:.3f} s: {r['ratio']:.2f}x")
     os.makedirs(os.path.dirname(a.json), exist_ok=True)
     with open(a.json, "w") as f:
         json.dump(result, f, indent=1)
