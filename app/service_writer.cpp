@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <exception>
 #include <unordered_set>
 
 #include "app/micro_batcher.h"
@@ -29,14 +28,25 @@ void ServiceWriter::close() {
 
 ServiceWriter::Added ServiceWriter::add(std::vector<RawDocument> docs) {
   Pending mine{std::move(docs), {}};
-  std::future<Added> done = mine.done.get_future();
+  std::future<Outcome> done = mine.done.get_future();
   {
     const std::lock_guard lock(mutex_);
     if (stopping_) throw QueueFull("the service is shutting down");
     pending_.push_back(&mine);
   }
   wake_.notify_all();
-  return done.get();
+  Outcome out = done.get();
+  switch (out.failure) {
+    case Outcome::Failure::none:
+      return std::move(out.added);
+    case Outcome::Failure::nothing_to_add:
+      throw NothingToAdd(out.message);
+    case Outcome::Failure::busy:
+      throw CollectionBusy(out.message);
+    case Outcome::Failure::error:
+      break;
+  }
+  throw Error(out.message);
 }
 
 CollectionChange ServiceWriter::remove(const std::string& id) {
@@ -92,8 +102,11 @@ void ServiceWriter::commit(std::vector<Pending*>& group) {
     served_.refresh();
   } catch (const NothingToAdd&) {
     nothing = true;  // every add's own answer says so below
-  } catch (...) {
-    for (Pending* p : group) p->done.set_exception(std::current_exception());
+  } catch (const std::exception& e) {
+    const bool busy = dynamic_cast<const CollectionBusy*>(&e) != nullptr;
+    for (Pending* p : group)
+      p->done.set_value(
+          {busy ? Outcome::Failure::busy : Outcome::Failure::error, e.what(), Added{}});
     return;
   }
   if (!nothing) ++commits_;
@@ -113,14 +126,15 @@ void ServiceWriter::commit(std::vector<Pending*>& group) {
     for (const RawDocument& d : p->docs) earlier.insert(d.id);
     ++adds_;
     if (a.added == 0 && a.replaced == 0) {
-      p->done.set_exception(std::make_exception_ptr(
-          NothingToAdd("no document has a word with an embedding: nothing to add (" +
-                       std::to_string(p->docs.size()) + " documents read)")));
+      p->done.set_value({Outcome::Failure::nothing_to_add,
+                         "no document has a word with an embedding: nothing to add (" +
+                             std::to_string(p->docs.size()) + " documents read)",
+                         Added{}});
       continue;
     }
     a.generation = c.generation;
     a.documents = live;
-    p->done.set_value(std::move(a));
+    p->done.set_value({Outcome::Failure::none, {}, std::move(a)});
   }
 }
 

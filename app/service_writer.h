@@ -58,9 +58,16 @@ class ServiceWriter {
   std::size_t adds() const { return adds_; }        // adds answered
 
  private:
+  // What the writer's thread hands back: a result, or what went wrong, which the caller's own
+  // thread raises (an exception object is never shared between the two threads).
+  struct Outcome {
+    enum class Failure { none, nothing_to_add, busy, error } failure = Failure::none;
+    std::string message;
+    Added added;
+  };
   struct Pending {
     std::vector<RawDocument> docs;
-    std::promise<Added> done;
+    std::promise<Outcome> done;
   };
   void run();
   void commit(std::vector<Pending*>& group);
