@@ -3,7 +3,8 @@
 # against the CPU backend), compute-sanitizer's memcheck, racecheck and synccheck on a subset of
 # them, then the CLI's results on the GPU beside the CPU's for every method the GPU runs, both
 # directions, top-k, range search, distance matrices, kNN evaluation, shards and a collection
-# with deletions, on the bundled demo data and a synthetic index. Logs go to LOG_DIR; the exit status counts the failed steps.
+# with deletions (searched, and served while it takes documents), on the bundled demo data and
+# a synthetic index. Logs go to LOG_DIR; the exit status counts the failed steps.
 #   bench/gpu_check.sh BUNDLE_DIR LOG_DIR      (BUNDLE_DIR from bench/gpu_bundle.sh)
 # Environment: SANITIZE=0 skips compute-sanitizer. LOG_DIR holds a log per step (~80 files).
 # Option lists ($dq, $sq, $side) split into words on purpose; the functions run through step.
@@ -109,10 +110,51 @@ tail -n +81 $demo/train.tsv >"$W/more.tsv"
 "$B/lcrwmd" add --index "$W/col" --docs "$W/more.tsv" >/dev/null 2>&1
 cut -f1 $demo/train.tsv | sed -n '3p;40p;41p;100p' >"$W/gone.txt"
 "$B/lcrwmd" delete --index "$W/col" --ids "$W/gone.txt" >/dev/null 2>&1
+serve_collection() {  # lcrwmd serve taking documents, on each backend: same answers
+  cp -r "$W/col" "$W/col_cpu" && cp -r "$W/col" "$W/col_gpu" && python3 - <<'PY'
+import json, os, signal, subprocess, sys, urllib.request
+B, W, demo = os.environ["B"], os.environ["W"], os.environ["demo"]
+rows = [l.rstrip("\n").split("\t", 2) for l in open(f"{demo}/queries.tsv")]
+def start(backend):
+    p = subprocess.Popen([f"{B}/lcrwmd", "serve", "--index", f"{W}/col_{backend}", "--port", "0",
+                          "--embeddings", f"{demo}/embeddings.bin", "--backend", backend],
+                         stderr=subprocess.PIPE, text=True)
+    line = p.stderr.readline()
+    print(backend, line.strip())
+    return p, "http://127.0.0.1:" + line.strip().rsplit(":", 1)[1]
+def call(url, path, body=None, method=None):
+    req = urllib.request.Request(url + path, method=method,
+                                 data=None if body is None else json.dumps(body).encode())
+    with urllib.request.urlopen(req, timeout=120) as r:
+        return json.loads(r.read())
+answers = {}
+for backend in ("cpu", "cuda"):
+    p, url = start(backend)
+    try:
+        call(url, "/documents", {"documents": [{"id": "new-" + i, "label": l, "text": t}
+                                               for i, l, t in rows[:5]]})
+        call(url, "/documents/new-" + rows[0][0], method="DELETE")
+        answers[backend] = [call(url, "/search", {"queries": [t for _, _, t in rows], "k": 10,
+                                                  "method": m})["results"]
+                            for m in ("lc-rwmd", "wcd", "act")]
+    finally:
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(timeout=120) == 0, backend
+worst, bad = 0.0, 0
+for a, b in zip(answers["cpu"], answers["cuda"]):
+    for ra, rb in zip(a, b):
+        na, nb = ra["neighbors"], rb["neighbors"]
+        bad += [n["id"] for n in na[:9]] != [n["id"] for n in nb[:9]]
+        for x, y in zip(na, nb):
+            worst = max(worst, abs(x["distance"] - y["distance"]) / max(1.0, abs(x["distance"])))
+print(f"serve over a collection, cpu against cuda: {bad} lists differ, max rel diff {worst:.2e}")
+sys.exit(1 if bad or worst > 2e-4 else 0)
+PY
+}
 dq="--index $W/demo.idx --queries $demo/queries.tsv --embeddings $demo/embeddings.bin"
 sq="--index $W/synth.idx --queries $W/synth_q.tsv"
 export B W LOG demo dq
-export -f compare cli pairwise knn
+export -f compare cli pairwise knn serve_collection
 for m in wcd rwmd lc-rwmd act ict; do
   for side in "" --one-sided; do
     [ "$m" = wcd ] && [ -n "$side" ] && continue
@@ -127,13 +169,14 @@ for m in lc-rwmd wcd act; do
 done
 step cli_collection_one_sided 60 cli collection_one_sided --index "$W/col" \
   --queries $demo/queries.tsv --embeddings $demo/embeddings.bin --one-sided --k 20
+step serve_collection 120 serve_collection
 step cli_range 60 cli range $dq --max-distance 9.5 --k 50
 step cli_shards 90 cli shards --index "$W/shard.0.idx" --index "$W/shard.1.idx" \
   --index "$W/shard.2.idx" --queries "$W/synth_q.tsv" --k 10
 step cli_batch1 60 cli batch1 $sq --batch 1 --k 10 --device-memory 64
 for m in wcd rwmd lc-rwmd act ict; do step "pairwise_$m" 60 pairwise $m; done
 step eval_knn 60 knn
-grep -h "queries, max rel\|max rel diff" "$LOG"/cli_*.log "$LOG"/pairwise_*.log
+grep -h "queries, max rel\|max rel diff" "$LOG"/cli_*.log "$LOG"/pairwise_*.log "$LOG"/serve_*.log
 rm -rf "$W"
 echo "== $failed step(s) failed"
 exit "$failed"
