@@ -317,7 +317,7 @@ std::string SearchService::metrics() const {
         << "\n# HELP lcrwmd_merges_total Background merges committed.\n"
            "# TYPE lcrwmd_merges_total counter\nlcrwmd_merges_total "
         << writer_->merges()
-        << "\n# HELP lcrwmd_adds_total Adds (POST /documents) committed.\n"
+        << "\n# HELP lcrwmd_adds_total Adds (POST /documents) the writer answered.\n"
            "# TYPE lcrwmd_adds_total counter\nlcrwmd_adds_total "
         << writer_->adds()
         << "\n# HELP lcrwmd_add_commits_total Commits of adds (adds arriving together share "

@@ -55,7 +55,7 @@ class ServiceWriter {
 
   std::size_t merges() const { return merges_; }    // merges committed
   std::size_t commits() const { return commits_; }  // commits of adds (each one or more adds)
-  std::size_t adds() const { return adds_; }        // adds answered
+  std::size_t adds() const { return adds_; }        // adds answered (a 422 included)
 
  private:
   // What the writer's thread hands back: a result, or what went wrong, which the caller's own
