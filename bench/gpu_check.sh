@@ -111,7 +111,7 @@ tail -n +81 $demo/train.tsv >"$W/more.tsv"
 cut -f1 $demo/train.tsv | sed -n '3p;40p;41p;100p' >"$W/gone.txt"
 "$B/lcrwmd" delete --index "$W/col" --ids "$W/gone.txt" >/dev/null 2>&1
 serve_collection() {  # lcrwmd serve taking documents, on each backend: same answers
-  cp -r "$W/col" "$W/col_cpu" && cp -r "$W/col" "$W/col_gpu" && python3 - <<'PY'
+  cp -r "$W/col" "$W/col_cpu" && cp -r "$W/col" "$W/col_cuda" && python3 - <<'PY'
 import json, os, signal, subprocess, sys, urllib.request
 B, W, demo = os.environ["B"], os.environ["W"], os.environ["demo"]
 rows = [l.rstrip("\n").split("\t", 2) for l in open(f"{demo}/queries.tsv")]
