@@ -21,7 +21,8 @@ using nlohmann::json;
 
 SearchService::SearchService(const std::string& path, const SearcherOptions& searcher,
                              const ServiceOptions& options)
-    : options_(options),
+    : path_(path),
+      options_(options),
       cpu_precision_(describe_precision(searcher.cpu.precision)),
       batcher_(options.batching),
       served_(path, searcher, options.verify) {

@@ -75,7 +75,6 @@ class SearchService {
   QuerySet to_queries(const Snapshot& s, const std::vector<RawDocument>& texts,
                       QueryWeights weights, Method method, const Field& field) const;
   const std::string path_;
-  const SearcherOptions searcher_options_;
   const ServiceOptions options_;
   std::unique_ptr<Embeddings> embeddings_;
   std::string cpu_precision_;  // what CPU searches run phase 1 at

@@ -275,7 +275,7 @@ def test_write_errors_and_methods(collection, tmp_path):
         assert s.request("/documents", docs([TRAIN[FIRST]]))[0] == 200
         query = {"query": TRAIN[FIRST][2][:300], "doc": TRAIN[FIRST][0]}
         status, body = s.request("/explain", {**query, "method": "bm25"})
-        assert status == 409 and "compact" in body["error"], body
+        assert status == 409 and f"lcrwmd compact --index {collection}`" in body["error"], body
         status, body = s.request("/explain", {**query, "method": "rwmd"})
         assert status == 200, body
     finally:
