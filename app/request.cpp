@@ -246,17 +246,23 @@ std::vector<RawDocument> parse_documents(const json& body, const RequestLimits& 
     const std::string at = "documents[" + std::to_string(i) + "]";
     if (!d.is_object()) throw RequestError(400, at, "expected an object with \"id\" and \"text\"");
     only(d, {"id", "label", "text"}, at + ".");
+    // Each field named with its document's place, as the errors below name them.
+    const auto field = [&](const char* name, const char* expected,
+                           bool required) -> std::optional<std::string> {
+      const auto it = d.find(name);
+      if (!required && (it == d.end() || it->is_null())) return std::nullopt;
+      if (it == d.end() || !it->is_string()) throw RequestError(400, at + "." + name, expected);
+      return it->get<std::string>();
+    };
     RawDocument doc;
     doc.line = i + 1;
-    doc.id = text(d, "id", "");
-    doc.label = text(d, "label", "");
-    const auto t = d.find("text");
-    if (t == d.end() || !t->is_string()) throw RequestError(400, at + ".text", "expected a text");
-    doc.text = t->get<std::string>();
+    doc.id = field("id", "expected a non-empty string", true).value();
+    doc.label = field("label", "expected a string", false).value_or("");
+    doc.text = field("text", "expected a text", true).value();
     if (doc.id.empty()) throw RequestError(400, at + ".id", "expected a non-empty string");
-    for (const auto& [field, value] : {std::pair{".id", &doc.id}, {".label", &doc.label}})
+    for (const auto& [suffix, value] : {std::pair{".id", &doc.id}, {".label", &doc.label}})
       if (value->find_first_of("\t\r\n") != std::string::npos)
-        throw RequestError(400, at + field, "a tab or line break cannot be part of it");
+        throw RequestError(400, at + suffix, "a tab or line break cannot be part of it");
     if (const auto [it, fresh] = seen.emplace(doc.id, i); !fresh)
       throw RequestError(400, at + ".id",
                          "'" + doc.id + "' is documents[" + std::to_string(it->second) +
