@@ -49,7 +49,7 @@ struct ServeFlags {
 // given; beyond loopback, only the token's holders (without one, nobody).
 class WriteGuard {
  public:
-  WriteGuard(const ServeFlags& f) : read_only_(f.read_only) {
+  explicit WriteGuard(const ServeFlags& f) : read_only_(f.read_only), host_(f.host) {
     if (!f.write_token_file.empty()) {
       std::ifstream in(f.write_token_file);
       if (!in) throw Error("--write-token-file " + f.write_token_file + ": cannot be read");
@@ -61,7 +61,6 @@ class WriteGuard {
                     ": its first line should be a token of 16 characters or more");
     }
     open_ = token_.empty() && is_loopback(f.host);
-    host_ = f.host;
   }
   // Throws the RequestError that refuses a write, if it is refused.
   void check(const httplib::Request& req) const {
@@ -128,10 +127,10 @@ class InFlight {
   Drain& d_;
 };
 
-// Runs a JSON endpoint: the body parsed, the answer or the error as JSON, the time counted.
+// Runs a JSON endpoint: the answer or the error as JSON, the time counted.
 template <typename Handler>
-void answer(SearchService& service, Drain& drain, const char* endpoint, const std::string* body,
-            httplib::Response& res, Handler&& handle) {
+void answer(SearchService& service, Drain& drain, const char* endpoint, httplib::Response& res,
+            Handler&& handle) {
   const auto start = std::chrono::steady_clock::now();
   const InFlight counted(drain);
   try {
@@ -139,7 +138,7 @@ void answer(SearchService& service, Drain& drain, const char* endpoint, const st
       res.set_header("Connection", "close");
       throw QueueFull("the service is shutting down");
     }
-    send_json(res, 200, handle(body ? parse_body(*body) : json()));
+    send_json(res, 200, handle());
   } catch (const RequestError& e) {
     send_error(res, e.status, e.field, e.what());
   } catch (const QueueFull& e) {
@@ -201,7 +200,8 @@ void refuse(const httplib::Request& req, httplib::Response& res) {
 
 // A POST endpoint: its body read through a content reader, which cpp-httplib holds to
 // --max-body-kib (413) and to nothing else (its plain handlers cap a body labelled as a form,
-// as curl -d labels JSON, at 8 KiB, compiled into Debian's library).
+// as curl -d labels JSON, at 8 KiB, compiled into Debian's library). handle(req, body) parses
+// the body (parse_body) once it has admitted the request.
 template <typename Handler>
 void post(httplib::Server& server, const char* path, SearchService& service, Drain& drain,
           const char* endpoint, Handler handle) {
@@ -214,7 +214,7 @@ void post(httplib::Server& server, const char* path, SearchService& service, Dra
           return true;
         }))
       return refuse(req, res);  // too large (413) or cut short
-    answer(service, drain, endpoint, &body, res, [&](const json& b) { return handle(req, b); });
+    answer(service, drain, endpoint, res, [&] { return handle(req, body); });
   });
 }
 
@@ -250,31 +250,32 @@ void serve(const ServeFlags& f) {
   server.set_payload_max_length(f.max_body_kib << 10);  // larger bodies: 413
   server.set_tcp_nodelay(true);  // an answer goes out whole at once, not after Nagle's wait
   post(server, "/search", service, drain, "search",
-       [&](const httplib::Request&, const json& body) { return service.search(body); });
+       [&](const httplib::Request&, const std::string& body) {
+         return service.search(parse_body(body));
+       });
   post(server, "/explain", service, drain, "explain",
-       [&](const httplib::Request&, const json& body) { return service.explain(body); });
+       [&](const httplib::Request&, const std::string& body) {
+         return service.explain(parse_body(body));
+       });
   post(server, "/documents", service, drain, "documents",
-       [&](const httplib::Request& req, const json& body) {
-         guard.check(req);
-         return service.add(body);
+       [&](const httplib::Request& req, const std::string& body) {
+         guard.check(req);  // before the body is read as JSON
+         return service.add(parse_body(body));
        });
   server.Delete(R"(/documents/(.+))", [&](const httplib::Request& req, httplib::Response& res) {
-    answer(service, drain, "documents", nullptr, res, [&](const json&) {
+    answer(service, drain, "documents", res, [&] {
       guard.check(req);
       return service.remove(req.matches[1]);
     });
   });
   server.Get(R"(/documents/(.+))", [&](const httplib::Request& req, httplib::Response& res) {
-    answer(service, drain, "documents", nullptr, res,
-           [&](const json&) { return service.document(req.matches[1]); });
+    answer(service, drain, "documents", res, [&] { return service.document(req.matches[1]); });
   });
   server.Get("/info", [&](const httplib::Request&, httplib::Response& res) {
-    answer(service, drain, "info", nullptr, res, [&](const json&) { return service.info(); });
+    answer(service, drain, "info", res, [&] { return service.info(); });
   });
   server.Get("/health", [&](const httplib::Request&, httplib::Response& res) {
-    answer(service, drain, "health", nullptr, res, [&](const json&) {
-      return json{{"status", "ok"}};
-    });
+    answer(service, drain, "health", res, [&] { return json{{"status", "ok"}}; });
   });
   server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
     res.set_content(service.metrics(), "text/plain; version=0.0.4");

@@ -326,6 +326,7 @@ def test_the_write_guard(collection, tmp_path):
     s = Server(collection, "--write-token-file", str(token_file))
     try:
         assert s.request("/documents", one)[0] == 401
+        assert s.request("/documents", raw=b"{not json")[0] == 401  # refused before it is read
         assert s.request("/documents", one, headers={"Authorization": "Bearer nope"})[0] == 401
         status, body = s.request("/documents", one, headers={"Authorization": "Bearer " + token})
         assert status == 200, body
