@@ -10,6 +10,8 @@
 //   lcrwmd_bench precision --index set1.idx --queries set1_q.tsv [--batches 64]  (CPU phase 1)
 //   lcrwmd_bench precision --embeddings ... --train ... --test ... --bulk 7532
 //   lcrwmd_bench directions --index set1.idx --queries set1_q.tsv [--words 5]  (a search box's)
+//   lcrwmd_bench segments --index set1.idx --queries set1_q.tsv   (a grown collection's search)
+//   lcrwmd_bench segments --embeddings ... --train ... --test ...
 //
 // Every time is the median over repetitions; ratios compare times taken in the same run.
 #include <omp.h>
@@ -23,7 +25,6 @@
 #include <fstream>
 #include <functional>
 #include <map>
-#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -32,6 +33,7 @@
 #include "bench_directions.h"
 #include "bench_gpu.h"
 #include "bench_precision.h"
+#include "bench_segments.h"
 #include "bench_util.h"
 #include "lcrwmd/corpus.h"
 #include "lcrwmd/embeddings.h"
@@ -64,6 +66,28 @@ Corpus load_corpus(const std::string& emb_path, const std::string& stop_path,
   Index ix = Index::from_data(build_index_data(emb, read_tsv(train_path), bo));
   QuerySet qs = make_query_set(ix, read_tsv(test_path), {&emb});
   return {std::move(ix), std::move(qs)};
+}
+
+// An index file and its queries, or a corpus (load_corpus) where no index is given; printed and
+// named in the report's metadata.
+Corpus index_or_corpus(const std::string& index_path, const std::string& queries_path,
+                       const std::string& emb_path, const std::string& stop_path,
+                       const std::string& train_path, const std::string& test_path,
+                       std::map<std::string, std::string>& meta) {
+  Corpus c = [&] {
+    if (index_path.empty()) {
+      meta["train"] = train_path;
+      meta["test"] = test_path;
+      return load_corpus(emb_path, stop_path, train_path, test_path);
+    }
+    meta["index"] = index_path;
+    Index ix = Index::load(index_path, false);
+    QuerySet qs = make_query_set(ix, read_tsv(queries_path), {});
+    return Corpus{std::move(ix), std::move(qs)};
+  }();
+  std::printf("%zu documents, vocabulary %zu, dim %zu; %zu queries\n", c.index.n_docs(),
+              c.index.vocab_size(), c.index.dim(), c.queries.size());
+  return c;
 }
 
 // Single-query latency of one-sided and symmetric LC-RWMD beside the bare SGEMM, interleaved
@@ -258,6 +282,22 @@ int main(int argc, char** argv) {
   dir_cmd->add_option("--words", words, "Words kept of each query")->capture_default_str();
   dir_cmd->add_option("--batches", dir_batches, "Batch sizes (none: --batches 0)");
 
+  auto* seg_cmd = app.add_subcommand(
+      "segments", "A grown collection's segments searched beside one index of their documents");
+  SegmentsRun srun;
+  seg_cmd->add_option("--index", index_path, "Index (from lcrwmd synth or build)");
+  seg_cmd->add_option("--queries", queries_path, "Queries TSV for --index");
+  seg_cmd->add_option("--embeddings", emb_path, "Or a corpus: embeddings");
+  seg_cmd->add_option("--stopwords", stop_path);
+  seg_cmd->add_option("--train", train_path, "Or a corpus: training documents (the index)");
+  seg_cmd->add_option("--test", test_path, "Or a corpus: test documents (the queries)");
+  seg_cmd->add_option("--adds", srun.adds, "The newest documents, each added alone")
+      ->capture_default_str();
+  seg_cmd->add_option("--single", srun.single, "Queries timed one at a time")
+      ->capture_default_str();
+  seg_cmd->add_option("--batch", srun.batch, "Queries timed as one batch (0: none)")
+      ->capture_default_str();
+
   auto* merge_cmd = app.add_subcommand("merge", "The top-k merge of a distributed search");
 
   auto* emd_cmd = app.add_subcommand("emd", "Exact EMD on problems from bench/peers.py");
@@ -283,6 +323,11 @@ int main(int argc, char** argv) {
       for (std::size_t b : dir_batches)
         if (b) bs.push_back(b);
       direction_benchmarks(*make_searcher(ix, so), qs, reps, bs, rep);
+    } else if (*seg_cmd) {
+      const Corpus c = index_or_corpus(index_path, queries_path, emb_path, stop_path, train_path,
+                                       test_path, meta);
+      srun.reps = reps;
+      segment_benchmarks(c.index, c.queries, so, srun, rep);
     } else if (*merge_cmd) {
       merge_cost(reps, rep);
     } else if (*gpu_cmd) {
@@ -299,27 +344,14 @@ int main(int argc, char** argv) {
       const auto searcher = make_searcher(ix, so);
       act_vs_lc(*searcher, qs, reps, act_steps, act_batches, rep);
     } else if (*prec_cmd) {
-      std::optional<Index> ix;
-      QuerySet qs;
-      if (!index_path.empty()) {
-        ix.emplace(Index::load(index_path, false));
-        qs = make_query_set(*ix, read_tsv(queries_path), {});
-        meta["index"] = index_path;
-      } else {
-        Corpus c = load_corpus(emb_path, stop_path, train_path, test_path);
-        ix.emplace(std::move(c.index));
-        qs = std::move(c.queries);
-        meta["train"] = train_path;
-        meta["test"] = test_path;
-      }
-      std::printf("%zu documents, vocabulary %zu, dim %zu; %zu queries\n", ix->n_docs(),
-                  ix->vocab_size(), ix->dim(), qs.size());
+      const Corpus c = index_or_corpus(index_path, queries_path, emb_path, stop_path, train_path,
+                                       test_path, meta);
       prun.reps = reps;
       prun.single = !no_single;
       for (std::size_t b : prec_batches)
         if (b) prun.batches.push_back(b);
       const std::size_t rss0 = status_kib("VmRSS:");
-      precision_benchmarks(*ix, qs, prun, rep);
+      precision_benchmarks(c.index, c.queries, prun, rep);
       rep.add("peak resident memory of this process beyond the index (MiB)",
               static_cast<double>(status_kib("VmHWM:") - rss0) / 1024, "MiB");
     } else if (*syn) {

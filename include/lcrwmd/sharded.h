@@ -105,7 +105,8 @@ class ShardSet {
 // A Searcher over a ShardSet: a searcher per shard (of one backend), run one after another;
 // each shard's top-k merged in the collection's order (ascending distance, ties by the smaller
 // document). For WMD and the symmetric relaxations, a shard's search skips documents whose
-// lower bound cannot beat the k-th best of the shards before it. index() is the first shard
+// lower bound cannot beat the k-th best of the shards before it. bm25 instead scores every
+// shard's postings in one pass with one top-k (one index's bytes). index() is the first shard
 // (queries are written over its vocabulary); n_docs() the collection's.
 class ShardedSearcher final : public Searcher {
  public:

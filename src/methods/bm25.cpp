@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "lcrwmd/error.h"
 #include "methods/batch_distance.h"
@@ -11,12 +13,48 @@
 
 namespace lcrwmd {
 
-Bm25Scorer::Bm25Scorer(const Index& index, const QuerySet& queries, double k1, double b)
-    : index_(index), terms_(queries.terms), k1_(k1) {
-  if (!index.has_terms())
-    throw Error(index.source() +
-                ": the index holds no term counts (assembled without them): bm25 reads an "
-                "index from `lcrwmd build` or `lcrwmd synth`");
+namespace {
+
+constexpr std::uint32_t kNoTerm = ~std::uint32_t{0};
+
+// The position of the first of `index`'s terms (sorted bytewise) at or after `from` that is
+// not below `term`: a galloping search, cheap where the terms looked up ascend and lie near
+// each other, as a batch's sorted distinct terms do in a large index, or few of the index's
+// terms lie between them, as in a small one.
+std::size_t term_at_or_after(const Index& index, std::size_t from, std::string_view term) {
+  const std::size_t n = index.n_terms();
+  std::size_t lo = from, step = 1;
+  while (lo + step <= n && index.term(lo + step - 1) < term) {
+    lo += step;
+    step *= 2;
+  }
+  std::size_t hi = std::min(n, lo + step - 1);  // the answer lies in [lo, hi]
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (index.term(mid) < term)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+}  // namespace
+
+Bm25Scorer::Bm25Scorer(const Index& index, const QuerySet& queries, std::size_t begin,
+                       std::size_t end, double k1, double b)
+    : Bm25Scorer(std::vector<Bm25Part>{{&index, 0}}, queries, begin, end, k1, b) {}
+
+Bm25Scorer::Bm25Scorer(std::vector<Bm25Part> parts, const QuerySet& queries, std::size_t begin,
+                       std::size_t end, double k1, double b)
+    : parts_(std::move(parts)), terms_(queries.terms), k1_(k1) {
+  for (const Bm25Part& part : parts_) {
+    if (!part.index->has_terms())
+      throw Error(part.index->source() +
+                  ": the index holds no term counts (assembled without them): bm25 reads an "
+                  "index from `lcrwmd build` or `lcrwmd synth`");
+    n_ = std::max(n_, part.first + part.index->n_docs());
+  }
   const QueryTerms& t = terms_;
   if (t.indptr.size() != queries.size() + 1 || t.counts.size() != t.terms.size())
     throw Error(
@@ -30,24 +68,58 @@ Bm25Scorer::Bm25Scorer(const Index& index, const QuerySet& queries, double k1, d
   // query reads far fewer postings than there are documents (no pass over them all per batch).
   length_scale_ = k1 * b / t.mean_length;
   length_base_ = k1 * (1.0 - b);
+  // Each part's ids of the queries' terms: the batch's distinct terms in order, each found
+  // from where the one before it was.
+  first_term_ = t.indptr[begin];
+  const std::size_t n_terms = t.indptr[end] - first_term_, n_parts = parts_.size();
+  std::vector<std::uint32_t> order(n_terms);
+  for (std::size_t p = 0; p < n_terms; ++p) order[p] = static_cast<std::uint32_t>(p);
+  const auto term = [&](std::uint32_t p) -> std::string_view { return t.terms[first_term_ + p]; };
+  std::sort(order.begin(), order.end(),
+            [&](std::uint32_t a, std::uint32_t c) { return term(a) < term(c); });
+  term_ids_.assign(n_terms * n_parts, kNoTerm);
+  for (std::size_t s = 0; s < n_parts; ++s) {
+    const Index& index = *parts_[s].index;
+    std::size_t at = 0;
+    for (std::size_t o = 0; o < n_terms; ++o) {
+      if (o > 0 && term(order[o]) == term(order[o - 1])) {  // a repeat: the same id
+        term_ids_[order[o] * n_parts + s] = term_ids_[order[o - 1] * n_parts + s];
+        continue;
+      }
+      at = term_at_or_after(index, at, term(order[o]));
+      if (at < index.n_terms() && index.term(at) == term(order[o]))
+        term_ids_[order[o] * n_parts + s] = static_cast<std::uint32_t>(at);
+    }
+  }
 }
 
 void Bm25Scorer::score(std::size_t q, double* score, std::size_t begin, std::size_t end) const {
   std::fill(score + begin, score + end, 0.0);
-  for (std::uint64_t p = terms_.indptr[q]; p < terms_.indptr[q + 1]; ++p) {
-    const auto id = index_.find_term(terms_.terms[p]);
-    if (!id) continue;
-    const double w = static_cast<double>(terms_.counts[p]) * terms_.idf[p] * (k1_ + 1.0);
-    const Index::Postings post = index_.postings(*id);
-    const std::uint32_t* docs = post.docs;
-    if (begin > 0)  // the documents before the range passed over (postings are in order)
-      docs = std::lower_bound(docs, docs + post.size, post.first + begin);
-    for (std::size_t e = static_cast<std::size_t>(docs - post.docs); e < post.size; ++e) {
-      const std::size_t i = post.docs[e] - post.first;
-      if (i >= end) break;
-      const double f = post.counts[e];
-      const double norm = length_base_ + length_scale_ * index_.doc_length(i);
-      score[i] += w * f / (f + norm);
+  const std::size_t n_parts = parts_.size();
+  for (std::size_t s = 0; s < n_parts; ++s) {
+    const Index& index = *parts_[s].index;
+    const std::size_t first = parts_[s].first;
+    // This part's documents within [begin, end), as its own numbers [lo, hi).
+    const std::size_t lo = std::max(begin, first) - first;
+    const std::size_t hi = std::min(end, first + index.n_docs());
+    if (hi <= first || lo >= hi - first) continue;
+    const std::size_t stop = hi - first;
+    double* row = score + first;
+    for (std::uint64_t p = terms_.indptr[q]; p < terms_.indptr[q + 1]; ++p) {
+      const std::uint32_t id = term_ids_[(p - first_term_) * n_parts + s];
+      if (id == kNoTerm) continue;
+      const double w = static_cast<double>(terms_.counts[p]) * terms_.idf[p] * (k1_ + 1.0);
+      const Index::Postings post = index.postings(id);
+      const std::uint32_t* docs = post.docs;
+      if (lo > 0)  // the documents before the range passed over (postings are in order)
+        docs = std::lower_bound(docs, docs + post.size, post.first + lo);
+      for (std::size_t e = static_cast<std::size_t>(docs - post.docs); e < post.size; ++e) {
+        const std::size_t i = post.docs[e] - post.first;
+        if (i >= stop) break;
+        const double f = post.counts[e];
+        const double norm = length_base_ + length_scale_ * index.doc_length(i);
+        row[i] += w * f / (f + norm);
+      }
     }
   }
 }
@@ -57,13 +129,12 @@ namespace {
 class Bm25 final : public BatchDistance {
  public:
   Bm25(const Index& index, QueryRange q, double k1, double b)
-      : n_(index.n_docs()), q_(q), scorer_(index, q.set, k1, b) {}
+      : n_(index.n_docs()), q_(q), scorer_(index, q.set, q.begin, q.end, k1, b) {}
 
   void compute(float* out) override {
     scorer_.score_each(q_.begin, q_.size(), [&](std::size_t j, const std::vector<double>& score) {
       float* row = out + j * n_;
-      for (std::size_t i = 0; i < n_; ++i)
-        row[i] = score[i] > 0 ? -static_cast<float>(score[i]) : 0.0f;
+      for (std::size_t i = 0; i < n_; ++i) row[i] = bm25_distance(score[i]);
     });
   }
 

@@ -1,7 +1,9 @@
 #pragma once
-// Okapi BM25 scores of queries against every document of an index, from its term postings
-// (lcrwmd/index.h's lexical part): what bm25 ranks by and hybrid fuses with a distance.
+// Okapi BM25 scores of queries against every document of an index (or of a collection's
+// indexes together), from its term postings (lcrwmd/index.h's lexical part): what bm25 ranks
+// by and hybrid fuses with a distance.
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "lcrwmd/index.h"
@@ -9,20 +11,37 @@
 
 namespace lcrwmd {
 
+// A score as the distance bm25 ranks by: its negation, 0 for a document sharing no term.
+inline float bm25_distance(double score) { return score > 0 ? -static_cast<float>(score) : 0.0f; }
+
+// One index of documents scored together with others (a collection's segment, a shard): its
+// documents are positions first .. first + n_docs() of each row of scores.
+struct Bm25Part {
+  const Index* index;
+  std::size_t first;
+};
+
 class Bm25Scorer {
  public:
-  // An Error where the index keeps no terms, or the queries carry none (made by hand, not read
-  // from text) or no collection-wide statistics (shards built apart under mpirun).
-  Bm25Scorer(const Index& index, const QuerySet& queries, double k1, double b);
+  // Queries [begin, end) of `queries`. An Error where the index keeps no terms, or the queries
+  // carry none (made by hand, not read from text) or no collection-wide statistics (shards
+  // built apart under mpirun).
+  Bm25Scorer(const Index& index, const QuerySet& queries, std::size_t begin, std::size_t end,
+             double k1, double b);
+  // The same over several indexes' documents one after another, the queries' statistics being
+  // their whole collection's: each document's score the bytes it gets in one index of them all.
+  Bm25Scorer(std::vector<Bm25Part> parts, const QuerySet& queries, std::size_t begin,
+             std::size_t end, double k1, double b);
+  std::size_t n_docs() const { return n_; }
   // score[i] for query q and the documents i in [begin, end): its terms in their (sorted)
   // order, each term's postings in document order, so the same sums come in the same order
-  // however queries are batched and documents split among threads.
+  // however queries are batched and documents split among threads or indexes.
   void score(std::size_t q, double* score, std::size_t begin, std::size_t end) const;
-  // f(j, row of n_docs scores) for queries first + j, j < count: a query per thread, or one
+  // f(j, row of n_docs() scores) for queries first + j, j < count: a query per thread, or one
   // query's documents split among them.
   template <typename F>
   void score_each(std::size_t first, std::size_t count, F&& f) const {
-    const std::size_t n = index_.n_docs();
+    const std::size_t n = n_;
     if (count == 1) {
       std::vector<double> row(n);
       constexpr std::size_t kSlices = 64;
@@ -44,8 +63,13 @@ class Bm25Scorer {
   }
 
  private:
-  const Index& index_;
+  std::vector<Bm25Part> parts_;
+  std::size_t n_ = 0;
   const QueryTerms& terms_;
+  std::uint64_t first_term_;  // the first term of query `begin`
+  // The term id of each of the queries' terms in each part ([term * parts + part]; kNoTerm
+  // where the part has no such term), looked up once, not per slice of documents.
+  std::vector<std::uint32_t> term_ids_;
   double k1_;
   double length_base_ = 0, length_scale_ = 0;  // a document's length part, base + scale * length
 };

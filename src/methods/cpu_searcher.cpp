@@ -258,48 +258,55 @@ SearchResults CpuSearcher::top_k(const QuerySet& queries, std::size_t k, const S
       index, queries, opt, options_, p1 ? &*p1 : nullptr, top_k_rows(opt), st,
       [&](std::size_t first, std::size_t size, const BatchDistance& dist, float* block) {
         std::atomic<std::size_t> refined{0}, tightened{0};
+        const auto row_top_k = [&](std::size_t j) {
+          float* row = block + j * n;
+          // Left-out documents: bounds and distances no document can lose to.
+          const auto leave_out = [&] {
+            for (const std::uint32_t d : opt.skip) row[d] = kLeftOut;
+          };
+          leave_out();
+          std::vector<Neighbor> top;
+          SearchStats counts;
+          const std::size_t q = first + j;
+          // Documents beyond the range cannot be in the answer: their bounds
+          // prune as an earlier shard's k-th best does (inclusive of the range).
+          const float ceiling = std::min(
+              opt.ceilings.empty() ? std::numeric_limits<float>::infinity() : opt.ceilings[q],
+              std::nextafter(opt.max_distance, std::numeric_limits<float>::infinity()));
+          if (!dist.exact() && opt.prune && dist.tighten_levels() > 1) {
+            top = cascade_topk(dist, j, row, n, res.k, ceiling, opt.estimate, counts);
+          } else if (!dist.exact() && opt.prune) {
+            top = pruned_topk(dist, j, row, n, res.k, ceiling, opt.estimate, counts);
+          } else {
+            if (!dist.exact()) {
+              refine_row(dist, j, row, n);
+              counts.refined = n;
+              leave_out();
+            }
+            top = select_topk({row, n}, res.k);
+            // Fewer documents left than k: the left-out ones are not neighbours.
+            while (!top.empty() && !opt.skip.empty() && top.back().distance == kLeftOut &&
+                   std::binary_search(opt.skip.begin(), opt.skip.end(),
+                                      static_cast<std::uint32_t>(top.back().index)))
+              top.pop_back();
+          }
+          refined += counts.refined;
+          tightened += counts.tightened;
+          for (std::size_t t = 0; t < top.size(); ++t) {
+            res.distances[q * res.k + t] = top[t].distance;
+            res.indices[q * res.k + t] = top[t].index;
+          }
+        };
+        // One query: no parallel region around it, so that its own steps (refinements,
+        // selection) run on every thread, in the process's thread pool. (A region of one
+        // thread around them would have each of their regions start and end threads of its
+        // own: 8 ms a search on two cores, more than a small segment's whole search.)
         ParallelErrors errors;
-#pragma omp parallel for schedule(dynamic) if (size > 1)
-        for (std::size_t j = 0; j < size; ++j) {
-          errors.run([&] {
-            float* row = block + j * n;
-            // Left-out documents: bounds and distances no document can lose to.
-            const auto leave_out = [&] {
-              for (const std::uint32_t d : opt.skip) row[d] = kLeftOut;
-            };
-            leave_out();
-            std::vector<Neighbor> top;
-            SearchStats counts;
-            const std::size_t q = first + j;
-            // Documents beyond the range cannot be in the answer: their bounds
-            // prune as an earlier shard's k-th best does (inclusive of the range).
-            const float ceiling = std::min(
-                opt.ceilings.empty() ? std::numeric_limits<float>::infinity() : opt.ceilings[q],
-                std::nextafter(opt.max_distance, std::numeric_limits<float>::infinity()));
-            if (!dist.exact() && opt.prune && dist.tighten_levels() > 1) {
-              top = cascade_topk(dist, j, row, n, res.k, ceiling, opt.estimate, counts);
-            } else if (!dist.exact() && opt.prune) {
-              top = pruned_topk(dist, j, row, n, res.k, ceiling, opt.estimate, counts);
-            } else {
-              if (!dist.exact()) {
-                refine_row(dist, j, row, n);
-                counts.refined = n;
-                leave_out();
-              }
-              top = select_topk({row, n}, res.k);
-              // Fewer documents left than k: the left-out ones are not neighbours.
-              while (!top.empty() && !opt.skip.empty() && top.back().distance == kLeftOut &&
-                     std::binary_search(opt.skip.begin(), opt.skip.end(),
-                                        static_cast<std::uint32_t>(top.back().index)))
-                top.pop_back();
-            }
-            refined += counts.refined;
-            tightened += counts.tightened;
-            for (std::size_t t = 0; t < top.size(); ++t) {
-              res.distances[q * res.k + t] = top[t].distance;
-              res.indices[q * res.k + t] = top[t].index;
-            }
-          });
+        if (size == 1) {
+          errors.run([&] { row_top_k(0); });
+        } else {
+#pragma omp parallel for schedule(dynamic)
+          for (std::size_t j = 0; j < size; ++j) errors.run([&] { row_top_k(j); });
         }
         errors.rethrow();
         st.refined += refined;

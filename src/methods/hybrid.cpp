@@ -58,7 +58,8 @@ class Hybrid final : public BatchDistance {
         skip_(c.options.skip),
         q_(c.queries),
         weight_(c.options.hybrid_weight),
-        scorer_(c.index, c.queries.set, c.options.bm25_k1, c.options.bm25_b),
+        scorer_(c.index, c.queries.set, c.queries.begin, c.queries.end, c.options.bm25_k1,
+                c.options.bm25_b),
         distance_(make_lc_rwmd(c.index, c.queries, Direction::query_to_document, *c.phase1,
                                c.cache_budget, Rows::exact)) {}
 

@@ -1,14 +1,77 @@
 // ShardedSearcher (lcrwmd/sharded.h): each shard searched by its own searcher, in order, the
 // k-th best so far handed to the next shard as each query's ceiling.
+#include <omp.h>
+
 #include <algorithm>
 #include <limits>
 
 #include "lcrwmd/error.h"
 #include "lcrwmd/sharded.h"
+#include "lcrwmd/topk.h"
+#include "methods/bm25.h"
 #include "methods/shard_merge.h"
 #include "util/sorted_ids.h"
 
 namespace lcrwmd {
+
+namespace {
+
+// bm25 over every shard's postings in one pass: a row of scores over all their documents (the
+// deleted ones then left out) and one top-k, as one index of the live documents ranks them
+// (the same bytes: each document's sum reads its own terms in the same order). Shard after
+// shard, each would look every query term up again and run its own passes and top-k (2.8x the
+// time of one index over four segments of 20news).
+SearchResults bm25_top_k(const ShardSet& shards, const QuerySet& queries, std::size_t k,
+                         const SearchOptions& o, SearchStats* stats) {
+  std::vector<Bm25Part> parts;
+  std::vector<std::size_t> starts;  // each shard's first position in a row, then the row's size
+  std::size_t n = 0;
+  for (std::size_t s = 0; s < shards.size(); ++s) {
+    parts.push_back({&shards.shard(s), n});
+    starts.push_back(n);
+    n += shards.shard(s).n_docs();
+  }
+  starts.push_back(n);
+  const std::size_t nq = queries.size();
+  SearchResults r;
+  r.n_queries = nq;
+  r.k = std::min(k, shards.n_docs());
+  r.distances.assign(nq * r.k, 0.0f);
+  r.indices.assign(nq * r.k, -1);
+  const Bm25Scorer scorer(std::move(parts), queries, 0, nq, o.bm25_k1, o.bm25_b);
+  std::vector<std::vector<float>> rows(static_cast<std::size_t>(omp_get_max_threads()));
+  SearchStats st;
+  constexpr std::size_t kChunk = 256;  // queries between progress reports
+  for (std::size_t first = 0; first < nq; first += kChunk) {
+    const std::size_t count = std::min(kChunk, nq - first);
+    scorer.score_each(first, count, [&](std::size_t j, const std::vector<double>& score) {
+      std::vector<float>& row = rows[static_cast<std::size_t>(omp_get_thread_num())];
+      row.resize(n);
+      for (std::size_t i = 0; i < n; ++i) row[i] = bm25_distance(score[i]);
+      for (std::size_t s = 0; s < shards.size(); ++s)
+        for (const std::uint32_t d : shards.deleted(s))
+          row[starts[s] + d] = std::numeric_limits<float>::infinity();
+      const std::vector<Neighbor> top = select_topk(row, r.k);
+      const std::size_t q = first + j;
+      for (std::size_t t = 0; t < top.size(); ++t) {
+        if (top[t].distance == std::numeric_limits<float>::infinity()) break;  // deleted
+        const auto at = static_cast<std::size_t>(top[t].index);
+        const auto s = static_cast<std::size_t>(std::upper_bound(starts.begin(), starts.end(), at) -
+                                                starts.begin() - 1);
+        r.distances[q * r.k + t] = top[t].distance;
+        r.indices[q * r.k + t] =
+            static_cast<std::int64_t>(shards.collection_doc(s, at - starts[s]));
+      }
+    });
+    ++st.batches;
+    st.distances += count * shards.n_docs();
+    if (o.progress) o.progress(first + count, nq);
+  }
+  if (stats) *stats = st;
+  return r;
+}
+
+}  // namespace
 ShardedSearcher::ShardedSearcher(const ShardSet& shards, const SearcherOptions& options)
     : shards_(shards) {
   for (std::size_t s = 0; s < shards.size(); ++s)
@@ -27,6 +90,7 @@ SearchResults ShardedSearcher::top_k(const QuerySet& queries, std::size_t k,
                       "others");
   if (n_shards == 1 && !shards_.has_deletions())
     return searchers_.front()->search(queries, k, options, stats);
+  if (options.method == Method::bm25) return bm25_top_k(shards_, queries, k, options, stats);
   // The k best of the shards searched so far; its k-th is the next shard's ceiling, since the
   // next shard's documents come later and lose ties.
   ShardMerge best(nq, std::min(k, n_docs()));

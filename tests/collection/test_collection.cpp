@@ -117,6 +117,18 @@ void expect_one_builds_answers(const Demo& d, const Collection& c,
       EXPECT_TRUE(tie) << what(o, weights) << " entry " << e << ": document " << a.indices[e]
                        << " where one build has " << b.indices[e];
     }
+    if (o.method == Method::bm25) {
+      // One pass over every segment's postings: one build's very bytes and order, also where
+      // k passes the documents that share a term with a query (the rest, deleted ones
+      // included, never listed).
+      EXPECT_EQ(a.distances, b.distances) << what(o, weights);
+      EXPECT_EQ(a.indices, b.indices) << what(o, weights);
+      const SearchResults all_a = collection.search(qc, live.size() + 3, o),
+                          all_b = one.search(qw, live.size() + 3, o);
+      EXPECT_EQ(all_a.distances, all_b.distances) << what(o, weights);
+      EXPECT_EQ(all_a.indices, all_b.indices) << what(o, weights);
+      EXPECT_TRUE(std::count(all_a.indices.begin(), all_a.indices.end(), -1) > 0);
+    }
   }
   // A distance matrix has the live documents' columns.
   SearchOptions o;
