@@ -17,8 +17,10 @@
 // (the shard adds it after its own words), and with them the order of near-ties. Against the
 // same shard files, results are the same bytes however the shards are spread.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -86,6 +88,13 @@ class ShardSet {
   // searcher takes.
   QuerySet for_shard(const QuerySet& queries, std::size_t s) const;
 
+  // Each shard's id of `term` into ids[s] (kNoTerm where shard s has none): a binary search in
+  // the shard with the most terms, and one hash lookup for all the others (their table built
+  // on first use), so that a query's terms cost about as much over a big segment and many small
+  // ones as over one index (bm25).
+  static constexpr std::uint32_t kNoTerm = ~std::uint32_t{0};
+  void find_term(std::string_view term, std::span<std::uint32_t> ids) const;
+
  private:
   struct Where {
     std::uint32_t shard, word;
@@ -100,6 +109,10 @@ class ShardSet {
   std::vector<std::span<const std::uint32_t>> deleted_;
   StringMap<std::uint32_t> deleted_words_, deleted_terms_;
   std::uint64_t deleted_tokens_ = 0;
+  // find_term's: the shard with the most terms, and the others' terms (built on first use).
+  std::size_t most_terms_ = 0;
+  struct TermTable;
+  std::shared_ptr<TermTable> terms_;
 };
 
 // A Searcher over a ShardSet: a searcher per shard (of one backend), run one after another;

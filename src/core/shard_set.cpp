@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <mutex>
 
 #include "core/query_words.h"
 #include "core/shard_signature.h"
@@ -11,6 +12,18 @@
 #include "util/sorted_ids.h"
 
 namespace lcrwmd {
+
+// Every term of the shards but the one with the most: for each, the first of its places in a
+// list threaded through `places` (each place a shard and its id there).
+struct ShardSet::TermTable {
+  struct Place {
+    std::uint32_t shard, term, next;
+  };
+  std::once_flag once;
+  StringMap<std::uint32_t> first;
+  std::vector<Place> places;
+};
+
 ShardSet::ShardSet(std::vector<const Index*> shards) : shards_(std::move(shards)) {
   if (shards_.empty()) throw Error("a collection needs at least one index");
   first_.push_back(0);
@@ -55,6 +68,9 @@ ShardSet::ShardSet(std::vector<const Index*> shards,
 }
 
 void ShardSet::index_words() {
+  terms_ = std::make_shared<TermTable>();
+  for (std::size_t s = 1; s < shards_.size(); ++s)
+    if (shards_[s]->n_terms() > shards_[most_terms_]->n_terms()) most_terms_ = s;
   const ShardSignature first = ShardSignature::of(*shards_[0]);
   for (std::size_t s = 0; s < shards_.size(); ++s) {
     const Index& ix = *shards_[s];
@@ -199,6 +215,30 @@ QuerySet ShardSet::documents_as_queries(std::span<const std::size_t> docs, bool 
   std::vector<const QuerySet*> all;
   for (const QuerySet& q : parts) all.push_back(&q);
   return concat(*shards_.front(), all);
+}
+
+void ShardSet::find_term(std::string_view term, std::span<std::uint32_t> ids) const {
+  std::fill(ids.begin(), ids.end(), kNoTerm);
+  if (const auto t = shards_[most_terms_]->find_term(term)) ids[most_terms_] = *t;
+  if (size() == 1) return;
+  TermTable& table = *terms_;
+  std::call_once(table.once, [&] {
+    for (std::size_t s = 0; s < size(); ++s) {
+      if (s == most_terms_) continue;
+      const Index& ix = *shards_[s];
+      for (std::size_t t = 0; t < ix.n_terms(); ++t) {
+        const auto at = static_cast<std::uint32_t>(table.places.size());
+        const auto [it, fresh] = table.first.try_emplace(std::string(ix.term(t)), at);
+        table.places.push_back({static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(t),
+                                fresh ? kNoTerm : it->second});
+        it->second = at;
+      }
+    }
+  });
+  const auto it = table.first.find(term);
+  if (it == table.first.end()) return;
+  for (std::uint32_t p = it->second; p != kNoTerm; p = table.places[p].next)
+    ids[table.places[p].shard] = table.places[p].term;
 }
 
 QuerySet ShardSet::for_shard(const QuerySet& q, std::size_t s) const {

@@ -13,42 +13,34 @@
 
 namespace lcrwmd {
 
-namespace {
-
-constexpr std::uint32_t kNoTerm = ~std::uint32_t{0};
-
-// The position of the first of `index`'s terms (sorted bytewise) at or after `from` that is
-// not below `term`: a galloping search, cheap where the terms looked up ascend and lie near
-// each other, as a batch's sorted distinct terms do in a large index, or few of the index's
-// terms lie between them, as in a small one.
-std::size_t term_at_or_after(const Index& index, std::size_t from, std::string_view term) {
-  const std::size_t n = index.n_terms();
-  std::size_t lo = from, step = 1;
-  while (lo + step <= n && index.term(lo + step - 1) < term) {
-    lo += step;
-    step *= 2;
-  }
-  std::size_t hi = std::min(n, lo + step - 1);  // the answer lies in [lo, hi]
-  while (lo < hi) {
-    const std::size_t mid = lo + (hi - lo) / 2;
-    if (index.term(mid) < term)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
-}  // namespace
-
 Bm25Scorer::Bm25Scorer(const Index& index, const QuerySet& queries, std::size_t begin,
                        std::size_t end, double k1, double b)
-    : Bm25Scorer(std::vector<Bm25Part>{{&index, 0}}, queries, begin, end, k1, b) {}
+    : Bm25Scorer({{&index, 0}}, queries, begin, end, k1, b,
+                 [&index](std::string_view term, std::span<std::uint32_t> ids) {
+                   ids[0] = index.find_term(term).value_or(ShardSet::kNoTerm);
+                 }) {}
 
-Bm25Scorer::Bm25Scorer(std::vector<Bm25Part> parts, const QuerySet& queries, std::size_t begin,
+Bm25Scorer::Bm25Scorer(const ShardSet& shards, const QuerySet& queries, std::size_t begin,
                        std::size_t end, double k1, double b)
+    : Bm25Scorer(
+          [&] {
+            std::vector<Part> parts;
+            std::size_t first = 0;
+            for (std::size_t s = 0; s < shards.size(); ++s) {
+              parts.push_back({&shards.shard(s), first});
+              first += shards.shard(s).n_docs();
+            }
+            return parts;
+          }(),
+          queries, begin, end, k1, b,
+          [&shards](std::string_view term, std::span<std::uint32_t> ids) {
+            shards.find_term(term, ids);
+          }) {}
+
+Bm25Scorer::Bm25Scorer(std::vector<Part> parts, const QuerySet& queries, std::size_t begin,
+                       std::size_t end, double k1, double b, const TermFinder& find)
     : parts_(std::move(parts)), terms_(queries.terms), k1_(k1) {
-  for (const Bm25Part& part : parts_) {
+  for (const Part& part : parts_) {
     if (!part.index->has_terms())
       throw Error(part.index->source() +
                   ": the index holds no term counts (assembled without them): bm25 reads an "
@@ -68,28 +60,21 @@ Bm25Scorer::Bm25Scorer(std::vector<Bm25Part> parts, const QuerySet& queries, std
   // query reads far fewer postings than there are documents (no pass over them all per batch).
   length_scale_ = k1 * b / t.mean_length;
   length_base_ = k1 * (1.0 - b);
-  // Each part's ids of the queries' terms: the batch's distinct terms in order, each found
-  // from where the one before it was.
+  // Each part's ids of the queries' terms, each distinct term of the batch looked up once.
   first_term_ = t.indptr[begin];
   const std::size_t n_terms = t.indptr[end] - first_term_, n_parts = parts_.size();
-  std::vector<std::uint32_t> order(n_terms);
-  for (std::size_t p = 0; p < n_terms; ++p) order[p] = static_cast<std::uint32_t>(p);
-  const auto term = [&](std::uint32_t p) -> std::string_view { return t.terms[first_term_ + p]; };
+  const auto term = [&](std::size_t p) -> std::string_view { return t.terms[first_term_ + p]; };
+  std::vector<std::size_t> order(n_terms);
+  for (std::size_t p = 0; p < n_terms; ++p) order[p] = p;
   std::sort(order.begin(), order.end(),
-            [&](std::uint32_t a, std::uint32_t c) { return term(a) < term(c); });
-  term_ids_.assign(n_terms * n_parts, kNoTerm);
-  for (std::size_t s = 0; s < n_parts; ++s) {
-    const Index& index = *parts_[s].index;
-    std::size_t at = 0;
-    for (std::size_t o = 0; o < n_terms; ++o) {
-      if (o > 0 && term(order[o]) == term(order[o - 1])) {  // a repeat: the same id
-        term_ids_[order[o] * n_parts + s] = term_ids_[order[o - 1] * n_parts + s];
-        continue;
-      }
-      at = term_at_or_after(index, at, term(order[o]));
-      if (at < index.n_terms() && index.term(at) == term(order[o]))
-        term_ids_[order[o] * n_parts + s] = static_cast<std::uint32_t>(at);
-    }
+            [&](std::size_t a, std::size_t c) { return term(a) < term(c); });
+  term_ids_.resize(n_terms * n_parts);
+  for (std::size_t o = 0; o < n_terms; ++o) {
+    const std::span<std::uint32_t> ids(term_ids_.data() + order[o] * n_parts, n_parts);
+    if (o > 0 && term(order[o]) == term(order[o - 1]))
+      std::copy_n(term_ids_.data() + order[o - 1] * n_parts, n_parts, ids.begin());
+    else
+      find(term(order[o]), ids);
   }
 }
 
@@ -107,7 +92,7 @@ void Bm25Scorer::score(std::size_t q, double* score, std::size_t begin, std::siz
     double* row = score + first;
     for (std::uint64_t p = terms_.indptr[q]; p < terms_.indptr[q + 1]; ++p) {
       const std::uint32_t id = term_ids_[(p - first_term_) * n_parts + s];
-      if (id == kNoTerm) continue;
+      if (id == ShardSet::kNoTerm) continue;
       const double w = static_cast<double>(terms_.counts[p]) * terms_.idf[p] * (k1_ + 1.0);
       const Index::Postings post = index.postings(id);
       const std::uint32_t* docs = post.docs;

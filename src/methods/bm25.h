@@ -4,22 +4,19 @@
 // by and hybrid fuses with a distance.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <span>
+#include <string_view>
 #include <vector>
 
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
+#include "lcrwmd/sharded.h"
 
 namespace lcrwmd {
 
 // A score as the distance bm25 ranks by: its negation, 0 for a document sharing no term.
 inline float bm25_distance(double score) { return score > 0 ? -static_cast<float>(score) : 0.0f; }
-
-// One index of documents scored together with others (a collection's segment, a shard): its
-// documents are positions first .. first + n_docs() of each row of scores.
-struct Bm25Part {
-  const Index* index;
-  std::size_t first;
-};
 
 class Bm25Scorer {
  public:
@@ -28,10 +25,11 @@ class Bm25Scorer {
   // built apart under mpirun).
   Bm25Scorer(const Index& index, const QuerySet& queries, std::size_t begin, std::size_t end,
              double k1, double b);
-  // The same over several indexes' documents one after another, the queries' statistics being
-  // their whole collection's: each document's score the bytes it gets in one index of them all.
-  Bm25Scorer(std::vector<Bm25Part> parts, const QuerySet& queries, std::size_t begin,
-             std::size_t end, double k1, double b);
+  // The same over a collection's shards, their documents one after another in each row (the
+  // deleted ones too: the caller leaves them out), the queries' statistics being the
+  // collection's: each document's score the bytes one index of them all gives it.
+  Bm25Scorer(const ShardSet& shards, const QuerySet& queries, std::size_t begin, std::size_t end,
+             double k1, double b);
   std::size_t n_docs() const { return n_; }
   // score[i] for query q and the documents i in [begin, end): its terms in their (sorted)
   // order, each term's postings in document order, so the same sums come in the same order
@@ -63,12 +61,21 @@ class Bm25Scorer {
   }
 
  private:
-  std::vector<Bm25Part> parts_;
+  struct Part {
+    const Index* index;
+    std::size_t first;  // its documents' first position in a row
+  };
+  // Each part's ids of a term (ShardSet::kNoTerm where it has none).
+  using TermFinder = std::function<void(std::string_view, std::span<std::uint32_t>)>;
+  Bm25Scorer(std::vector<Part> parts, const QuerySet& queries, std::size_t begin, std::size_t end,
+             double k1, double b, const TermFinder& find);
+
+  std::vector<Part> parts_;
   std::size_t n_ = 0;
   const QueryTerms& terms_;
   std::uint64_t first_term_;  // the first term of query `begin`
-  // The term id of each of the queries' terms in each part ([term * parts + part]; kNoTerm
-  // where the part has no such term), looked up once, not per slice of documents.
+  // The id of each of the queries' terms in each part ([term * parts + part]), looked up once
+  // per distinct term of the batch, not per slice of documents.
   std::vector<std::uint32_t> term_ids_;
   double k1_;
   double length_base_ = 0, length_scale_ = 0;  // a document's length part, base + scale * length

@@ -23,11 +23,9 @@ namespace {
 // time of one index over four segments of 20news).
 SearchResults bm25_top_k(const ShardSet& shards, const QuerySet& queries, std::size_t k,
                          const SearchOptions& o, SearchStats* stats) {
-  std::vector<Bm25Part> parts;
   std::vector<std::size_t> starts;  // each shard's first position in a row, then the row's size
   std::size_t n = 0;
   for (std::size_t s = 0; s < shards.size(); ++s) {
-    parts.push_back({&shards.shard(s), n});
     starts.push_back(n);
     n += shards.shard(s).n_docs();
   }
@@ -38,7 +36,7 @@ SearchResults bm25_top_k(const ShardSet& shards, const QuerySet& queries, std::s
   r.k = std::min(k, shards.n_docs());
   r.distances.assign(nq * r.k, 0.0f);
   r.indices.assign(nq * r.k, -1);
-  const Bm25Scorer scorer(std::move(parts), queries, 0, nq, o.bm25_k1, o.bm25_b);
+  const Bm25Scorer scorer(shards, queries, 0, nq, o.bm25_k1, o.bm25_b);
   std::vector<std::vector<float>> rows(static_cast<std::size_t>(omp_get_max_threads()));
   SearchStats st;
   constexpr std::size_t kChunk = 256;  // queries between progress reports

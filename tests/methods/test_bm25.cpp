@@ -223,6 +223,37 @@ TEST(Bm25, ShardsGiveTheWholesDistances) {
   check({&apart[0], &apart[1]}, "built apart");
 }
 
+// A collection looks a term up in its largest shard by binary search and in the others by one
+// hash lookup: each shard's own id, wherever it is held, once or several times.
+TEST(Bm25, ACollectionFindsEachTermInEveryShard) {
+  const Corpus c = corpus(90, 5);
+  const Index whole = build(c, c.docs);
+  std::vector<Index> split;
+  for (const IndexData& d : split_index_data(whole.data(), 4)) split.push_back(Index::from_data(d));
+  const ShardSet set({&split[0], &split[1], &split[2], &split[3]});
+  std::vector<std::uint32_t> ids(set.size());
+  std::size_t shared = 0;
+  for (std::size_t t = 0; t < whole.n_terms(); ++t) {
+    const std::string_view term = whole.term(t);
+    set.find_term(term, ids);
+    std::size_t holders = 0;
+    for (std::size_t s = 0; s < set.size(); ++s) {
+      const auto want = split[s].find_term(term);
+      EXPECT_EQ(ids[s], want.value_or(ShardSet::kNoTerm)) << term << " in shard " << s;
+      holders += want.has_value() ? 1 : 0;
+    }
+    EXPECT_GE(holders, 1u) << term;
+    shared += holders > 1 ? 1 : 0;
+  }
+  EXPECT_GT(shared, 0u);
+  set.find_term("no-such-term", ids);
+  EXPECT_EQ(ids, std::vector<std::uint32_t>(set.size(), ShardSet::kNoTerm));
+  const ShardSet one({&whole});
+  std::vector<std::uint32_t> id(1);
+  one.find_term(whole.term(3), id);
+  EXPECT_EQ(id[0], 3u);
+}
+
 TEST(Bm25, TheLexicalPartRoundTripsAndIsChecked) {
   const Corpus c = corpus(60, 6);
   const Index ix = build(c, c.docs);
