@@ -1,5 +1,6 @@
 // ShardedSearcher (lcrwmd/sharded.h): each shard searched by its own searcher, in order, the
-// k-th best so far handed to the next shard as each query's ceiling.
+// k-th best so far handed to the next shard as each query's ceiling; bm25 over all the shards'
+// postings in one pass.
 #include <omp.h>
 
 #include <algorithm>
