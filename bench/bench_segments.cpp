@@ -14,13 +14,18 @@ struct Range {
   std::size_t begin, end;
 };
 
-// Distinct words of documents [r.begin, r.end).
-std::size_t words_of(const IndexData& d, Range r, std::vector<char>& seen) {
-  seen.assign(d.vocab.size(), 0);
+// The words of documents [r.begin, r.end) not yet marked in `seen`, marked now.
+std::size_t mark_words(const IndexData& d, Range r, std::vector<char>& seen) {
   std::size_t n = 0;
   for (std::uint64_t p = d.indptr[r.begin]; p < d.indptr[r.end]; ++p)
     n += seen[d.indices[p]] ? 0 : (seen[d.indices[p]] = 1);
   return n;
+}
+
+// Distinct words of documents [r.begin, r.end).
+std::size_t words_of(const IndexData& d, Range r, std::vector<char>& seen) {
+  seen.assign(d.vocab.size(), 0);
+  return mark_words(d, r, seen);
 }
 
 // The segments a collection of the documents but the last `adds` is left with after adding
@@ -41,22 +46,17 @@ std::vector<Range> layout(const IndexData& d, std::size_t adds) {
   std::vector<char> seen, all(d.vocab.size(), 0);
   std::vector<Range> out{{0, n - adds}};
   std::vector<std::size_t> words{words_of(d, out[0], seen)};
-  std::size_t distinct = 0;
-  const auto see = [&](Range r) {
-    for (std::uint64_t p = d.indptr[r.begin]; p < d.indptr[r.end]; ++p)
-      distinct += all[d.indices[p]] ? 0 : (all[d.indices[p]] = 1);
-  };
+  std::size_t distinct = mark_words(d, out[0], all);
   const auto merge = [&](std::size_t first) {  // segments [first, end) into one
     out[first].end = out.back().end;
     out.resize(first + 1);
     words.resize(first + 1);
     words[first] = words_of(d, out[first], seen);
   };
-  see(out[0]);
   for (std::size_t i = n - adds; i < n; ++i) {
     out.push_back({i, i + 1});
     words.push_back(words_of(d, out.back(), seen));
-    see(out.back());
+    distinct += mark_words(d, out.back(), all);
     for (;;) {
       const std::size_t s = out.size();
       if (s < kMergeFactor) break;

@@ -78,17 +78,23 @@ Bm25Scorer::Bm25Scorer(std::vector<Part> parts, const QuerySet& queries, std::si
   }
 }
 
+std::pair<std::size_t, std::size_t> Bm25Scorer::locate(std::size_t position) const {
+  const auto part = std::upper_bound(parts_.begin(), parts_.end(), position,
+                                     [](std::size_t at, const Part& p) { return at < p.first; });
+  const auto s = static_cast<std::size_t>(part - parts_.begin()) - 1;
+  return {s, position - parts_[s].first};
+}
+
 void Bm25Scorer::score(std::size_t q, double* score, std::size_t begin, std::size_t end) const {
   std::fill(score + begin, score + end, 0.0);
   const std::size_t n_parts = parts_.size();
   for (std::size_t s = 0; s < n_parts; ++s) {
     const Index& index = *parts_[s].index;
     const std::size_t first = parts_[s].first;
-    // This part's documents within [begin, end), as its own numbers [lo, hi).
-    const std::size_t lo = std::max(begin, first) - first;
-    const std::size_t hi = std::min(end, first + index.n_docs());
-    if (hi <= first || lo >= hi - first) continue;
-    const std::size_t stop = hi - first;
+    // This part's documents within [begin, end), as its own numbers [lo, stop).
+    const std::size_t from = std::max(begin, first), to = std::min(end, first + index.n_docs());
+    if (from >= to) continue;
+    const std::size_t lo = from - first, stop = to - first;
     double* row = score + first;
     for (std::uint64_t p = terms_.indptr[q]; p < terms_.indptr[q + 1]; ++p) {
       const std::uint32_t id = term_ids_[(p - first_term_) * n_parts + s];

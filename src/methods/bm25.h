@@ -7,6 +7,7 @@
 #include <functional>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "lcrwmd/index.h"
@@ -30,7 +31,11 @@ class Bm25Scorer {
   // collection's: each document's score the bytes one index of them all gives it.
   Bm25Scorer(const ShardSet& shards, const QuerySet& queries, std::size_t begin, std::size_t end,
              double k1, double b);
+  // A row's length: the documents of every index scored.
   std::size_t n_docs() const { return n_; }
+  // Index s's (a shard's) first position in a row; and the index and document a position is.
+  std::size_t first(std::size_t s) const { return parts_[s].first; }
+  std::pair<std::size_t, std::size_t> locate(std::size_t position) const;
   // score[i] for query q and the documents i in [begin, end): its terms in their (sorted)
   // order, each term's postings in document order, so the same sums come in the same order
   // however queries are batched and documents split among threads or indexes.

@@ -24,13 +24,6 @@ namespace {
 // time of one index over four segments of 20news).
 SearchResults bm25_top_k(const ShardSet& shards, const QuerySet& queries, std::size_t k,
                          const SearchOptions& o, SearchStats* stats) {
-  std::vector<std::size_t> starts;  // each shard's first position in a row, then the row's size
-  std::size_t n = 0;
-  for (std::size_t s = 0; s < shards.size(); ++s) {
-    starts.push_back(n);
-    n += shards.shard(s).n_docs();
-  }
-  starts.push_back(n);
   const std::size_t nq = queries.size();
   SearchResults r;
   r.n_queries = nq;
@@ -38,6 +31,7 @@ SearchResults bm25_top_k(const ShardSet& shards, const QuerySet& queries, std::s
   r.distances.assign(nq * r.k, 0.0f);
   r.indices.assign(nq * r.k, -1);
   const Bm25Scorer scorer(shards, queries, 0, nq, o.bm25_k1, o.bm25_b);
+  const std::size_t n = scorer.n_docs();
   std::vector<std::vector<float>> rows(static_cast<std::size_t>(omp_get_max_threads()));
   SearchStats st;
   constexpr std::size_t kChunk = 256;  // queries between progress reports
@@ -49,17 +43,14 @@ SearchResults bm25_top_k(const ShardSet& shards, const QuerySet& queries, std::s
       for (std::size_t i = 0; i < n; ++i) row[i] = bm25_distance(score[i]);
       for (std::size_t s = 0; s < shards.size(); ++s)
         for (const std::uint32_t d : shards.deleted(s))
-          row[starts[s] + d] = std::numeric_limits<float>::infinity();
+          row[scorer.first(s) + d] = std::numeric_limits<float>::infinity();
       const std::vector<Neighbor> top = select_topk(row, r.k);
       const std::size_t q = first + j;
       for (std::size_t t = 0; t < top.size(); ++t) {
         if (top[t].distance == std::numeric_limits<float>::infinity()) break;  // deleted
-        const auto at = static_cast<std::size_t>(top[t].index);
-        const auto s = static_cast<std::size_t>(std::upper_bound(starts.begin(), starts.end(), at) -
-                                                starts.begin() - 1);
+        const auto [s, i] = scorer.locate(static_cast<std::size_t>(top[t].index));
         r.distances[q * r.k + t] = top[t].distance;
-        r.indices[q * r.k + t] =
-            static_cast<std::int64_t>(shards.collection_doc(s, at - starts[s]));
+        r.indices[q * r.k + t] = static_cast<std::int64_t>(shards.collection_doc(s, i));
       }
     });
     ++st.batches;
