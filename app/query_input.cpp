@@ -143,8 +143,8 @@ void QueryFlags::add_backend(CLI::App* c) {
       ->capture_default_str();
   c->add_option("--threads", threads, "Threads (default: all cores)");
   c->add_option("--precision", precision,
-                "CPU phase-1 GEMM: auto (the fastest this CPU has) | f32 | bf16 | int8; every "
-                "precision gives the same results")
+                "Phase-1 GEMM: auto (the fastest this CPU or GPU has) | f32 | bf16 | int8 (CPU "
+                "only); every precision gives the same results")
       ->check(CLI::IsMember({"auto", "f32", "bf16", "int8"}))
       ->capture_default_str();
   c->add_option("--backend", backend,
@@ -245,6 +245,8 @@ std::string describe_backend(const SearcherOptions& o, const SearchStats& st) {
                : "cpu, phase 1 in " + describe_precision(st.precision);
   std::string s = "cuda (" + gpu_device(o.gpu.device).name + ")";
   if (st.device_chunks > 1) s += ", " + std::to_string(st.device_chunks) + " resident chunks";
+  if (st.precision != Precision::automatic)
+    s += std::string(", phase 1 in ") + (o.gpu.allow_tf32 ? "tf32" : to_string(st.precision));
   return s;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
-// lcrwmd_bench gpu: the CUDA backend's figures (BENCHMARKS.md, issue 4).
+// lcrwmd_bench gpu: the CUDA backend's figures (BENCHMARKS.md), LC-RWMD's phase 1 in the
+// device's certified precision (bf16 on tensor cores where it has them) beside f32.
 #include <cstddef>
 #include <map>
 #include <string>

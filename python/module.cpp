@@ -211,17 +211,20 @@ PYBIND11_MODULE(_lcrwmd, m) {
           py::arg("hybrid_weight") = SearchOptions{}.hybrid_weight)
       .def(
           "to_gpu",
-          [](const PyIndex& p, int device, std::size_t memory_mib, bool tf32) {
+          [](const PyIndex& p, int device, std::size_t memory_mib, bool tf32,
+             const std::string& precision) {
             GpuOptions o;
             o.device = device;
             o.memory_budget = memory_mib << 20;
             o.allow_tf32 = tf32;
+            o.precision = parse_precision(precision);
             PyGpuSearcher s{p, nullptr};
             py::gil_scoped_release release;
             s.gpu = std::make_shared<const GpuIndex>(*p.index, o);
             return s;
           },
-          py::arg("device") = 0, py::arg("memory_mib") = 0, py::arg("tf32") = false)
+          py::arg("device") = 0, py::arg("memory_mib") = 0, py::arg("tf32") = false,
+          py::arg("precision") = "auto")
       .def(
           "eval_knn",
           [](const PyIndex& p, const py::sequence& queries, std::vector<std::string> labels,

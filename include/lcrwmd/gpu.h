@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "lcrwmd/index.h"
+#include "lcrwmd/precision.h"
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
 
@@ -48,7 +49,13 @@ struct GpuOptions {
   // Caps the query words of one phase-1 GEMM (0: as many as memory allows; tests force tiny
   // tiles).
   std::size_t tile_words = 0;
-  // The phase-1 GEMM on TF32 tensor cores: faster, distances to ~1e-3 relative.
+  // Phase 1's GEMM for LC-RWMD: f32 (cuBLAS SGEMM) or bf16 (tensor cores, compute capability
+  // 8.0 and later), certified as on the CPU (lcrwmd/precision.h): both give the same bits.
+  // automatic: bf16 where the device has it. int8 is CPU-only (an error here).
+  Precision precision = Precision::automatic;
+  // Every method's phase-1 GEMM on TF32 tensor cores, uncertified: distances to ~1e-3
+  // relative. Overrides `precision`. (ACT, ICT and the quadratic RWMD are not certified: their
+  // GEMM is f32 otherwise.)
   bool allow_tf32 = false;
 };
 
@@ -71,6 +78,8 @@ class GpuIndex final : public Searcher {
   const GpuDevice& device() const;
   std::size_t chunks() const;          // resident chunks (1: the whole set stays on the GPU)
   std::size_t resident_bytes() const;  // device memory held by the resident set
+  // LC-RWMD's phase-1 precision, GpuOptions::precision as this device runs it (f32 or bf16).
+  Precision precision() const;
   // Uploads of document chunks to the device so far: the resident set's at construction, and
   // every search's where the set does not fit (and is processed in chunks).
   std::size_t uploads() const;

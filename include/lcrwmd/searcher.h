@@ -27,8 +27,9 @@ struct SearcherOptions {
   GpuOptions gpu;
 };
 
-// cpu: a CpuSearcher. cuda: a GpuIndex (an error without a device, or with cpu.precision bf16
-// or int8, which the GPU does not run; wmd searches are errors).
+// cpu: a CpuSearcher. cuda: a GpuIndex (an error without a device, or with cpu.precision
+// int8, which the GPU does not run; wmd searches are errors). Where gpu.precision is automatic,
+// the GPU takes cpu.precision (f32 or bf16): one precision option for both backends.
 // automatic: a GpuIndex where a device is present, whose wmd searches run on the CPU (stats say
 // where each search ran), else a CpuSearcher. The index must outlive the searcher.
 std::unique_ptr<Searcher> make_searcher(const Index& index, const SearcherOptions& options);

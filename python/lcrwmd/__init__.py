@@ -297,11 +297,15 @@ class Index:
             raise Error(f"{what}: document {doc} of {self.n_docs}")
         return int(doc)
 
-    def to_gpu(self, device: int = 0, memory_mib: int = 0, tf32: bool = False) -> GpuSearcher:
+    def to_gpu(self, device: int = 0, memory_mib: int = 0, tf32: bool = False,
+               precision: str = "auto") -> GpuSearcher:
         """A GpuSearcher: this index resident on CUDA device `device`, uploaded once, for many
         searches. memory_mib bounds the working memory beyond the resident set (0: most of
-        what is free); tf32 runs the phase-1 GEMM on TF32 tensor cores (distances to ~1e-3)."""
-        return GpuSearcher(self, self._native.to_gpu(device, memory_mib, tf32))
+        what is free); precision is LC-RWMD's phase-1 GEMM, "f32" or "bf16" (tensor cores;
+        "auto": bf16 where the device has it), certified: the same results either way; tf32
+        runs every method's phase-1 GEMM on TF32 tensor cores instead, uncertified (distances
+        to ~1e-3)."""
+        return GpuSearcher(self, self._native.to_gpu(device, memory_mib, tf32, precision))
 
     @property
     def n_docs(self) -> int:

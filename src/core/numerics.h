@@ -6,9 +6,10 @@
 
 namespace lcrwmd::numerics {
 
-// The CUDA backend's phase 1 (float): the GEMM expansion |e|^2 + |t|^2 - 2 e.t loses relative
-// accuracy as a distance shrinks; below this fraction of |e|^2 + |t|^2 the squared distance is
-// recomputed from the vectors. (The CPU certifies every estimate instead: cpu/word_bounds.h.)
+// The CUDA backend's uncertified phase 1 (ACT, ICT, the quadratic RWMD, TF32): the GEMM
+// expansion |e|^2 + |t|^2 - 2 e.t loses relative accuracy as a distance shrinks; below this
+// fraction of |e|^2 + |t|^2 the squared distance is recomputed from the vectors. (LC-RWMD's,
+// like the CPU's, certifies every estimate instead: cpu/word_bounds.h, cuda/word_terms.h.)
 inline constexpr float kPhase1RecomputeBelow = 1e-2f;
 
 // WMD's ground costs (double): below this fraction of |x|^2 + |y|^2 the expansion has lost

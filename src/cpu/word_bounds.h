@@ -29,9 +29,23 @@
 #include <cstddef>
 #include <limits>
 
+// beta is evaluated on the GPU too (cuda/phase1_kernels.cu), from the same terms.
+#ifdef __CUDACC__
+#define LCRWMD_HOST_DEVICE __host__ __device__
+#else
+#define LCRWMD_HOST_DEVICE
+#endif
+
 namespace lcrwmd::cpu::bounds {
 
 inline double kappa(std::size_t dim) { return (6.0 * static_cast<double>(dim) + 64.0) * 0x1p-24; }
+
+// The GPU's GEMMs (cuBLAS: SGEMM, and BF16 on tensor cores) sum in an order cuBLAS picks, and
+// tensor cores truncate their sums rather than round them, each addition then erring by up to
+// 2u, not u (Fasi, Higham, Mikaitis and Pranesh, "Numerical behavior of NVIDIA tensor cores",
+// 2021). Their terms are made for twice the dimension: kappa's share for the GEMM's sums, and
+// the rest of it, at least doubled.
+inline std::size_t gpu_bound_dim(std::size_t dim) { return 2 * dim; }
 inline constexpr double kTiny = 0x1p-100;
 
 // A float >= x (x >= 0): rounded to float, then raised by 2^-20 of itself; +inf stays, 0 stays
@@ -60,7 +74,7 @@ inline Terms column_terms(double residual, double norm, float sq_norm, std::size
   return {up(norm + residual), up(residual), up(kappa(dim) * sq_norm + kTiny)};
 }
 
-inline float beta(const Terms& row, const Terms& col) {
+LCRWMD_HOST_DEVICE inline float beta(const Terms& row, const Terms& col) {
   return row.a * col.a + row.b * col.b + row.c + col.c;
 }
 

@@ -62,33 +62,34 @@ Int8Scale int8_scale(const float* x, std::size_t dim) {
   return {static_cast<float>(1.0 / double{invert}), invert};
 }
 
-// A vector rounded as the GEMM reads it, padded with zeros to kp elements (out), and what
-// rounding took away, ||x - x'||, beside ||x||, in double.
-struct Rounding {
-  double residual = 0, norm = 0;
-};
+// A vector rounded as the GEMM reads it, padded with zeros to kp elements (out).
 Rounding round_vector(Precision p, const float* x, std::size_t dim, std::size_t kp,
                       const Int8Scale& s, std::byte* out) {
-  const Kernels& k = kernels();
+  if (p == Precision::bf16) return round_to_bf16(x, dim, kp, reinterpret_cast<std::uint16_t*>(out));
+  auto* o = reinterpret_cast<std::int8_t*>(out);
+  kernels().round_int8(x, dim, s.invert, o);
+  std::fill(o + dim, o + kp, std::int8_t{0});
   Rounding r;
-  if (p == Precision::bf16) {
-    auto* o = reinterpret_cast<std::uint16_t*>(out);
-    k.round_bf16(x, dim, o);
-    std::fill(o + dim, o + kp, std::uint16_t{0});
-    for (std::size_t d = 0; d < dim; ++d) {
-      const double e = double{x[d]} - double{from_bf16(o[d])};
-      r.residual += e * e;
-      r.norm += double{x[d]} * x[d];
-    }
-  } else {
-    auto* o = reinterpret_cast<std::int8_t*>(out);
-    k.round_int8(x, dim, s.invert, o);
-    std::fill(o + dim, o + kp, std::int8_t{0});
-    for (std::size_t d = 0; d < dim; ++d) {
-      const double e = double{x[d]} - double{s.scale} * o[d];
-      r.residual += e * e;
-      r.norm += double{x[d]} * x[d];
-    }
+  for (std::size_t d = 0; d < dim; ++d) {
+    const double e = double{x[d]} - double{s.scale} * o[d];
+    r.residual += e * e;
+    r.norm += double{x[d]} * x[d];
+  }
+  r.residual = std::sqrt(r.residual);
+  r.norm = std::sqrt(r.norm);
+  return r;
+}
+
+}  // namespace
+
+Rounding round_to_bf16(const float* x, std::size_t dim, std::size_t kp, std::uint16_t* out) {
+  kernels().round_bf16(x, dim, out);
+  std::fill(out + dim, out + kp, std::uint16_t{0});
+  Rounding r;
+  for (std::size_t d = 0; d < dim; ++d) {
+    const double e = double{x[d]} - double{from_bf16(out[d])};
+    r.residual += e * e;
+    r.norm += double{x[d]} * x[d];
   }
   r.residual = std::sqrt(r.residual);
   r.norm = std::sqrt(r.norm);
@@ -100,8 +101,6 @@ double norm_of(const float* x, std::size_t dim) {
   for (std::size_t d = 0; d < dim; ++d) s += double{x[d]} * x[d];
   return std::sqrt(s);
 }
-
-}  // namespace
 
 struct WordGemm::Workspace::State {
   std::vector<std::byte> tile;  // bf16/int8: the tile's rounded vocabulary rows

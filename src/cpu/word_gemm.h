@@ -93,6 +93,17 @@ class WordGemm {
   std::unique_ptr<std::byte[]> rounded_;  // bf16/int8: the vocabulary rounded, v x kp_
 };
 
+// What rounding a vector for a low-precision GEMM took away, ||x - x'||, beside ||x||, in
+// double: its share of the error bound comes from these (bounds::row_terms, column_terms).
+struct Rounding {
+  double residual = 0, norm = 0;
+};
+// x rounded to bfloat16 (to nearest, ties to even) into out, padded with zeros to kp >= dim
+// elements: what every bf16 GEMM of phase 1 reads, on the CPU and on the GPU.
+Rounding round_to_bf16(const float* x, std::size_t dim, std::size_t kp, std::uint16_t* out);
+// ||x|| in double (an f32 GEMM rounds nothing: residual 0).
+double norm_of(const float* x, std::size_t dim);
+
 // What the CPU lacks for precision p (bf16: AVX-512 BF16 or AMX-BF16; int8: VNNI or AMX-INT8,
 // whose integer sums are exact), or "" where it has it.
 std::string missing_instructions(Precision p);

@@ -26,7 +26,7 @@ ActSlots GpuIndex::Impl::act_slots_args(const QueryBatch& b) const {
 
 void GpuIndex::Impl::act_phase1(const QueryBatch& b, Reverse rev, const SearchOptions& opt) {
   const cudaStream_t s = stream.get();
-  phase1(b, rev, true);
+  phase1(b, rev, true, false);
   const std::uint32_t reach = act_reach(opt);
   host_slot_begin.assign(1, 0);
   bool keeps_all = false;

@@ -55,6 +55,43 @@ __device__ inline float sq_dist(const float* a, const float* b, int dim) {
   return s;
 }
 
+// The squared distance certified phase 1 reports (kernels.h), by a whole warp: lane l sums
+// dimensions l, l + 32, ..., then the lanes' sums are added in a fixed tree. Every lane gets
+// the same value, and the same for the same vectors wherever it is computed (the epilogue's
+// minima, D2's), whatever the GEMM's precision. Warp-uniform: all 32 lanes call it.
+__device__ inline float lanes_sum(float s) {
+  for (int o = 16; o > 0; o /= 2) s += __shfl_down_sync(kFull, s, o);
+  return __shfl_sync(kFull, s, 0);
+}
+__device__ inline float exact_sq_dist(const float* a, const float* b, int dim) {
+  float s = 0;
+  for (int d = static_cast<int>(threadIdx.x & 31); d < dim; d += 32) {
+    const float t = a[d] - b[d];
+    s = fmaf(t, t, s);
+  }
+  return lanes_sum(s);
+}
+
+// The same with a's share of each lane in registers (held[i] = a[lane + 32 i], dimensions up
+// to 32 kHeldDims): one vector against many, its loads issued long before they are needed.
+inline constexpr int kHeldDims = 10;
+__device__ inline void hold_vector(const float* a, int dim, float (&held)[kHeldDims]) {
+  const int lane = static_cast<int>(threadIdx.x & 31);
+#pragma unroll
+  for (int i = 0; i < kHeldDims; ++i) held[i] = lane + 32 * i < dim ? a[lane + 32 * i] : 0.0f;
+}
+__device__ inline float exact_sq_dist(const float (&held)[kHeldDims], const float* b, int dim) {
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  float s = 0;
+#pragma unroll
+  for (int i = 0; i < kHeldDims; ++i)
+    if (lane + 32 * i < dim) {
+      const float t = held[i] - b[lane + 32 * i];
+      s = fmaf(t, t, s);
+    }
+  return lanes_sum(s);
+}
+
 // Warp-uniform loop bounds: every lane runs the same number of iterations, so the shuffles
 // inside see all 32 lanes.
 __device__ inline std::size_t warp_id_global() {

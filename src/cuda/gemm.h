@@ -3,6 +3,7 @@
 #include <cublas_v2.h>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace lcrwmd::cuda {
 
@@ -14,5 +15,10 @@ int to_int(std::size_t x, const char* what);
 void gemm_neg2(cublasHandle_t h, const float* row_vectors, std::size_t rows,
                const float* col_vectors, std::size_t cols, std::size_t dim, float* tile,
                std::size_t ld);
+// The same from bf16 copies (rows of `stride` elements, word_terms.h) on tensor cores: the
+// products exact in float, summed in float.
+void gemm_neg2_bf16(cublasHandle_t h, const std::uint16_t* row_vectors, std::size_t rows,
+                    const std::uint16_t* col_vectors, std::size_t cols, std::size_t dim,
+                    std::size_t stride, float* tile, std::size_t ld);
 
 }  // namespace lcrwmd::cuda

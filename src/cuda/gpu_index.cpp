@@ -50,7 +50,7 @@ bool GpuIndex::Impl::linear(Method m) {
 }
 
 void GpuIndex::Impl::linear_phase1(const QueryBatch& b, Reverse rev, const SearchOptions& opt) {
-  if (opt.method == Method::lc_rwmd) phase1(b, rev, rev != Reverse::none);
+  if (opt.method == Method::lc_rwmd) phase1(b, rev, rev != Reverse::none, true);
   if (opt.method == Method::act || opt.method == Method::ict) act_phase1(b, rev, opt);
 }
 
@@ -101,8 +101,13 @@ void GpuIndex::Impl::for_each_batch(const QuerySet& q, const SearchOptions& opt,
   const auto batches = plan_gpu_batches(ws, q.indptr, set.budget, opt.batch, options.tile_words);
   st.backend = Backend::cuda;
   st.device_chunks = set.ranges.size();
+  // What phase 1 runs at: LC-RWMD's is certified in the set's precision, the others' float
+  // (TF32 is reported as f32: uncertified); WCD has none.
+  st.precision = opt.method == Method::wcd                              ? Precision::automatic
+                 : opt.method == Method::lc_rwmd && !options.allow_tf32 ? set.precision
+                                                                        : Precision::f32;
   for (const GpuBatch& gb : batches) {
-    const QueryBatch b(index, q, gb.begin, gb.end, gb.tile_words);
+    const QueryBatch b(index, q, gb.begin, gb.end, gb.tile_words, set.precision);
     batch = uploader.upload(b, stream.get());
     const std::size_t fixed = batch_bytes(ws, b.nq, b.positions());
     const std::size_t gather_bytes = set.budget > fixed ? set.budget - fixed : 0;
@@ -145,7 +150,7 @@ SearchResults GpuIndex::Impl::search(const QuerySet& q, std::size_t k, const Sea
       if (rev == Reverse::bound) {
         const auto tops =
             refiner.topk(out[0].data(), n, res.k, reverse_args(b, c.csr(), act_reach(opt)),
-                         selector, stream.get(), st.refined);
+                         selector, stream.get(), st);
         for (std::size_t j = 0; j < b.nq; ++j)
           for (const Neighbor& nb : tops[j]) best[j].push({nb.distance, first_doc + nb.index});
       } else {
@@ -249,6 +254,7 @@ void GpuIndex::all_distances(const QuerySet& queries, const SearchOptions& optio
 const GpuDevice& GpuIndex::device() const { return impl_->device; }
 std::size_t GpuIndex::chunks() const { return impl_->set.ranges.size(); }
 std::size_t GpuIndex::resident_bytes() const { return impl_->set.resident; }
+Precision GpuIndex::precision() const { return impl_->set.precision; }
 std::size_t GpuIndex::uploads() const { return impl_->set.uploads(); }
 void GpuIndex::set_allow_tf32(bool allow) {
   std::lock_guard lock(impl_->mutex);

@@ -60,11 +60,20 @@ struct GpuIndex::Impl {
   cuda::DeviceArray<std::uint32_t> slot_begin;
   std::vector<std::uint32_t> host_slot_begin;
 
+  // Whether the batch's phase 1 was certified (the cache then holds lower bounds).
+  bool certified = false;
+
   // lc_rwmd_driver.cpp
+  // Certified rows: their shares of the bound and, for bf16, their rounded copy (null terms:
+  // not certified).
+  struct CertifiedRows {
+    const cpu::bounds::Terms* terms = nullptr;
+    const std::uint16_t* bf16 = nullptr;
+  };
   void phase1_rows(const cuda::QueryBatch& b, const float* row_vectors, const float* row_norms,
-                   const std::uint32_t* row_word, std::size_t rows, float* cache_out,
-                   unsigned* nearest_out);
-  void phase1(const cuda::QueryBatch& b, cuda::Reverse rev, bool cache_distances);
+                   const std::uint32_t* row_word, std::size_t rows, CertifiedRows bounded,
+                   float* cache_out, unsigned* nearest_out);
+  void phase1(const cuda::QueryBatch& b, cuda::Reverse rev, bool cache_distances, bool certify);
   // act_reach: 0 for RWMD's D2, else ACT's (act_reach(options)).
   cuda::ReverseArgs reverse_args(const cuda::QueryBatch& b, const cuda::DeviceCsr& docs,
                                  std::uint32_t act_reach) const;

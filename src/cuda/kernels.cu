@@ -16,6 +16,8 @@ namespace lcrwmd::cuda {
 namespace {
 
 using namespace device;
+using cpu::bounds::beta;
+using cpu::bounds::Terms;
 using numerics::kB2Slack;
 
 __global__ void fill_kernel(float* p, std::size_t n, float value) {
@@ -143,6 +145,110 @@ struct RwmdReverse {
   }
 };
 
+// Certified D2 of (document, query j) from a cache of lo (kernels.h), in reverse_distance's
+// shape, per run of positions: the least hi = lo + 2 beta over the document's words, then the
+// words whose lo is at most it, each recomputed by a whole warp (exact_sq_dist, as phase 1's
+// minima are). Block-uniform; thread 0 gets the result.
+__device__ float certified_distance(const ReverseArgs& a, std::size_t doc, int j) {
+  __shared__ float partial[kWarps][32 * kPositionsPerLane];
+  __shared__ float limit[32 * kPositionsPerLane];
+  const CertifiedWords& cw = a.certified;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const std::uint64_t b = a.q.pos[j], e = a.q.pos[j + 1];
+  const std::uint64_t w0 = a.docs.indptr[doc], w1 = a.docs.indptr[doc + 1];
+  float total = 0;
+  for (std::uint64_t g = b; g < e; g += 32 * kPositionsPerLane) {
+    const std::uint64_t p0 = g + lane;
+    Terms ct[kPositionsPerLane];
+    float best[kPositionsPerLane];
+#pragma unroll
+    for (int s = 0; s < kPositionsPerLane; ++s) {
+      best[s] = INFINITY;
+      if (p0 + 32 * s < e) ct[s] = cw.col_terms[a.q.cols[p0 + 32 * s]];
+    }
+    for (std::uint64_t w = w0 + warp; w < w1; w += kWarps) {
+      const std::uint32_t u = a.docs.indices[w];
+      const Terms rt = cw.row_terms[u];
+      const float* row = a.cache + std::size_t{u} * a.stride;
+#pragma unroll
+      for (int s = 0; s < kPositionsPerLane; ++s)
+        if (p0 + 32 * s < e) best[s] = fminf(best[s], row[p0 + 32 * s] + 2.0f * beta(rt, ct[s]));
+    }
+#pragma unroll
+    for (int s = 0; s < kPositionsPerLane; ++s) partial[warp][32 * s + lane] = best[s];
+    __syncthreads();
+    for (int t = threadIdx.x; t < 32 * kPositionsPerLane; t += blockDim.x) {
+      float m = partial[0][t];
+      for (int w = 1; w < kWarps; ++w) m = fminf(m, partial[w][t]);
+      limit[t] = m;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int s = 0; s < kPositionsPerLane; ++s) best[s] = INFINITY;
+    for (std::uint64_t w = w0 + warp; w < w1; w += kWarps) {  // warp-uniform
+      const std::uint32_t u = a.docs.indices[w];
+      const float* row = a.cache + std::size_t{u} * a.stride;
+#pragma unroll
+      for (int s = 0; s < kPositionsPerLane; ++s) {
+        const bool candidate = p0 + 32 * s < e && row[p0 + 32 * s] <= limit[32 * s + lane];
+        for (unsigned left = __ballot_sync(kFull, candidate); left; left &= left - 1) {
+          const int from = __ffs(static_cast<int>(left)) - 1;
+          const std::uint32_t c = a.q.cols[g + 32 * s + from];
+          const float d = cw.col_word[c] == static_cast<std::int64_t>(u)
+                              ? 0.0f
+                              : exact_sq_dist(cw.row_vectors + std::size_t{u} * cw.dim,
+                                              cw.col_vectors + std::size_t{c} * cw.dim, cw.dim);
+          if (lane == from) best[s] = fminf(best[s], d);
+        }
+      }
+    }
+#pragma unroll
+    for (int s = 0; s < kPositionsPerLane; ++s) partial[warp][32 * s + lane] = best[s];
+    __syncthreads();
+    if (warp == 0) {
+#pragma unroll
+      for (int s = 0; s < kPositionsPerLane; ++s) {
+        float m = partial[0][32 * s + lane];
+        for (int w = 1; w < kWarps; ++w) m = fminf(m, partial[w][32 * s + lane]);
+        if (p0 + 32 * s < e) total += a.q.weights[p0 + 32 * s] * sqrtf(m);
+      }
+    }
+    __syncthreads();  // partial and limit are refilled for the next positions
+  }
+  return warp == 0 ? warp_sum(total) : 0.0f;
+}
+
+struct CertifiedReverse {
+  __device__ float operator()(const ReverseArgs& a, std::size_t doc, int j) const {
+    return certified_distance(a, doc, j);
+  }
+};
+
+// Certified pairs (reverse_pairs): the bound max(bound, D2's lower bound over the cache of lo)
+// first, then D2 where that bound does not already lose against the query's k-th best.
+__global__ void certified_pairs_kernel(ReverseArgs a, const std::uint32_t* docs,
+                                       const std::uint32_t* queries, std::size_t n_pairs,
+                                       const float* bound, std::size_t bound_stride, Worst worst,
+                                       float* out) {
+  __shared__ float lower;
+  for (std::size_t l = blockIdx.x; l < n_pairs; l += gridDim.x) {
+    const std::uint32_t doc = docs[l], j = queries[l];
+    const float b = bound ? bound[static_cast<std::size_t>(j) * bound_stride + doc] : 0.0f;
+    const float low = reverse_distance(a, doc, static_cast<int>(j));
+    if (threadIdx.x == 0) lower = fmaxf(b, low);
+    __syncthreads();
+    const float at_least = lower;
+    __syncthreads();  // `lower` is written again for the next pair
+    if (worst.distance &&
+        (at_least > worst.distance[j] || (at_least == worst.distance[j] && doc >= worst.doc[j]))) {
+      if (threadIdx.x == 0) out[l] = -1.0f;
+      continue;
+    }
+    const float d2 = certified_distance(a, doc, static_cast<int>(j));
+    if (threadIdx.x == 0) out[l] = fmaxf(b, d2);
+  }
+}
+
 __global__ void centroid_kernel(DeviceCsr x, const float* vectors, int dim, float* out) {
   const int lane = threadIdx.x & 31;
   for (std::size_t i = warp_id_global(); i < x.docs; i += warps_in_grid())
@@ -222,15 +328,24 @@ void sparse_times_z(const DeviceCsr& docs, const float* z, int n_queries, bool s
 }
 
 void reverse_pairs(const ReverseArgs& a, const std::uint32_t* docs, const std::uint32_t* queries,
-                   std::size_t n_pairs, const float* bound, std::size_t bound_stride, float* out,
-                   cudaStream_t s) {
+                   std::size_t n_pairs, const float* bound, std::size_t bound_stride, Worst worst,
+                   float* out, cudaStream_t s) {
+  if (worst.distance && (a.act_reach > 0 || !a.certified.row_terms))
+    throw Error("reverse_pairs: the k-th best prunes certified pairs only");
   if (a.act_reach > 0)
     return act_reverse_pairs(a, docs, queries, n_pairs, bound, bound_stride, out, s);
-  launch_reverse_pairs<RwmdReverse>(a, docs, queries, n_pairs, bound, bound_stride, out, s);
+  if (!a.certified.row_terms)
+    return launch_reverse_pairs<RwmdReverse>(a, docs, queries, n_pairs, bound, bound_stride, out,
+                                             s);
+  if (n_pairs == 0) return;
+  certified_pairs_kernel<<<blocks_for(n_pairs, 1), kThreads, 0, s>>>(
+      a, docs, queries, n_pairs, bound, bound_stride, worst, out);
+  LCRWMD_LAUNCH_CHECK();
 }
 
 void reverse_all(const ReverseArgs& a, float* d, std::size_t stride, cudaStream_t s) {
   if (a.act_reach > 0) return act_reverse_all(a, d, stride, s);
+  if (a.certified.row_terms) return launch_reverse_all<CertifiedReverse>(a, d, stride, s);
   launch_reverse_all<RwmdReverse>(a, d, stride, s);
 }
 

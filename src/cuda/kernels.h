@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cpu/word_bounds.h"
 #include "cuda/limits.h"
 
 namespace lcrwmd::cuda {
@@ -32,16 +33,22 @@ struct QueryWords {
 
 // Phase 1 after the GEMM of one tile: columns [col0, col0 + cols), the words of queries
 // [q0, q0 + tile_queries) (all of them, or a part of one long query). tile[r][c] (row stride
-// ld) = -2 e_r . t_c becomes the squared distance max(0, |e_r|^2 + |t_c|^2 - 2 e_r . t_c),
-// recomputed from the vectors where the expansion has lost its accuracy and exactly 0 where
-// row and column are the same word. Each row is staged in shared memory, then:
+// ld) = -2 e_r . t_c gives the estimate |e_r|^2 + |t_c|^2 - 2 e_r . t_c of the squared
+// distance, exactly 0 where row and column are the same word. Certified (row_terms set, and
+// col_terms; word_terms.h): the squared distance lies in [lo, hi] = [max(0, estimate - beta),
+// estimate + beta], and the distances that count are recomputed from the vectors
+// (device::exact_sq_dist, one order for every precision). Otherwise the estimate is the
+// distance, max(0, estimate), recomputed where the expansion has lost its accuracy. Each row is
+// staged in shared memory, then:
 //  - z[r * n_queries + j] = min over query j's positions in the tile ([tile_begin[j - q0],
 //    tile_end[j - q0])), folded into what its earlier tiles left unless the tile holds its
-//    first position, square-rooted where it holds its last;
+//    first position, square-rooted where it holds its last; certified, the minimum of the
+//    recomputed distances of the positions whose lo is at most the least hi;
 //  - where cache is set, cache[r * cache_stride + p] = the squared distance at position p
 //    (query-major: D2 of a pair then reads one contiguous segment per document word);
+//    certified, its lo;
 //  - where nearest is set, nearest[c - col0] = min(nearest, min over rows of another word)
-//    (float bits).
+//    (float bits); certified, of lo.
 struct Phase1Args {
   const float* tile = nullptr;
   std::size_t rows = 0;
@@ -53,7 +60,9 @@ struct Phase1Args {
   const std::uint32_t* row_word = nullptr;  // null: row r is word r
   const float* col_vectors = nullptr;       // of the tile's columns
   const float* col_norms = nullptr;
-  const std::int64_t* col_word = nullptr;  // -1: a word the rows cannot hold
+  const std::int64_t* col_word = nullptr;         // -1: a word the rows cannot hold
+  const cpu::bounds::Terms* row_terms = nullptr;  // certified: per row (null: not certified)
+  const cpu::bounds::Terms* col_terms = nullptr;  // certified: of the tile's columns
   int col0 = 0;
   QueryWords q;
   int q0 = 0, tile_queries = 0;
@@ -82,22 +91,41 @@ void sparse_times_z(const DeviceCsr& docs, const float* z, int n_queries, bool s
 
 // The other direction from the query-major cache of squared distances (Phase1Args::cache,
 // rows as in docs.indices): D2(i, j) = sum over query j's positions p of
-// F_p sqrt(min over document i's words u of cache[u * stride][p]). With act_reach > 0, ACT's
-// query -> document direction instead (act_kernels.cu): each position's weight F_p goes to
-// the document's words in ascending cost, at most a word's weight for act_reach - 1 steps, the
-// rest at the next nearest (ICT where act_reach covers the document's words).
+// F_p sqrt(min over document i's words u of cache[u * stride][p]). Certified (certified.row_terms
+// set; the cache holds lo), that sum over the cache is a lower bound of D2, and D2 itself takes,
+// per position, the least recomputed distance of the words whose lo is at most the least hi
+// (lo + 2 beta), as phase 1 does. With act_reach > 0, ACT's query -> document direction
+// instead (act_kernels.cu): each position's weight F_p goes to the document's words in
+// ascending cost, at most a word's weight for act_reach - 1 steps, the rest at the next
+// nearest (ICT where act_reach covers the document's words).
+struct CertifiedWords {
+  const cpu::bounds::Terms* row_terms = nullptr;  // per vocabulary word (null: not certified)
+  const float* row_vectors = nullptr;             // the vocabulary's float vectors
+  const cpu::bounds::Terms* col_terms = nullptr;  // per batch column
+  const float* col_vectors = nullptr;
+  const std::int64_t* col_word = nullptr;  // per batch column: its vocabulary word, or -1
+  int dim = 0;
+};
 struct ReverseArgs {
   DeviceCsr docs;
   const float* cache = nullptr;
   std::size_t stride = 0;
   QueryWords q;
   std::uint32_t act_reach = 0;
+  CertifiedWords certified;
 };
 // Listed pairs: out[l] = max(bound[j * bound_stride + doc], D2(doc, j)) for doc = docs[l],
-// j = queries[l]: the exact symmetric distance where the bound is max(D1, B2) (or D1).
+// j = queries[l]: the exact symmetric distance where the bound is max(D1, B2) (or D1). With
+// `worst` (certified only): per query the k-th best so far as (distance, document), and a pair
+// whose bound max(bound, D2's lower bound) already loses against it, (bound, doc) >= worst,
+// gets -1 instead of its distance, D2 not computed.
+struct Worst {
+  const float* distance = nullptr;
+  const std::uint32_t* doc = nullptr;
+};
 void reverse_pairs(const ReverseArgs& a, const std::uint32_t* docs, const std::uint32_t* queries,
-                   std::size_t n_pairs, const float* bound, std::size_t bound_stride, float* out,
-                   cudaStream_t s);
+                   std::size_t n_pairs, const float* bound, std::size_t bound_stride, Worst worst,
+                   float* out, cudaStream_t s);
 // Every document and query: d[j * stride + i] = max(d[j * stride + i], D2(i, j)).
 void reverse_all(const ReverseArgs& a, float* d, std::size_t stride, cudaStream_t s);
 // Both where a.act_reach > 0 (act_kernels.cu; reverse_pairs and reverse_all hand over).

@@ -11,17 +11,22 @@ namespace lcrwmd {
 using namespace cuda;
 
 // Phase 1 of the batch against `rows` row vectors (the vocabulary, or the quadratic RWMD's
-// gathered words): per span one GEMM, then the epilogue of each of its tiles, into z and,
-// where set, the cache and the nearest other words.
+// gathered words): per span one GEMM (bf16 where `bounded` has the rows rounded), then the
+// epilogue of each of its tiles, into z and, where set, the cache and the nearest other words.
 void GpuIndex::Impl::phase1_rows(const QueryBatch& b, const float* row_vectors,
                                  const float* row_norms, const std::uint32_t* row_word,
-                                 std::size_t rows, float* cache_out, unsigned* nearest_out) {
-  const std::size_t m = index.dim();
+                                 std::size_t rows, CertifiedRows bounded, float* cache_out,
+                                 unsigned* nearest_out) {
+  const std::size_t m = index.dim(), stride = bf16_stride(m);
   for (const QueryBatch::Span& span : b.spans) {
     const std::size_t ld = static_cast<std::size_t>(span.c1 - span.c0);
+    const auto c0 = static_cast<std::size_t>(span.c0);
     tile.reserve(rows * ld);
-    gemm_neg2(blas.get(), row_vectors, rows, batch.vectors + static_cast<std::size_t>(span.c0) * m,
-              ld, m, tile.data(), ld);
+    if (bounded.bf16)
+      gemm_neg2_bf16(blas.get(), bounded.bf16, rows, batch.bf16 + c0 * stride, ld, m, stride,
+                     tile.data(), ld);
+    else
+      gemm_neg2(blas.get(), row_vectors, rows, batch.vectors + c0 * m, ld, m, tile.data(), ld);
     for (std::size_t t = span.t0; t < span.t1; ++t) {
       const QueryBatch::Tile& tl = b.tiles[t];
       Phase1Args a;
@@ -36,6 +41,8 @@ void GpuIndex::Impl::phase1_rows(const QueryBatch& b, const float* row_vectors,
       a.col_vectors = batch.vectors + static_cast<std::size_t>(tl.c0) * m;
       a.col_norms = batch.norms + tl.c0;
       a.col_word = batch.word + tl.c0;
+      a.row_terms = bounded.terms;
+      a.col_terms = bounded.terms ? batch.terms + tl.c0 : nullptr;
       a.col0 = tl.c0;
       a.q = batch.q;
       a.q0 = tl.q0;
@@ -53,8 +60,9 @@ void GpuIndex::Impl::phase1_rows(const QueryBatch& b, const float* row_vectors,
 
 // Phase 1 of LC-RWMD for the batch: Z (v x nq, sqrt of the minima); with cache_distances,
 // the cache of squared distances D2 (and ACT) reads; for Reverse::bound also B2's terms in Z
-// and nn_sum.
-void GpuIndex::Impl::phase1(const QueryBatch& b, Reverse rev, bool cache_distances) {
+// and nn_sum. Certified (word_terms.h) in the resident set's precision unless TF32 is allowed;
+// ACT's slots read the distances themselves, so it asks for none.
+void GpuIndex::Impl::phase1(const QueryBatch& b, Reverse rev, bool cache_distances, bool certify) {
   const cudaStream_t s = stream.get();
   const std::size_t v = index.vocab_size(), w = b.columns();
   z.reserve(v * b.nq);
@@ -64,7 +72,11 @@ void GpuIndex::Impl::phase1(const QueryBatch& b, Reverse rev, bool cache_distanc
     nearest.reserve(w);
     fill(reinterpret_cast<float*>(nearest.data()), w, INFINITY, s);
   }
-  phase1_rows(b, set.vectors.data(), set.norms.data(), nullptr, v,
+  certified = certify && !options.allow_tf32;
+  CertifiedRows rows;
+  if (certified)
+    rows = {set.terms.data(), set.precision == Precision::bf16 ? set.bf16.data() : nullptr};
+  phase1_rows(b, set.vectors.data(), set.norms.data(), nullptr, v, rows,
               cache_distances ? cache.data() : nullptr, with_bound ? nearest.data() : nullptr);
   if (!with_bound) return;
   nn_sum.reserve(b.nq);
@@ -73,7 +85,11 @@ void GpuIndex::Impl::phase1(const QueryBatch& b, Reverse rev, bool cache_distanc
 
 ReverseArgs GpuIndex::Impl::reverse_args(const QueryBatch& b, const DeviceCsr& docs,
                                          std::uint32_t act_reach) const {
-  return {docs, cache.data(), b.positions(), batch.q, act_reach};
+  ReverseArgs a{docs, cache.data(), b.positions(), batch.q, act_reach, {}};
+  if (certified && act_reach == 0)
+    a.certified = {set.terms.data(), set.vectors.data(), batch.terms,
+                   batch.vectors,    batch.word,         static_cast<int>(index.dim())};
+  return a;
 }
 
 // The batch's distances (or bounds) to the chunk's documents: dst[j * n_c + i].

@@ -34,6 +34,7 @@ const GpuDevice& GpuIndex::device() const {
 }
 std::size_t GpuIndex::chunks() const { return 0; }
 std::size_t GpuIndex::resident_bytes() const { return 0; }
+Precision GpuIndex::precision() const { return Precision::f32; }
 std::size_t GpuIndex::uploads() const { return 0; }
 void GpuIndex::set_allow_tf32(bool) {}
 const Index& GpuIndex::index() const {

@@ -37,7 +37,8 @@ void GpuIndex::Impl::quadratic_block(const QueryBatch& b, const Chunk& c, bool s
                                 part.size(), rows};
     z.reserve(rows);
     if (symmetric) cache.reserve(rows * positions);
-    phase1_rows(b, g_vectors.data(), g_norms.data(), words_of_rows, rows,
+    certified = false;  // the gathered rows have no terms
+    phase1_rows(b, g_vectors.data(), g_norms.data(), words_of_rows, rows, {},
                 symmetric ? cache.data() : nullptr, nullptr);
     float* at = dst + (part.begin - c.docs.begin);
     sparse_times_z(occurrences, z.data(), 1, false, nullptr, at, n, s);

@@ -11,7 +11,7 @@
 namespace lcrwmd::cuda {
 
 QueryBatch::QueryBatch(const Index& index, const QuerySet& q, std::size_t b, std::size_t e,
-                       std::size_t gemm_words)
+                       std::size_t gemm_words, Precision precision)
     : begin(b),
       nq(e - b),
       weights(q.weights.begin() + static_cast<std::ptrdiff_t>(q.indptr[b]),
@@ -83,6 +83,7 @@ QueryBatch::QueryBatch(const Index& index, const QuerySet& q, std::size_t b, std
     }
     j = end;
   }
+  rounded = round_words(precision, Side::columns, vectors.data(), norms.data(), columns(), m);
 }
 
 DeviceBatch BatchUploader::upload(const QueryBatch& b, cudaStream_t s) {
@@ -97,6 +98,8 @@ DeviceBatch BatchUploader::upload(const QueryBatch& b, cudaStream_t s) {
       {b.weights.data(), b.weights.size() * sizeof(float), 0},
       {b.pos.data(), b.pos.size() * sizeof(std::uint64_t), 0},
       {b.ranges.data(), b.ranges.size() * sizeof(int), 0},
+      {b.rounded.terms.data(), b.rounded.terms.size() * sizeof(cpu::bounds::Terms), 0},
+      {b.rounded.bf16.data(), b.rounded.bf16.size() * sizeof(std::uint16_t), 0},
   };
   std::size_t total = 0;
   for (Part& p : parts) {
@@ -121,6 +124,9 @@ DeviceBatch BatchUploader::upload(const QueryBatch& b, cudaStream_t s) {
   batch.q.pos = reinterpret_cast<const std::uint64_t*>(base + parts[5].at);
   batch.q.n_queries = to_int(b.nq, "queries");
   batch.ranges = reinterpret_cast<const int*>(base + parts[6].at);
+  batch.terms = reinterpret_cast<const cpu::bounds::Terms*>(base + parts[7].at);
+  batch.bf16 =
+      b.rounded.bf16.empty() ? nullptr : reinterpret_cast<const std::uint16_t*>(base + parts[8].at);
   return batch;
 }
 

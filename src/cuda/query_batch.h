@@ -9,6 +9,7 @@
 
 #include "cuda/device_memory.h"
 #include "cuda/kernels.h"
+#include "cuda/word_terms.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
 
@@ -33,6 +34,7 @@ struct QueryBatch {
   };
   std::size_t begin = 0, nq = 0;
   std::vector<float> vectors, norms;   // per column: vector (dim floats), squared norm
+  RoundedWords rounded;                // per column: share of phase 1's bound (bf16: rounded)
   std::vector<std::int64_t> vocab_id;  // per column: index word id, -1 for a word it lacks
   std::vector<std::uint32_t> cols;     // per position: its column
   std::vector<float> weights;          // per position
@@ -42,9 +44,9 @@ struct QueryBatch {
   std::vector<int> ranges;
 
   // Queries [b, e) of q; gemm_words: columns of one GEMM (the memory plan's; tiles take at
-  // most kMaxTileColumns).
+  // most kMaxTileColumns); precision: phase 1's (word_terms.h).
   QueryBatch(const Index& index, const QuerySet& q, std::size_t b, std::size_t e,
-             std::size_t gemm_words);
+             std::size_t gemm_words, Precision precision);
 
   std::size_t columns() const { return norms.size(); }
   std::size_t positions() const { return cols.size(); }
@@ -57,9 +59,11 @@ struct QueryBatch {
 
 // The batch on the device: every array in one buffer, uploaded in one copy.
 struct DeviceBatch {
-  const float* vectors = nullptr;      // columns x dim
-  const float* norms = nullptr;        // columns
-  const std::int64_t* word = nullptr;  // per column
+  const float* vectors = nullptr;             // columns x dim
+  const float* norms = nullptr;               // columns
+  const cpu::bounds::Terms* terms = nullptr;  // columns
+  const std::uint16_t* bf16 = nullptr;        // columns x bf16_stride(dim); bf16 only
+  const std::int64_t* word = nullptr;         // per column
   cuda::QueryWords q;
   const int* ranges = nullptr;  // QueryBatch::ranges
 };

@@ -23,7 +23,12 @@ ResidentSet::ResidentSet(const Index& idx, const GpuOptions& opt, const GpuDevic
   const std::size_t v = index.vocab_size(), m = index.dim();
   vectors.upload(index.vectors(), v * m, s);
   norms.upload(index.sq_norms(), v, s);
-  LCRWMD_CUDA_CHECK(cudaStreamSynchronize(s));
+  precision = resolve_gpu_precision(opt.precision, device.compute_major);
+  const RoundedWords rounded =
+      round_words(precision, Side::rows, index.vectors(), index.sq_norms(), v, m);
+  terms.upload(rounded.terms.data(), v, s);
+  bf16.upload(rounded.bf16.data(), rounded.bf16.size(), s);
+  LCRWMD_CUDA_CHECK(cudaStreamSynchronize(s));  // `rounded` goes out of scope
   std::size_t free = 0, total = 0;
   LCRWMD_CUDA_CHECK(cudaMemGetInfo(&free, &total));
   const auto indptr = index.indptr();
@@ -42,7 +47,7 @@ ResidentSet::ResidentSet(const Index& idx, const GpuOptions& opt, const GpuDevic
   const std::size_t room = free - budget - kMargin;
   ranges = plan_doc_chunks(indptr, room, opt.chunk_docs);
   all_resident = csr + ranges.size() * 64 <= room;
-  resident = v * m * sizeof(float) + v * sizeof(float);
+  resident = v * m * sizeof(float) + v * sizeof(float) + terms.bytes() + bf16.bytes();
   if (all_resident) {
     chunks_.resize(ranges.size());
     for (std::size_t c = 0; c < ranges.size(); ++c) upload(chunks_[c], ranges[c]);

@@ -12,6 +12,7 @@
 #include "cuda/device_memory.h"
 #include "cuda/kernels.h"
 #include "cuda/plan.h"
+#include "cuda/word_terms.h"
 #include "lcrwmd/gpu.h"
 #include "lcrwmd/index.h"
 
@@ -56,8 +57,13 @@ class ResidentSet {
   std::size_t uploads() const { return uploads_; }
 
   DeviceArray<float> vectors, norms;  // the vocabulary
-  std::size_t budget = 0;             // working bytes per batch
-  std::vector<DocRange> ranges;       // the chunks' documents
+  // Phase 1's precision (word_terms.h), the vocabulary's shares of its error bound, and for
+  // bf16 the vocabulary rounded (bf16_stride(dim) a row).
+  Precision precision = Precision::f32;
+  DeviceArray<cpu::bounds::Terms> terms;
+  DeviceArray<std::uint16_t> bf16;
+  std::size_t budget = 0;        // working bytes per batch
+  std::vector<DocRange> ranges;  // the chunks' documents
   bool all_resident = true;
   std::size_t resident = 0;  // device bytes held
 

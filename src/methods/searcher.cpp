@@ -175,8 +175,8 @@ namespace {
 // automatic on a machine with a GPU: the GPU for every method it runs, the CPU for the rest.
 class GpuWithCpuFallback final : public Searcher {
  public:
-  GpuWithCpuFallback(const Index& index, const SearcherOptions& o)
-      : gpu_(index, o.gpu), cpu_(index, o.cpu) {}
+  GpuWithCpuFallback(const Index& index, const SearcherOptions& o, const GpuOptions& gpu)
+      : gpu_(index, gpu), cpu_(index, o.cpu) {}
   Backend backend() const override { return Backend::cuda; }
   const Index& index() const override { return gpu_.index(); }
 
@@ -201,20 +201,24 @@ class GpuWithCpuFallback final : public Searcher {
 }  // namespace
 
 std::unique_ptr<Searcher> make_searcher(const Index& index, const SearcherOptions& o) {
+  // One precision for both backends where only the CPU's is named (a front end's
+  // --precision): the GPU runs f32 and bf16 too, int8 only on the CPU.
+  GpuOptions gpu = o.gpu;
+  if (gpu.precision == Precision::automatic && o.cpu.precision != Precision::int8)
+    gpu.precision = o.cpu.precision;
   switch (o.backend) {
     case Backend::cpu:
       return std::make_unique<CpuSearcher>(index, o.cpu);
     case Backend::cuda:
-      // The GPU's phase 1 runs in f32 (tf32 where allowed): a lower CPU precision asked of it
-      // would be ignored without a word. (automatic keeps it for the methods the CPU runs.)
-      if (o.cpu.precision == Precision::bf16 || o.cpu.precision == Precision::int8)
-        throw OptionError("precision", "precision " + std::string(to_string(o.cpu.precision)) +
-                                           " is the CPU backend's; the GPU's phase 1 runs in "
-                                           "f32 (tf32 where allowed): use the cpu backend, or "
-                                           "precision auto or f32");
-      return std::make_unique<GpuIndex>(index, o.gpu);
+      if (o.cpu.precision == Precision::int8 && gpu.precision == Precision::automatic)
+        throw OptionError("precision",
+                          "precision int8 is the CPU backend's; the GPU's phase 1 runs in f32 or "
+                          "bf16 (tf32 where allowed): use the cpu backend, or precision auto, "
+                          "f32 or bf16");
+      return std::make_unique<GpuIndex>(index, gpu);
     case Backend::automatic:
-      if (gpu_device_count() > 0) return std::make_unique<GpuWithCpuFallback>(index, o);
+      // int8: the CPU's searches in it, the GPU's in the precision it picks.
+      if (gpu_device_count() > 0) return std::make_unique<GpuWithCpuFallback>(index, o, gpu);
       return std::make_unique<CpuSearcher>(index, o.cpu);
   }
   throw Error("unknown backend");

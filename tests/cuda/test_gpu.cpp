@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -269,6 +270,61 @@ TEST(Gpu, Tf32StaysClose) {
                            want = test::matrix(ix, qs, o);
   for (std::size_t i = 0; i < want.size(); ++i)
     EXPECT_NEAR(got[i], want[i], 2e-2f * std::max(1.0f, want[i]));
+}
+
+// Certified phase 1 (cuda/word_terms.h): bf16 on tensor cores gives f32's bits, distances and
+// neighbours in order, one-sided and symmetric, every distance and the pruned top-k, single
+// queries and batches, tiny tiles and several chunks; the symmetric top-k computes D2 only
+// where D2's lower bound leaves a document a chance.
+TEST(Gpu, Bf16GivesF32sBits) {
+  REQUIRE_GPU();
+  if (gpu_device(0).compute_major < 8) GTEST_SKIP() << "no BF16 tensor cores on this device";
+  const Index ix = Index::from_data(test::random_index(1021, 300, 24, 40, 9));
+  const QuerySet qs = test::mixed_queries(ix, 9, 17);
+  const std::size_t n = ix.n_docs();
+  for (const std::size_t tile_words : {std::size_t{0}, std::size_t{5}})
+    for (const std::size_t chunk_docs : {std::size_t{0}, std::size_t{300}}) {
+      GpuOptions f32;
+      f32.precision = Precision::f32;
+      f32.tile_words = tile_words;
+      f32.chunk_docs = chunk_docs;
+      GpuOptions bf16 = f32;
+      bf16.precision = Precision::bf16;
+      const GpuIndex a(ix, f32), b(ix, bf16);
+      ASSERT_EQ(a.precision(), Precision::f32);
+      ASSERT_EQ(b.precision(), Precision::bf16);
+      for (const bool symmetric : {false, true})
+        for (const std::size_t batch : {std::size_t{1}, std::size_t{64}}) {
+          SCOPED_TRACE(testing::Message()
+                       << "tiles " << tile_words << " chunks " << chunk_docs
+                       << (symmetric ? " symmetric" : " one-sided") << " batch " << batch);
+          SearchOptions o;
+          o.direction = symmetric ? Direction::symmetric : Direction::document_to_query;
+          o.batch = batch;
+          const std::vector<float> ma = test::matrix(a, qs, o), mb = test::matrix(b, qs, o);
+          for (std::size_t i = 0; i < ma.size(); ++i)
+            ASSERT_EQ(std::bit_cast<std::uint32_t>(ma[i]), std::bit_cast<std::uint32_t>(mb[i]))
+                << "query " << i / n << " doc " << i % n << ": f32 " << ma[i] << " bf16 " << mb[i];
+          for (const std::size_t k : {std::size_t{1}, std::size_t{10}, n + 3}) {
+            SearchStats sa, sb;
+            const SearchResults ra = a.search(qs, k, o, &sa), rb = b.search(qs, k, o, &sb);
+            EXPECT_EQ(ra.indices, rb.indices) << "k " << k;
+            ASSERT_EQ(ra.distances.size(), rb.distances.size());
+            for (std::size_t i = 0; i < ra.distances.size(); ++i)
+              EXPECT_EQ(std::bit_cast<std::uint32_t>(ra.distances[i]),
+                        std::bit_cast<std::uint32_t>(rb.distances[i]))
+                  << "k " << k << " entry " << i;
+            EXPECT_EQ(sa.precision, Precision::f32);
+            EXPECT_EQ(sb.precision, Precision::bf16);
+            if (symmetric && k == 10) {
+              // Tightened bounds rule documents out before their D2 is computed.
+              EXPECT_GT(sb.tightened, 0u);
+              EXPECT_LT(sb.refined, sb.tightened);
+              EXPECT_LT(sa.refined, sa.tightened);
+            }
+          }
+        }
+    }
 }
 
 TEST(Gpu, WmdIsCpuOnly) {
