@@ -167,8 +167,9 @@ void add_devices(CLI::App& app) {
     if (devices.empty())
       std::printf("no CUDA device found (no GPU or no driver): --backend auto runs on the cpu\n");
     for (const GpuDevice& d : devices)
-      std::printf("%d\t%s\tcompute %d.%d\t%zu MiB (%zu MiB free)\n", d.id, d.name.c_str(),
-                  d.compute_major, d.compute_minor, d.total_bytes >> 20, d.free_bytes >> 20);
+      std::printf("%d\t%s\tcompute %d.%d\t%zu MiB (%zu MiB free)\tphase 1 auto: %s\n", d.id,
+                  d.name.c_str(), d.compute_major, d.compute_minor, d.total_bytes >> 20,
+                  d.free_bytes >> 20, to_string(gpu_precision(d)));
   });
 }
 

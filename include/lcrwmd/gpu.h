@@ -36,6 +36,9 @@ std::size_t gpu_device_count();
 GpuDevice gpu_device(int id);
 // Every usable device (a context on each): for listings.
 std::vector<GpuDevice> gpu_devices();
+// What LC-RWMD's phase 1 runs `p` as on `device` (GpuOptions::precision): f32 or bf16; an
+// Error where the device cannot (bf16 before compute capability 8.0; int8 anywhere).
+Precision gpu_precision(const GpuDevice& device, Precision p = Precision::automatic);
 
 // Where the CUDA backend puts its work.
 struct GpuOptions {

@@ -4,6 +4,7 @@
 
 #include "cpu/word_gemm.h"
 #include "lcrwmd/error.h"
+#include "lcrwmd/gpu.h"
 
 namespace lcrwmd::cuda {
 
@@ -49,3 +50,11 @@ RoundedWords round_words(Precision p, Side side, const float* vectors, const flo
 }
 
 }  // namespace lcrwmd::cuda
+
+namespace lcrwmd {
+
+Precision gpu_precision(const GpuDevice& device, Precision p) {
+  return cuda::resolve_gpu_precision(p, device.compute_major);
+}
+
+}  // namespace lcrwmd

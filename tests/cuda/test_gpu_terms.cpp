@@ -13,6 +13,7 @@
 #include "cpu/word_gemm.h"
 #include "cuda/word_terms.h"
 #include "lcrwmd/error.h"
+#include "lcrwmd/gpu.h"
 
 namespace lcrwmd {
 namespace {
@@ -28,6 +29,12 @@ TEST(GpuPrecision, ResolvedByTheDevice) {
   EXPECT_EQ(cuda::resolve_gpu_precision(Precision::bf16, 9), Precision::bf16);
   EXPECT_THROW(cuda::resolve_gpu_precision(Precision::bf16, 7), Error);
   EXPECT_THROW(cuda::resolve_gpu_precision(Precision::int8, 9), Error);
+  GpuDevice ampere;
+  ampere.compute_major = 8;
+  EXPECT_EQ(gpu_precision(ampere), Precision::bf16);
+  EXPECT_EQ(gpu_precision(ampere, Precision::f32), Precision::f32);
+  ampere.compute_major = 7;
+  EXPECT_EQ(gpu_precision(ampere), Precision::f32);
   const std::vector<float> x(4, 1.0f), n(1, 4.0f);
   EXPECT_THROW(cuda::round_words(Precision::int8, Side::rows, x.data(), n.data(), 1, 4), Error);
 }
