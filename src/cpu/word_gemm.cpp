@@ -62,16 +62,12 @@ Int8Scale int8_scale(const float* x, std::size_t dim) {
   return {static_cast<float>(1.0 / double{invert}), invert};
 }
 
-// A vector rounded as the GEMM reads it, padded with zeros to kp elements (out).
-Rounding round_vector(Precision p, const float* x, std::size_t dim, std::size_t kp,
-                      const Int8Scale& s, std::byte* out) {
-  if (p == Precision::bf16) return round_to_bf16(x, dim, kp, reinterpret_cast<std::uint16_t*>(out));
-  auto* o = reinterpret_cast<std::int8_t*>(out);
-  kernels().round_int8(x, dim, s.invert, o);
-  std::fill(o + dim, o + kp, std::int8_t{0});
+// What rounding x took, its rounded copy's element d being rounded(d) (a double).
+template <typename Rounded>
+Rounding rounding_of(const float* x, std::size_t dim, Rounded rounded) {
   Rounding r;
   for (std::size_t d = 0; d < dim; ++d) {
-    const double e = double{x[d]} - double{s.scale} * o[d];
+    const double e = double{x[d]} - rounded(d);
     r.residual += e * e;
     r.norm += double{x[d]} * x[d];
   }
@@ -80,20 +76,22 @@ Rounding round_vector(Precision p, const float* x, std::size_t dim, std::size_t 
   return r;
 }
 
+// A vector rounded as the GEMM reads it, padded with zeros to kp elements (out).
+Rounding round_vector(Precision p, const float* x, std::size_t dim, std::size_t kp,
+                      const Int8Scale& s, std::byte* out) {
+  if (p == Precision::bf16) return round_to_bf16(x, dim, kp, reinterpret_cast<std::uint16_t*>(out));
+  auto* o = reinterpret_cast<std::int8_t*>(out);
+  kernels().round_int8(x, dim, s.invert, o);
+  std::fill(o + dim, o + kp, std::int8_t{0});
+  return rounding_of(x, dim, [&](std::size_t d) { return double{s.scale} * o[d]; });
+}
+
 }  // namespace
 
 Rounding round_to_bf16(const float* x, std::size_t dim, std::size_t kp, std::uint16_t* out) {
   kernels().round_bf16(x, dim, out);
   std::fill(out + dim, out + kp, std::uint16_t{0});
-  Rounding r;
-  for (std::size_t d = 0; d < dim; ++d) {
-    const double e = double{x[d]} - double{from_bf16(out[d])};
-    r.residual += e * e;
-    r.norm += double{x[d]} * x[d];
-  }
-  r.residual = std::sqrt(r.residual);
-  r.norm = std::sqrt(r.norm);
-  return r;
+  return rounding_of(x, dim, [&](std::size_t d) { return double{from_bf16(out[d])}; });
 }
 
 double norm_of(const float* x, std::size_t dim) {

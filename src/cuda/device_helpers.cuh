@@ -55,14 +55,15 @@ __device__ inline float sq_dist(const float* a, const float* b, int dim) {
   return s;
 }
 
-// The squared distance certified phase 1 reports (kernels.h), by a whole warp: lane l sums
-// dimensions l, l + 32, ..., then the lanes' sums are added in a fixed tree. Every lane gets
-// the same value, and the same for the same vectors wherever it is computed (the epilogue's
-// minima, D2's), whatever the GEMM's precision. Warp-uniform: all 32 lanes call it.
+// The lanes' sums added in a fixed tree (16, 8, 4, 2, 1 apart) into lane 0, then given to all.
 __device__ inline float lanes_sum(float s) {
   for (int o = 16; o > 0; o /= 2) s += __shfl_down_sync(kFull, s, o);
   return __shfl_sync(kFull, s, 0);
 }
+// The squared distance certified phase 1 reports (kernels.h), by a whole warp: lane l sums
+// dimensions l, l + 32, ..., then lanes_sum. Every lane gets the same value, and the same for
+// the same vectors wherever it is computed (the epilogue's minima, D2's), whatever the GEMM's
+// precision. Warp-uniform: all 32 lanes call it.
 __device__ inline float exact_sq_dist(const float* a, const float* b, int dim) {
   float s = 0;
   for (int d = static_cast<int>(threadIdx.x & 31); d < dim; d += 32) {

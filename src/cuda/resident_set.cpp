@@ -23,7 +23,7 @@ ResidentSet::ResidentSet(const Index& idx, const GpuOptions& opt, const GpuDevic
   const std::size_t v = index.vocab_size(), m = index.dim();
   vectors.upload(index.vectors(), v * m, s);
   norms.upload(index.sq_norms(), v, s);
-  precision = resolve_gpu_precision(opt.precision, device.compute_major);
+  precision = gpu_precision(device, opt.precision);
   const RoundedWords rounded =
       round_words(precision, Side::rows, index.vectors(), index.sq_norms(), v, m);
   terms.upload(rounded.terms.data(), v, s);

@@ -8,24 +8,6 @@
 
 namespace lcrwmd::cuda {
 
-Precision resolve_gpu_precision(Precision p, int major) {
-  constexpr int kBf16Major = 8;  // Ampere: BF16 tensor cores
-  switch (p) {
-    case Precision::automatic:
-      return major >= kBf16Major ? Precision::bf16 : Precision::f32;
-    case Precision::f32:
-      return p;
-    case Precision::bf16:
-      if (major < kBf16Major)
-        throw Error("precision bf16 needs a GPU of compute capability 8.0 or later (this one is " +
-                    std::to_string(major) + ".x; auto takes f32 there)");
-      return p;
-    case Precision::int8:
-      break;
-  }
-  throw Error("precision int8 runs on the CPU only (the GPU has f32 and bf16; auto picks)");
-}
-
 std::size_t bf16_stride(std::size_t dim) { return (dim + 7) / 8 * 8; }
 
 RoundedWords round_words(Precision p, Side side, const float* vectors, const float* sq_norms,
@@ -54,7 +36,22 @@ RoundedWords round_words(Precision p, Side side, const float* vectors, const flo
 namespace lcrwmd {
 
 Precision gpu_precision(const GpuDevice& device, Precision p) {
-  return cuda::resolve_gpu_precision(p, device.compute_major);
+  const int major = device.compute_major;
+  constexpr int kBf16Major = 8;  // Ampere: BF16 tensor cores
+  switch (p) {
+    case Precision::automatic:
+      return major >= kBf16Major ? Precision::bf16 : Precision::f32;
+    case Precision::f32:
+      return p;
+    case Precision::bf16:
+      if (major < kBf16Major)
+        throw Error("precision bf16 needs a GPU of compute capability 8.0 or later (this one is " +
+                    std::to_string(major) + ".x; auto takes f32 there)");
+      return p;
+    case Precision::int8:
+      break;
+  }
+  throw Error("precision int8 runs on the CPU only (the GPU has f32 and bf16; auto picks)");
 }
 
 }  // namespace lcrwmd

@@ -15,10 +15,7 @@
 
 namespace lcrwmd::cuda {
 
-// What `p` runs as on a device of compute capability `major`.x: automatic is bf16 where the
-// device has BF16 tensor cores (8.0 and later), else f32; an Error for bf16 on an older device
-// and for int8, which the GPU does not run.
-Precision resolve_gpu_precision(Precision p, int major);
+// Which precision a device runs: gpu_precision (lcrwmd/gpu.h).
 
 // Elements per row of a bf16 copy: the dimension padded to a multiple of 8 (16-byte rows, as
 // tensor cores read them best); the padding is zeros, which change no product.

@@ -21,20 +21,21 @@ namespace {
 using cuda::RoundedWords;
 using cuda::Side;
 
+GpuDevice of_compute(int major) {
+  GpuDevice d;
+  d.compute_major = major;
+  return d;
+}
+
 TEST(GpuPrecision, ResolvedByTheDevice) {
-  EXPECT_EQ(cuda::resolve_gpu_precision(Precision::automatic, 9), Precision::bf16);
-  EXPECT_EQ(cuda::resolve_gpu_precision(Precision::automatic, 8), Precision::bf16);
-  EXPECT_EQ(cuda::resolve_gpu_precision(Precision::automatic, 7), Precision::f32);
-  EXPECT_EQ(cuda::resolve_gpu_precision(Precision::f32, 7), Precision::f32);
-  EXPECT_EQ(cuda::resolve_gpu_precision(Precision::bf16, 9), Precision::bf16);
-  EXPECT_THROW(cuda::resolve_gpu_precision(Precision::bf16, 7), Error);
-  EXPECT_THROW(cuda::resolve_gpu_precision(Precision::int8, 9), Error);
-  GpuDevice ampere;
-  ampere.compute_major = 8;
-  EXPECT_EQ(gpu_precision(ampere), Precision::bf16);
-  EXPECT_EQ(gpu_precision(ampere, Precision::f32), Precision::f32);
-  ampere.compute_major = 7;
-  EXPECT_EQ(gpu_precision(ampere), Precision::f32);
+  EXPECT_EQ(gpu_precision(of_compute(9)), Precision::bf16);
+  EXPECT_EQ(gpu_precision(of_compute(8)), Precision::bf16);
+  EXPECT_EQ(gpu_precision(of_compute(7)), Precision::f32);
+  EXPECT_EQ(gpu_precision(of_compute(7), Precision::f32), Precision::f32);
+  EXPECT_EQ(gpu_precision(of_compute(8), Precision::f32), Precision::f32);
+  EXPECT_EQ(gpu_precision(of_compute(9), Precision::bf16), Precision::bf16);
+  EXPECT_THROW(gpu_precision(of_compute(7), Precision::bf16), Error);
+  EXPECT_THROW(gpu_precision(of_compute(9), Precision::int8), Error);
   const std::vector<float> x(4, 1.0f), n(1, 4.0f);
   EXPECT_THROW(cuda::round_words(Precision::int8, Side::rows, x.data(), n.data(), 1, 4), Error);
 }
