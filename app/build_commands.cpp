@@ -7,6 +7,7 @@
 
 #include "app/commands.h"
 #include "app/query_input.h"
+#include "app/vectors.h"
 #include "lcrwmd/atomic_file.h"
 #include "lcrwmd/collection.h"
 #include "lcrwmd/corpus.h"
@@ -56,13 +57,40 @@ void add_shards_flag(CLI::App* c, std::size_t& shards) {
       ->capture_default_str();
 }
 
-void run_build(const std::string& emb_path, const std::string& docs, const std::string& stop_path,
-               const std::string& weighting, bool keep_text, const std::string& output,
-               std::size_t shards, bool collection) {
-  if (collection && shards > 1)
+// Where `build --train-vectors` writes its model by default: beside the index or collection
+// (a collection keeps only its own files in its directory), train.idx -> train.vectors.bin.
+std::string default_vectors_path(const std::string& output) {
+  std::string stem = output;
+  while (stem.size() > 1 && stem.back() == '/') stem.pop_back();
+  if (stem.ends_with(".idx")) stem.resize(stem.size() - 4);
+  return stem + ".vectors.bin";
+}
+
+struct BuildFlags {
+  std::string embeddings, docs, stopwords, weighting = "tf", output, vectors_output;
+  bool no_text = false, collection = false, train = false, unit_vectors = false;
+  std::size_t shards = 1;
+  FastTextOptions training;
+};
+
+void run_build(const BuildFlags& f) {
+  if (f.collection && f.shards > 1)
     throw Error("--collection and --shards: a collection keeps its own segments; give one");
+  if (f.train == !f.embeddings.empty())
+    throw Error(f.train ? "--train-vectors and --embeddings: give one (the vectors are trained "
+                          "on the documents, or read from the file)"
+                        : "give --embeddings FILE, or --train-vectors to train them on the "
+                          "documents");
   auto t = Clock::now();
-  std::vector<RawDocument> documents = read_tsv(docs);
+  std::vector<RawDocument> documents = read_tsv(f.docs);
+  StopWords stop;
+  if (!f.stopwords.empty()) stop = StopWords::load(f.stopwords);
+  const StopWords* stop_words = f.stopwords.empty() ? nullptr : &stop;
+  std::string emb_path = f.embeddings;
+  if (f.train) {
+    emb_path = f.vectors_output.empty() ? default_vectors_path(f.output) : f.vectors_output;
+    train_vectors(documents, stop_words, f.training, emb_path, f.docs);
+  }
   // Only the vectors of the corpus's words are kept: memory follows the corpus, not the file.
   const WordSet tokens = distinct_tokens(documents);
   const Embeddings emb = Embeddings::load(emb_path, &tokens);
@@ -72,36 +100,38 @@ void run_build(const std::string& emb_path, const std::string& docs, const std::
            ? (", " + std::to_string(emb.duplicates()) + " duplicate words skipped").c_str()
            : "",
        since(t));
-  StopWords stop;
-  if (!stop_path.empty()) stop = StopWords::load(stop_path);
   BuildOptions bo;
-  bo.stopwords = stop_path.empty() ? nullptr : &stop;
-  bo.weighting = parse_weighting(weighting);
-  bo.keep_text = keep_text;
+  bo.stopwords = stop_words;
+  bo.weighting = parse_weighting(f.weighting);
+  bo.keep_text = !f.no_text;
+  bo.unit_vectors = f.unit_vectors;
   TextReport report;
   const IndexData data = build_index_data(emb, documents, bo, &report);
   report_text(report, "documents");
-  if (!collection) return save(data, output, shards, t);
-  Collection::create(output, data, emb_path);
+  if (!f.collection) return save(data, f.output, f.shards, t);
+  Collection::create(f.output, data, emb_path);
   note(
       "collection %s: %zu documents, %zu words (%.2f s): lcrwmd add / delete / compact change "
       "it, --index %s reads it",
-      output.c_str(), data.ids.size(), data.vocab.size(), since(t), output.c_str());
+      f.output.c_str(), data.ids.size(), data.vocab.size(), since(t), f.output.c_str());
 }
 
 }  // namespace
 
 void add_build(CLI::App& app) {
-  auto* c = app.add_subcommand("build", "Build an index from embeddings and documents");
-  struct Flags {
-    std::string embeddings, docs, stopwords, weighting = "tf", output;
-    bool no_text = false, collection = false;
-    std::size_t shards = 1;
-  };
-  auto f = std::make_shared<Flags>();
+  auto* c = app.add_subcommand("build", "Build an index from word vectors and documents");
+  auto f = std::make_shared<BuildFlags>();
   c->add_option("--embeddings", f->embeddings,
-                "word2vec binary, or word2vec/GloVe/fastText text embeddings")
-      ->required();
+                "word2vec binary, word2vec/GloVe/fastText text embeddings, or a fastText model "
+                "(.bin: every word gets a vector, from its character n-grams if unseen)");
+  c->add_flag("--train-vectors", f->train,
+              "Train the word vectors on the documents (fastText; options below) instead of "
+              "--embeddings, and build with them");
+  c->add_option("--vectors-output", f->vectors_output,
+                "Where --train-vectors writes its model (default: OUTPUT's stem + .vectors.bin); "
+                "give it as --embeddings to search, serve, add...");
+  c->add_flag("--unit-vectors", f->unit_vectors,
+              "Scale every word vector to length 1 (recorded: queries' vectors are scaled too)");
   c->add_option("--docs", f->docs, "Documents: TSV id<TAB>label<TAB>text (.gz ok)")->required();
   c->add_option("--stopwords", f->stopwords,
                 "Stop-word file, one word per line (recorded: queries are read with them too)");
@@ -115,10 +145,8 @@ void add_build(CLI::App& app) {
   c->add_flag("--collection", f->collection,
               "Write OUTPUT as a collection directory that takes documents and deletions "
               "(lcrwmd add, delete, compact), recording --embeddings for their new words");
-  c->callback([f] {
-    run_build(f->embeddings, f->docs, f->stopwords, f->weighting, !f->no_text, f->output, f->shards,
-              f->collection);
-  });
+  add_training_flags(c, f->training);
+  c->callback([f] { run_build(*f); });
 }
 
 // Top-k as TSV query_id, rank, doc_id, distance; to stdout, or atomically to `file` (made

@@ -108,12 +108,10 @@ void add_collection_commands(CLI::App& app) {
         "Rewrite a collection's live documents as one segment (what one build of them gives)");
     auto f = std::make_shared<CollectionFlags>();
     add_collection_flags(c, *f);
-    c->add_option("--embeddings", f->embeddings,
-                  "The embeddings the collection was built from (default: the path it recorded)");
     c->callback([f] {
       const auto t = Clock::now();
       CollectionWriter w(f->index, f->wait);
-      const CollectionChange ch = w.compact(f->embeddings);
+      const CollectionChange ch = w.compact();
       note("compacted (%.2f s)", since(t));
       report(f->index, ch);
     });

@@ -35,5 +35,6 @@ void add_devices(CLI::App& app);
 void add_explain(CLI::App& app);
 void add_serve(CLI::App& app);
 void add_methods(CLI::App& app);
+void add_vectors(CLI::App& app);  // vectors train
 
 }  // namespace lcrwmd::app

@@ -99,6 +99,7 @@ void add_info(CLI::App& app) {
                                 {"tokenizer_version", ix.tokenizer_version()},
                                 {"stopwords", stop},
                                 {"embeddings_fingerprint", fingerprint},
+                                {"unit_vectors", ix.unit_vectors()},
                                 {"has_text", ix.has_text()},
                                 {"text_bytes", ix.text_bytes()},
                                 {"file_bytes", ix.file_bytes()},
@@ -127,9 +128,9 @@ void add_info(CLI::App& app) {
       std::printf("stop words   %zu%s%s (applied to queries too)\n", stop.size(),
                   stop.empty() ? "" : ": ", stop_list.c_str());
       std::printf(
-          "embeddings   fingerprint %s (its words' vectors; --embeddings at query time "
+          "embeddings   fingerprint %s (its words' vectors%s; --embeddings at query time "
           "must match)\n",
-          fingerprint);
+          fingerprint, ix.unit_vectors() ? ", each scaled to unit length" : "");
       if (ix.has_text())
         std::printf("texts        kept, %.1f MiB compressed\n",
                     static_cast<double>(ix.text_bytes()) / (1 << 20));

@@ -41,7 +41,8 @@ void report_text(const TextReport& r, const char* what) {
 
 void add_text_flags(CLI::App* c, std::string& embeddings, std::string& stopwords) {
   c->add_option("--embeddings", embeddings,
-                "The embeddings the index was built from, to look up query words it does not "
+                "The word vectors the index was built from (an embeddings file or a fastText "
+                "model .bin, which gives every word a vector), to look up query words it does not "
                 "hold (else dropped)");
   c->add_option("--stopwords", stopwords,
                 "Unneeded: the index applies the stop words it was built with (allowed only if "
@@ -275,8 +276,7 @@ QueryText read_query_text(const QueryFlags& f, const Index& index, std::span<con
   WordSet words = distinct_tokens(text.docs, index.tokenizer_version());
   for (const Index& other : also)
     for (std::size_t u = 0; u < other.vocab_size(); ++u) words.emplace(other.word(u));
-  text.embeddings =
-      std::make_unique<Embeddings>(load_query_embeddings(index, f.embeddings, &words));
+  text.embeddings = load_query_embeddings(index, f.embeddings, &words);
   for (const Index& other : also) check_embeddings(other, *text.embeddings);
   return text;
 }

@@ -103,7 +103,7 @@ void report_refinement(const SearchOptions& o, const SearchStats& st);
 // embeddings holding the words of `index` and of `also` (other shards) with their vectors.
 struct QueryText {
   std::vector<RawDocument> docs;
-  std::unique_ptr<Embeddings> embeddings;  // null without --embeddings
+  std::unique_ptr<WordVectors> embeddings;  // null without --embeddings
 };
 QueryText read_query_text(const QueryFlags& f, const Index& index, std::span<const Index> also);
 

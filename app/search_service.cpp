@@ -33,7 +33,7 @@ SearchService::SearchService(const std::string& path, const SearcherOptions& sea
                     "--stopwords " + options.stopwords);
   if (!options.embeddings.empty()) {
     // Kept whole: later adds bring words of the file that no segment holds yet.
-    embeddings_ = std::make_unique<Embeddings>(Embeddings::load(options.embeddings));
+    embeddings_ = open_word_vectors(options.embeddings);
     for (std::size_t i = 0; i < s->documents->size(); ++i)
       check_embeddings(s->documents->shard(i), *embeddings_);
     // Every later segment's words come from the file the collection records: the segments

@@ -76,7 +76,7 @@ class SearchService {
                       QueryWeights weights, Method method, const Field& field) const;
   const std::string path_;
   const ServiceOptions options_;
-  std::unique_ptr<Embeddings> embeddings_;
+  std::unique_ptr<WordVectors> embeddings_;
   std::string cpu_precision_;  // what CPU searches run phase 1 at
   MicroBatcher batcher_;
   ServedSnapshot served_;

@@ -144,7 +144,7 @@ void ServiceWriter::merge() {
     const std::uint64_t before = served_.get()->generation();
     {
       const std::lock_guard lock(write_mutex_);
-      c = writer_.merge(options_.embeddings);
+      c = writer_.merge();
     }
     if (c.generation == before) return;
     ++merges_;

@@ -24,10 +24,10 @@ namespace lcrwmd::app {
 class ServiceWriter {
  public:
   struct Options {
-    std::string embeddings;              // the recorded file or a copy; empty: the recorded path
-    const Embeddings* loaded = nullptr;  // that file in memory (CollectionWriter::use_embeddings)
-    bool merge = true;                   // merge after adds (the merge policy)
-    double wait_seconds = 30;            // for another process's change (then CollectionBusy)
+    std::string embeddings;               // the recorded file or a copy; empty: the recorded path
+    const WordVectors* loaded = nullptr;  // that file in memory (CollectionWriter::use_embeddings)
+    bool merge = true;                    // merge after adds (the merge policy)
+    double wait_seconds = 30;             // for another process's change (then CollectionBusy)
   };
   // What one add did, as if committed alone.
   struct Added {

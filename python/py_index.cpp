@@ -262,19 +262,25 @@ PyIndex from_csr(std::shared_ptr<const Embeddings> emb, Int64Array indptr, Int64
   if (d.ids.empty())
     for (std::size_t i = 0; i < n; ++i) d.ids.push_back(std::to_string(i));
   if (d.labels.empty()) d.labels.assign(n, "");
+  // The columns used, as a build orders its vocabulary (sorted bytewise).
   std::vector<std::int64_t> compact(emb->size(), -1);
+  std::vector<std::size_t> used;
   for (py::ssize_t p = 0; p < ix.shape(0); ++p) {
     const std::int64_t c = ix(p);
     if (c < 0 || static_cast<std::size_t>(c) >= emb->size())
       throw py::value_error("column " + std::to_string(c) + " out of range");
-    if (compact[static_cast<std::size_t>(c)] < 0) compact[static_cast<std::size_t>(c)] = 0;
-  }
-  for (std::size_t c = 0; c < emb->size(); ++c)
-    if (compact[c] >= 0) {
-      compact[c] = static_cast<std::int64_t>(d.vocab.size());
-      d.vocab.push_back(emb->word(c));
-      d.vectors.insert(d.vectors.end(), emb->vector(c), emb->vector(c) + emb->dim());
+    if (compact[static_cast<std::size_t>(c)] < 0) {
+      compact[static_cast<std::size_t>(c)] = 0;
+      used.push_back(static_cast<std::size_t>(c));
     }
+  }
+  std::sort(used.begin(), used.end(),
+            [&](std::size_t a, std::size_t b) { return emb->word(a) < emb->word(b); });
+  for (const std::size_t c : used) {
+    compact[c] = static_cast<std::int64_t>(d.vocab.size());
+    d.vocab.push_back(emb->word(c));
+    d.vectors.insert(d.vectors.end(), emb->vector(c), emb->vector(c) + emb->dim());
+  }
   d.doc_freq.assign(d.vocab.size(), 0);
   for (std::size_t i = 0; i < n; ++i) {
     std::vector<std::pair<std::uint32_t, double>> row;

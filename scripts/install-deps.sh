@@ -8,7 +8,7 @@ set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 PKGS=(build-essential cmake pkg-config libopenblas-openmp-dev libdnnl-dev libcli11-dev zlib1g-dev
-      libxxhash-dev libutf8proc-dev liblemon-dev nlohmann-json3-dev libcpp-httplib-dev libgtest-dev libgmock-dev clang-format clang libclang-rt-14-dev
+      libxxhash-dev libutf8proc-dev libfasttext-dev fasttext liblemon-dev nlohmann-json3-dev libcpp-httplib-dev libgtest-dev libgmock-dev clang-format clang libclang-rt-14-dev
       libopenmpi-dev openmpi-bin chromium chromium-driver python3-selenium
       pybind11-dev python3-dev python3-pytest python3-numpy python3-scipy python3-pot
       python3-gensim python3-pyemd python3-sklearn python3-testfixtures python3-pip python3-setuptools python3-wheel python3-venv)

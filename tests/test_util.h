@@ -48,6 +48,9 @@ inline std::string read_file(const std::filesystem::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+// A path in temp_dir().
+inline std::string tmp(const std::string& name) { return (temp_dir() / name).string(); }
+
 inline std::string write_file(const std::string& name, const std::string& content) {
   const auto path = temp_dir() / name;
   std::ofstream(path, std::ios::binary) << content;

@@ -20,6 +20,11 @@ class AtomicFile {
   void write(const std::string& s) { write(s.data(), s.size()); }
   void write_at(std::size_t offset, const void* data, std::size_t bytes);
   std::size_t position() const { return written_; }
+  // Pushes what write() buffered to the temporary file.
+  void flush();
+  // The temporary file, for a library that writes by file name (it is what commit() renames
+  // into place), or for a scratch file another reads by name (never committed, so removed).
+  const std::string& temporary_path() const { return tmp_; }
   void commit();
 
  private:

@@ -125,11 +125,11 @@ class CollectionWriter {
   // compacted once at its end).
   explicit CollectionWriter(std::string dir, double wait_seconds = 30, bool merge = true);
 
-  // Adds and merges take new words' vectors and the words' order from `loaded` instead of
-  // reading the file each time: a long-lived writer's (a service's). `loaded` must hold every
-  // word of the recorded file, as Embeddings::load(path) reads it, and outlive the writer; an
-  // Error (at the next change) where its source is not the recorded file.
-  void use_embeddings(const Embeddings& loaded) { loaded_ = &loaded; }
+  // Adds take new words' vectors from `loaded` instead of reading the file each time: a
+  // long-lived writer's (a service's). `loaded` must give every word the recorded file gives
+  // (open_word_vectors(path) read whole) and outlive the writer; an Error (at the next add)
+  // where its source is not the recorded file.
+  void use_embeddings(const WordVectors& loaded) { loaded_ = &loaded; }
 
   // Adds documents (an id given twice: an Error naming both lines); a document whose id is
   // live already replaces it. A document left with no word is not indexed (the report names
@@ -140,16 +140,15 @@ class CollectionWriter {
   CollectionChange remove(const std::vector<std::string>& ids);
   // Merges what the merge policy calls for now (what an add of a merging writer would have), as
   // one commit; none where nothing is due (the generation stays).
-  CollectionChange merge(const std::string& embeddings = {});
+  CollectionChange merge();
   // Rewrites the live documents as one segment: what one build of them gives, byte for byte.
-  // Reads the recorded embeddings for the words' order.
-  CollectionChange compact(const std::string& embeddings = {});
+  CollectionChange compact();
 
  private:
   std::string dir_;
   double wait_;
   bool merge_;
-  const Embeddings* loaded_ = nullptr;
+  const WordVectors* loaded_ = nullptr;
 };
 
 }  // namespace lcrwmd

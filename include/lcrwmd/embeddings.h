@@ -1,5 +1,6 @@
 #pragma once
-// Word embeddings: a vocabulary of distinct words and one float32 vector per word.
+// Word embeddings: a vocabulary of distinct words and one float32 vector per word (a
+// WordVectors that answers for the words of its table only).
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -8,12 +9,13 @@
 #include <vector>
 
 #include "lcrwmd/string_map.h"
+#include "lcrwmd/word_vectors.h"
 
 namespace lcrwmd {
 
 class MappedFile;  // io/mapped_file.h
 
-class Embeddings {
+class Embeddings : public WordVectors {
  public:
   // Reads word2vec binary, or word2vec / GloVe / fastText text with or without the
   // "count dim" header; the format is detected from the content. Throws Error naming the
@@ -36,18 +38,19 @@ class Embeddings {
   Embeddings(std::vector<std::string> words, std::vector<float> vectors, std::size_t dim);
 
   std::size_t size() const { return words_.size(); }
-  std::size_t dim() const { return dim_; }
+  std::size_t dim() const override { return dim_; }
   const std::string& word(std::size_t i) const { return words_[i]; }
   const float* vector(std::size_t i) const { return vectors_.data() + i * dim_; }
   const std::vector<float>& data() const { return vectors_; }
   std::optional<std::uint32_t> find(std::string_view word) const;
+  bool lookup(std::string_view word, float* out) const override;
 
   std::size_t duplicates() const { return duplicates_; }
   // Entries in the file it was read from (more than size() where load() kept only some).
   std::size_t file_words() const { return file_words_; }
   // "word2vec-binary", "text" (with or without header) or "indexed", for reports.
-  const std::string& format() const { return format_; }
-  const std::string& source() const { return source_; }
+  const std::string& format() const override { return format_; }
+  const std::string& source() const override { return source_; }
 
  private:
   friend Embeddings load_indexed_embeddings(const MappedFile& file, const WordSet* only);

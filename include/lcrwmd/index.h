@@ -35,7 +35,7 @@ struct IndexData {
   std::vector<std::uint64_t> indptr{0};  // n_docs + 1
   std::vector<std::uint32_t> indices;    // compacted word ids, ascending within a document
   std::vector<float> values;             // L1-normalised weights
-  std::vector<std::string> vocab;        // compacted vocabulary, in embeddings order
+  std::vector<std::string> vocab;        // compacted vocabulary, sorted bytewise
   std::vector<float> vectors;            // vocab.size() x dim
   std::vector<std::uint32_t> doc_freq;   // documents containing each word, of idf_docs
   std::size_t idf_docs = 0;              // the documents doc_freq counts; 0: these
@@ -44,6 +44,8 @@ struct IndexData {
   std::vector<std::string> texts;      // each document's text; empty: none kept
   std::vector<std::string> stopwords;  // sorted: what the documents' tokens were filtered by
   std::uint32_t tokenizer_version = kTokenizerVersion;  // what read the documents' text
+  // Every vector scaled to length 1 (to_unit_length); queries' vectors are scaled alike.
+  bool unit_vectors = false;
 
   // The lexical part (what bm25 reads; absent where `terms` is empty, as in an index assembled
   // by hand): every token the documents kept past the stop words, with a vector or without.
@@ -84,7 +86,8 @@ struct TextReport {
 struct BuildOptions {
   const StopWords* stopwords = nullptr;
   Weighting weighting = Weighting::tf;
-  bool keep_text = true;  // store each document's text (compressed) for display
+  bool keep_text = true;      // store each document's text (compressed) for display
+  bool unit_vectors = false;  // scale every word vector to length 1 (IndexData::unit_vectors)
 };
 
 IndexData build_index_data(const Embeddings& embeddings, const std::vector<RawDocument>& docs,
@@ -103,13 +106,13 @@ std::vector<IndexData> split_index_data(const IndexData& data, std::size_t parts
 
 class Index;
 
-// Documents of several indexes built apart from one embeddings file (TF-weighted), as one
+// Documents of several indexes built apart from the same word vectors (TF-weighted), as one
 // index: docs[p] of parts[p] (ascending), in that order. What build_index_data gives for those
-// documents' text, byte for byte: the vocabulary the words they use, in `order`'s order (the
-// embeddings, loaded with at least those words), document frequencies and terms counted over
-// them. An Error for TF-IDF parts or a word `order` lacks.
+// documents' text, byte for byte: the vocabulary the words they use (sorted, with the parts'
+// vectors), document frequencies and terms counted over them. An Error for TF-IDF parts, parts
+// built otherwise, or a word whose vector differs between parts.
 IndexData merge_documents(std::span<const Index* const> parts,
-                          std::span<const std::vector<std::size_t>> docs, const Embeddings& order);
+                          std::span<const std::vector<std::size_t>> docs);
 
 class Index {
  public:
@@ -137,6 +140,8 @@ class Index {
   // How it was built; make_query_set reads queries the same way.
   const StopWords& stopwords() const;
   std::uint32_t tokenizer_version() const { return tokenizer_version_; }
+  // Whether its vectors were scaled to length 1; queries' vectors then are too.
+  bool unit_vectors() const { return unit_vectors_; }
   // XXH3-64 of the vocabulary and its vectors: which embeddings (restricted to its words) it
   // was built from.
   std::uint64_t embeddings_fingerprint() const { return fingerprint_; }
@@ -212,6 +217,7 @@ class Index {
   std::size_t n_docs_ = 0, vocab_size_ = 0, dim_ = 0, nnz_ = 0;
   Weighting weighting_ = Weighting::tf;
   bool has_text_ = false;
+  bool unit_vectors_ = false;
   std::uint32_t tokenizer_version_ = 0;
   std::uint64_t fingerprint_ = 0;
   std::size_t idf_docs_ = 0;

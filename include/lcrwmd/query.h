@@ -1,8 +1,10 @@
 #pragma once
 // A batch of query documents as histograms over the index vocabulary, extended by the words
-// the index does not hold but the embeddings given at search time do.
+// the index does not hold but the word vectors given at search time do (an embeddings file, or
+// a fastText model, which gives every word a vector).
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "lcrwmd/index.h"
 #include "lcrwmd/method.h"
 #include "lcrwmd/text.h"
+#include "lcrwmd/word_vectors.h"
 
 namespace lcrwmd {
 
@@ -55,8 +58,9 @@ QueryWeights parse_query_weights(std::string_view s, Direction direction);
 
 struct QueryOptions {
   // Looked up for words the index does not hold; without it such words are dropped (and
-  // counted as not in the index). They must be the index's own (check_embeddings).
-  const Embeddings* embeddings = nullptr;
+  // counted as not in the index). They must be the index's own (check_embeddings); an index
+  // of unit-length vectors scales them alike.
+  const WordVectors* embeddings = nullptr;
   QueryWeights weights = QueryWeights::index;
   // A query none of whose words has a vector is kept, with no words, where it has terms: what a
   // lexical method (MethodInfo::lexical, bm25) ranks by. Otherwise it is excluded.
@@ -76,12 +80,17 @@ void check_stopwords(const Index& index, const StopWords& given, const std::stri
 // Embeddings given at query time must hold every word of the index with the vector it has:
 // else an Error naming both, since words found only there would be measured against vectors
 // of another space.
-void check_embeddings(const Index& index, const Embeddings& embeddings);
-// The embeddings at `path` for queries against `index`, checked as above. With `query_words`,
-// only those and the index's words are kept (memory follows them, not the file); without,
-// every word (a service does not know its queries' words in advance).
-Embeddings load_query_embeddings(const Index& index, const std::string& path,
-                                 const WordSet* query_words);
+void check_embeddings(const Index& index, const WordVectors& embeddings);
+// The word vectors at `path` for queries against `index`, checked as above. An embeddings file:
+// with `query_words`, only those and the index's words are kept (memory follows them, not the
+// file); without, every word (a service does not know its queries' words in advance). A fastText
+// model: all of it, since it answers any word.
+std::unique_ptr<WordVectors> load_query_embeddings(const Index& index, const std::string& path,
+                                                   const WordSet* query_words);
+// The vector `source` gives `word` for queries against `index` (scaled to length 1 where the
+// index's are), into out (index.dim() floats); false where it has none.
+bool query_word_lookup(const Index& index, const WordVectors& source, std::string_view word,
+                       float* out);
 
 // An Error where a query's word is neither the index's nor one of the set's extra words, or the
 // set's arrays disagree: queries written over another index. Searchers check it first.

@@ -113,7 +113,15 @@ void Collection::check_embeddings(const std::string& path) const {
 
 CollectionWriter::CollectionWriter(std::string dir, double wait_seconds, bool merge)
     : dir_(std::move(dir)), wait_(wait_seconds), merge_(merge) {
-  if (!Collection::exists(dir_)) throw Error(dir_ + ": not a collection (no manifest)");
+  if (!Collection::exists(dir_)) {
+    struct stat st {};
+    const bool file = ::stat(dir_.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    throw Error(dir_ + ": not a collection (no manifest)" +
+                (file ? std::string(": an index file, which does not change; `lcrwmd build "
+                                    "--collection --output DIR` builds a collection that takes "
+                                    "adds, deletes and compactions")
+                      : std::string()));
+  }
 }
 
 CollectionChange CollectionWriter::add(const std::vector<RawDocument>& docs,
@@ -126,17 +134,16 @@ CollectionChange CollectionWriter::add(const std::vector<RawDocument>& docs,
     throw Error(dir_ + ": its documents were read with tokenizer version " +
                 std::to_string(first.tokenizer_version()) + ", this program reads text with " +
                 std::to_string(kTokenizerVersion) + ": rebuild the collection");
-  std::optional<Embeddings> read;  // the documents' words from the file, unless in memory
-  if (!loaded_) {
-    const WordSet words = distinct_tokens(docs, kTokenizerVersion);
-    read = Embeddings::load(checked_embeddings(st.manifest, embeddings), &words);
-  } else {
-    checked_embeddings(st.manifest, loaded_->source());
-  }
-  const Embeddings& emb = loaded_ ? *loaded_ : *read;
+  // The documents' words' vectors: from the source in memory, else read from the file.
+  const WordSet words = distinct_tokens(docs, kTokenizerVersion);
+  const std::string source =
+      checked_embeddings(st.manifest, loaded_ ? loaded_->source() : embeddings);
+  const Embeddings emb =
+      loaded_ ? select_vectors(*loaded_, words) : Embeddings::load(source, &words);
   BuildOptions bo;
   bo.stopwords = &first.stopwords();
   bo.keep_text = first.has_text();
+  bo.unit_vectors = first.unit_vectors();
   std::optional<IndexData> data;
   try {
     data = build_index_data(emb, docs, bo, &out.report);
@@ -160,9 +167,8 @@ CollectionChange CollectionWriter::add(const std::vector<RawDocument>& docs,
     append_segment(dir_, st, *data);
     out.added = data->ids.size();
     if (merge_) {
-      WordOrder order(st.manifest, embeddings, loaded_);
-      merge_tiers(dir_, st, order);
-      merge_overlapping(dir_, st, order);
+      merge_tiers(dir_, st);
+      merge_overlapping(dir_, st);
     }
   }
   out.generation = commit(dir_, st.manifest);
@@ -207,29 +213,27 @@ CollectionChange CollectionWriter::remove(const std::vector<std::string>& ids) {
   return out;
 }
 
-CollectionChange CollectionWriter::merge(const std::string& embeddings) {
+CollectionChange CollectionWriter::merge() {
   const WriterLock lock(dir_, wait_);
   State st = read_state(dir_, false);
   CollectionChange out;
   const std::size_t before = st.manifest.segments.size();  // a merge makes fewer
-  WordOrder order(st.manifest, embeddings, loaded_);
-  merge_tiers(dir_, st, order);
-  merge_overlapping(dir_, st, order);
+  merge_tiers(dir_, st);
+  merge_overlapping(dir_, st);
   out.generation =
       st.manifest.segments.size() == before ? st.manifest.generation : commit(dir_, st.manifest);
   out.segments = st.manifest.segments.size();
   return out;
 }
 
-CollectionChange CollectionWriter::compact(const std::string& embeddings) {
+CollectionChange CollectionWriter::compact() {
   const WriterLock lock(dir_, wait_);
   State st = read_state(dir_, true);
   CollectionChange out;
   const bool deletions =
       std::any_of(st.deleted.begin(), st.deleted.end(), [](const auto& d) { return !d.empty(); });
   if (st.segments.size() > 1 || deletions) {
-    WordOrder order(st.manifest, embeddings, loaded_);
-    merge_segments(dir_, st, 0, st.segments.size(), order);
+    merge_segments(dir_, st, 0, st.segments.size());
     out.generation = commit(dir_, st.manifest);
   } else {
     out.generation = st.manifest.generation;

@@ -37,21 +37,8 @@ constexpr double kVocabularySlack = 1.1;
 
 }  // namespace
 
-const Embeddings& WordOrder::of(const State& st) {
-  if (loaded_) {
-    checked_embeddings(manifest_, loaded_->source());
-    return *loaded_;
-  }
-  if (!order_) {
-    const WordSet words = all_words(st);
-    order_ = Embeddings::load(checked_embeddings(manifest_, path_), &words);
-  }
-  return *order_;
-}
-
 // Segments [b, e) replaced by one segment of their live documents, in order (merge_documents).
-void merge_segments(const std::string& dir, State& st, std::size_t b, std::size_t e,
-                    WordOrder& order) {
+void merge_segments(const std::string& dir, State& st, std::size_t b, std::size_t e) {
   std::vector<const Index*> parts;
   std::vector<std::vector<std::size_t>> live;
   for (std::size_t s = b; s < e; ++s) {
@@ -60,7 +47,7 @@ void merge_segments(const std::string& dir, State& st, std::size_t b, std::size_
     for_each_kept(st.segments[s].n_docs(), st.deleted[s],
                   [&](std::size_t i) { kept.push_back(i); });
   }
-  const IndexData merged = merge_documents(parts, live, order.of(st));
+  const IndexData merged = merge_documents(parts, live);
   const SegmentEntry entry = write_segment(dir, st.manifest, merged);
   const auto at = [](auto& v, std::size_t i) { return v.begin() + static_cast<std::ptrdiff_t>(i); };
   st.manifest.segments.erase(at(st.manifest.segments, b), at(st.manifest.segments, e));
@@ -71,18 +58,18 @@ void merge_segments(const std::string& dir, State& st, std::size_t b, std::size_
   st.deleted.insert(at(st.deleted, b), std::vector<std::uint32_t>());
 }
 
-void merge_tiers(const std::string& dir, State& st, WordOrder& order) {
+void merge_tiers(const std::string& dir, State& st) {
   for (;;) {
     const std::size_t n = st.segments.size();
     if (n < kMergeFactor) return;
     const std::size_t t = tier(live_docs(st, n - 1));
     for (std::size_t s = n - kMergeFactor; s < n; ++s)
       if (tier(live_docs(st, s)) != t) return;
-    merge_segments(dir, st, n - kMergeFactor, n, order);
+    merge_segments(dir, st, n - kMergeFactor, n);
   }
 }
 
-void merge_overlapping(const std::string& dir, State& st, WordOrder& order) {
+void merge_overlapping(const std::string& dir, State& st) {
   // The largest vocabulary is a floor of the distinct words: within the slack of it, nothing
   // is due, and the words need not be counted (a service merging after every add).
   std::size_t summed = 0, largest = 0;
@@ -97,7 +84,7 @@ void merge_overlapping(const std::string& dir, State& st, WordOrder& order) {
     summed = 0;
     for (const Index& seg : st.segments) summed += seg.vocab_size();
     if (n < 2 || static_cast<double>(summed) <= kVocabularySlack * distinct) return;
-    merge_segments(dir, st, n - 2, n, order);
+    merge_segments(dir, st, n - 2, n);
   }
 }
 

@@ -146,6 +146,7 @@ Index::Index(std::unique_ptr<Storage> storage, bool verify) : storage_(std::move
   nnz_ = v.nnz;
   weighting_ = v.weighting;
   has_text_ = v.has_text;
+  unit_vectors_ = v.unit_vectors;
   tokenizer_version_ = v.tokenizer_version;
   fingerprint_ = v.embeddings_fingerprint;
   idf_docs_ = v.idf_docs;
@@ -178,6 +179,7 @@ Index::Index(const Index& whole, std::unique_ptr<Storage> storage)
       nnz_(whole.nnz_),
       weighting_(whole.weighting_),
       has_text_(whole.has_text_),
+      unit_vectors_(whole.unit_vectors_),
       tokenizer_version_(whole.tokenizer_version_),
       fingerprint_(whole.fingerprint_),
       idf_docs_(whole.idf_docs_),
@@ -272,6 +274,7 @@ IndexData Index::data() const {
   }
   d.stopwords = stopwords().sorted();
   d.tokenizer_version = tokenizer_version_;
+  d.unit_vectors = unit_vectors_;
   if (!has_terms()) return d;
   d.idf_length = idf_docs_ == n_docs_ ? 0 : idf_length_;
   d.doc_lengths.assign(doc_lengths_, doc_lengths_ + n_docs_);

@@ -2,11 +2,13 @@
 #include <algorithm>
 #include <numeric>
 #include <unordered_set>
+#include <utility>
 
 #include "core/bag_of_words.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/string_map.h"
+#include "lcrwmd/word_vectors.h"
 
 namespace lcrwmd {
 namespace {
@@ -69,6 +71,7 @@ IndexData build_index_data(const Embeddings& embeddings, const std::vector<RawDo
   IndexData d;
   d.dim = embeddings.dim();
   d.weighting = options.weighting;
+  d.unit_vectors = options.unit_vectors;
   if (options.stopwords != nullptr) d.stopwords = options.stopwords->sorted();
 
   auto lookup = [&](std::string_view t) { return embeddings.find(t); };
@@ -105,23 +108,31 @@ IndexData build_index_data(const Embeddings& embeddings, const std::vector<RawDo
     throw Error("no document has a word with an embedding: nothing to index (" +
                 std::to_string(report.documents_read) + " documents read)");
 
-  // Vocabulary compaction: only words that occur, in embeddings order.
+  // Vocabulary compaction: only words that occur, sorted bytewise (the index's rule, whatever
+  // order the vectors came in, so that a merge of builds gives one build's bytes).
   constexpr std::uint32_t kUnused = ~0u;
-  std::vector<std::uint32_t> compact(embeddings.size(), kUnused);
+  std::vector<std::uint32_t> compact(embeddings.size(), kUnused), used;
   for (const auto& counts : kept)
-    for (const WordCount& wc : counts) compact[wc.word] = 0;
-  for (std::size_t e = 0; e < embeddings.size(); ++e) {
-    if (compact[e] == kUnused) continue;
+    for (const WordCount& wc : counts)
+      if (std::exchange(compact[wc.word], 0) == kUnused) used.push_back(wc.word);
+  std::sort(used.begin(), used.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return embeddings.word(a) < embeddings.word(b);
+  });
+  for (const std::uint32_t e : used) {
     compact[e] = static_cast<std::uint32_t>(d.vocab.size());
     d.vocab.push_back(embeddings.word(e));
     d.vectors.insert(d.vectors.end(), embeddings.vector(e), embeddings.vector(e) + d.dim);
+    if (d.unit_vectors) to_unit_length(d.vectors.data() + d.vectors.size() - d.dim, d.dim);
   }
   d.doc_freq.assign(d.vocab.size(), 0);
-  for (auto& counts : kept)
+  for (auto& counts : kept) {
     for (WordCount& wc : counts) {
-      wc.word = compact[wc.word];  // monotone map: order within the document is kept
+      wc.word = compact[wc.word];
       ++d.doc_freq[wc.word];
     }
+    std::sort(counts.begin(), counts.end(),
+              [](const WordCount& a, const WordCount& b) { return a.word < b.word; });
+  }
 
   const std::size_t n = kept.size();
   auto idf_of = [&](std::uint32_t u) { return idf(n, d.doc_freq[u]); };
@@ -172,6 +183,7 @@ IndexData select_documents(const IndexData& d, std::span<const std::size_t> docs
   p.weighting = d.weighting;
   p.stopwords = d.stopwords;
   p.tokenizer_version = d.tokenizer_version;
+  p.unit_vectors = d.unit_vectors;
   p.idf_docs = d.idf_docs != 0 ? d.idf_docs : d.ids.size();
   // Its own vocabulary: the words its documents use, in the whole's order (so each document's
   // words stay ascending).

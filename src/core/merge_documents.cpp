@@ -1,5 +1,7 @@
 // merge_documents (lcrwmd/index.h): a collection's compaction, as one build of its documents.
 #include <algorithm>
+#include <cstring>
+#include <numeric>
 
 #include "lcrwmd/error.h"
 #include "lcrwmd/index.h"
@@ -8,7 +10,7 @@
 namespace lcrwmd {
 
 IndexData merge_documents(std::span<const Index* const> parts,
-                          std::span<const std::vector<std::size_t>> docs, const Embeddings& order) {
+                          std::span<const std::vector<std::size_t>> docs) {
   if (parts.empty() || parts.size() != docs.size())
     throw Error("merge_documents: one list of documents per index");
   const Index& first = *parts.front();
@@ -19,11 +21,13 @@ IndexData merge_documents(std::span<const Index* const> parts,
   d.tokenizer_version = first.tokenizer_version();
   const bool texts =
       std::all_of(parts.begin(), parts.end(), [](const Index* p) { return p->has_text(); });
-  // Each part's words as their place in `order`; the words used, in that order (with the
-  // vectors `order` holds for them, as a build takes them).
+  // The words the selected documents use, sorted bytewise (the vocabulary rule of a build),
+  // each with its vector from the first part that has it; every part that holds a word must
+  // hold the same vector, or the parts were built from other vectors.
   constexpr std::uint32_t kUnused = ~0u;
+  StringMap<std::uint32_t> vocab_ids;  // word -> its place in `words` (first seen)
+  std::vector<std::pair<std::string_view, const float*>> words_seen;
   std::vector<std::vector<std::uint32_t>> place(parts.size());
-  std::vector<std::uint32_t> compact(order.size(), kUnused);
   for (std::size_t p = 0; p < parts.size(); ++p) {
     const Index& ix = *parts[p];
     if (ix.weighting() != Weighting::tf)
@@ -31,25 +35,39 @@ IndexData merge_documents(std::span<const Index* const> parts,
                   ": TF-IDF documents cannot be merged: their weights depend on "
                   "the other documents");
     if (ix.dim() != d.dim || ix.tokenizer_version() != d.tokenizer_version ||
-        !(ix.stopwords() == first.stopwords()))
+        ix.unit_vectors() != first.unit_vectors() || !(ix.stopwords() == first.stopwords()))
       throw Error(ix.source() + ": built otherwise than " + first.source());
-    place[p].resize(ix.vocab_size());
-    for (std::size_t u = 0; u < ix.vocab_size(); ++u) {
-      const auto e = order.find(ix.word(u));
-      if (!e)
-        throw Error(ix.source() + ": the word '" + std::string(ix.word(u)) + "' is not in " +
-                    order.source());
-      place[p][u] = *e;
-    }
+    for (std::size_t r = 0; r < docs[p].size(); ++r)
+      if (docs[p][r] >= ix.n_docs() || (r > 0 && docs[p][r] <= docs[p][r - 1]))
+        throw Error("merge_documents: documents out of range or order in " + ix.source());
+    place[p].assign(ix.vocab_size(), kUnused);
     for (const std::size_t i : docs[p])
-      for (const std::uint32_t u : ix.doc_words(i)) compact[place[p][u]] = 0;
+      for (const std::uint32_t u : ix.doc_words(i)) {
+        if (place[p][u] != kUnused) continue;
+        const auto [it, fresh] = vocab_ids.try_emplace(
+            std::string(ix.word(u)), static_cast<std::uint32_t>(words_seen.size()));
+        if (fresh) {
+          words_seen.emplace_back(ix.word(u), ix.vector(u));
+        } else if (std::memcmp(words_seen[it->second].second, ix.vector(u),
+                               d.dim * sizeof(float)) != 0) {
+          throw Error(ix.source() + ": the word '" + std::string(ix.word(u)) +
+                      "' has another vector than in " + first.source() +
+                      ": the parts were built from other word vectors");
+        }
+        place[p][u] = it->second;
+      }
   }
-  for (std::size_t e = 0; e < order.size(); ++e) {
-    if (compact[e] == kUnused) continue;
-    compact[e] = static_cast<std::uint32_t>(d.vocab.size());
-    d.vocab.push_back(order.word(e));
+  std::vector<std::uint32_t> by_word(words_seen.size()), compact(words_seen.size());
+  std::iota(by_word.begin(), by_word.end(), 0u);
+  std::sort(by_word.begin(), by_word.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return words_seen[a].first < words_seen[b].first;
+  });
+  d.vectors.reserve(by_word.size() * d.dim);
+  for (const std::uint32_t w : by_word) {
+    compact[w] = static_cast<std::uint32_t>(d.vocab.size());
+    d.vocab.emplace_back(words_seen[w].first);
+    d.vectors.insert(d.vectors.end(), words_seen[w].second, words_seen[w].second + d.dim);
   }
-  d.vectors.resize(d.vocab.size() * d.dim);
   d.doc_freq.assign(d.vocab.size(), 0);
   // Documents, their terms gathered from the postings.
   StringMap<std::uint32_t> term_ids;
@@ -61,11 +79,8 @@ IndexData merge_documents(std::span<const Index* const> parts,
     const Index& ix = *parts[p];
     // Part p's selected documents' terms: (row among them, term id, count), by term then row.
     std::vector<std::uint32_t> row(ix.n_docs(), kUnused);
-    for (std::size_t r = 0; r < docs[p].size(); ++r) {
-      if (docs[p][r] >= ix.n_docs() || (r > 0 && docs[p][r] <= docs[p][r - 1]))
-        throw Error("merge_documents: documents out of range or order in " + ix.source());
+    for (std::size_t r = 0; r < docs[p].size(); ++r)
       row[docs[p][r]] = static_cast<std::uint32_t>(r);
-    }
     std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> doc_term(docs[p].size());
     for (std::size_t t = 0; t < ix.n_terms(); ++t) {
       const Index::Postings post = ix.postings(t);
@@ -104,11 +119,6 @@ IndexData merge_documents(std::span<const Index* const> parts,
       d.labels.emplace_back(ix.label(i));
       if (texts) d.texts.push_back(ix.text(i));
     }
-  }
-  for (std::size_t u = 0; u < d.vocab.size(); ++u) {
-    const auto e = order.find(d.vocab[u]);
-    std::copy(order.vector(*e), order.vector(*e) + d.dim,
-              d.vectors.begin() + static_cast<std::ptrdiff_t>(u * d.dim));
   }
   if (first.has_terms()) set_terms(d, std::move(terms), term_indptr, doc_terms, term_counts);
   return d;

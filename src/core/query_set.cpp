@@ -11,7 +11,7 @@
 
 namespace lcrwmd {
 
-void check_query_embeddings_dim(const Index& index, const Embeddings* emb) {
+void check_query_embeddings_dim(const Index& index, const WordVectors* emb) {
   if (emb != nullptr && emb->dim() != index.dim())
     throw Error(emb->source() + ": embeddings have dimension " + std::to_string(emb->dim()) +
                 ", the index has " + std::to_string(index.dim()));
@@ -22,17 +22,16 @@ QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>&
                              const QueryOptions& options, TextReport* report_out,
                              const std::optional<TermStatistics>& term_stats,
                              const std::function<std::size_t(std::string_view)>& doc_freq) {
-  const Embeddings* emb = options.embeddings;
+  const WordVectors* emb = options.embeddings;
   const Weighting weighting =
       options.weights == QueryWeights::idf ? Weighting::tfidf : index.weighting();
   check_query_embeddings_dim(index, emb);
+  std::vector<float> looked_up(index.dim());
   const auto find = [&](std::string_view t) -> std::optional<ExtraWord> {
     if (elsewhere)
       if (std::optional<ExtraWord> e = elsewhere(t)) return e;
-    if (emb == nullptr) return std::nullopt;
-    const auto e = emb->find(t);
-    if (!e) return std::nullopt;
-    return ExtraWord{emb->vector(*e), 0};
+    if (emb == nullptr || !query_word_lookup(index, *emb, t, looked_up.data())) return std::nullopt;
+    return ExtraWord{looked_up.data(), 0};
   };
   QuerySet qs;
   TextReport report;
@@ -127,32 +126,38 @@ void check_stopwords(const Index& index, const StopWords& given, const std::stri
               "the index's, so leave these out");
 }
 
-Embeddings load_query_embeddings(const Index& index, const std::string& path,
-                                 const WordSet* query_words) {
-  if (query_words == nullptr) {
-    Embeddings all = Embeddings::load(path);
-    check_embeddings(index, all);
-    return all;
+std::unique_ptr<WordVectors> load_query_embeddings(const Index& index, const std::string& path,
+                                                   const WordSet* query_words) {
+  WordSet wanted;
+  if (query_words != nullptr) {
+    wanted = *query_words;
+    for (std::size_t u = 0; u < index.vocab_size(); ++u) wanted.emplace(index.word(u));
   }
-  WordSet wanted = *query_words;
-  for (std::size_t u = 0; u < index.vocab_size(); ++u) wanted.emplace(index.word(u));
-  Embeddings some = Embeddings::load(path, &wanted);
-  check_embeddings(index, some);
-  return some;
+  std::unique_ptr<WordVectors> source =
+      open_word_vectors(path, query_words != nullptr ? &wanted : nullptr);
+  check_embeddings(index, *source);
+  return source;
 }
 
-void check_embeddings(const Index& index, const Embeddings& embeddings) {
+bool query_word_lookup(const Index& index, const WordVectors& source, std::string_view word,
+                       float* out) {
+  if (!source.lookup(word, out)) return false;
+  if (index.unit_vectors()) to_unit_length(out, index.dim());
+  return true;
+}
+
+void check_embeddings(const Index& index, const WordVectors& embeddings) {
   const std::string both = embeddings.source() + " against the index " + index.source();
   if (embeddings.dim() != index.dim())
     throw Error(both + ": dimension " + std::to_string(embeddings.dim()) + ", the index has " +
                 std::to_string(index.dim()));
+  std::vector<float> v(index.dim());
   for (std::size_t u = 0; u < index.vocab_size(); ++u) {
-    const auto e = embeddings.find(index.word(u));
-    if (e && std::memcmp(embeddings.vector(*e), index.vector(u), index.dim() * sizeof(float)) == 0)
-      continue;
+    const bool found = query_word_lookup(index, embeddings, index.word(u), v.data());
+    if (found && std::memcmp(v.data(), index.vector(u), index.dim() * sizeof(float)) == 0) continue;
     throw Error(both + ": not the embeddings the index was built from (its word '" +
-                std::string(index.word(u)) + "' " + (e ? "has another vector" : "is missing") +
-                " there)");
+                std::string(index.word(u)) + "' " + (found ? "has another vector" : "is missing") +
+                " there" + (index.unit_vectors() ? ", scaled to length 1" : "") + ")");
   }
 }
 

@@ -33,7 +33,7 @@ struct TermStatistics {
 std::optional<TermStatistics> term_statistics(const Index& index);
 
 // An Error where query-time embeddings do not have the index's dimension.
-void check_query_embeddings_dim(const Index& index, const Embeddings* embeddings);
+void check_query_embeddings_dim(const Index& index, const WordVectors* embeddings);
 
 // Queries tokenised and weighted as the index's documents were (or by IDF: `weights`), with
 // TF-IDF over idf_docs documents, each word's document frequency from `doc_freq` where given

@@ -57,6 +57,10 @@ void AtomicFile::write_at(std::size_t offset, const void* data, std::size_t byte
   if (std::fseek(file_, 0, SEEK_END) != 0) fail("seek failed");
 }
 
+void AtomicFile::flush() {
+  if (std::fflush(file_) != 0) fail("write failed");
+}
+
 void AtomicFile::commit() {
   if (std::fflush(file_) != 0 || ::fsync(::fileno(file_)) != 0) fail("write failed");
   std::FILE* f = file_;

@@ -10,6 +10,7 @@
 #include "io/mapped_file.h"
 #include "lcrwmd/embeddings.h"
 #include "lcrwmd/error.h"
+#include "lcrwmd/fasttext.h"
 
 namespace lcrwmd {
 namespace {
@@ -57,13 +58,6 @@ bool looks_binary(std::string_view body) {
   return false;
 }
 
-// Squared norms must stay finite: the distance kernels square and add the components.
-bool magnitude_ok(const float* v, std::size_t dim) {
-  double s = 0;
-  for (std::size_t d = 0; d < dim; ++d) s += double{v[d]} * v[d];
-  return s < 1e30;
-}
-
 std::string_view next_line(std::string_view text, std::size_t& pos) {
   std::size_t end = text.find('\n', pos);
   if (end == std::string_view::npos) end = text.size();
@@ -74,6 +68,13 @@ std::string_view next_line(std::string_view text, std::size_t& pos) {
 }
 
 }  // namespace
+
+// Squared norms must stay finite: the distance kernels square and add the components.
+bool magnitude_ok(const float* v, std::size_t dim) {
+  double s = 0;
+  for (std::size_t d = 0; d < dim; ++d) s += double{v[d]} * v[d];
+  return s < 1e30;
+}
 
 Embeddings::Embeddings(std::vector<std::string> words, std::vector<float> vectors, std::size_t dim)
     : dim_(dim), file_words_(words.size()), format_("memory"), source_("memory") {
@@ -247,6 +248,18 @@ std::size_t scan_embeddings(const MappedFile& file, EmbeddingsSink& sink) {
 }
 
 Embeddings Embeddings::load(const std::string& path, const WordSet* only) {
+  if (FastTextModel::is_model(path)) {
+    // A model as a table: the words wanted (seen or not), else its dictionary's.
+    const std::unique_ptr<FastTextModel> model = FastTextModel::load(path);
+    WordSet words;
+    if (only == nullptr)
+      for (std::size_t i = 0; i < model->words(); ++i) words.emplace(model->word(i));
+    Embeddings e = select_vectors(*model, only != nullptr ? *only : words);
+    e.format_ = model->format();
+    e.source_ = path;
+    e.file_words_ = model->words();
+    return e;
+  }
   const MappedFile file(path);
   if (is_indexed_embeddings(file)) return load_indexed_embeddings(file, only);
   // The entries wanted, into the Embeddings as they come.

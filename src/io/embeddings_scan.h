@@ -22,6 +22,10 @@ struct EmbeddingsSink {
   virtual void entry(std::string_view word, const float* values) = 0;
 };
 
+// Whether a vector's squared norm stays far from overflowing: the distance kernels square and
+// add the components.
+bool magnitude_ok(const float* v, std::size_t dim);
+
 // Reads a word2vec binary or word2vec / GloVe / fastText text file front to back (letting go
 // of the pages it has read), with Embeddings::load's checks and errors; returns the number of
 // entries in the file.

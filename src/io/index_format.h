@@ -55,7 +55,7 @@ struct FileHeader {
   std::uint64_t file_bytes;
   SectionRef sections[kSectionCount];
   std::uint32_t tokenizer_version;
-  std::uint32_t flags;  // kHasText, kHasTerms
+  std::uint32_t flags;  // kHasText, kHasTerms, kUnitVectors
   std::uint64_t n_stopwords;
   std::uint64_t embeddings_fingerprint;
   // The documents doc_freq and term_doc_freq count (0: these): a shard of a larger build
@@ -68,6 +68,8 @@ struct FileHeader {
 };
 inline constexpr std::uint32_t kHasText = 1;
 inline constexpr std::uint32_t kHasTerms = 2;
+// Every word vector scaled to length 1 at build time; queries' vectors are scaled alike.
+inline constexpr std::uint32_t kUnitVectors = 4;
 static_assert(sizeof(FileHeader) == 512);
 
 }  // namespace lcrwmd::format

@@ -162,7 +162,8 @@ void serialize(const IndexData& d, Sink& sink) {
   h.nnz = d.indices.size();
   h.weighting = static_cast<std::uint32_t>(d.weighting);
   h.tokenizer_version = d.tokenizer_version;
-  h.flags = (d.texts.empty() ? 0 : format::kHasText) | (d.terms.empty() ? 0 : format::kHasTerms);
+  h.flags = (d.texts.empty() ? 0 : format::kHasText) | (d.terms.empty() ? 0 : format::kHasTerms) |
+            (d.unit_vectors ? format::kUnitVectors : 0);
   h.n_stopwords = d.stopwords.size();
   h.embeddings_fingerprint = fingerprint(d);
   h.idf_docs = d.idf_docs;
@@ -241,7 +242,7 @@ const FileHeader& check_image(const char* base, std::size_t size, const std::str
     throw bad("file is " + std::to_string(size) + " bytes, header says " +
               std::to_string(h.file_bytes) + " (truncated?)");
   if (h.n_sections != format::kSectionCount || h.weighting > 1 || h.dim == 0 ||
-      (h.flags & ~(format::kHasText | format::kHasTerms)) != 0 ||
+      (h.flags & ~(format::kHasText | format::kHasTerms | format::kUnitVectors)) != 0 ||
       ((h.flags & format::kHasTerms) != 0) != (h.n_terms > 0))
     throw bad("unsupported header fields");
   if (h.idf_docs != 0 && h.idf_docs < h.n_docs)
@@ -348,6 +349,7 @@ IndexView read_index_image(const char* base, std::size_t size, const std::string
   v.nnz = h.nnz;
   v.weighting = static_cast<Weighting>(h.weighting);
   v.has_text = (h.flags & format::kHasText) != 0;
+  v.unit_vectors = (h.flags & format::kUnitVectors) != 0;
   v.tokenizer_version = h.tokenizer_version;
   v.embeddings_fingerprint = h.embeddings_fingerprint;
   v.idf_docs = h.idf_docs != 0 ? h.idf_docs : h.n_docs;

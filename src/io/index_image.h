@@ -27,6 +27,7 @@ struct IndexView {
   std::size_t n_docs = 0, vocab_size = 0, dim = 0, nnz = 0, n_stopwords = 0;
   Weighting weighting = Weighting::tf;
   bool has_text = false;
+  bool unit_vectors = false;
   std::uint32_t tokenizer_version = 0;
   std::uint64_t embeddings_fingerprint = 0;
   std::size_t idf_docs = 0;  // the documents doc_freq counts

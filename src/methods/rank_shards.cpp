@@ -138,7 +138,8 @@ QuerySet RankShards::make_query_set(const std::vector<RawDocument>& docs,
     verdict = attempt([&] {
       // Each token from the first rank holding it; a word two ranks (or the embeddings) hold
       // with different vectors is an error: the shards are not of one collection.
-      const Embeddings* emb = options.embeddings;
+      const WordVectors* emb = options.embeddings;
+      std::vector<float> looked_up(m);
       check_query_embeddings_dim(shard_, emb);  // before its vectors are compared with the ranks'
       std::vector<std::vector<float>> rank_vectors(parts.size());
       StringMap<ExtraWord> found;
@@ -163,12 +164,10 @@ QuerySet RankShards::make_query_set(const std::vector<RawDocument>& docs,
                         std::to_string(holder.at(t)) + " and " + std::to_string(r) +
                         ": not shards of one collection");
           }
-          if (emb)
-            if (const auto e = emb->find(t);
-                e && std::memcmp(emb->vector(*e), word.vector, m * sizeof(float)) != 0)
-              throw Error(emb->source() + ": the word '" + t +
-                          "' has another vector than in rank " + std::to_string(r) +
-                          "'s shard: not the embeddings it was built from");
+          if (emb && query_word_lookup(shard_, *emb, t, looked_up.data()) &&
+              std::memcmp(looked_up.data(), word.vector, m * sizeof(float)) != 0)
+            throw Error(emb->source() + ": the word '" + t + "' has another vector than in rank " +
+                        std::to_string(r) + "'s shard: not the embeddings it was built from");
         }
       }
       const FindExtraWord other_ranks = [&](std::string_view t) -> std::optional<ExtraWord> {

@@ -37,8 +37,6 @@ inline CliRun lcrwmd(const std::string& args) {
   return lcrwmd_via(std::string(LCRWMD_CLI) + " " + args);
 }
 
-inline std::string tmp(const std::string& name) { return (temp_dir() / name).string(); }
-
 // The bundled demo corpus (data/demo), and its training documents indexed into tmp(name).
 inline std::string demo_dir() { return std::string(LCRWMD_SOURCE_DIR) + "/data/demo"; }
 inline std::string demo_index(const std::string& name) {
