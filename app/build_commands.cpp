@@ -94,12 +94,18 @@ void run_build(const BuildFlags& f) {
   // Only the vectors of the corpus's words are kept: memory follows the corpus, not the file.
   const WordSet tokens = distinct_tokens(documents);
   const Embeddings emb = Embeddings::load(emb_path, &tokens);
-  note("embeddings %s: %zu of its %zu words kept (the corpus's), dim %zu, %s%s (%.2f s)",
-       emb_path.c_str(), emb.size(), emb.file_words(), emb.dim(), emb.format().c_str(),
-       emb.duplicates()
-           ? (", " + std::to_string(emb.duplicates()) + " duplicate words skipped").c_str()
-           : "",
-       since(t));
+  if (emb.format() == "fasttext")
+    note(
+        "vectors %s: fastText model of %zu words, dim %zu: vectors for %zu of the corpus's %zu "
+        "words, those it never saw from their character n-grams (%.2f s)",
+        emb_path.c_str(), emb.file_words(), emb.dim(), emb.size(), tokens.size(), since(t));
+  else
+    note("embeddings %s: %zu of its %zu words kept (the corpus's), dim %zu, %s%s (%.2f s)",
+         emb_path.c_str(), emb.size(), emb.file_words(), emb.dim(), emb.format().c_str(),
+         emb.duplicates()
+             ? (", " + std::to_string(emb.duplicates()) + " duplicate words skipped").c_str()
+             : "",
+         since(t));
   BuildOptions bo;
   bo.stopwords = stop_words;
   bo.weighting = parse_weighting(f.weighting);

@@ -22,6 +22,7 @@
 #include "lcrwmd/error.h"
 #include "lcrwmd/eval.h"
 #include "lcrwmd/explain.h"
+#include "lcrwmd/fasttext.h"
 #include "lcrwmd/gpu.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
@@ -39,23 +40,84 @@ PYBIND11_MODULE(_lcrwmd, m) {
   m.doc() = "lcrwmd: nearest documents by the Word Mover's Distance and its relaxations";
   py::register_exception<Error>(m, "Error", PyExc_ValueError);
 
-  py::class_<Embeddings, std::shared_ptr<Embeddings>>(
+  // A word's vector from any source, as `emb[word]` and `word in emb` read it.
+  const auto vector_of = [](const WordVectors& e, const std::string& w) {
+    py::array_t<float> v(static_cast<py::ssize_t>(e.dim()));
+    if (!e.lookup(w, v.mutable_data())) throw py::key_error(w);
+    return v;
+  };
+  const auto has_vector = [](const WordVectors& e, const std::string& w) {
+    std::vector<float> v(e.dim());
+    return e.lookup(w, v.data());
+  };
+  py::class_<WordVectors, std::shared_ptr<WordVectors>>(
+      m, "WordVectors",
+      "Where word vectors come from: an Embeddings table or a FastTextModel. `emb[word]` is a "
+      "word's vector, `word in emb` tests for one.")
+      .def_property_readonly("dim", &WordVectors::dim, "Dimension of the vectors.")
+      .def_property_readonly("format", &WordVectors::format,
+                             "word2vec-binary, text, indexed, memory or fasttext.")
+      .def_property_readonly("source", &WordVectors::source, "The file it was read from.")
+      .def("__contains__", has_vector)
+      .def("__getitem__", vector_of);
+
+  py::class_<Embeddings, WordVectors, std::shared_ptr<Embeddings>>(
       m, "Embeddings",
-      "Word vectors: Embeddings.load(path), Embeddings(words, vectors), or "
-      "Embeddings.from_gensim(keyed_vectors). `emb[word]` is a word's vector, `word in emb` "
-      "tests for one.")
+      "A table of word vectors: Embeddings.load(path), Embeddings(words, vectors), "
+      "Embeddings.from_gensim(keyed_vectors); Embeddings.train(docs, path) trains a fastText "
+      "model on your own documents.")
       .def(py::init(&make_embeddings), py::arg("words"), py::arg("vectors"),
            "Embeddings of `words` from a (len(words), dim) float array (copied).")
       .def_static(
           "load",
           [](const std::string& path) {
             py::gil_scoped_release release;
-            return std::make_shared<Embeddings>(Embeddings::load(path));
+            return std::shared_ptr<WordVectors>(open_word_vectors(path));
           },
           py::arg("path"),
-          "Reads a word2vec binary or text file, GloVe or fastText .vec (the format is "
-          "detected); raises lcrwmd.Error naming the file and line of a damaged entry.")
-      .def_property_readonly("dim", &Embeddings::dim, "Dimension of the vectors.")
+          "Reads a word2vec binary or text file, GloVe or fastText .vec (an Embeddings), or a "
+          "fastText model .bin (a FastTextModel, which gives every word a vector, from its "
+          "character n-grams if unseen); the format is detected. Raises lcrwmd.Error naming the "
+          "file and line or byte of a damaged entry.")
+      .def_static(
+          "train",
+          [](const py::sequence& docs, const std::string& path,
+             std::optional<std::vector<std::string>> stopwords, const std::string& model,
+             std::size_t dim, std::size_t epochs, std::size_t min_count, std::size_t minn,
+             std::size_t maxn, std::size_t buckets, std::size_t window, std::size_t negatives,
+             double lr, std::size_t threads, std::uint32_t seed) {
+            const std::vector<RawDocument> raw = to_documents(docs, {}, {});
+            const StopWords stop = to_stopwords(stopwords);
+            const FastTextOptions o{.model = model,
+                                    .dim = dim,
+                                    .epochs = epochs,
+                                    .min_count = min_count,
+                                    .min_n = minn,
+                                    .max_n = maxn,
+                                    .buckets = buckets,
+                                    .window = window,
+                                    .negatives = negatives,
+                                    .learning_rate = lr,
+                                    .threads = threads,
+                                    .seed = seed};
+            py::gil_scoped_release release;
+            train_fasttext(raw, &stop, o, path, "the documents given");
+            return std::shared_ptr<FastTextModel>(FastTextModel::load(path));
+          },
+          py::arg("docs"), py::arg("path"), py::arg("stopwords") = py::none(),
+          py::arg("model") = "skipgram", py::arg("dim") = FastTextOptions{}.dim,
+          py::arg("epochs") = FastTextOptions{}.epochs,
+          py::arg("min_count") = FastTextOptions{}.min_count,
+          py::arg("minn") = FastTextOptions{}.min_n, py::arg("maxn") = FastTextOptions{}.max_n,
+          py::arg("buckets") = FastTextOptions{}.buckets,
+          py::arg("window") = FastTextOptions{}.window,
+          py::arg("negatives") = FastTextOptions{}.negatives,
+          py::arg("lr") = FastTextOptions{}.learning_rate, py::arg("threads") = 0,
+          py::arg("seed") = 0,
+          "Trains fastText word vectors on documents (texts or token lists), read as an index "
+          "reads them (its tokenizer; `stopwords` left out: give the index's), writes the model "
+          "to `path` whole or not at all, and returns it (a FastTextModel). One thread and one "
+          "seed give the same model byte for byte.")
       .def("__len__", &Embeddings::size, "Number of words.")
       .def(py::pickle(
           [](const Embeddings& e) { return py::make_tuple(words_of(e), vectors_of(e)); },
@@ -63,27 +125,42 @@ PYBIND11_MODULE(_lcrwmd, m) {
             if (t.size() != 2) throw py::value_error("not a pickled lcrwmd.Embeddings");
             return make_embeddings(t[0].cast<std::vector<std::string>>(), t[1].cast<FloatArray>());
           }))
-      .def("__contains__",
-           [](const Embeddings& e, const std::string& w) { return e.find(w).has_value(); })
-      .def("__getitem__",
-           [](const Embeddings& e, const std::string& w) {
-             const auto i = e.find(w);
-             if (!i) throw py::key_error(w);
-             return py::array_t<float>(static_cast<py::ssize_t>(e.dim()), e.vector(*i));
-           })
       .def_property_readonly("words", &words_of, "The words, in the order of their vectors.")
       .def_property_readonly("vectors", &vectors_of,
                              "The vectors, a (len(emb), dim) float32 array (a copy).");
+
+  py::class_<FastTextModel, WordVectors, std::shared_ptr<FastTextModel>>(
+      m, "FastTextModel",
+      "A fastText model (.bin) as word vectors: fastText's own vector for every word, from its "
+      "character n-grams alone for a word it never saw. Pickled by its path.")
+      .def("__len__", &FastTextModel::words, "Words in its dictionary.")
+      .def_property_readonly(
+          "words",
+          [](const FastTextModel& f) {
+            std::vector<std::string> w;
+            for (std::size_t i = 0; i < f.words(); ++i) w.push_back(f.word(i));
+            return w;
+          },
+          "Its dictionary's words, most frequent first.")
+      .def_property_readonly("buckets", &FastTextModel::buckets, "Rows of its n-gram table.")
+      .def_property_readonly("resident_bytes", &FastTextModel::resident_bytes,
+                             "The bytes its rows take in memory.")
+      .def(py::pickle([](const FastTextModel& f) { return py::make_tuple(f.source()); },
+                      [](const py::tuple& t) {
+                        if (t.size() != 1) throw py::value_error("not a pickled FastTextModel");
+                        return std::shared_ptr<FastTextModel>(
+                            FastTextModel::load(t[0].cast<std::string>()));
+                      }));
 
   py::class_<PyIndex> index_cls(m, "Index");
   index_cls
       .def_static(
           "build",
-          [](std::shared_ptr<const Embeddings> emb, const py::sequence& docs,
+          [](std::shared_ptr<const WordVectors> emb, const py::sequence& docs,
              std::optional<std::vector<std::string>> ids,
              std::optional<std::vector<std::string>> labels,
              std::optional<std::vector<std::string>> stopwords, const std::string& weighting,
-             bool keep_text) {
+             bool keep_text, bool unit_vectors) {
             const std::vector<RawDocument> raw =
                 to_documents(docs, optional_list(ids, docs.size(), "ids"),
                              optional_list(labels, docs.size(), "labels"));
@@ -93,11 +170,12 @@ PYBIND11_MODULE(_lcrwmd, m) {
             bo.stopwords = &stop;
             bo.weighting = parse_weighting(weighting);
             bo.keep_text = keep_text;
+            bo.unit_vectors = unit_vectors;
             TextReport report;
             {
               py::gil_scoped_release release;
               p.index = std::make_shared<const Index>(
-                  Index::from_data(build_index_data(*emb, raw, bo, &report)));
+                  Index::from_data(build_index_data(*vectors_for(emb, raw), raw, bo, &report)));
             }
             p.excluded = report.empty_documents;
             p.embeddings = std::move(emb);
@@ -105,13 +183,13 @@ PYBIND11_MODULE(_lcrwmd, m) {
           },
           py::arg("embeddings"), py::arg("docs"), py::arg("ids") = py::none(),
           py::arg("labels") = py::none(), py::arg("stopwords") = py::none(),
-          py::arg("weighting") = "tf", py::arg("keep_text") = true)
+          py::arg("weighting") = "tf", py::arg("keep_text") = true, py::arg("unit_vectors") = false)
       .def_static("from_csr", &from_csr, py::arg("embeddings"), py::arg("indptr"),
                   py::arg("indices"), py::arg("data"), py::arg("n_cols"),
                   py::arg("ids") = py::none(), py::arg("labels") = py::none())
       .def_static(
           "load",
-          [](const std::string& path, std::shared_ptr<const Embeddings> emb,
+          [](const std::string& path, std::shared_ptr<const WordVectors> emb,
              std::optional<std::vector<std::string>> stopwords) {
             PyIndex p;
             {
@@ -258,7 +336,7 @@ PYBIND11_MODULE(_lcrwmd, m) {
           py::arg("precision") = "auto")
       .def(
           "with_embeddings",
-          [](const PyIndex& p, std::shared_ptr<const Embeddings> emb) {
+          [](const PyIndex& p, std::shared_ptr<const WordVectors> emb) {
             check_embeddings(*p.index, *emb);
             PyIndex q = p;  // the same index and searchers
             q.embeddings = std::move(emb);
@@ -273,7 +351,7 @@ PYBIND11_MODULE(_lcrwmd, m) {
             if (t.size() != 3) throw py::value_error("not a pickled lcrwmd.Index");
             PyIndex p;
             p.index = std::make_shared<const Index>(Index::from_bytes(t[0].cast<std::string>()));
-            p.embeddings = t[1].cast<std::shared_ptr<const Embeddings>>();
+            p.embeddings = t[1].cast<std::shared_ptr<const WordVectors>>();
             p.excluded = t[2].cast<std::vector<std::string>>();
             return p;
           }))

@@ -27,7 +27,7 @@ struct Snapshot {
 
 class PyCollection {
  public:
-  PyCollection(std::string path, std::shared_ptr<const Embeddings> embeddings)
+  PyCollection(std::string path, std::shared_ptr<const WordVectors> embeddings)
       : path_(std::move(path)), embeddings_(std::move(embeddings)) {
     py::gil_scoped_release release;
     snapshot();
@@ -142,7 +142,7 @@ class PyCollection {
   }
 
   std::string path_;
-  std::shared_ptr<const Embeddings> embeddings_;
+  std::shared_ptr<const WordVectors> embeddings_;
   std::mutex mutex_;
   std::shared_ptr<const Snapshot> snapshot_;
 };
@@ -151,7 +151,7 @@ class PyCollection {
 
 void bind_collection(py::module_& m) {
   py::class_<PyCollection>(m, "Collection")
-      .def(py::init<std::string, std::shared_ptr<const Embeddings>>(), py::arg("path"),
+      .def(py::init<std::string, std::shared_ptr<const WordVectors>>(), py::arg("path"),
            py::arg("embeddings") = py::none())
       .def_static("create", &PyCollection::create, py::arg("path"), py::arg("embeddings"),
                   py::arg("docs"), py::arg("ids") = py::none(), py::arg("labels") = py::none(),

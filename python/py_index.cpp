@@ -45,6 +45,12 @@ std::shared_ptr<Embeddings> make_embeddings(std::vector<std::string> words, Floa
   return std::make_shared<Embeddings>(std::move(words), std::move(v), dim);
 }
 
+std::shared_ptr<const Embeddings> vectors_for(const std::shared_ptr<const WordVectors>& source,
+                                              const std::vector<RawDocument>& docs) {
+  if (auto table = std::dynamic_pointer_cast<const Embeddings>(source)) return table;
+  return std::make_shared<const Embeddings>(select_vectors(*source, distinct_tokens(docs)));
+}
+
 std::vector<std::string> words_of(const Embeddings& e) {
   std::vector<std::string> w(e.size());
   for (std::size_t i = 0; i < e.size(); ++i) w[i] = e.word(i);
@@ -81,7 +87,7 @@ std::shared_ptr<const Searcher> PyIndex::searcher(const std::string& backend,
 
 Queries read_queries(const MakeQueries& make, const py::sequence& docs,
                      const std::optional<std::vector<std::string>>& labels, QueryWeights weights,
-                     bool keep_term_only, const Embeddings* embeddings) {
+                     bool keep_term_only, const WordVectors* embeddings) {
   const std::vector<RawDocument> raw =
       to_documents(docs, {}, optional_list(labels, docs.size(), "labels"));
   Queries q;

@@ -50,6 +50,10 @@ std::shared_ptr<Embeddings> make_embeddings(std::vector<std::string> words, Floa
 std::vector<std::string> words_of(const Embeddings& e);
 py::array_t<float> vectors_of(const Embeddings& e);
 StopWords to_stopwords(const std::optional<std::vector<std::string>>& words);
+// The vectors a build of `docs` takes from `source`: a table as it is, a model's for the
+// documents' words (seen or not).
+std::shared_ptr<const Embeddings> vectors_for(const std::shared_ptr<const WordVectors>& source,
+                                              const std::vector<RawDocument>& docs);
 
 // The searchers an Index has made, one per backend and precision, kept while the Index lives: a
 // GPU's resident set is uploaded by the first search only.
@@ -62,8 +66,8 @@ struct Searchers {
 // line's --embeddings); queries are read with the index's own stop words.
 struct PyIndex {
   std::shared_ptr<const Index> index;
-  std::shared_ptr<const Embeddings> embeddings;  // may be null (a loaded index)
-  std::vector<std::string> excluded;             // documents left with no known word at build
+  std::shared_ptr<const WordVectors> embeddings;  // may be null (a loaded index)
+  std::vector<std::string> excluded;              // documents left with no known word at build
   // After `index`: destroyed first, since the searchers refer to it.
   std::shared_ptr<Searchers> searchers = std::make_shared<Searchers>();
 
@@ -92,7 +96,7 @@ using MakeQueries =
     std::function<QuerySet(const std::vector<RawDocument>&, const QueryOptions&, TextReport&)>;
 Queries read_queries(const MakeQueries& make, const py::sequence& docs,
                      const std::optional<std::vector<std::string>>& labels, QueryWeights weights,
-                     bool keep_term_only, const Embeddings* embeddings);
+                     bool keep_term_only, const WordVectors* embeddings);
 Queries to_queries(const PyIndex& p, const py::sequence& docs,
                    const std::optional<std::vector<std::string>>& labels,
                    QueryWeights weights = QueryWeights::index, bool keep_term_only = false);

@@ -5,6 +5,9 @@
     index = lcrwmd.Index.build(emb, train_texts, labels=train_labels, stopwords="stop_words.txt")
     distances, indices = index.search(test_texts, k=10)          # symmetric LC-RWMD
 
+    # Or vectors trained on your own documents (fastText), which give every word a vector:
+    emb = lcrwmd.Embeddings.train(train_texts, "vectors.bin", stopwords="stop_words.txt")
+
 Documents are strings (tokenized like the command line: lowercased runs of letters, digits and
 apostrophes) or lists of tokens (taken as they are). Errors raise lcrwmd.Error (a ValueError)
 with the engine's message. The methods (`method=`), as lcrwmd.methods() describes them:
@@ -18,15 +21,15 @@ from typing import Iterable, Optional, Sequence, Union
 import numpy as np
 import numpy.typing as npt
 
-from ._lcrwmd import (Embeddings, Error, cpu_precision, cpu_simd_level, cuda_devices, methods,
-                      set_threads, tokenize)
+from ._lcrwmd import (Embeddings, Error, FastTextModel, WordVectors, cpu_precision, cpu_simd_level,
+                      cuda_devices, methods, set_threads, tokenize)
 from ._lcrwmd import Collection as _NativeCollection
 from ._lcrwmd import Index as _NativeIndex
 from .explanation import Explanation, Flow, _explanation, plot_alignment
 
 __doc__ = (__doc__ or "") + "".join(f"\n    {m['name']}: {m['summary']}" for m in methods())
 
-__all__ = ["Embeddings", "Index", "Collection", "GpuSearcher", "Error", "Flow", "Explanation", "wmd", "rwmd",
+__all__ = ["Embeddings", "FastTextModel", "WordVectors", "Index", "Collection", "GpuSearcher", "Error", "Flow", "Explanation", "wmd", "rwmd",
            "wcd", "eval_knn", "plot_alignment", "tokenize", "set_threads", "cuda_devices",
            "cpu_simd_level", "cpu_precision", "methods"]
 
@@ -45,9 +48,29 @@ def _from_gensim(keyed_vectors) -> Embeddings:
                       np.ascontiguousarray(keyed_vectors.vectors, dtype=np.float32))
 
 
+def _train(docs, path: Union[str, os.PathLike], stopwords: StopWords = None, **options):
+    """Trains fastText word vectors on `docs` (str or token lists) as an index reads them
+    (`stopwords` left out: give the index's), writes the model to `path` whole or not at all,
+    and returns it as a FastTextModel (a word never seen gets a vector from its character
+    n-grams). Options: model ("skipgram" | "cbow"), dim, epochs, min_count, minn, maxn,
+    buckets, window, negatives, lr, threads, seed (one thread and one seed: the same model,
+    byte for byte)."""
+    return _native_train(_documents(docs), os.fspath(path), _stopwords(stopwords), **options)
+
+
+def _load(path: Union[str, os.PathLike]) -> WordVectors:
+    return _native_load(os.fspath(path))
+
+
+_load.__doc__ = Embeddings.load.__doc__
 Embeddings.from_gensim = staticmethod(_from_gensim)
-# Embeddings are immutable and large: a deep copy (scikit-learn's clone) shares them.
+_native_load = Embeddings.load
+Embeddings.load = staticmethod(_load)
+_native_train = Embeddings.train
+Embeddings.train = staticmethod(_train)
+# Word vectors are immutable and large: a deep copy (scikit-learn's clone) shares them.
 Embeddings.__deepcopy__ = lambda self, memo: self
+FastTextModel.__deepcopy__ = lambda self, memo: self
 
 
 def _documents(docs):
@@ -104,17 +127,18 @@ class Index:
         self._native = native
 
     @classmethod
-    def build(cls, embeddings: Embeddings, docs: Union[Document, Sequence[Document]],
+    def build(cls, embeddings: WordVectors, docs: Union[Document, Sequence[Document]],
               ids: Optional[Sequence] = None, labels: Optional[Sequence] = None,
               stopwords: StopWords = None, weighting: str = "tf",
-              keep_text: bool = True) -> Index:
-        """Index documents (str or token lists). Documents left with no known word are
-        excluded; their ids are in `excluded`. The index records its stop words, weighting and
-        document frequencies, and reads queries with them; keep_text keeps each document's
-        text (compressed) for `text(i)`."""
+              keep_text: bool = True, unit_vectors: bool = False) -> Index:
+        """Index documents (str or token lists) with `embeddings` (an Embeddings table or a
+        FastTextModel). Documents left with no known word are excluded; their ids are in
+        `excluded`. The index records its stop words, weighting and document frequencies, and
+        reads queries with them; keep_text keeps each document's text (compressed) for
+        `text(i)`; unit_vectors scales every word vector to length 1 (queries' too)."""
         return cls(_NativeIndex.build(embeddings, _documents(docs), _strings(ids),
                                       _strings(labels), _stopwords(stopwords), weighting,
-                                      keep_text))
+                                      keep_text, unit_vectors))
 
     @classmethod
     def from_csr(cls, embeddings: Embeddings, matrix, ids: Optional[Sequence] = None,
@@ -129,14 +153,14 @@ class Index:
                                          m.shape[1], _strings(ids), _strings(labels)))
 
     @classmethod
-    def load(cls, path: Union[str, os.PathLike], embeddings: Optional[Embeddings] = None,
+    def load(cls, path: Union[str, os.PathLike], embeddings: Optional[WordVectors] = None,
              stopwords: StopWords = None) -> Index:
         """An index file from `lcrwmd build` or save(). Queries are read with its own stop
         words (`stopwords`, where given, must be the same: lcrwmd.Error otherwise) and, for
         words it lacks, `embeddings`, which must be the ones it was built from."""
         return cls(_NativeIndex.load(os.fspath(path), embeddings, _stopwords(stopwords)))
 
-    def with_embeddings(self, embeddings: Embeddings) -> Index:
+    def with_embeddings(self, embeddings: WordVectors) -> Index:
         """The same index (sharing its searchers) with its queries' words that it lacks looked
         up in `embeddings`, which must hold its own words with their vectors (lcrwmd.Error
         otherwise)."""
@@ -395,7 +419,7 @@ class Collection:
     returns, searched as one build of its live documents. The command line's `lcrwmd add`,
     `delete` and `compact` change the same directory; a search reads the last commit."""
 
-    def __init__(self, path: Union[str, os.PathLike], embeddings: Optional[Embeddings] = None):
+    def __init__(self, path: Union[str, os.PathLike], embeddings: Optional[WordVectors] = None):
         """Opens the collection at `path` (every file checked). `embeddings`, where given, looks
         up query words no segment holds; they must be the ones it was built from."""
         self._native = _NativeCollection(os.fspath(path), embeddings)
