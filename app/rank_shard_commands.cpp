@@ -98,7 +98,8 @@ void search_rank_shards(const QueryFlags& f, std::size_t k, bool with_text,
     if (cluster.root())
       write_results(
           r, in->queries.ids, [&](std::size_t p, std::size_t) { return ids[p]; },
-          [&](std::size_t p, std::size_t) { return texts[p]; }, with_text, std::move(file));
+          [&](std::size_t p, std::size_t) { return texts[p]; }, with_text, o.method,
+          std::move(file));
   });
 }
 

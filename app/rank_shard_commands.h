@@ -19,8 +19,10 @@ namespace lcrwmd::app {
 using Describe = std::function<std::string(std::size_t p, std::size_t doc)>;
 
 // Top-k as TSV query_id, rank, doc_id, distance [, text]; to stdout, or atomically to `file`.
+// `method`'s ranking: a method that ranks by a score (MethodInfo::ranks_by_score) has its score
+// in the fourth column (higher first), not minus it.
 void write_results(const SearchResults& r, const std::vector<std::string>& query_ids,
-                   const Describe& id_of, const Describe& text_of, bool with_text,
+                   const Describe& id_of, const Describe& text_of, bool with_text, Method method,
                    std::unique_ptr<AtomicFile> file);
 
 // Under mpirun with one --index: the ranks' searcher, with `layout` "docs" each rank searching a

@@ -24,8 +24,9 @@
 namespace lcrwmd::app {
 
 void write_results(const SearchResults& r, const std::vector<std::string>& query_ids,
-                   const Describe& id_of, const Describe& text_of, bool with_text,
+                   const Describe& id_of, const Describe& text_of, bool with_text, Method method,
                    std::unique_ptr<AtomicFile> file) {
+  const bool scores = describe(method).ranks_by_score;
   // Written one query at a time: with a large --k the results need not fit in memory twice.
   std::string out;
   for (std::size_t q = 0; q < r.n_queries; ++q) {
@@ -40,7 +41,7 @@ void write_results(const SearchResults& r, const std::vector<std::string>& query
       out += '\t';
       out += id_of(p, static_cast<std::size_t>(doc));
       out += '\t';
-      append_distance(out, r.distances[p]);
+      append_distance(out, scores ? -r.distances[p] : r.distances[p]);
       if (with_text) {  // one line per neighbour: the text's tabs and line breaks as spaces
         std::string text = text_of(p, static_cast<std::size_t>(doc));
         std::replace_if(
@@ -73,7 +74,9 @@ void add_search(CLI::App& app) {
   c->add_option("--k", *k, "Neighbours per query (more than the index holds: all)")
       ->check(at_least_one())
       ->capture_default_str();
-  c->add_option("--output", *output, "TSV query_id, rank, doc_id, distance (default: stdout)");
+  c->add_option("--output", *output,
+                "TSV query_id, rank, doc_id, distance (bm25 and hybrid: their score, higher "
+                "first) (default: stdout)");
   c->add_flag("--with-text", *with_text,
               "A fifth column: each neighbour's text (kept in the index unless built with "
               "--no-text)");
@@ -104,7 +107,7 @@ void add_search(CLI::App& app) {
           r, l.queries.ids,
           [&](std::size_t, std::size_t doc) { return std::string(docs.doc_id(doc)); },
           [&](std::size_t, std::size_t doc) { return docs.text(doc); }, *with_text,
-          std::move(file));
+          f->options().method, std::move(file));
     });
   });
 }

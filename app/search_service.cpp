@@ -96,6 +96,9 @@ json SearchService::search(const json& body) {
                              [](std::size_t i) { return "queries[" + std::to_string(i) + "]"; });
     r = batcher_.submit(searcher_of(snap), std::move(qs), request.k, request.options).get();
   }
+  // A method that ranks by a score (bm25, hybrid) answers the score, higher first.
+  const bool scores = describe(request.options.method).ranks_by_score;
+  const char* ranked_by = scores ? "score" : "distance";
   json results = json::array();
   for (std::size_t q = 0; q < r.n_queries; ++q) {
     json neighbors = json::array();
@@ -103,8 +106,8 @@ json SearchService::search(const json& body) {
       const std::int64_t doc = r.indices[q * r.k + t];
       if (doc < 0) continue;
       const auto i = static_cast<std::size_t>(doc);
-      json n = {
-          {"id", docs.doc_id(i)}, {"label", docs.label(i)}, {"distance", r.distances[q * r.k + t]}};
+      const float d = r.distances[q * r.k + t];
+      json n = {{"id", docs.doc_id(i)}, {"label", docs.label(i)}, {ranked_by, scores ? -d : d}};
       if (request.with_text) n["text"] = docs.has_text() ? json(docs.text(i)) : json();
       neighbors.push_back(std::move(n));
     }
@@ -112,6 +115,7 @@ json SearchService::search(const json& body) {
   }
   return {{"method", to_string(request.options.method)},
           {"direction", to_string(request.options.direction)},
+          {"ranked_by", ranked_by},
           {"generation", snap->generation()},
           {"results", std::move(results)}};
 }

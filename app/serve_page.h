@@ -65,11 +65,11 @@ function cell(tr, text) { const td = document.createElement("td"); td.textConten
 function show(r, what, t0, text) {
   $("status").textContent = `${what}${r.method} ${r.direction}: ${Math.round(performance.now() - t0)} ms`;
   const head = document.createElement("tr");
-  for (const h of ["#", "document", "label", "distance", "text", ""]) { const th = document.createElement("th"); th.textContent = h; head.append(th); }
+  for (const h of ["#", "document", "label", r.ranked_by, "text", ""]) { const th = document.createElement("th"); th.textContent = h; head.append(th); }
   $("hits").append(head);
   r.results[0].neighbors.forEach((n, i) => {
     const tr = document.createElement("tr"); tr.className = "hit";
-    cell(tr, i + 1); cell(tr, n.id); cell(tr, n.label); cell(tr, n.distance.toFixed(4));
+    cell(tr, i + 1); cell(tr, n.id); cell(tr, n.label); cell(tr, n[r.ranked_by].toFixed(4));
     const start = n.text == null ? "" : n.text.length > 160 ? n.text.slice(0, 160) + "…" : n.text;
     cell(tr, start); tr.lastChild.className = "text"; tr.lastChild.title = n.text || "";
     const like = Object.assign(document.createElement("button"), {textContent: "more like this", type: "button"});

@@ -4,6 +4,13 @@
 Okapi BM25 and Xapian's BM25 on the same tokens. Prints a table per task and writes JSON.
 
   PYTHONPATH=build/python bench/retrieval/evaluate.py TASKS_DIR [--tasks a,b] [--json OUT]
+      [--vectors shared,trained,trained-unit] [--hybrid-weights 0.1,0.2,...]
+
+Vector sets (--vectors): "shared", the shared CBOW (--embeddings); "trained", fastText skipgram
+trained by lcrwmd (Embeddings.train, its defaults) on each task's documents alone, never its
+queries; "trained-unit", the same model with every vector scaled to length 1 (Index.build's
+unit_vectors). The hybrid's weight is chosen on the tuning task (the first of --tasks,
+man-commands) for each vector set, from --hybrid-weights, and used as it is on the others.
 
 Every run reads the tokens lcrwmd reads (its tokenizer and the stop words of the index), so
 the engines differ in how they rank, not in what they see. bm25, the direct BM25 and Xapian see
@@ -112,12 +119,23 @@ def xapian_rank(doc_tokens, query_tokens, k1=1.2, b=0.75):
     return out
 
 
-def evaluate_task(folder, emb, stop, runs):
+def word_vectors(kind, folder, docs, stop, shared, threads, work):
+    """The vector set `kind` for a task: the shared embeddings, or a model trained on its
+    documents (returned with the training's seconds)."""
+    if kind == "shared":
+        return shared, 0.0
+    path = os.path.join(work, os.path.basename(folder) + ".bin")
+    t = time.time()
+    model = lcrwmd.Embeddings.train([d for _, d in docs], path, stopwords=stop, threads=threads)
+    return model, time.time() - t
+
+
+def evaluate_task(folder, emb, stop, runs, unit=False, hybrid_weight=0.3, weights=()):
     docs = read_tsv(os.path.join(folder, "docs.tsv"))
     queries = read_tsv(os.path.join(folder, "queries.tsv"))
     t = time.time()
     index = lcrwmd.Index.build(emb, [d for _, d in docs], ids=[i for i, _ in docs],
-                               stopwords=stop, keep_text=False)
+                               stopwords=stop, keep_text=False, unit_vectors=unit)
     kept = set(index.ids)
     relevant = [i for i, _ in queries]
     qtexts = [q for _, q in queries]
@@ -140,7 +158,20 @@ def evaluate_task(folder, emb, stop, runs):
         if name == "xapian bm25":
             rows[name]["query_seconds"] = xapian_rank.query_seconds
         print_row(name, rows[name])
+    # The hybrid's weight: each of `weights` tried here (the tuning task), the best kept.
+    sweep = {}
+    for w in weights:
+        _, _, got = index.search(qtexts, k=K, return_ids=True, backend="cpu", method="hybrid",
+                                 hybrid_weight=w)
+        sweep[w] = metrics([[g for g in row if g] for row in got], relevant)
+        print(f"  hybrid weight {w:<5} recall@10 {sweep[w]['recall@10']:.3f}  "
+              f"MRR@10 {sweep[w]['mrr@10']:.3f}", flush=True)
+    if sweep:
+        hybrid_weight = max(sweep, key=lambda w: (sweep[w]["recall@10"], sweep[w]["mrr@10"]))
+        print(f"  hybrid weight chosen: {hybrid_weight}")
     for name, kw in runs:
+        if kw.get("method") == "hybrid":
+            kw = dict(kw, hybrid_weight=hybrid_weight)
         t = time.time()
         with np.errstate(all="ignore"):
             import warnings
@@ -159,7 +190,8 @@ def evaluate_task(folder, emb, stop, runs):
                      for x, y, rel in zip(found[a], found[b], relevant)) / len(relevant)
         rows["ceiling: bm25 or query-to-document"] = {"recall@10": either}
         print(f"  {'ceiling: in bm25s or query-to-documents top 10':44s} recall@10 {either:.3f}")
-    return {"documents": len(docs), "queries": len(queries), "runs": rows}
+    return {"documents": len(docs), "queries": len(queries), "runs": rows,
+            "hybrid_weight": hybrid_weight, "hybrid_sweep": {str(w): m for w, m in sweep.items()}}
 
 
 def print_row(name, r):
@@ -175,15 +207,41 @@ def main():
     ap.add_argument("--runs", default="", help="comma-separated labels (default: all)")
     ap.add_argument("--embeddings", default=os.path.join(DATA, "data/embeddings/cbow300.bin"))
     ap.add_argument("--stopwords", default=os.path.join(DATA, "data/stop_words.txt"))
+    ap.add_argument("--vectors", default="shared",
+                    help="comma-separated vector sets: shared, trained, trained-unit")
+    ap.add_argument("--hybrid-weights", default="",
+                    help="comma-separated weights tried on the tuning task (default: 0.3 alone)")
+    ap.add_argument("--threads", type=int, default=0, help="training threads (0: every core)")
+    ap.add_argument("--work", default="/tmp/lcrwmd-retrieval-vectors",
+                    help="where trained models are written")
     ap.add_argument("--json")
     a = ap.parse_args()
-    emb = lcrwmd.Embeddings.load(a.embeddings)
+    shared = lcrwmd.Embeddings.load(a.embeddings)
     with open(a.stopwords, encoding="utf-8") as f:
         stop = [w.strip() for w in f if w.strip()]
     runs = [r for r in RUNS if not a.runs or r[0] in a.runs.split(",")]
-    out = {"k": K, "lcrwmd": lcrwmd.__file__, "tasks": {}}
-    for task in a.only.split(","):
-        out["tasks"][task] = evaluate_task(os.path.join(a.tasks, task), emb, stop, runs)
+    weights = [float(w) for w in a.hybrid_weights.split(",") if w]
+    os.makedirs(a.work, exist_ok=True)
+    out = {"k": K, "lcrwmd": lcrwmd.__file__, "vectors": {}}
+    tasks = a.only.split(",")
+    models = {}  # (task, "shared" | "trained"): the vectors and their training's seconds
+    for kind in a.vectors.split(","):
+        out["vectors"][kind] = {}
+        hybrid_weight = 0.3
+        for n, task in enumerate(tasks):
+            folder = os.path.join(a.tasks, task)
+            base = "trained" if kind.startswith("trained") else kind
+            if (task, base) not in models:
+                models[task, base] = word_vectors(base, folder, read_tsv(os.path.join(
+                    folder, "docs.tsv")), stop, shared, a.threads, a.work)
+            emb, seconds = models[task, base]
+            print(f"\n[{kind} vectors] {task}" +
+                  (f": trained in {seconds:.1f} s" if seconds else ""), flush=True)
+            r = evaluate_task(folder, emb, stop, runs, unit=kind.endswith("-unit"),
+                              hybrid_weight=hybrid_weight, weights=weights if n == 0 else ())
+            hybrid_weight = r["hybrid_weight"]
+            r["training_seconds"] = seconds
+            out["vectors"][kind][task] = r
     if a.json:
         with open(a.json, "w", encoding="utf-8") as f:
             json.dump(out, f, indent=1)

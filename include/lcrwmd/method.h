@@ -81,6 +81,9 @@ struct MethodInfo {
   // Its distance is minus a score, and only the documents that share a term with the query are
   // found (bm25).
   bool lexical;
+  // It ranks by a score, higher is better, and its distance is minus that score (bm25, hybrid):
+  // what front ends show is the score, named so.
+  bool ranks_by_score;
   // It reads the queries' terms (bm25, hybrid): queries read from text (make_query_set), over
   // an index that keeps its terms.
   bool reads_terms;

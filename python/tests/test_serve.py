@@ -100,7 +100,7 @@ def test_concurrent_searches_answer_as_the_command_line(index, server, body_extr
         if status != 200:
             errors.append(body)
             return
-        got[qid] = [(n["id"], n["distance"]) for n in body["results"][0]["neighbors"]]
+        got[qid] = [(n["id"], n[body["ranked_by"]]) for n in body["results"][0]["neighbors"]]
 
     # Every query from its own thread at once, k differing (a batch runs at the largest k).
     threads = [threading.Thread(target=one, args=(qid, text, 5 if i % 2 else 3))
@@ -372,3 +372,20 @@ def test_defaults_match_intent_and_more_like_this(index, server):
     assert status == 200 and body["results"][0]["neighbors"] == []
     status, body = server.request("/search", {"like": doc, "k": 3, "method": "bm25"})
     assert status == 200 and body["method"] == "bm25" and len(body["results"][0]["neighbors"]) == 3
+
+
+def test_bm25_and_the_hybrid_answer_a_score_higher_first(index, server):
+    """A ranking by score is named so, in the JSON and the command line's TSV, best first."""
+    for method in ("bm25", "hybrid"):
+        status, body = server.request("/search", {"queries": ["wimbledon champion serves"],
+                                                  "k": 5, "method": method})
+        assert status == 200 and body["ranked_by"] == "score", body
+        scores = [n["score"] for n in body["results"][0]["neighbors"]]
+        assert scores == sorted(scores, reverse=True) and scores[0] > 0
+        assert all("distance" not in n for n in body["results"][0]["neighbors"])
+        for top in cli_search(index, ["--method", method], 5).values():
+            tsv = [x for _, x in top]
+            assert tsv == sorted(tsv, reverse=True) and tsv[0] > 0
+    status, body = server.request("/search", {"queries": ["wimbledon champion serves"], "k": 3,
+                                              "method": "lc-rwmd"})
+    assert body["ranked_by"] == "distance" and "distance" in body["results"][0]["neighbors"][0]

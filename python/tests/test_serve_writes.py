@@ -54,7 +54,7 @@ def http_search(server, body_extra, k=5):
         status, body = server.request("/search", {"queries": [{"id": qid, "text": text}], "k": k,
                                                   **body_extra})
         assert status == 200, body
-        got[qid] = [(n["id"], n["distance"]) for n in body["results"][0]["neighbors"]]
+        got[qid] = [(n["id"], n[body["ranked_by"]]) for n in body["results"][0]["neighbors"]]
     return got, body["generation"]
 
 
@@ -126,7 +126,7 @@ def test_a_search_sees_a_change_whole_or_not_at_all(collection):
             if status != 200:
                 errors.append(body)
                 return
-            counts.append(sum(1 for n in body["results"][0]["neighbors"] if n["distance"] < 0))
+            counts.append(sum(1 for n in body["results"][0]["neighbors"] if n["score"] > 0))
 
     threads = [threading.Thread(target=searcher) for _ in range(3)]
     for t in threads:
@@ -143,7 +143,7 @@ def test_a_search_sees_a_change_whole_or_not_at_all(collection):
     assert not errors
     assert counts and all(c % 2 == 0 for c in counts), counts
     status, body = s.request("/search", {"queries": [word], "k": 100})
-    assert sum(1 for n in body["results"][0]["neighbors"] if n["distance"] < 0) == 24
+    assert sum(1 for n in body["results"][0]["neighbors"] if n["score"] > 0) == 24
     assert s.stop() == 0
 
 
