@@ -2,6 +2,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,7 +69,9 @@ std::string default_vectors_path(const std::string& output) {
 
 struct BuildFlags {
   std::string embeddings, docs, stopwords, weighting = "tf", output, vectors_output;
-  bool no_text = false, collection = false, train = false, unit_vectors = false;
+  bool no_text = false, collection = false, train = false;
+  // Given, or (unset) on for vectors trained here: what the tuning task chose (docs/cli.md).
+  std::optional<bool> unit_vectors;
   std::size_t shards = 1;
   FastTextOptions training;
 };
@@ -110,7 +113,7 @@ void run_build(const BuildFlags& f) {
   bo.stopwords = stop_words;
   bo.weighting = parse_weighting(f.weighting);
   bo.keep_text = !f.no_text;
-  bo.unit_vectors = f.unit_vectors;
+  bo.unit_vectors = f.unit_vectors.value_or(f.train);
   TextReport report;
   const IndexData data = build_index_data(emb, documents, bo, &report);
   report_text(report, "documents");
@@ -136,8 +139,10 @@ void add_build(CLI::App& app) {
   c->add_option("--vectors-output", f->vectors_output,
                 "Where --train-vectors writes its model (default: OUTPUT's stem + .vectors.bin); "
                 "give it as --embeddings to search, serve, add...");
-  c->add_flag("--unit-vectors", f->unit_vectors,
-              "Scale every word vector to length 1 (recorded: queries' vectors are scaled too)");
+  c->add_flag_function(
+      "--unit-vectors,!--no-unit-vectors", [f](std::int64_t n) { f->unit_vectors = n > 0; },
+      "Scale every word vector to length 1 (recorded: queries' vectors are scaled too); on by "
+      "default with --train-vectors");
   c->add_option("--docs", f->docs, "Documents: TSV id<TAB>label<TAB>text (.gz ok)")->required();
   c->add_option("--stopwords", f->stopwords,
                 "Stop-word file, one word per line (recorded: queries are read with them too)");

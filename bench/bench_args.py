@@ -1,5 +1,15 @@
-"""What the bench scripts that run lcrwmd on an index and a query file share."""
+"""What the bench scripts that run lcrwmd share: an index and a query file's flags, a process's
+resident memory."""
 import argparse
+
+
+def rss_mib(pid):
+    """A process's resident memory (VmRSS), in MiB."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def index_and_queries(doc):

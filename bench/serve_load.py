@@ -23,15 +23,7 @@ import threading
 import time
 import urllib.request
 
-from bench_args import index_and_queries
-
-
-def rss_mib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
+from bench_args import index_and_queries, rss_mib
 
 
 def main():

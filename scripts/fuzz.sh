@@ -45,6 +45,9 @@ open(sys.argv[1], "wb").write(b"2 %d\n" % dim + b"".join(out))
 PY
 build-fuzz/lcrwmd embeddings --input "$seeds/embeddings/small.vec" \
   --output "$seeds/embeddings/small.lce" 2>/dev/null
+# A tiny fastText model (its layout is checked before libfasttext reads it).
+build-fuzz/lcrwmd vectors train --docs "$seeds/tsv/small.tsv" --output "$seeds/embeddings/small.bin" \
+  --dim 2 --epochs 1 --min-count 1 --buckets 20 --threads 1 2>/dev/null
 # A collection's manifest (0 first) and deletion file (1 first), from the same small corpus.
 build-fuzz/lcrwmd build --embeddings "$seeds/embeddings/small.vec" --docs "$seeds/tsv/small.tsv" \
   --output "$seeds/col" --collection 2>/dev/null

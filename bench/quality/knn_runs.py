@@ -4,7 +4,12 @@ fit split) and on the test split (against the whole training set): `lcrwmd eval 
 one JSON file per run in OUT/knn/CORPUS_WEIGHTING_METHOD_SPLIT.json.
 
     bench/quality/knn_runs.py --lcrwmd build/lcrwmd --data ../shared/data --work /tmp/q \
-        --out bench/results/quality [--resume] [CORPUS ...]
+        --out bench/results/quality [--resume] [--vectors shared|trained] [--methods a,b]
+        [CORPUS ...]
+
+--vectors trained: word vectors trained by `lcrwmd vectors train` (its defaults, seed 0) on the
+training set, never on the test set, in place of the shared CBOW, for the validation run (k
+chosen on part of the training set) and the test run alike; JSON in OUT/knn_trained.
 """
 import os
 import subprocess
@@ -34,35 +39,52 @@ def run(cmd, out_path):
     os.replace(tmp, out_path)
 
 
-def build(a, docs, weighting, idx):
+def build(a, docs, weighting, idx, embeddings):
     if not os.path.exists(idx):
-        subprocess.run([a.lcrwmd, "build", "--embeddings", a.embeddings, "--stopwords",
+        subprocess.run([a.lcrwmd, "build", "--embeddings", embeddings, "--stopwords",
                         a.stopwords, "--weighting", weighting, "--docs", docs, "--output", idx,
                         "--no-text"], stderr=subprocess.DEVNULL, check=True)
+
+
+def vectors(a, corpus, docs):
+    """The word vectors of a corpus's runs: the shared ones, or a model trained on its training
+    set (`docs`, once)."""
+    if a.vectors == "shared":
+        return a.embeddings
+    model = os.path.join(a.work, f"{corpus}.train.vectors.bin")
+    if not os.path.exists(model):
+        print(f"{corpus}: training vectors", file=sys.stderr, flush=True)
+        subprocess.run([a.lcrwmd, "vectors", "train", "--docs", docs, "--stopwords",
+                        a.stopwords, "--output", model], stderr=subprocess.DEVNULL, check=True)
+    return model
 
 
 def main():
     p = corpora.parser(__doc__)
     p.add_argument("--methods", default=",".join(METHODS))
+    p.add_argument("--vectors", choices=["shared", "trained"], default="shared")
     a = p.parse_args()
     a.embeddings = corpora.embeddings(a.data)
     a.stopwords = corpora.stopwords(a.data)
-    os.makedirs(os.path.join(a.out, "knn"), exist_ok=True)
+    results = os.path.join(a.out, "knn" if a.vectors == "shared" else "knn_trained")
+    os.makedirs(results, exist_ok=True)
     for corpus in a.corpora:
         paths = corpora.prepare(a.data, a.work, corpus)
         for weighting in WEIGHTINGS:
             for split, against in AGAINST.items():
-                idx = os.path.join(a.work, f"{corpus}.{against}.{weighting}.idx")
-                build(a, paths[against], weighting, idx)
+                emb = vectors(a, corpus, paths["train"])
+                tag = "" if a.vectors == "shared" else ".trained"
+                idx = os.path.join(a.work, f"{corpus}.{against}.{weighting}{tag}.idx")
+                build(a, paths[against], weighting, idx, emb)
                 for method in a.methods.split(","):
                     if (weighting, method) in SKIP:
                         continue
-                    out = os.path.join(a.out, "knn", f"{corpus}_{weighting}_{method}_{split}.json")
+                    out = os.path.join(results, f"{corpus}_{weighting}_{method}_{split}.json")
                     if a.resume and os.path.exists(out):
                         continue
                     print(f"{corpus} {weighting} {method} {split}", file=sys.stderr, flush=True)
                     run([a.lcrwmd, "eval", "knn", "--index", idx, "--queries", paths[split],
-                         "--embeddings", a.embeddings, "--json", *METHODS[method]], out)
+                         "--embeddings", emb, "--json", *METHODS[method]], out)
 
 
 if __name__ == "__main__":

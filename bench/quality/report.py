@@ -49,9 +49,9 @@ CLUSTERED = [("wcd", "WCD"), ("lc-rwmd", "RWMD"), ("act-1", "ACT-1"),
              ("base_tfidf-kmeans", "TF-IDF + k-means")]
 
 
-def load(src):
+def load(src, folder="knn"):
     runs = {}
-    for path in glob.glob(os.path.join(src, "knn", "*.json")):
+    for path in glob.glob(os.path.join(src, folder, "*.json")):
         corpus, weighting, method, split = os.path.basename(path)[:-5].split("_")
         with open(path) as f:
             runs[corpus, weighting, method, split] = json.load(f)
@@ -92,6 +92,34 @@ def knn_table(runs, present):
             cell = "" if r is None else f"{r[1]:.1f} ({r[0]})"
             cells.append(f"**{cell}**" if r and r[1] == best[c] else cell)
         out.append(f"| {name} | " + " | ".join(cells) + " |")
+    return out
+
+
+def trained_table(shared, trained, present):
+    """Each method's error with the shared vectors -> with vectors trained on the training split,
+    the family's best of each (shared: every method; trained: those run), and the best baseline
+    (the baselines need no vectors)."""
+    cols = [c for c in present if any(k[0] == c for k in trained)]
+    out = ["| test error (%), shared -> trained vectors | " + " | ".join(cols) + " |",
+           "|---|" + "---|" * len(cols)]
+    family = [(w, m, n) for w, m, n in ROWS if w != "base" and m != "lc-rwmd-one-sided"]
+    ran = [r for r in family if any(k[1:3] == r[:2] for k in trained)]
+    for w, m, name in ran:
+        cells = []
+        for c in cols:
+            a, b = chosen(shared, c, w, m), chosen(trained, c, w, m)
+            cells.append(f"{a[1]:.1f} -> {b[1]:.1f}" if a and b else "")
+        out.append(row(name, cells))
+
+    def best(runs, rows, c):
+        got = [r[1] for r in (chosen(runs, c, w, m) for w, m, _ in rows) if r]
+        return min(got) if got else float("nan")
+
+    out.append(row("**family's best**", [f"**{best(shared, family, c):.1f} -> "
+                                         f"{best(trained, ran, c):.1f}**" for c in cols]))
+    baselines = [r for r in ROWS if r[0] == "base"]
+    out.append(row("best baseline (TF-IDF or BoW)", [f"{best(shared, baselines, c):.1f}"
+                                                     for c in cols]))
     return out
 
 
@@ -188,6 +216,10 @@ def main():
     present = [c for c in corpora.CORPORA if (c, "tf", "wcd", "test") in runs]
     lines = ["## kNN test error (%), k chosen on the held-out 20% of training (k in brackets)", ""]
     lines += knn_table(runs, present) + ["", "## Beside the anchors", ""] + anchors_table(runs)
+    trained = load(src, "knn_trained")
+    if trained:
+        lines += ["", "## Vectors trained on each training split", ""]
+        lines += trained_table(runs, trained, present)
     lines += ["", "## Search time of the test set", ""] + seconds_table(runs, present)
     table, results = cluster_table(src)
     lines += ["", "## Clustering: ARI / NMI against the labels (mean of 3 seeds)", ""] + table

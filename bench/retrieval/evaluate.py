@@ -8,7 +8,7 @@ Okapi BM25 and Xapian's BM25 on the same tokens. Prints a table per task and wri
 
 Vector sets (--vectors): "shared", the shared CBOW (--embeddings); "trained", fastText skipgram
 trained by lcrwmd (Embeddings.train, its defaults) on each task's documents alone, never its
-queries; "trained-unit", the same model with every vector scaled to length 1 (Index.build's
+queries; either with "-unit" ("trained-unit"), every vector scaled to length 1 (Index.build's
 unit_vectors). The hybrid's weight is chosen on the tuning task (the first of --tasks,
 man-commands) for each vector set, from --hybrid-weights, and used as it is on the others.
 
@@ -119,12 +119,14 @@ def xapian_rank(doc_tokens, query_tokens, k1=1.2, b=0.75):
     return out
 
 
-def word_vectors(kind, folder, docs, stop, shared, threads, work):
+def word_vectors(kind, folder, docs, stop, shared, threads, work, reuse):
     """The vector set `kind` for a task: the shared embeddings, or a model trained on its
-    documents (returned with the training's seconds)."""
+    documents (returned with the training's seconds; reuse: a model trained before, 0 s)."""
     if kind == "shared":
         return shared, 0.0
     path = os.path.join(work, os.path.basename(folder) + ".bin")
+    if reuse and os.path.exists(path):
+        return lcrwmd.Embeddings.load(path), 0.0
     t = time.time()
     model = lcrwmd.Embeddings.train([d for _, d in docs], path, stopwords=stop, threads=threads)
     return model, time.time() - t
@@ -214,6 +216,8 @@ def main():
     ap.add_argument("--threads", type=int, default=0, help="training threads (0: every core)")
     ap.add_argument("--work", default="/tmp/lcrwmd-retrieval-vectors",
                     help="where trained models are written")
+    ap.add_argument("--reuse-vectors", action="store_true",
+                    help="take the models a run before trained in --work")
     ap.add_argument("--json")
     a = ap.parse_args()
     shared = lcrwmd.Embeddings.load(a.embeddings)
@@ -230,10 +234,10 @@ def main():
         hybrid_weight = 0.3
         for n, task in enumerate(tasks):
             folder = os.path.join(a.tasks, task)
-            base = "trained" if kind.startswith("trained") else kind
+            base = kind.removesuffix("-unit")
             if (task, base) not in models:
                 models[task, base] = word_vectors(base, folder, read_tsv(os.path.join(
-                    folder, "docs.tsv")), stop, shared, a.threads, a.work)
+                    folder, "docs.tsv")), stop, shared, a.threads, a.work, a.reuse_vectors)
             emb, seconds = models[task, base]
             print(f"\n[{kind} vectors] {task}" +
                   (f": trained in {seconds:.1f} s" if seconds else ""), flush=True)

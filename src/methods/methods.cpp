@@ -136,9 +136,9 @@ constexpr MethodInfo kMethods[] = {
      .impl = &kActImpl},
     {.method = Method::bm25,
      .name = "bm25",
-     .summary =
-         "Okapi BM25 (k1 = bm25_k1, b = bm25_b) over the documents' terms, with a vector or "
-         "without; its distance is minus its score, and only documents sharing a term are found",
+     .summary = "Okapi BM25 (k1 = bm25_k1, b = bm25_b) over the documents' terms, with a vector or "
+                "without; its distance is minus its score (front ends show the score), and only "
+                "documents sharing a term are found",
      .symmetric = false,
      .document_to_query = false,
      .query_to_document = true,

@@ -56,6 +56,13 @@ TEST(CliVectors, BuildTrainsOnItsDocumentsAndACollectionAddsWithTheModel) {
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string model = tmp("cli_trained_collection.vectors.bin");
   ASSERT_TRUE(std::filesystem::exists(model)) << r.err;
+  // Vectors trained here are scaled to unit length unless asked otherwise.
+  EXPECT_NE(lcrwmd("info --index " + dir).out.find("unit length"), std::string::npos);
+  r = lcrwmd("build --embeddings " + model + " --docs " + demo + "/train.tsv --output " +
+             tmp("cli_raw.idx") + " --no-unit-vectors");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(lcrwmd("info --index " + tmp("cli_raw.idx")).out.find("unit length"),
+            std::string::npos);
   // An add takes the recorded model, unseen words included.
   const std::string more =
       write_file("cli_more.tsv", "new1\ttennis\tfederrer wins at wimbledonn\n");
