@@ -91,7 +91,8 @@ void check_fasttext_layout(const MappedFile& f) {
                 "with `lcrwmd vectors train` or fastText's skipgram or cbow");
   if (model != 1 && model != 2) w.fail("unknown model kind " + std::to_string(model));
   if (dim <= 0 || dim > kMaxDim) w.fail("dimension " + std::to_string(dim));
-  if (bucket < 0 || minn < 0 || maxn < 0 || (maxn > 0 && minn > maxn))
+  // libfasttext hashes n-grams modulo the buckets: none with n-grams would divide by zero.
+  if (bucket < 0 || minn < 0 || maxn < 0 || (maxn > 0 && (minn > maxn || bucket == 0)))
     w.fail("n-gram arguments bucket " + std::to_string(bucket) + ", minn " + std::to_string(minn) +
            ", maxn " + std::to_string(maxn));
   // Dictionary::save.
@@ -100,7 +101,9 @@ void check_fasttext_layout(const MappedFile& f) {
   const auto nlabels = w.read<std::int32_t>("the dictionary");
   w.skip(sizeof(std::int64_t), "the dictionary");
   const auto pruned = w.read<std::int64_t>("the dictionary");
-  if (nwords < 0 || nlabels < 0 || size != std::int64_t{nwords} + nlabels)
+  // At least one word (fastText's "</s>" is one): an empty dictionary's hash table is empty, and
+  // libfasttext's lookups in it would divide by zero.
+  if (nwords <= 0 || nlabels < 0 || size != std::int64_t{nwords} + nlabels)
     w.fail("a dictionary of " + std::to_string(size) + " entries, " + std::to_string(nwords) +
            " words and " + std::to_string(nlabels) + " labels");
   for (std::int32_t i = 0; i < size; ++i) {
