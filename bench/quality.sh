@@ -2,7 +2,8 @@
 # Reproduces RESULTS.md, tables and figures:
 #   - kNN error under Sato, Yamada & Kashima's protocol (k chosen on a held-out 20% of the
 #     training set) for WCD, RWMD, ACT-1, ICT and WMD with TF and TF-IDF weights, and the
-#     scikit-learn baselines on the same tokens (bench/quality/{knn_runs,baselines}.py);
+#     scikit-learn baselines on the same tokens (bench/quality/{knn_runs,baselines}.py); WCD,
+#     RWMD and ACT-1 again with vectors trained on each training split;
 #   - clustering ARI/NMI of `lcrwmd cluster` beside TF-IDF + k-means (bench/quality/clusters.py);
 #   - the overlap with the WMD ranking, precision at k and the bounds' tightness (bbcsport,
 #     twitter, r8).
@@ -23,6 +24,9 @@ scripts/build.sh >/dev/null
 export PYTHONPATH=$PWD/build/python
 common=(--data "$DATA" --work "$WORK" --out "$OUT")
 $PY bench/quality/knn_runs.py --lcrwmd $BIN "${common[@]}" "$@"
+# The same with vectors trained on each training split (RESULTS.md), the cheaper methods.
+$PY bench/quality/knn_runs.py --lcrwmd $BIN "${common[@]}" --vectors trained \
+  --methods wcd,lc-rwmd,act-1 "$@"
 $PY bench/quality/baselines.py "${common[@]}" "$@"
 $PY bench/quality/clusters.py --lcrwmd $BIN "${common[@]}" "$@"
 
