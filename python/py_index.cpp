@@ -268,9 +268,11 @@ PyIndex from_csr(std::shared_ptr<const Embeddings> emb, Int64Array indptr, Int64
   if (d.ids.empty())
     for (std::size_t i = 0; i < n; ++i) d.ids.push_back(std::to_string(i));
   if (d.labels.empty()) d.labels.assign(n, "");
-  // The columns used, as a build orders its vocabulary (sorted bytewise).
+  // The columns used, as a build orders its vocabulary (vocabulary_before: by the rows that
+  // weigh them, ties bytewise).
   std::vector<std::int64_t> compact(emb->size(), -1);
   std::vector<std::size_t> used;
+  std::vector<std::uint32_t> df(emb->size(), 0);
   for (py::ssize_t p = 0; p < ix.shape(0); ++p) {
     const std::int64_t c = ix(p);
     if (c < 0 || static_cast<std::size_t>(c) >= emb->size())
@@ -280,8 +282,17 @@ PyIndex from_csr(std::shared_ptr<const Embeddings> emb, Int64Array indptr, Int64
       used.push_back(static_cast<std::size_t>(c));
     }
   }
-  std::sort(used.begin(), used.end(),
-            [&](std::size_t a, std::size_t b) { return emb->word(a) < emb->word(b); });
+  for (std::size_t i = 0; i < n; ++i) {  // a document's weight on a column counts it once
+    std::vector<std::size_t> cols;
+    for (std::int64_t p = ip(i); p < ip(i + 1); ++p)
+      if (vx(p) != 0) cols.push_back(static_cast<std::size_t>(ix(p)));
+    std::sort(cols.begin(), cols.end());
+    cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+    for (const std::size_t c : cols) ++df[c];
+  }
+  std::sort(used.begin(), used.end(), [&](std::size_t a, std::size_t b) {
+    return vocabulary_before(df[a], emb->word(a), df[b], emb->word(b));
+  });
   for (const std::size_t c : used) {
     compact[c] = static_cast<std::int64_t>(d.vocab.size());
     d.vocab.push_back(emb->word(c));

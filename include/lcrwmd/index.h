@@ -35,7 +35,7 @@ struct IndexData {
   std::vector<std::uint64_t> indptr{0};  // n_docs + 1
   std::vector<std::uint32_t> indices;    // compacted word ids, ascending within a document
   std::vector<float> values;             // L1-normalised weights
-  std::vector<std::string> vocab;        // compacted vocabulary, sorted bytewise
+  std::vector<std::string> vocab;        // compacted vocabulary, in vocabulary_before's order
   std::vector<float> vectors;            // vocab.size() x dim
   std::vector<std::uint32_t> doc_freq;   // documents containing each word, of idf_docs
   std::size_t idf_docs = 0;              // the documents doc_freq counts; 0: these
@@ -61,6 +61,14 @@ struct IndexData {
   std::vector<std::uint32_t> doc_lengths;  // each document's tokens
   std::uint64_t idf_length = 0;            // the idf_docs documents' tokens; 0: these
 };
+
+// The order of an index's vocabulary, a rule of the index whatever order its vectors came in:
+// the words most documents use first (the rows every search reads most, together), ties
+// bytewise. Builds, merges and indexes made from a matrix all follow it.
+inline bool vocabulary_before(std::uint32_t df_a, std::string_view a, std::uint32_t df_b,
+                              std::string_view b) {
+  return df_a != df_b ? df_a > df_b : a < b;
+}
 
 // The lexical part of `d` from each document's term counts: document i holds terms
 // term_ids[indptr[i], indptr[i + 1]) (indices into `terms`, which need not be sorted, each at
@@ -108,9 +116,9 @@ class Index;
 
 // Documents of several indexes built apart from the same word vectors (TF-weighted), as one
 // index: docs[p] of parts[p] (ascending), in that order. What build_index_data gives for those
-// documents' text, byte for byte: the vocabulary the words they use (sorted, with the parts'
-// vectors), document frequencies and terms counted over them. An Error for TF-IDF parts, parts
-// built otherwise, or a word whose vector differs between parts.
+// documents' text, byte for byte: the vocabulary the words they use (vocabulary_before's order,
+// with the parts' vectors), document frequencies and terms counted over them. An Error for TF-IDF
+// parts, parts built otherwise, or a word whose vector differs between parts.
 IndexData merge_documents(std::span<const Index* const> parts,
                           std::span<const std::vector<std::size_t>> docs);
 

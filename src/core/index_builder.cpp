@@ -108,15 +108,18 @@ IndexData build_index_data(const Embeddings& embeddings, const std::vector<RawDo
     throw Error("no document has a word with an embedding: nothing to index (" +
                 std::to_string(report.documents_read) + " documents read)");
 
-  // Vocabulary compaction: only words that occur, sorted bytewise (the index's rule, whatever
-  // order the vectors came in, so that a merge of builds gives one build's bytes).
+  // Vocabulary compaction: only words that occur, in the index's order (vocabulary_before),
+  // whatever order the vectors came in, so that a merge of builds gives one build's bytes.
   constexpr std::uint32_t kUnused = ~0u;
   std::vector<std::uint32_t> compact(embeddings.size(), kUnused), used;
+  std::vector<std::uint32_t> df(embeddings.size(), 0);
   for (const auto& counts : kept)
-    for (const WordCount& wc : counts)
+    for (const WordCount& wc : counts) {
       if (std::exchange(compact[wc.word], 0) == kUnused) used.push_back(wc.word);
+      ++df[wc.word];
+    }
   std::sort(used.begin(), used.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return embeddings.word(a) < embeddings.word(b);
+    return vocabulary_before(df[a], embeddings.word(a), df[b], embeddings.word(b));
   });
   for (const std::uint32_t e : used) {
     compact[e] = static_cast<std::uint32_t>(d.vocab.size());

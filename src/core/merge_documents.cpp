@@ -21,7 +21,7 @@ IndexData merge_documents(std::span<const Index* const> parts,
   d.tokenizer_version = first.tokenizer_version();
   const bool texts =
       std::all_of(parts.begin(), parts.end(), [](const Index* p) { return p->has_text(); });
-  // The words the selected documents use, sorted bytewise (the vocabulary rule of a build),
+  // The words the selected documents use, in vocabulary_before's order (a build's rule),
   // each with its vector from the first part that has it; every part that holds a word must
   // hold the same vector, or the parts were built from other vectors.
   constexpr std::uint32_t kUnused = ~0u;
@@ -57,10 +57,14 @@ IndexData merge_documents(std::span<const Index* const> parts,
         place[p][u] = it->second;
       }
   }
+  std::vector<std::uint32_t> seen_df(words_seen.size(), 0);
+  for (std::size_t p = 0; p < parts.size(); ++p)
+    for (const std::size_t i : docs[p])
+      for (const std::uint32_t u : parts[p]->doc_words(i)) ++seen_df[place[p][u]];
   std::vector<std::uint32_t> by_word(words_seen.size()), compact(words_seen.size());
   std::iota(by_word.begin(), by_word.end(), 0u);
   std::sort(by_word.begin(), by_word.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return words_seen[a].first < words_seen[b].first;
+    return vocabulary_before(seen_df[a], words_seen[a].first, seen_df[b], words_seen[b].first);
   });
   d.vectors.reserve(by_word.size() * d.dim);
   for (const std::uint32_t w : by_word) {

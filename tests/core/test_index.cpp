@@ -31,7 +31,7 @@ TEST(IndexBuild, CompactsVocabularyAndWeights) {
   o.stopwords = &stop;
   TextReport r;
   const IndexData d = build_index_data(tiny_embeddings(), tiny_docs(), o, &r);
-  // Sorted bytewise, not in the embeddings' order: the index's rule, whatever the source.
+  // The index's rule, whatever the embeddings' order: most documents first, ties bytewise.
   EXPECT_EQ(d.vocab, (std::vector<std::string>{"cat", "dog", "mat", "sat"}));
   EXPECT_EQ(d.ids, (std::vector<std::string>{"d1", "d3"}));
   EXPECT_EQ(r.empty_documents, std::vector<std::string>{"d2"});
@@ -247,7 +247,7 @@ TEST(Index, KeepsItsTokenizerVersion) {
                                          {"b", "", "federer", 2}};
   const IndexData v2 = build_index_data(emb, docs, {});
   EXPECT_EQ(v2.tokenizer_version, kTokenizerVersion);
-  EXPECT_EQ(v2.vocab, (std::vector<std::string>{"comeback", "federer"}));
+  EXPECT_EQ(v2.vocab, (std::vector<std::string>{"federer", "comeback"}));
   IndexData v1 = v2;  // as an older build wrote it
   v1.tokenizer_version = 1;
   const std::string path = test::write_file("tokenizer_v1.idx", "");
