@@ -42,8 +42,6 @@ class FastTextModel final : public WordVectors {
   std::size_t words() const;  // in its dictionary
   std::string word(std::size_t i) const;
   std::size_t buckets() const;  // rows of its n-gram table
-  std::size_t min_n() const;
-  std::size_t max_n() const;
   // The bytes it holds in memory: its word and n-gram rows, (words + buckets) x dim floats.
   std::size_t resident_bytes() const;
 

@@ -22,6 +22,24 @@ struct WordCount {
   std::uint32_t count;
 };
 
+// Calls visit(token) for each token of `doc` (a pretokenized one's tokens as given), read by
+// tokenizer `version`; text it cannot read is an Error naming the document.
+template <typename Visit>
+void for_each_document_token(const RawDocument& doc, std::uint32_t version, Visit&& visit) {
+  if (doc.pretokenized) {
+    for (const std::string& token : doc.tokens) visit(std::string_view(token));
+    return;
+  }
+  std::string scratch;
+  try {
+    for_each_token(doc.text, scratch, visit, version);
+  } catch (const Error& e) {
+    throw Error("document '" + doc.id + "'" +
+                (doc.line ? " on line " + std::to_string(doc.line) : std::string()) + ": " +
+                e.what());
+  }
+}
+
 // lookup(token) -> std::optional<uint32_t>. Returns counts sorted by word id. The text is read
 // by tokenizer `version`; one it cannot read is an Error naming the document. terms: where
 // given, every token past the stop words, with a vector or without (what bm25 counts).
@@ -46,18 +64,7 @@ std::vector<WordCount> count_words(const RawDocument& doc, const StopWords* stop
     }
     ids.push_back(*id);
   };
-  if (doc.pretokenized) {
-    for (const std::string& token : doc.tokens) visit(token);
-  } else {
-    std::string scratch;
-    try {
-      for_each_token(doc.text, scratch, visit, version);
-    } catch (const Error& e) {
-      throw Error("document '" + doc.id + "'" +
-                  (doc.line ? " on line " + std::to_string(doc.line) : std::string()) + ": " +
-                  e.what());
-    }
-  }
+  for_each_document_token(doc, version, visit);
   std::sort(ids.begin(), ids.end());
   std::vector<WordCount> counts;
   for (std::uint32_t id : ids) {

@@ -126,13 +126,10 @@ IndexData build_index_data(const Embeddings& embeddings, const std::vector<RawDo
     d.vocab.push_back(embeddings.word(e));
     d.vectors.insert(d.vectors.end(), embeddings.vector(e), embeddings.vector(e) + d.dim);
     if (d.unit_vectors) to_unit_length(d.vectors.data() + d.vectors.size() - d.dim, d.dim);
+    d.doc_freq.push_back(df[e]);
   }
-  d.doc_freq.assign(d.vocab.size(), 0);
   for (auto& counts : kept) {
-    for (WordCount& wc : counts) {
-      wc.word = compact[wc.word];
-      ++d.doc_freq[wc.word];
-    }
+    for (WordCount& wc : counts) wc.word = compact[wc.word];
     std::sort(counts.begin(), counts.end(),
               [](const WordCount& a, const WordCount& b) { return a.word < b.word; });
   }

@@ -25,8 +25,9 @@ IndexData merge_documents(std::span<const Index* const> parts,
   // each with its vector from the first part that has it; every part that holds a word must
   // hold the same vector, or the parts were built from other vectors.
   constexpr std::uint32_t kUnused = ~0u;
-  StringMap<std::uint32_t> vocab_ids;  // word -> its place in `words` (first seen)
+  StringMap<std::uint32_t> vocab_ids;  // word -> its place in `words_seen` (first seen)
   std::vector<std::pair<std::string_view, const float*>> words_seen;
+  std::vector<std::uint32_t> seen_df;  // the selected documents using each word of words_seen
   std::vector<std::vector<std::uint32_t>> place(parts.size());
   for (std::size_t p = 0; p < parts.size(); ++p) {
     const Index& ix = *parts[p];
@@ -43,24 +44,23 @@ IndexData merge_documents(std::span<const Index* const> parts,
     place[p].assign(ix.vocab_size(), kUnused);
     for (const std::size_t i : docs[p])
       for (const std::uint32_t u : ix.doc_words(i)) {
-        if (place[p][u] != kUnused) continue;
-        const auto [it, fresh] = vocab_ids.try_emplace(
-            std::string(ix.word(u)), static_cast<std::uint32_t>(words_seen.size()));
-        if (fresh) {
-          words_seen.emplace_back(ix.word(u), ix.vector(u));
-        } else if (std::memcmp(words_seen[it->second].second, ix.vector(u),
-                               d.dim * sizeof(float)) != 0) {
-          throw Error(ix.source() + ": the word '" + std::string(ix.word(u)) +
-                      "' has another vector than in " + first.source() +
-                      ": the parts were built from other word vectors");
+        if (place[p][u] == kUnused) {
+          const auto [it, fresh] = vocab_ids.try_emplace(
+              std::string(ix.word(u)), static_cast<std::uint32_t>(words_seen.size()));
+          if (fresh) {
+            words_seen.emplace_back(ix.word(u), ix.vector(u));
+            seen_df.push_back(0);
+          } else if (std::memcmp(words_seen[it->second].second, ix.vector(u),
+                                 d.dim * sizeof(float)) != 0) {
+            throw Error(ix.source() + ": the word '" + std::string(ix.word(u)) +
+                        "' has another vector than in " + first.source() +
+                        ": the parts were built from other word vectors");
+          }
+          place[p][u] = it->second;
         }
-        place[p][u] = it->second;
+        ++seen_df[place[p][u]];
       }
   }
-  std::vector<std::uint32_t> seen_df(words_seen.size(), 0);
-  for (std::size_t p = 0; p < parts.size(); ++p)
-    for (const std::size_t i : docs[p])
-      for (const std::uint32_t u : parts[p]->doc_words(i)) ++seen_df[place[p][u]];
   std::vector<std::uint32_t> by_word(words_seen.size()), compact(words_seen.size());
   std::iota(by_word.begin(), by_word.end(), 0u);
   std::sort(by_word.begin(), by_word.end(), [&](std::uint32_t a, std::uint32_t b) {
@@ -71,8 +71,8 @@ IndexData merge_documents(std::span<const Index* const> parts,
     compact[w] = static_cast<std::uint32_t>(d.vocab.size());
     d.vocab.emplace_back(words_seen[w].first);
     d.vectors.insert(d.vectors.end(), words_seen[w].second, words_seen[w].second + d.dim);
+    d.doc_freq.push_back(seen_df[w]);
   }
-  d.doc_freq.assign(d.vocab.size(), 0);
   // Documents, their terms gathered from the postings.
   StringMap<std::uint32_t> term_ids;
   std::vector<std::string> terms;
@@ -111,7 +111,6 @@ IndexData merge_documents(std::span<const Index* const> parts,
       for (const auto& [u, value] : words) {
         d.indices.push_back(u);
         d.values.push_back(value);
-        ++d.doc_freq[u];
       }
       d.indptr.push_back(d.indices.size());
       for (const auto& [t, count] : doc_term[r]) {

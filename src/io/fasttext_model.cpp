@@ -207,8 +207,6 @@ std::string FastTextModel::word(std::size_t i) const {
 std::size_t FastTextModel::buckets() const {
   return static_cast<std::size_t>(model_->args().bucket);
 }
-std::size_t FastTextModel::min_n() const { return static_cast<std::size_t>(model_->args().minn); }
-std::size_t FastTextModel::max_n() const { return static_cast<std::size_t>(model_->args().maxn); }
 std::size_t FastTextModel::resident_bytes() const {
   return (words() + buckets()) * dim() * sizeof(float);
 }

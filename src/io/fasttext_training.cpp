@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 
+#include "core/bag_of_words.h"
 #include "io/fasttext_layout.h"
 #include "lcrwmd/atomic_file.h"
 #include "lcrwmd/error.h"
@@ -20,26 +21,15 @@ std::pair<std::size_t, std::size_t> write_tokens(const std::vector<RawDocument>&
                                                  const StopWords* stopwords, std::uint32_t version,
                                                  AtomicFile& out) {
   std::size_t documents = 0, tokens = 0;
-  std::string line, scratch;
+  std::string line;
   for (const RawDocument& doc : docs) {
     line.clear();
-    auto visit = [&](std::string_view token) {
+    for_each_document_token(doc, version, [&](std::string_view token) {
       if (stopwords != nullptr && stopwords->contains(token)) return;
       if (!line.empty()) line += ' ';
       line += token;
       ++tokens;
-    };
-    if (doc.pretokenized) {
-      for (const std::string& token : doc.tokens) visit(token);
-    } else {
-      try {
-        for_each_token(doc.text, scratch, visit, version);
-      } catch (const Error& e) {
-        throw Error("document '" + doc.id + "'" +
-                    (doc.line ? " on line " + std::to_string(doc.line) : std::string()) + ": " +
-                    e.what());
-      }
-    }
+    });
     if (line.empty()) continue;
     ++documents;
     line += '\n';
