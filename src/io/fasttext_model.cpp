@@ -2,6 +2,7 @@
 // layout (io/fasttext_layout.h).
 #include <fasttext/fasttext.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -21,6 +22,7 @@ constexpr std::int32_t kMagic = 793712314;
 constexpr std::int32_t kOldestVersion = 11, kNewestVersion = 12;
 constexpr std::int32_t kSupervised = 3;  // Args::model: cbow 1, skipgram 2, supervised 3
 constexpr std::int32_t kMaxDim = 1 << 16;
+constexpr std::int32_t kMaxEntries = 30000000;  // Dictionary::MAX_VOCAB_SIZE
 
 // Reads fields front to back; an Error naming the file and the byte where the file ends early.
 class Walk {
@@ -106,9 +108,18 @@ void check_fasttext_layout(const MappedFile& f) {
   if (nwords <= 0 || nlabels < 0 || size != std::int64_t{nwords} + nlabels)
     w.fail("a dictionary of " + std::to_string(size) + " entries, " + std::to_string(nwords) +
            " words and " + std::to_string(nlabels) + " labels");
+  // libfasttext's hash table has kMaxEntries slots: a dictionary that fills it would make its
+  // lookups loop forever.
+  if (size >= kMaxEntries)
+    w.fail("a dictionary of " + std::to_string(size) + " entries (fastText holds fewer than " +
+           std::to_string(kMaxEntries) + ")");
+  // Each entry: its word, a count, and its kind: the words first, then the labels.
   for (std::int32_t i = 0; i < size; ++i) {
     w.skip_string("the dictionary's words");
-    w.skip(sizeof(std::int64_t) + sizeof(std::int8_t), "the dictionary's words");
+    w.skip(sizeof(std::int64_t), "the dictionary's words");
+    if (w.read<std::int8_t>("the dictionary's words") != (i < nwords ? 0 : 1))
+      w.fail("entry " + std::to_string(i) + " of the dictionary is not a " +
+             (i < nwords ? "word" : "label"));
   }
   if (pruned >= 0) throw Error(f.path() + ": a quantized fastText model: its vectors are not read");
   if (w.read<std::uint8_t>("the input matrix") != 0)
@@ -129,10 +140,13 @@ void check_fasttext_layout(const MappedFile& f) {
   }
   if (w.read<std::uint8_t>("the output matrix") != 0)
     throw Error(f.path() + ": a quantized fastText model: its vectors are not read");
+  // A row per word (or per label, or per tree node): any count, but as wide as the input's rows,
+  // or libfasttext would allocate whatever its header says.
   const auto out_rows = w.read<std::int64_t>("the output matrix");
-  w.read<std::int64_t>("the output matrix");
-  if (out_rows < 0 || out_rows > std::numeric_limits<std::int32_t>::max())
-    w.fail("an output matrix of " + std::to_string(out_rows) + " rows");
+  const auto out_cols = w.read<std::int64_t>("the output matrix");
+  if (out_rows < 0 || out_rows > std::numeric_limits<std::int32_t>::max() || out_cols != dim)
+    w.fail("an output matrix of " + std::to_string(out_rows) + " x " + std::to_string(out_cols) +
+           " (dimension " + std::to_string(dim) + ")");
   w.skip(static_cast<std::uint64_t>(out_rows) * static_cast<std::uint64_t>(dim) * sizeof(float),
          "the output matrix");
   if (w.at() != w.size()) w.fail(std::to_string(w.size() - w.at()) + " bytes after the model");
@@ -151,6 +165,10 @@ struct FastTextModel::Model : fasttext::FastText {
   }
   const fasttext::Args& args() const { return *args_; }
   const fasttext::Dictionary& dictionary() const { return *dict_; }
+  // Dense: the layout's walk refused quantized models.
+  const fasttext::DenseMatrix& input() const {
+    return static_cast<const fasttext::DenseMatrix&>(*input_);
+  }
 };
 
 bool FastTextModel::is_model(const std::string& path) {
@@ -189,11 +207,28 @@ const std::string& FastTextModel::format() const {
 }
 
 bool FastTextModel::lookup(std::string_view word, float* out) const {
+  // The rows whose mean is the word's vector: a known word's own row and its n-grams', an unseen
+  // word's n-grams'. A label (a "__label__" word in a model trained by fastText's CLI) has no row
+  // of its own in the input matrix, so it counts as unseen here (libfasttext would read a bucket
+  // row, or past the matrix in a model without n-grams).
+  const fasttext::Dictionary& dict = model_->dictionary();
   const std::string w(word);
-  if (model_->dictionary().getSubwords(w).empty()) return false;
-  fasttext::Vector v(static_cast<std::int64_t>(dim()));
-  model_->getWordVector(v, w);
-  std::memcpy(out, v.data(), dim() * sizeof(float));
+  const std::int32_t id = dict.getId(w);
+  std::vector<std::int32_t> unseen;
+  if (id < 0 || id >= dict.nwords())
+    dict.computeSubwords(fasttext::Dictionary::BOW + w + fasttext::Dictionary::EOW, unseen);
+  const std::vector<std::int32_t>& rows =
+      id >= 0 && id < dict.nwords() ? dict.getSubwords(id) : unseen;
+  if (rows.empty()) return false;
+  const fasttext::DenseMatrix& input = model_->input();
+  const std::size_t d = dim();
+  std::fill(out, out + d, 0.0f);
+  for (const std::int32_t r : rows) {
+    const float* row = input.data() + static_cast<std::size_t>(r) * d;
+    for (std::size_t k = 0; k < d; ++k) out[k] += row[k];
+  }
+  const float scale = 1.0f / static_cast<float>(rows.size());
+  for (std::size_t k = 0; k < d; ++k) out[k] *= scale;
   return true;
 }
 

@@ -151,6 +151,35 @@ TEST(FastText, AWordNeverSeenHasAVectorOnlyWithNgrams) {
   EXPECT_EQ(Embeddings::load(test::tmp("no_ngrams.bin"), &wanted).size(), 1u);
 }
 
+// fastText's command takes words starting "__label__" for labels, which have no row of their
+// own (our tokenizer splits such words at the underscores): a model holding labels gives them
+// their n-grams' vector, as any unseen word (libfasttext would read another word's row, or past
+// the matrix without n-grams).
+TEST(FastText, AModelsLabelsAreUnseenWords) {
+  std::vector<RawDocument> docs = topic_docs(60, 1);
+  for (RawDocument& d : docs) d.text += " __label__" + d.label;
+  if (std::system("command -v fasttext >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "fastText's command (Debian's fasttext) is not installed";
+  {
+    std::ofstream text(test::tmp("labels.txt"));
+    for (const RawDocument& d : docs) text << d.text << "\n";
+  }
+  for (const bool ngrams : {true, false}) {
+    const std::string stem = test::tmp(ngrams ? "labels_cli" : "labels_cli0");
+    const std::string cmd = "fasttext skipgram -input " + test::tmp("labels.txt") + " -output " +
+                            stem + " -dim 4 -epoch 1 -minCount 1 -thread 1 -verbose 0" +
+                            (ngrams ? " -bucket 500" : " -maxn 0") + " > /dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    const std::string labels =
+        "fasttext dump " + stem + ".bin dict | grep -q '^__label__tennis .* label$'";
+    ASSERT_EQ(std::system(labels.c_str()), 0) << "the model holds the label";
+    const auto cli = FastTextModel::load(stem + ".bin");
+    std::vector<float> w(cli->dim());
+    EXPECT_EQ(cli->lookup("__label__tennis", w.data()), ngrams);
+    EXPECT_TRUE(cli->lookup("tennis3", w.data()));
+  }
+}
+
 TEST(FastText, AnEmptyOrWordlessCorpusIsRefusedNamingIt) {
   const std::string out = test::tmp("empty.bin");
   try {
@@ -219,6 +248,24 @@ TEST(FastText, TruncatedForeignAndSupervisedModelsAreRefusedNamingTheFile) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("supervised"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("classifier.bin"), std::string::npos) << e.what();
+  }
+  // An output matrix whose header claims rows wider than the model's dimension (libfasttext
+  // would allocate what it says): the header sits before the last words x dim floats.
+  {
+    const auto model = FastTextModel::load(trained("whole.bin"));
+    const std::size_t header = whole.size() - model->words() * model->dim() * 4 - 16;
+    std::int64_t rows = 0;
+    std::memcpy(&rows, whole.data() + header, 8);
+    ASSERT_EQ(rows, static_cast<std::int64_t>(model->words()));
+    std::string wide = whole;
+    const std::int64_t cols = std::int64_t{1} << 40;
+    std::memcpy(wide.data() + header + 8, &cols, 8);
+    try {
+      FastTextModel::load(test::write_file("wide.bin", wide));
+      FAIL();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("output matrix"), std::string::npos) << e.what();
+    }
   }
   // A NaN in a row: eight bytes of ones hold one whatever the rows' alignment, inside the input
   // matrix (most of the file).
