@@ -87,8 +87,9 @@ struct MethodInfo {
   // It reads the queries' terms (bm25, hybrid): queries read from text (make_query_set), over
   // an index that keeps its terms.
   bool reads_terms;
-  // Its distances depend on every document of the index searched (hybrid standardises over
-  // them): a collection of several shards is refused rather than ranked by each shard's own.
+  // Its distances depend on every document searched (hybrid standardises over them): a
+  // collection's segments answer together (ShardedSearcher); the ranks of a distributed one
+  // refuse it rather than rank by each rank's own.
   bool whole_index;
   const MethodImpl* impl;
 };

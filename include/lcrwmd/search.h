@@ -143,9 +143,6 @@ class OptionError : public Error {
 // steps are within kMaxActSteps.
 void check_k(std::size_t k);
 void check_options(const SearchOptions& options);
-// A search over `shards` shards (a collection, or the ranks of a distributed one): an OptionError
-// where the method needs the whole index (MethodInfo::whole_index) and there are several.
-void check_shards(const SearchOptions& options, std::size_t shards);
 
 // Answers searches over one index's documents; the backend is fixed when it is made. Searches
 // on one searcher may come from several threads (they take turns where the backend must).

@@ -119,8 +119,10 @@ class ShardSet {
 // each shard's top-k merged in the collection's order (ascending distance, ties by the smaller
 // document). For WMD and the symmetric relaxations, a shard's search skips documents whose
 // lower bound cannot beat the k-th best of the shards before it. bm25 instead scores every
-// shard's postings in one pass with one top-k (one index's bytes). index() is the first shard
-// (queries are written over its vocabulary); n_docs() the collection's.
+// shard's postings in one pass with one top-k (one index's bytes); the hybrid standardises
+// every shard's distances and scores over the whole collection's live documents, as one index
+// of them does (Lucene's collection-wide statistics). index() is the first shard (queries are
+// written over its vocabulary); n_docs() the collection's.
 class ShardedSearcher final : public Searcher {
  public:
   ShardedSearcher(const ShardSet& shards, const SearcherOptions& options);
@@ -136,6 +138,17 @@ class ShardedSearcher final : public Searcher {
                       SearchStats* stats) const override;
 
  private:
+  // rows (part.size() x n_docs()): each shard's distances under `o`, its live columns in the
+  // collection's order.
+  void live_rows(const QuerySet& part, const SearchOptions& o, float* rows,
+                 SearchStats& total) const;
+  // rows: the hybrid's distances, its evidence standardised over all the live documents.
+  void hybrid_rows(const QuerySet& part, const SearchOptions& o, float* rows,
+                   SearchStats& total) const;
+  // Top-k from every distance (a method whose distances need the whole collection: hybrid).
+  SearchResults whole_top_k(const QuerySet& queries, std::size_t k, const SearchOptions& options,
+                            SearchStats* stats) const;
+
   const ShardSet& shards_;
   std::vector<std::unique_ptr<Searcher>> searchers_;
 };

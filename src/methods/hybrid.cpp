@@ -6,6 +6,8 @@
 // (a score's range grows with its terms, a distance's does not), at the cost of every
 // document's distance (no pruning): LC-RWMD's linear pass over the exact word distances
 // (Rows::exact).
+#include "methods/hybrid.h"
+
 #include <algorithm>
 #include <cmath>
 #include <span>
@@ -51,6 +53,17 @@ std::pair<double, double> moments(const T* x, std::size_t n) {
   return {mean, sd > 0 ? sd : 1.0};
 }
 
+// The moments of the values not left out, summed as for a row of only them (the same bits).
+template <typename T>
+std::pair<double, double> live_moments(const T* x, std::size_t n,
+                                       std::span<const std::uint32_t> skip) {
+  if (skip.empty()) return moments(x, n);
+  std::vector<T> live;
+  live.reserve(n - skip.size());
+  for_each_kept(n, skip, [&](std::size_t i) { live.push_back(x[i]); });
+  return moments(live.data(), live.size());
+}
+
 class Hybrid final : public BatchDistance {
  public:
   explicit Hybrid(const MethodContext& c)
@@ -63,17 +76,6 @@ class Hybrid final : public BatchDistance {
         distance_(make_lc_rwmd(c.index, c.queries, Direction::query_to_document, *c.phase1,
                                c.cache_budget, Rows::exact)) {}
 
-  // The moments of a row over the documents not left out, summed as for an index of only
-  // them (the same bits).
-  template <typename T>
-  std::pair<double, double> live_moments(const T* x) const {
-    if (skip_.empty()) return moments(x, n_);
-    std::vector<T> live;
-    live.reserve(n_ - skip_.size());
-    for_each_kept(n_, skip_, [&](std::size_t i) { live.push_back(x[i]); });
-    return moments(live.data(), live.size());
-  }
-
   void compute(float* out) override {
     const std::size_t nq = q_.size();
     distance_->compute(out);
@@ -85,13 +87,7 @@ class Hybrid final : public BatchDistance {
       errors.rethrow();
     }
     scorer_.score_each(q_.begin, nq, [&](std::size_t j, const std::vector<double>& score) {
-      float* row = out + j * n_;
-      // Plain variables, not structured bindings: clang's OpenMP regions cannot capture those.
-      const std::pair<double, double> s = live_moments(score.data()), d = live_moments(row);
-      const double sm = s.first, ss = s.second, dm = d.first, ds = d.second;
-#pragma omp parallel for schedule(static)
-      for (std::size_t i = 0; i < n_; ++i)
-        row[i] = static_cast<float>(weight_ * (row[i] - dm) / ds - (score[i] - sm) / ss);
+      fuse_hybrid(out + j * n_, score.data(), n_, skip_, weight_);
     });
   }
 
@@ -107,6 +103,17 @@ class Hybrid final : public BatchDistance {
 };
 
 }  // namespace
+
+void fuse_hybrid(float* distances, const double* scores, std::size_t n,
+                 std::span<const std::uint32_t> skip, double weight) {
+  // Plain variables, not structured bindings: clang's OpenMP regions cannot capture those.
+  const std::pair<double, double> s = live_moments(scores, n, skip),
+                                  d = live_moments(distances, n, skip);
+  const double sm = s.first, ss = s.second, dm = d.first, ds = d.second;
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < n; ++i)
+    distances[i] = static_cast<float>(weight * (distances[i] - dm) / ds - (scores[i] - sm) / ss);
+}
 
 const MethodImpl kHybridImpl{[](const MethodContext& c) -> std::unique_ptr<BatchDistance> {
                                return std::make_unique<Hybrid>(c);

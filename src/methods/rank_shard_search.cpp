@@ -27,11 +27,22 @@ std::size_t estimate_size(std::size_t k, std::size_t ranks) {
   return std::clamp<std::size_t>((2 * k + ranks - 1) / ranks, 1, k);
 }
 
+// A method whose distances need the whole collection's statistics (hybrid) over several ranks:
+// an OptionError (the ranks do not share their distances' moments).
+void check_ranks(const SearchOptions& o, std::size_t ranks) {
+  if (ranks > 1 && describe(o.method).whole_index)
+    throw OptionError("method", std::string(to_string(o.method)) +
+                                    " standardises its evidence over all the documents, which " +
+                                    std::to_string(ranks) +
+                                    " ranks do not share: search them with bm25 or lc-rwmd "
+                                    "query-to-document, or in one process");
+}
+
 }  // namespace
 
 SearchResults RankShards::top_k(const QuerySet& queries, std::size_t k,
                                 const SearchOptions& options, SearchStats* stats) const {
-  check_shards(options, static_cast<std::size_t>(comm_.size()));
+  check_ranks(options, static_cast<std::size_t>(comm_.size()));
   const QuerySet q = receive_queries(queries);
   SearchOptions o = options;
   SearchStats local_stats;
@@ -115,7 +126,7 @@ SearchResults RankShards::merge(const std::vector<std::string>& parts, std::size
 
 void RankShards::all_distances(const QuerySet& queries, const SearchOptions& options,
                                const RowSink& sink, SearchStats* stats) const {
-  check_shards(options, static_cast<std::size_t>(comm_.size()));
+  check_ranks(options, static_cast<std::size_t>(comm_.size()));
   const QuerySet local = receive_queries(queries);
   // Blocks of rows as ShardedSearcher makes them (the same on every rank: n is the collection's).
   const std::size_t nq = local.size(), n = n_docs(), ns = shard_.n_docs();

@@ -35,16 +35,6 @@ void check_options(const SearchOptions& o) {
                                        " form; " + m.name + ": " + direction_names(m));
 }
 
-void check_shards(const SearchOptions& o, std::size_t shards) {
-  if (shards > 1 && describe(o.method).whole_index)
-    throw OptionError("method", std::string(to_string(o.method)) +
-                                    " standardises its evidence over all the documents of one "
-                                    "index, which " +
-                                    std::to_string(shards) +
-                                    " shards do not share: search them with bm25 or lc-rwmd "
-                                    "query-to-document, or build one index");
-}
-
 bool runs_on_gpu(const SearchOptions& o) {
   return describe(o.method).runs_on_gpu && o.direction != Direction::query_to_document;
 }

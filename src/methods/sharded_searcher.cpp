@@ -1,6 +1,7 @@
 // ShardedSearcher (lcrwmd/sharded.h): each shard searched by its own searcher, in order, the
 // k-th best so far handed to the next shard as each query's ceiling; bm25 over all the shards'
-// postings in one pass.
+// postings in one pass; the hybrid from every shard's distances and scores, standardised over
+// the whole collection.
 #include <omp.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include "lcrwmd/sharded.h"
 #include "lcrwmd/topk.h"
 #include "methods/bm25.h"
+#include "methods/hybrid.h"
 #include "methods/shard_merge.h"
 #include "util/sorted_ids.h"
 
@@ -73,7 +75,6 @@ ShardedSearcher::~ShardedSearcher() = default;
 SearchResults ShardedSearcher::top_k(const QuerySet& queries, std::size_t k,
                                      const SearchOptions& options, SearchStats* stats) const {
   const std::size_t n_shards = shards_.size(), nq = queries.size();
-  check_shards(options, n_shards);
   if (!options.skip.empty())
     throw OptionError("skip",
                       "a collection leaves out its own deleted documents; it takes no "
@@ -81,6 +82,7 @@ SearchResults ShardedSearcher::top_k(const QuerySet& queries, std::size_t k,
   if (n_shards == 1 && !shards_.has_deletions())
     return searchers_.front()->search(queries, k, options, stats);
   if (options.method == Method::bm25) return bm25_top_k(shards_, queries, k, options, stats);
+  if (describe(options.method).whole_index) return whole_top_k(queries, k, options, stats);
   // The k best of the shards searched so far; its k-th is the next shard's ceiling, since the
   // next shard's documents come later and lose ties.
   ShardMerge best(nq, std::min(k, n_docs()));
@@ -104,38 +106,88 @@ SearchResults ShardedSearcher::top_k(const QuerySet& queries, std::size_t k,
   return out;
 }
 
+void ShardedSearcher::live_rows(const QuerySet& part, const SearchOptions& o, float* rows,
+                                SearchStats& total) const {
+  const std::size_t n = n_docs();
+  SearchOptions shard_options = o;
+  shard_options.progress = nullptr;
+  for (std::size_t s = 0; s < shards_.size(); ++s) {
+    const std::size_t first_doc = shards_.first_doc(s), ns = shards_.shard(s).n_docs();
+    shard_options.skip = shards_.deleted(s);
+    SearchStats st;
+    searchers_[s]->pairwise(
+        shards_.for_shard(part, s), shard_options,
+        [&](std::size_t first, std::size_t count, const float* d) {
+          for (std::size_t r = 0; r < count; ++r) {
+            float* row = rows + (first + r) * n + first_doc;
+            const float* from = d + r * ns;
+            // The live columns, in order.
+            for_each_kept(ns, shards_.deleted(s), [&](std::size_t i) { *row++ = from[i]; });
+          }
+        },
+        &st);
+    accumulate(total, st);
+  }
+}
+
+void ShardedSearcher::hybrid_rows(const QuerySet& part, const SearchOptions& o, float* rows,
+                                  SearchStats& total) const {
+  SearchOptions distance = o;
+  distance.method = Method::lc_rwmd;
+  distance.direction = Direction::query_to_document;
+  live_rows(part, distance, rows, total);
+  const Bm25Scorer scorer(shards_, part, 0, part.size(), o.bm25_k1, o.bm25_b);
+  const std::size_t n = n_docs();
+  scorer.score_each(0, part.size(), [&](std::size_t j, const std::vector<double>& score) {
+    std::vector<double> live;  // the live documents' scores, in the collection's order
+    live.reserve(n);
+    for (std::size_t s = 0; s < shards_.size(); ++s)
+      for_each_kept(shards_.shard(s).n_docs(), shards_.deleted(s),
+                    [&](std::size_t i) { live.push_back(score[scorer.first(s) + i]); });
+    fuse_hybrid(rows + j * n, live.data(), n, {}, o.hybrid_weight);
+  });
+}
+
+SearchResults ShardedSearcher::whole_top_k(const QuerySet& queries, std::size_t k,
+                                           const SearchOptions& options, SearchStats* stats) const {
+  const std::size_t n = n_docs();
+  SearchResults r;
+  r.n_queries = queries.size();
+  r.k = std::min(k, n);
+  r.distances.assign(r.n_queries * r.k, 0.0f);
+  r.indices.assign(r.n_queries * r.k, -1);
+  all_distances(
+      queries, options,
+      [&](std::size_t first, std::size_t count, const float* d) {
+#pragma omp parallel for schedule(dynamic)
+        for (std::size_t j = 0; j < count; ++j) {
+          const std::vector<Neighbor> top = select_topk({d + j * n, n}, r.k);
+          for (std::size_t t = 0; t < top.size(); ++t) {
+            r.distances[(first + j) * r.k + t] = top[t].distance;
+            r.indices[(first + j) * r.k + t] = static_cast<std::int64_t>(top[t].index);
+          }
+        }
+      },
+      stats);
+  return r;
+}
+
 void ShardedSearcher::all_distances(const QuerySet& queries, const SearchOptions& options,
                                     const RowSink& sink, SearchStats* stats) const {
-  const std::size_t n_shards = shards_.size(), nq = queries.size(), n = n_docs();
-  check_shards(options, n_shards);
-  if (n_shards == 1 && !shards_.has_deletions())
+  const std::size_t nq = queries.size(), n = n_docs();
+  if (shards_.size() == 1 && !shards_.has_deletions())
     return searchers_.front()->pairwise(queries, options, sink, stats);
   const std::size_t chunk = pairwise_rows_at_once(n, nq);
-  SearchOptions o = options;
-  o.progress = nullptr;
   SearchStats total;
   std::vector<float> rows;
   for (std::size_t begin = 0; begin < nq; begin += chunk) {
     const std::size_t end = std::min(nq, begin + chunk);
     const QuerySet part = subset(queries, begin, end);
     rows.assign((end - begin) * n, 0.0f);
-    for (std::size_t s = 0; s < n_shards; ++s) {
-      const std::size_t first_doc = shards_.first_doc(s), ns = shards_.shard(s).n_docs();
-      o.skip = shards_.deleted(s);
-      SearchStats st;
-      searchers_[s]->pairwise(
-          shards_.for_shard(part, s), o,
-          [&](std::size_t first, std::size_t count, const float* d) {
-            for (std::size_t r = 0; r < count; ++r) {
-              float* row = rows.data() + (first + r) * n + first_doc;
-              const float* from = d + r * ns;
-              // The live columns, in order.
-              for_each_kept(ns, shards_.deleted(s), [&](std::size_t i) { *row++ = from[i]; });
-            }
-          },
-          &st);
-      accumulate(total, st);
-    }
+    if (describe(options.method).whole_index)
+      hybrid_rows(part, options, rows.data(), total);
+    else
+      live_rows(part, options, rows.data(), total);
     sink(begin, end - begin, rows.data());
     if (options.progress) options.progress(end, nq);
   }

@@ -97,10 +97,6 @@ void expect_one_builds_answers(const Demo& d, const Collection& c,
     qo.keep_term_only = describe(o.method).lexical;
     const QuerySet qc = set.make_query_set(d.queries, qo),
                    qw = make_query_set(whole, d.queries, qo);
-    if (describe(o.method).whole_index && c.n_segments() > 1) {
-      EXPECT_THROW(collection.search(qc, k, o), OptionError) << what(o, weights);
-      continue;
-    }
     const SearchResults a = collection.search(qc, k, o), b = one.search(qw, k, o);
     ASSERT_EQ(a.k, b.k) << what(o, weights);
     for (std::size_t e = 0; e < a.distances.size(); ++e) {

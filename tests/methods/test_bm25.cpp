@@ -381,23 +381,29 @@ TEST(Hybrid, TheStandardisedSumOfBm25AndQueryToDocument) {
   const std::set<std::uint32_t> words(qs.words.begin(), qs.words.end());
   EXPECT_EQ(bulk.recomputed, ix.vocab_size() * words.size());  // every pair, once
   EXPECT_LT(each.recomputed, bulk.recomputed);
-  // Over several shards the standardisation would be each shard's own: refused; one is the index.
+  // Over several shards, standardised over all of them: one index's neighbours and distances
+  // (the sums' last bits aside), ranked and as a matrix.
   std::vector<Index> parts;
-  for (const IndexData& d : split_index_data(ix.data(), 2)) parts.push_back(Index::from_data(d));
+  for (const IndexData& d : split_index_data(ix.data(), 3)) parts.push_back(Index::from_data(d));
   SearchOptions o;
   o.method = Method::hybrid;
   o.direction = Direction::query_to_document;
-  const ShardSet two({&parts[0], &parts[1]}), one({&ix});
-  try {
-    ShardedSearcher(two, {}).search(two.make_query_set(as_docs(kQueries), {}), 3, o);
-    FAIL() << "hybrid over shards";
-  } catch (const OptionError& e) {
-    EXPECT_EQ(e.option(), "method");
-  }
-  const SearchResults a =
-      ShardedSearcher(one, {}).search(one.make_query_set(as_docs(kQueries), {}), 5, o);
-  const SearchResults b = CpuSearcher(ix).search(qs, 5, o);
+  const ShardSet three({&parts[0], &parts[1], &parts[2]});
+  const QuerySet q3 = three.make_query_set(as_docs(kQueries), {});
+  const SearchResults a = ShardedSearcher(three, {}).search(q3, 7, o);
+  const SearchResults b = CpuSearcher(ix).search(qs, 7, o);
   EXPECT_EQ(a.indices, b.indices);
+  for (std::size_t e = 0; e < a.distances.size(); ++e)
+    ASSERT_NEAR(a.distances[e], b.distances[e], 1e-5) << e;
+  const std::vector<float> whole = test::matrix(ix, qs, o);
+  std::vector<float> split(whole.size());
+  ShardedSearcher(three, {}).pairwise(
+      q3, o,
+      [&](std::size_t first, std::size_t rows, const float* d) {
+        std::copy(d, d + rows * n, split.begin() + static_cast<std::ptrdiff_t>(first * n));
+      },
+      nullptr);
+  for (std::size_t e = 0; e < whole.size(); ++e) ASSERT_NEAR(split[e], whole[e], 1e-5) << e;
   o.hybrid_weight = -1;
   EXPECT_THROW(CpuSearcher(ix).search(qs, 3, o), OptionError);
 }
