@@ -73,7 +73,7 @@ void add_classify(CLI::App& app) {
       if (cluster.root() && !output->empty()) file = std::make_unique<AtomicFile>(*output);
     });
     Loaded l = load_queries(*f);
-    const ShardSet& docs = *l.shards;
+    const ShardSet& docs = l.documents();
     SearchStats st;
     const SearchResults r = top_k(*f, l, *k, st);
     cluster.step([&] {

@@ -282,12 +282,12 @@ QueryText read_query_text(const QueryFlags& f, const Index& index, std::span<con
 }
 
 const Index& Loaded::index() const {
-  if (collection && !collection->is_one_index())
-    throw Error(collection->path() + ": a collection of " +
-                std::to_string(collection->n_segments()) +
+  const Collection* c = opened->collection();
+  if (c != nullptr && !c->is_one_index())
+    throw Error(c->path() + ": a collection of " + std::to_string(c->n_segments()) +
                 " segments with deleted documents; this command reads one index: `lcrwmd compact "
                 "--index " +
-                collection->path() + "` makes it one");
+                c->path() + "` makes it one");
   return indexes().front();
 }
 
@@ -298,56 +298,45 @@ Loaded load_queries(const QueryFlags& f) {
     throw Error("--index given " + std::to_string(f.indexes.size()) +
                 " times under mpirun: only search takes a shard per rank; give one index (each "
                 "rank takes a part of it)");
-  if (f.indexes.size() > 1)
-    for (const std::string& path : f.indexes)
-      if (Collection::exists(path))
-        throw Error(path +
-                    ": a collection directory is searched alone: give it as the only "
-                    "--index");
   Loaded l;
   cluster.step([&] {
-    if (f.indexes.size() == 1 && Collection::exists(f.indexes.front())) {
-      auto t = Clock::now();
-      l.collection = Collection::open(f.indexes.front(), !f.no_verify);
-      l.shards = std::make_unique<ShardSet>(l.collection->documents());
+    const auto t = Clock::now();
+    l.opened = DocumentSnapshot::open(f.indexes, !f.no_verify);
+    const ShardSet& all = l.documents();
+    if (const Collection* c = l.opened->collection()) {
       note(
           "collection %s: %zu documents in %zu segments (%zu deleted), %zu distinct words "
           "(%.2f s)",
-          f.indexes.front().c_str(), l.shards->n_docs(), l.collection->n_segments(),
-          l.collection->n_deleted(), l.shards->vocab_size(), since(t));
+          c->path().c_str(), all.n_docs(), c->n_segments(), c->n_deleted(), all.vocab_size(),
+          since(t));
     } else {
-      for (const std::string& path : f.indexes) {
-        auto t = Clock::now();
-        l.files.push_back(Index::load(path, !f.no_verify));
-        const Index& ix = l.files.back();
-        note("index %s: %zu documents, %zu words, dim %zu (%.2f s)", path.c_str(), ix.n_docs(),
-             ix.vocab_size(), ix.dim(), since(t));
+      for (std::size_t i = 0; i < f.indexes.size(); ++i) {
+        const Index& ix = l.indexes()[i];
+        note("index %s: %zu documents, %zu words, dim %zu (%.2f s)", f.indexes[i].c_str(),
+             ix.n_docs(), ix.vocab_size(), ix.dim(), since(t));
       }
-      std::vector<const Index*> files;
-      for (const Index& ix : l.files) files.push_back(&ix);
-      l.shards = std::make_unique<ShardSet>(std::move(files));
-      if (l.files.size() > 1)
-        note("collection: %zu documents in %zu shards, %zu distinct words", l.shards->n_docs(),
-             l.files.size(), l.shards->vocab_size());
+      if (f.indexes.size() > 1)
+        note("collection: %zu documents in %zu shards, %zu distinct words", all.n_docs(),
+             f.indexes.size(), all.vocab_size());
     }
     if (!cluster.root()) return;
     if (!f.like.empty()) {  // documents of the collection, by id, as the queries
       std::vector<std::size_t> docs;
       for (const std::string& id : f.like) {
-        const auto doc = l.shards->find_doc(id);
+        const auto doc = l.documents().find_doc(id);
         if (!doc) throw Error("--like: no document with id '" + id + "'");
         docs.push_back(*doc);
         l.liked.push_back(static_cast<std::int64_t>(*doc));
       }
       l.queries =
-          l.shards->documents_as_queries(docs, describe(parse_method(f.method)).reads_terms);
+          l.documents().documents_as_queries(docs, describe(parse_method(f.method)).reads_terms);
       return;
     }
     const QueryText text = read_query_text(f, l.indexes().front(), l.indexes().subspan(1));
     QueryOptions qo = f.query_options();
     qo.embeddings = text.embeddings.get();
     TextReport report;
-    l.queries = l.shards->make_query_set(text.docs, qo, &report);
+    l.queries = l.documents().make_query_set(text.docs, qo, &report);
     report_text(report, "queries");
     if (!l.queries.extra_words.empty() && text.embeddings)
       note("queries: %zu words not in the %s taken from %s", l.queries.extra_words.size(),

@@ -13,6 +13,7 @@
 
 #include "app/cluster.h"
 #include "lcrwmd/collection.h"
+#include "lcrwmd/collection_reader.h"
 #include "lcrwmd/corpus.h"
 #include "lcrwmd/embeddings.h"
 #include "lcrwmd/index.h"
@@ -108,16 +109,14 @@ struct QueryText {
 QueryText read_query_text(const QueryFlags& f, const Index& index, std::span<const Index> also);
 
 struct Loaded {
-  std::vector<Index> files;              // --index, in order
-  std::optional<Collection> collection;  // or the collection directory --index named
-  std::unique_ptr<ShardSet> shards;      // their documents as one collection
-  QuerySet queries;                      // over the collection (ShardSet::make_query_set)
-  std::size_t excluded = 0;              // queries left with no known word
-  std::vector<std::int64_t> liked;       // search --like: each query's document in the collection
+  // --index: the index files (in order) or the collection directory, as one collection.
+  std::shared_ptr<const DocumentSnapshot> opened;
+  QuerySet queries;                 // over the collection (ShardSet::make_query_set)
+  std::size_t excluded = 0;         // queries left with no known word
+  std::vector<std::int64_t> liked;  // search --like: each query's document in the collection
+  const ShardSet& documents() const { return opened->documents(); }
   // The index files, or the collection's segments.
-  std::span<const Index> indexes() const {
-    return collection ? collection->segments() : std::span<const Index>(files);
-  }
+  std::span<const Index> indexes() const { return opened->indexes(); }
   // The index of a command that takes one (a collection: an Error unless it is one index).
   const Index& index() const;
 };

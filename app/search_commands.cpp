@@ -94,7 +94,7 @@ void add_search(CLI::App& app) {
       return search_rank_shards(*f, *k, *with_text, std::move(file));
     }
     Loaded l = load_queries(*f);
-    if (*with_text && !l.shards->has_text())
+    if (*with_text && !l.documents().has_text())
       throw Error("--with-text: an index holds no texts (built with --no-text)");
     SearchStats st;
     const bool like = !f->like.empty();
@@ -102,7 +102,7 @@ void add_search(CLI::App& app) {
     if (like && cluster.root()) r = without_self(r, l.liked, *k);  // root writes the results
     cluster.step([&] {
       if (!cluster.root()) return;
-      const ShardSet& docs = *l.shards;
+      const ShardSet& docs = l.documents();
       write_results(
           r, l.queries.ids,
           [&](std::size_t, std::size_t doc) { return std::string(docs.doc_id(doc)); },
@@ -130,7 +130,7 @@ void add_pairwise(CLI::App& app) {
       return pairwise_rank_shards(*f, *output, *row_ids);
     Loaded l = load_queries(*f);
     auto t = Clock::now();
-    const std::size_t n = l.shards->n_docs();
+    const std::size_t n = l.documents().n_docs();
     const SearchOptions o = f->options();
     const SearcherOptions so = f->searcher_options();
     std::unique_ptr<NpyWriter> npy;
@@ -145,7 +145,7 @@ void add_pairwise(CLI::App& app) {
       const std::unique_ptr<IndexRanks> ranks = spread_index(l, so, "queries");
       together([&] { ranks->searcher->pairwise(ranks->queries, o, append, &st); });
     } else {
-      ShardedSearcher(*l.shards, so).pairwise(l.queries, o, append, &st);
+      ShardedSearcher(l.documents(), so).pairwise(l.queries, o, append, &st);
     }
     cluster.step([&] {
       if (!cluster.root()) return;

@@ -25,25 +25,25 @@ SearchService::SearchService(const std::string& path, const SearcherOptions& sea
       options_(options),
       cpu_precision_(describe_precision(searcher.cpu.precision)),
       batcher_(options.batching),
-      served_(path, searcher, options.verify) {
-  const std::shared_ptr<const Snapshot> s = current();
-  const Index& first = s->documents->shard(0);
+      served_(path, {.searcher = searcher, .verify = options.verify}) {
+  const std::shared_ptr<const DocumentSnapshot> s = current();
+  const Index& first = s->documents().shard(0);
   if (!options.stopwords.empty())
     check_stopwords(first, StopWords::load(options.stopwords, first.tokenizer_version()),
                     "--stopwords " + options.stopwords);
   if (!options.embeddings.empty()) {
     // Kept whole: later adds bring words of the file that no segment holds yet.
     embeddings_ = open_word_vectors(options.embeddings);
-    for (std::size_t i = 0; i < s->documents->size(); ++i)
-      check_embeddings(s->documents->shard(i), *embeddings_);
+    for (std::size_t i = 0; i < s->documents().size(); ++i)
+      check_embeddings(s->documents().shard(i), *embeddings_);
     // Every later segment's words come from the file the collection records: the segments
     // need no word-by-word check as they come.
-    if (s->collection) s->collection->check_embeddings(options.embeddings);
+    if (s->collection()) s->collection()->check_embeddings(options.embeddings);
   }
   for (const char* name : {"search", "explain", "info", "health", "metrics", "page", "documents"})
     endpoints_.push_back(
         {name, {}, std::vector<std::size_t>(std::size(kLatencyBuckets) + 1), 0, 0});
-  if (s->collection)
+  if (s->collection())
     writer_ = std::make_unique<ServiceWriter>(
         path, served_,
         ServiceWriter::Options{options.embeddings, embeddings_.get(), options.merge,
@@ -58,14 +58,14 @@ void SearchService::close() {
 }
 
 template <typename Field>
-QuerySet SearchService::to_queries(const Snapshot& s, const std::vector<RawDocument>& texts,
+QuerySet SearchService::to_queries(const DocumentSnapshot& s, const std::vector<RawDocument>& texts,
                                    QueryWeights weights, Method method, const Field& field) const {
   QueryOptions qo;
   qo.embeddings = embeddings_.get();
   qo.weights = weights;
   qo.keep_term_only = describe(method).lexical;
   TextReport report;
-  QuerySet qs = s.documents->make_query_set(texts, qo, &report);
+  QuerySet qs = s.documents().make_query_set(texts, qo, &report);
   if (!report.empty_documents.empty())
     throw RequestError(422, field(std::stoul(report.empty_documents.front())),
                        "no word known to the index or its embeddings");
@@ -76,8 +76,8 @@ json SearchService::search(const json& body) {
   SearchRequest request = parse_search(body, options_.limits);
   request.options.batch = options_.batching.max_batch;  // a micro-batch is one batch
   const std::vector<json>& names = request.names;
-  const std::shared_ptr<const Snapshot> snap = current();  // the whole search sees this one
-  const ShardSet& docs = *snap->documents;
+  const std::shared_ptr<const DocumentSnapshot> snap = current();  // the whole search sees this one
+  const ShardSet& docs = snap->documents();
   SearchResults r;
   if (request.like) {  // the document's own words as the query; itself not among the answers
     const auto doc = docs.find_doc(*request.like);
@@ -86,7 +86,7 @@ json SearchService::search(const json& body) {
     const std::int64_t own[] = {static_cast<std::int64_t>(*doc)};
     r = without_self(
         batcher_
-            .submit(searcher_of(snap),
+            .submit(DocumentSnapshot::searcher_of(snap),
                     docs.documents_as_queries(self, describe(request.options.method).reads_terms),
                     request.k + 1, request.options)
             .get(),
@@ -94,7 +94,9 @@ json SearchService::search(const json& body) {
   } else {
     QuerySet qs = to_queries(*snap, request.queries, request.weights, request.options.method,
                              [](std::size_t i) { return "queries[" + std::to_string(i) + "]"; });
-    r = batcher_.submit(searcher_of(snap), std::move(qs), request.k, request.options).get();
+    r = batcher_
+            .submit(DocumentSnapshot::searcher_of(snap), std::move(qs), request.k, request.options)
+            .get();
   }
   // A method that ranks by a score (bm25, hybrid) answers the score, higher first.
   const bool scores = describe(request.options.method).ranks_by_score;
@@ -122,8 +124,8 @@ json SearchService::search(const json& body) {
 
 json SearchService::explain(const json& body) const {
   const ExplainRequest request = parse_explain(body);
-  const std::shared_ptr<const Snapshot> snap = current();
-  const ShardSet& docs = *snap->documents;
+  const std::shared_ptr<const DocumentSnapshot> snap = current();
+  const ShardSet& docs = snap->documents();
   const auto doc = docs.find_doc(request.doc);
   if (!doc) throw RequestError(404, "doc", "no document with id '" + request.doc + "'");
   const SearchOptions& o = request.options;
@@ -152,8 +154,8 @@ json SearchService::explain(const json& body) const {
 }
 
 json SearchService::document(const std::string& id) const {
-  const std::shared_ptr<const Snapshot> snap = current();
-  const ShardSet& docs = *snap->documents;
+  const std::shared_ptr<const DocumentSnapshot> snap = current();
+  const ShardSet& docs = snap->documents();
   const auto doc = docs.find_doc(id);
   if (!doc) throw RequestError(404, "id", "no document with id '" + id + "'");
   return {{"id", id},
@@ -188,10 +190,10 @@ json SearchService::remove(const std::string& id) {
     throw RequestError(409, "id",
                        "the service reads an index file, which does not change: serve a "
                        "collection (lcrwmd build --collection) to delete documents");
-  const std::shared_ptr<const Snapshot> snap = current();
-  if (!snap->documents->find_doc(id))
+  const std::shared_ptr<const DocumentSnapshot> snap = current();
+  if (!snap->documents().find_doc(id))
     throw RequestError(404, "id", "no document with id '" + id + "'");
-  if (snap->documents->n_docs() == 1)
+  if (snap->documents().n_docs() == 1)
     throw RequestError(409, "id", "'" + id + "' is the last document; a collection keeps one");
   CollectionChange c;
   try {
@@ -201,13 +203,14 @@ json SearchService::remove(const std::string& id) {
   }
   if (c.deleted == 0)  // another process deleted it meanwhile
     throw RequestError(404, "id", "no document with id '" + id + "'");
-  return {
-      {"deleted", id}, {"generation", c.generation}, {"documents", current()->documents->n_docs()}};
+  return {{"deleted", id},
+          {"generation", c.generation},
+          {"documents", current()->documents().n_docs()}};
 }
 
 json SearchService::info() const {
-  const std::shared_ptr<const Snapshot> snap = current();
-  const ShardSet& docs = *snap->documents;
+  const std::shared_ptr<const DocumentSnapshot> snap = current();
+  const ShardSet& docs = snap->documents();
   json methods = json::array(), names = json::array();
   for (const MethodInfo& m : lcrwmd::methods()) {
     methods.push_back(method_json(m));
@@ -216,13 +219,13 @@ json SearchService::info() const {
   json collection;  // null: an index file
   if (writer_)
     collection = {{"generation", snap->generation()},
-                  {"segments", snap->collection->n_segments()},
-                  {"deleted", snap->collection->n_deleted()},
+                  {"segments", snap->collection()->n_segments()},
+                  {"deleted", snap->collection()->n_deleted()},
                   {"merge", options_.merge}};
   return {{"documents", docs.n_docs()},
           {"vocabulary", docs.vocab_size()},
           {"dim", docs.dim()},
-          {"backend", to_string(snap->searcher->backend())},
+          {"backend", to_string(snap->searcher().backend())},
           {"precision", cpu_precision_},
           {"embeddings_for_unknown_words", embeddings_ != nullptr},
           {"has_text", docs.has_text()},
@@ -308,17 +311,17 @@ std::string SearchService::metrics() const {
          "vectors where its low-precision bound could not decide.\n"
          "# TYPE lcrwmd_phase1_recomputed_total counter\nlcrwmd_phase1_recomputed_total "
       << s.recomputed << "\n";
-  const std::shared_ptr<const Snapshot> snap = current();
+  const std::shared_ptr<const DocumentSnapshot> snap = current();
   out << "# HELP lcrwmd_documents Documents searched (a collection's live documents).\n"
          "# TYPE lcrwmd_documents gauge\nlcrwmd_documents "
-      << snap->documents->n_docs() << "\n";
+      << snap->documents().n_docs() << "\n";
   if (writer_) {
     out << "# HELP lcrwmd_collection_generation The collection's commit being searched.\n"
            "# TYPE lcrwmd_collection_generation gauge\nlcrwmd_collection_generation "
         << snap->generation()
         << "\n# HELP lcrwmd_collection_segments Segments of the collection being searched.\n"
            "# TYPE lcrwmd_collection_segments gauge\nlcrwmd_collection_segments "
-        << snap->collection->n_segments()
+        << snap->collection()->n_segments()
         << "\n# HELP lcrwmd_merges_total Background merges committed.\n"
            "# TYPE lcrwmd_merges_total counter\nlcrwmd_merges_total "
         << writer_->merges()

@@ -11,9 +11,9 @@
 
 #include "app/micro_batcher.h"
 #include "app/request.h"
-#include "app/service_snapshot.h"
 #include "app/service_writer.h"
 #include "lcrwmd/collection.h"
+#include "lcrwmd/collection_reader.h"
 #include "lcrwmd/embeddings.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/searcher.h"
@@ -68,18 +68,18 @@ class SearchService {
   void record(const std::string& endpoint, int status, double seconds);
 
  private:
-  std::shared_ptr<const Snapshot> current() const { return served_.get(); }
+  std::shared_ptr<const DocumentSnapshot> current() const { return served_.acquire(); }
   // The texts as queries for `method`; one left with no known word (a lexical method's: and no
   // term) is a 422 naming it (field(i)).
   template <typename Field>
-  QuerySet to_queries(const Snapshot& s, const std::vector<RawDocument>& texts,
+  QuerySet to_queries(const DocumentSnapshot& s, const std::vector<RawDocument>& texts,
                       QueryWeights weights, Method method, const Field& field) const;
   const std::string path_;
   const ServiceOptions options_;
   std::unique_ptr<WordVectors> embeddings_;
   std::string cpu_precision_;  // what CPU searches run phase 1 at
   MicroBatcher batcher_;
-  ServedSnapshot served_;
+  CollectionReader served_;
   std::unique_ptr<ServiceWriter> writer_;  // a collection's
 
   static constexpr double kLatencyBuckets[] = {0.001, 0.002, 0.005, 0.01, 0.02, 0.05,

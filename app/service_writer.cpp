@@ -9,7 +9,7 @@
 
 namespace lcrwmd::app {
 
-ServiceWriter::ServiceWriter(const std::string& path, ServedSnapshot& served, Options options)
+ServiceWriter::ServiceWriter(const std::string& path, CollectionReader& served, Options options)
     : served_(served), options_(std::move(options)), writer_(path, options_.wait_seconds, false) {
   if (options_.loaded) writer_.use_embeddings(*options_.loaded);
   thread_ = std::thread([this] { run(); });
@@ -83,7 +83,7 @@ void ServiceWriter::run() {
 }
 
 void ServiceWriter::commit(std::vector<Pending*>& group) {
-  const std::shared_ptr<const Snapshot> before = served_.get();
+  const std::shared_ptr<const DocumentSnapshot> before = served_.acquire();
   // One version of each id is written: the last add's, as one add after the other leaves it.
   StringMap<std::size_t> last;
   for (std::size_t g = 0; g < group.size(); ++g)
@@ -112,12 +112,12 @@ void ServiceWriter::commit(std::vector<Pending*>& group) {
   if (!nothing) ++commits_;
   const std::unordered_set<std::string> empty(c.report.empty_documents.begin(),
                                               c.report.empty_documents.end());
-  const std::size_t live = served_.get()->documents->n_docs();
+  const std::size_t live = served_.acquire()->documents().n_docs();
   std::unordered_set<std::string> earlier;  // ids the group's earlier adds gave
   for (Pending* p : group) {
     Added a;
     for (const RawDocument& d : p->docs) {
-      if (before->documents->find_doc(d.id) || earlier.contains(d.id)) ++a.replaced;
+      if (before->documents().find_doc(d.id) || earlier.contains(d.id)) ++a.replaced;
       if (nothing || empty.contains(d.id))
         a.not_indexed.push_back(d.id);
       else
@@ -141,7 +141,7 @@ void ServiceWriter::commit(std::vector<Pending*>& group) {
 void ServiceWriter::merge() {
   try {
     CollectionChange c;
-    const std::uint64_t before = served_.get()->generation();
+    const std::uint64_t before = served_.acquire()->generation();
     {
       const std::lock_guard lock(write_mutex_);
       c = writer_.merge();

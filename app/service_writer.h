@@ -14,8 +14,8 @@
 #include <thread>
 #include <vector>
 
-#include "app/service_snapshot.h"
 #include "lcrwmd/collection.h"
+#include "lcrwmd/collection_reader.h"
 #include "lcrwmd/corpus.h"
 #include "lcrwmd/embeddings.h"
 
@@ -38,7 +38,7 @@ class ServiceWriter {
     std::size_t documents = 0;             // live documents after that commit
   };
 
-  ServiceWriter(const std::string& path, ServedSnapshot& served, Options options);
+  ServiceWriter(const std::string& path, CollectionReader& served, Options options);
   ~ServiceWriter();
   ServiceWriter(const ServiceWriter&) = delete;
   ServiceWriter& operator=(const ServiceWriter&) = delete;
@@ -73,7 +73,7 @@ class ServiceWriter {
   void commit(std::vector<Pending*>& group);
   void merge();
 
-  ServedSnapshot& served_;
+  CollectionReader& served_;
   const Options options_;
   CollectionWriter writer_;
   std::mutex write_mutex_;  // writer_, between the thread's commits and remove()

@@ -18,10 +18,10 @@ SearchResults top_k(const QueryFlags& f, const Loaded& l, std::size_t k, SearchS
     const std::unique_ptr<IndexRanks> ranks = spread_index(l, so, f.distribute);
     r = together([&] { return ranks->searcher->search(ranks->queries, k, o, &st); });
   } else {
-    r = ShardedSearcher(*l.shards, so).search(l.queries, k, o, &st);
+    r = ShardedSearcher(l.documents(), so).search(l.queries, k, o, &st);
   }
   note("search: %zu queries x %zu documents, %s, %.3f s (%zu batches, %s)", r.n_queries,
-       l.shards->n_docs(), describe(o).c_str(), since(t), st.batches,
+       l.documents().n_docs(), describe(o).c_str(), since(t), st.batches,
        describe_backend(for_rank(cluster, so), st).c_str());
   if (cluster.size() > 1)
     note("  %d ranks, %s spread", cluster.size(), f.distribute == "docs" ? "documents" : "queries");

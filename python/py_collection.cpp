@@ -5,33 +5,22 @@
 #include <pybind11/stl.h>
 
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "lcrwmd/collection.h"
+#include "lcrwmd/collection_reader.h"
 #include "lcrwmd/sharded.h"
 #include "python/py_index.h"
 
 namespace lcrwmd::python {
 namespace {
 
-// One commit, opened: its segments, its live documents and their searcher.
-struct Snapshot {
-  explicit Snapshot(Collection c) : collection(std::move(c)), live(collection.documents()) {}
-  Collection collection;
-  ShardSet live;
-  std::unique_ptr<ShardedSearcher> cpu;
-};
-
 class PyCollection {
  public:
-  PyCollection(std::string path, std::shared_ptr<const WordVectors> embeddings)
-      : path_(std::move(path)), embeddings_(std::move(embeddings)) {
-    py::gil_scoped_release release;
-    snapshot();
-  }
+  PyCollection(const std::string& path, std::shared_ptr<const WordVectors> embeddings)
+      : embeddings_(std::move(embeddings)), reader_(open(path, embeddings_.get())) {}
 
   static void create(const std::string& path, const std::string& embeddings,
                      const py::sequence& docs, const std::optional<std::vector<std::string>>& ids,
@@ -87,44 +76,52 @@ class PyCollection {
     o.hybrid_weight = hybrid_weight;
     o.max_distance = max_distance;
     check_options(o);
-    std::shared_ptr<const Snapshot> s;
+    std::shared_ptr<const DocumentSnapshot> s;
     {
       py::gil_scoped_release release;
       s = snapshot();
     }
-    const Queries q =
-        read_queries([&s](const std::vector<RawDocument>& raw, const QueryOptions& qo,
-                          TextReport& report) { return s->live.make_query_set(raw, qo, &report); },
-                     queries, std::nullopt, parse_query_weights(query_weights, o.direction),
-                     describe(o.method).lexical, embeddings_.get());
-    return search_queries(*s->cpu, q, to_k(k), o);
+    const Queries q = read_queries(
+        [&s](const std::vector<RawDocument>& raw, const QueryOptions& qo, TextReport& report) {
+          return s->documents().make_query_set(raw, qo, &report);
+        },
+        queries, std::nullopt, parse_query_weights(query_weights, o.direction),
+        describe(o.method).lexical, embeddings_.get());
+    return search_queries(s->searcher(), q, to_k(k), o);
   }
 
   std::vector<std::string> ids() {
-    const std::shared_ptr<const Snapshot> s = snapshot();
+    const std::shared_ptr<const DocumentSnapshot> s = snapshot();
     std::vector<std::string> out;
-    for (std::size_t i = 0; i < s->live.n_docs(); ++i) out.emplace_back(s->live.doc_id(i));
+    for (std::size_t i = 0; i < s->documents().n_docs(); ++i)
+      out.emplace_back(s->documents().doc_id(i));
     return out;
   }
-  std::size_t size() { return snapshot()->live.n_docs(); }
-  std::uint64_t generation() { return snapshot()->collection.generation(); }
-  std::size_t segments() { return snapshot()->collection.n_segments(); }
-  std::size_t deleted() { return snapshot()->collection.n_deleted(); }
-  const std::string& path() const { return path_; }
+  std::size_t size() { return snapshot()->documents().n_docs(); }
+  std::uint64_t generation() { return snapshot()->generation(); }
+  std::size_t segments() { return snapshot()->collection()->n_segments(); }
+  std::size_t deleted() { return snapshot()->collection()->n_deleted(); }
+  const std::string& path() const { return reader_->path(); }
 
  private:
-  // The last commit, opened once (again only after another commit).
-  std::shared_ptr<const Snapshot> snapshot() {
-    const std::uint64_t now = Collection::last_generation(path_);
-    std::lock_guard lock(mutex_);
-    if (!snapshot_ || snapshot_->collection.generation() != now) {
-      auto s = std::make_shared<Snapshot>(Collection::open(path_));
-      if (embeddings_)
-        for (const Index& seg : s->collection.segments()) check_embeddings(seg, *embeddings_);
-      s->cpu = std::make_unique<ShardedSearcher>(s->live, SearcherOptions{});
-      snapshot_ = std::move(s);
-    }
-    return snapshot_;
+  // The collection's reader: each commit's files checked as it opens them, its segments
+  // against the vectors queries are read with (another process may have written them). An
+  // Error for a path that is no collection.
+  static std::unique_ptr<CollectionReader> open(const std::string& path,
+                                                const WordVectors* embeddings) {
+    py::gil_scoped_release release;
+    if (!Collection::exists(path))
+      throw Error(path + ": not a collection (no manifest): lcrwmd.Collection.create makes one");
+    return std::make_unique<CollectionReader>(
+        path,
+        CollectionReaderOptions{
+            .searcher = {}, .verify = true, .verify_refreshes = true, .query_vectors = embeddings});
+  }
+
+  // The last commit (opened again only after another commit, this process's or another's).
+  std::shared_ptr<const DocumentSnapshot> snapshot() {
+    reader_->refresh();
+    return reader_->acquire();
   }
 
   // One change by a writer (the GIL released meanwhile) into `ch`; what every change reports.
@@ -132,7 +129,7 @@ class PyCollection {
   py::dict change(double wait, CollectionChange& ch, Change&& f) {
     {
       py::gil_scoped_release release;
-      CollectionWriter w(path_, wait);
+      CollectionWriter w(path(), wait);
       ch = f(w);
     }
     py::dict d;
@@ -141,10 +138,8 @@ class PyCollection {
     return d;
   }
 
-  std::string path_;
-  std::shared_ptr<const WordVectors> embeddings_;
-  std::mutex mutex_;
-  std::shared_ptr<const Snapshot> snapshot_;
+  std::shared_ptr<const WordVectors> embeddings_;  // before reader_, which checks against them
+  std::unique_ptr<CollectionReader> reader_;
 };
 
 }  // namespace

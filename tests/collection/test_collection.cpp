@@ -17,6 +17,7 @@
 
 #include "collection/collection_files.h"
 #include "lcrwmd/collection.h"
+#include "lcrwmd/collection_reader.h"
 #include "lcrwmd/cpu.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/query.h"
@@ -439,23 +440,72 @@ TEST(Collection, SearchesWhileAWriterChangesIt) {
   });
   QueryOptions qo;
   qo.embeddings = &d.emb;
-  std::size_t opens = 0;
+  // A reader refreshed before each search, as the service and Python keep theirs.
+  CollectionReader reader(dir, {});
+  std::size_t opens = 0, swaps = 0;
   while (!done || opens == 0) {
-    const Collection c = Collection::open(dir);
-    const ShardSet set = c.documents();
-    const SearchResults r =
-        ShardedSearcher(set, {}).search(set.make_query_set(d.queries, qo), 3, {});
+    swaps += reader.refresh();
+    const std::shared_ptr<const DocumentSnapshot> s = reader.acquire();
+    const ShardSet& set = s->documents();
+    const SearchResults r = s->searcher().search(set.make_query_set(d.queries, qo), 3, {});
     ++opens;
     {
       const std::lock_guard lock(m);
-      EXPECT_TRUE(committed.contains(c.n_docs())) << c.n_docs();
+      EXPECT_TRUE(committed.contains(set.n_docs())) << set.n_docs();
     }
     for (const std::int64_t i : r.indices)
       ASSERT_TRUE(i >= 0 && static_cast<std::size_t>(i) < set.n_docs());
   }
   writer.join();
   EXPECT_GT(opens, 1u);
+  EXPECT_GT(swaps, 0u);
+  reader.refresh();
+  EXPECT_EQ(reader.acquire()->documents().n_docs(), 120u - 2);
   EXPECT_EQ(Collection::open(dir).n_docs(), 120u - 2);
+}
+
+// A reader serves one commit until refreshed; a snapshot held across a refresh answers for its
+// own commit, whole; an index file is a snapshot that never changes.
+TEST(CollectionReader, ServesACommitUntilRefreshedAndHeldSnapshotsStayWhole) {
+  const Demo d;
+  const std::string dir = fresh_dir("col-reader");
+  Collection::create(dir, d.build(d.range(0, 50)), demo("embeddings.bin"));
+  CollectionReader reader(dir, {});
+  EXPECT_FALSE(reader.refresh());  // nothing new
+  const std::shared_ptr<const DocumentSnapshot> before = reader.acquire();
+  const std::shared_ptr<const Searcher> searcher = DocumentSnapshot::searcher_of(before);
+  ASSERT_NE(before->collection(), nullptr);
+  EXPECT_EQ(before->documents().n_docs(), 50u);
+  EXPECT_NE(before->one_index(), nullptr);
+  {
+    CollectionWriter w(dir, 30, false);
+    w.add(d.range(50, 70));
+    w.remove({d.docs[3].id});
+  }
+  EXPECT_EQ(reader.acquire(), before);  // not until refreshed
+  EXPECT_TRUE(reader.refresh());
+  EXPECT_FALSE(reader.refresh());
+  const std::shared_ptr<const DocumentSnapshot> after = reader.acquire();
+  EXPECT_EQ(after->generation(), before->generation() + 2);
+  EXPECT_EQ(after->documents().n_docs(), 69u);
+  EXPECT_EQ(after->one_index(), nullptr);  // two segments, a deletion
+  EXPECT_FALSE(after->documents().find_doc(d.docs[3].id));
+  // The snapshot held since before answers as the first commit did.
+  QueryOptions qo;
+  qo.embeddings = &d.emb;
+  const SearchResults r =
+      searcher->search(before->documents().make_query_set(d.queries, qo), 50, {});
+  EXPECT_EQ(r.k, 50u);
+  EXPECT_TRUE(before->documents().find_doc(d.docs[3].id));
+  // An index file: itself, for good.
+  const std::string file = (test::temp_dir() / "reader.idx").string();
+  Index::save(d.build(d.range(0, 10)), file);
+  CollectionReader one(file, {});
+  EXPECT_EQ(one.acquire()->collection(), nullptr);
+  EXPECT_EQ(one.acquire()->documents().n_docs(), 10u);
+  EXPECT_FALSE(one.refresh());
+  // A collection is opened alone.
+  EXPECT_THROW(DocumentSnapshot::open({file, dir}, false), Error);
 }
 
 // Adds of one document each: after every add, at most nine segments of a tier (a tier: the

@@ -1,0 +1,71 @@
+// DocumentSnapshot and CollectionReader (lcrwmd/collection_reader.h).
+#include "lcrwmd/collection_reader.h"
+
+#include <utility>
+
+#include "lcrwmd/error.h"
+#include "lcrwmd/query.h"
+
+namespace lcrwmd {
+
+std::shared_ptr<const DocumentSnapshot> DocumentSnapshot::open(
+    const std::vector<std::string>& paths, bool verify, const SearcherOptions& searcher) {
+  if (paths.empty()) throw Error("no index to open");
+  if (paths.size() > 1)
+    for (const std::string& path : paths)
+      if (Collection::exists(path))
+        throw Error(path + ": a collection directory is searched alone, not with other indexes");
+  std::shared_ptr<DocumentSnapshot> s(new DocumentSnapshot);
+  s->options_ = searcher;
+  if (Collection::exists(paths.front())) {
+    s->collection_ = Collection::open(paths.front(), verify);
+    s->documents_ = std::make_unique<ShardSet>(s->collection_->documents());
+    return s;
+  }
+  s->files_.reserve(paths.size());  // the ShardSet points into it
+  for (const std::string& path : paths) s->files_.push_back(Index::load(path, verify));
+  std::vector<const Index*> files;
+  for (const Index& ix : s->files_) files.push_back(&ix);
+  s->documents_ = std::make_unique<ShardSet>(std::move(files));
+  return s;
+}
+
+const Index* DocumentSnapshot::one_index() const {
+  if (collection_) return collection_->is_one_index() ? &collection_->segment(0) : nullptr;
+  return files_.size() == 1 ? &files_.front() : nullptr;
+}
+
+const Searcher& DocumentSnapshot::searcher() const {
+  std::call_once(made_,
+                 [this] { searcher_ = std::make_unique<ShardedSearcher>(*documents_, options_); });
+  return *searcher_;
+}
+
+CollectionReader::CollectionReader(std::string path, CollectionReaderOptions options)
+    : path_(std::move(path)), options_(options), current_(open(options_.verify)) {}
+
+std::shared_ptr<const DocumentSnapshot> CollectionReader::open(bool verify) const {
+  std::shared_ptr<const DocumentSnapshot> s =
+      DocumentSnapshot::open({path_}, verify, options_.searcher);
+  if (options_.query_vectors != nullptr)
+    for (const Index& ix : s->indexes()) check_embeddings(ix, *options_.query_vectors);
+  (void)s->searcher();
+  return s;
+}
+
+std::shared_ptr<const DocumentSnapshot> CollectionReader::acquire() const {
+  const std::lock_guard lock(mutex_);
+  return current_;
+}
+
+bool CollectionReader::refresh() {
+  if (!Collection::exists(path_) || Collection::last_generation(path_) == acquire()->generation())
+    return false;
+  std::shared_ptr<const DocumentSnapshot> next = open(options_.verify_refreshes);
+  const std::lock_guard lock(mutex_);
+  if (next->generation() <= current_->generation()) return false;
+  current_ = std::move(next);
+  return true;
+}
+
+}  // namespace lcrwmd
