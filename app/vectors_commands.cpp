@@ -95,7 +95,9 @@ TrainingReport train_vectors(const std::vector<RawDocument>& docs, const StopWor
                              const std::string& corpus) {
   check_options(o);
   const bool tty = isatty(STDERR_FILENO) != 0;
-  std::atomic<int> shown{-1};  // the last tenth (a log) or thousandth (a terminal) shown
+  // The last tenth (a log) or thousandth (a terminal) shown; none at 0, before fastText has
+  // measured a speed (0 words/s, days left).
+  std::atomic<int> shown{0};
   const StopOnSignal stop;
   const TrainingCallback progress = [&](const TrainingProgress& p) {
     if (interrupted) return false;

@@ -1,0 +1,169 @@
+// S-WMD's loss and gradient (learn/nca_objective.h), in double. The map's gradient is A M with
+// M = sum over pairs and word pairs of s_ij (x_i - x_j)(x_i - x_j)', s_ij = g_ab T_ij / C_ij, so
+// M gathers per word (the squares) and per document of the batch (the cross terms) rather
+// than per word pair: a pair costs its transport and words_a x words_b x in_dim, not in_dim^2.
+#include "learn/nca_objective.h"
+
+#include <cmath>
+#include <limits>
+
+namespace lcrwmd {
+
+WordMetric WordMetric::identity(std::size_t dim, std::size_t vocab) {
+  WordMetric m;
+  m.out_dim = m.in_dim = dim;
+  m.map.assign(dim * dim, 0.0);
+  for (std::size_t k = 0; k < dim; ++k) m.map[k * dim + k] = 1.0;
+  m.weights.assign(vocab, 1.0);
+  return m;
+}
+
+namespace {
+
+// A document in the metric: its words' mapped vectors and its weighted, renormalised counts.
+struct Mapped {
+  std::vector<double> y;     // words x out_dim
+  std::vector<double> hist;  // sums to 1
+  double mass = 0;           // sum of weight x count, before renormalising
+};
+
+Mapped map_document(const NcaProblem& p, const WordMetric& m, const WordBag& doc) {
+  const std::size_t n = doc.words.size(), out = m.out_dim, in = m.in_dim;
+  Mapped d;
+  d.y.assign(n * out, 0.0);
+  d.hist.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double* x = p.vectors.data() + std::size_t{doc.words[i]} * in;
+    for (std::size_t r = 0; r < out; ++r) {
+      double s = 0;
+      for (std::size_t c = 0; c < in; ++c) s += m.map[r * in + c] * x[c];
+      d.y[i * out + r] = s;
+    }
+    d.hist[i] = m.weights[doc.words[i]] * doc.counts[i];
+    d.mass += d.hist[i];
+  }
+  for (double& h : d.hist) h /= d.mass;
+  return d;
+}
+
+std::vector<double> costs(const Mapped& a, const Mapped& b, std::size_t out) {
+  const std::size_t n = a.hist.size(), m = b.hist.size();
+  std::vector<double> c(n * m);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < m; ++j) {
+      double sq = 0;
+      for (std::size_t r = 0; r < out; ++r) {
+        const double e = a.y[i * out + r] - b.y[j * out + r];
+        sq += e * e;
+      }
+      c[i * m + j] = std::sqrt(sq);
+    }
+  return c;
+}
+
+// d D / d weights through one side's renormalised counts: the potentials, less their mean
+// under the histogram (the renormalisation's share), per word.
+void add_weight_gradient(const WordBag& doc, const Mapped& d, const std::vector<double>& potential,
+                         double g, std::vector<double>& grad) {
+  double mean = 0;
+  for (std::size_t i = 0; i < d.hist.size(); ++i) mean += potential[i] * d.hist[i];
+  for (std::size_t i = 0; i < d.hist.size(); ++i)
+    grad[doc.words[i]] += g * doc.counts[i] * (potential[i] - mean) / d.mass;
+}
+
+double log_sum_exp(const std::vector<double>& x) {
+  double top = -std::numeric_limits<double>::infinity();
+  for (const double v : x) top = std::max(top, v);
+  if (top == -std::numeric_limits<double>::infinity()) return top;
+  double s = 0;
+  for (const double v : x) s += std::exp(v - top);
+  return top + std::log(s);
+}
+
+}  // namespace
+
+NcaValue nca_objective(const NcaProblem& p, const WordMetric& metric,
+                       std::span<const std::uint32_t> batch,
+                       std::span<const std::vector<std::uint32_t>> candidates, bool gradient) {
+  const std::size_t in = metric.in_dim, out = metric.out_dim;
+  NcaValue v;
+  std::vector<double> squares, cross;  // M's parts: per vocabulary word, and in x in
+  if (gradient) {
+    v.grad_weights.assign(metric.weights.size(), 0.0);
+    squares.assign(metric.weights.size(), 0.0);
+    cross.assign(in * in, 0.0);
+  }
+  for (std::size_t k = 0; k < batch.size(); ++k) {
+    const WordBag& a = p.docs[batch[k]];
+    const std::uint32_t label = p.labels[batch[k]];
+    const std::vector<std::uint32_t>& cand = candidates[k];
+    const Mapped ma = map_document(p, metric, a);
+    std::vector<Mapped> mb;
+    std::vector<std::vector<double>> cost;
+    std::vector<EntropicTransport> t;
+    std::vector<double> all, same;  // -D over every candidate, and over those of a's label
+    for (const std::uint32_t b : cand) {
+      mb.push_back(map_document(p, metric, p.docs[b]));
+      cost.push_back(costs(ma, mb.back(), out));
+      t.push_back(entropic_transport(ma.hist, mb.back().hist, cost.back(), p.transport));
+      all.push_back(-t.back().value);
+      if (p.labels[b] == label) same.push_back(-t.back().value);
+    }
+    if (same.empty()) continue;
+    const double lse_all = log_sum_exp(all), lse_same = log_sum_exp(same);
+    v.loss += lse_all - lse_same;
+    ++v.documents;
+    if (!gradient) continue;
+    const std::size_t na = a.words.size();
+    std::vector<double> z(na * in, 0.0);  // sum over candidates of S X_b
+    for (std::size_t c = 0; c < cand.size(); ++c) {
+      const WordBag& b = p.docs[cand[c]];
+      const std::size_t nb = b.words.size();
+      const double d = -all[c];
+      const double g =
+          (p.labels[cand[c]] == label ? std::exp(-d - lse_same) : 0.0) - std::exp(-d - lse_all);
+      add_weight_gradient(a, ma, t[c].alpha, g, v.grad_weights);
+      add_weight_gradient(b, mb[c], t[c].beta, g, v.grad_weights);
+      for (std::size_t i = 0; i < na; ++i)
+        for (std::size_t j = 0; j < nb; ++j) {
+          const double cij = cost[c][i * nb + j];
+          if (cij == 0) continue;  // the same point: its cost is 0 under every map
+          const double s = g * t[c].plan[i * nb + j] / cij;
+          squares[a.words[i]] += s;
+          squares[b.words[j]] += s;
+          const double* xb = p.vectors.data() + std::size_t{b.words[j]} * in;
+          for (std::size_t e = 0; e < in; ++e) z[i * in + e] += s * xb[e];
+        }
+    }
+    for (std::size_t i = 0; i < na; ++i) {
+      const double* xa = p.vectors.data() + std::size_t{a.words[i]} * in;
+      for (std::size_t r = 0; r < in; ++r)
+        for (std::size_t e = 0; e < in; ++e) cross[r * in + e] += xa[r] * z[i * in + e];
+    }
+  }
+  if (v.documents == 0) return v;
+  const double scale = 1.0 / static_cast<double>(v.documents);
+  v.loss *= scale;
+  if (!gradient) return v;
+  // M = sum_u squares_u x_u x_u' - cross - cross'; the map's gradient A M.
+  std::vector<double> m(in * in, 0.0);
+  for (std::size_t u = 0; u < squares.size(); ++u) {
+    if (squares[u] == 0) continue;
+    const double* x = p.vectors.data() + u * in;
+    for (std::size_t r = 0; r < in; ++r)
+      for (std::size_t e = 0; e < in; ++e) m[r * in + e] += squares[u] * x[r] * x[e];
+  }
+  for (std::size_t r = 0; r < in; ++r)
+    for (std::size_t e = 0; e < in; ++e) m[r * in + e] -= cross[r * in + e] + cross[e * in + r];
+  v.grad_map.assign(out * in, 0.0);
+  for (std::size_t r = 0; r < out; ++r)
+    for (std::size_t c = 0; c < in; ++c) {
+      double s = 0;
+      for (std::size_t e = 0; e < in; ++e) s += metric.map[r * in + e] * m[e * in + c];
+      v.grad_map[r * in + c] = s * scale;
+    }
+  for (double& g : v.grad_weights) g *= scale;
+  return v;
+}
+
+}  // namespace lcrwmd
