@@ -71,6 +71,49 @@ void add_weight_gradient(const WordBag& doc, const Mapped& d, const std::vector<
     grad[doc.words[i]] += g * doc.counts[i] * (potential[i] - mean) / d.mass;
 }
 
+// Two documents' centroid distance ||A u||, u = c_a - c_b, and what its gradient needs: u, and
+// each word's share through its weight (x . A'A u / D; b's negated).
+struct Centroids {
+  double value = 0;
+  std::vector<double> u, potential_a, potential_b;
+};
+
+Centroids centroid_distance(const NcaProblem& p, const WordMetric& m, const WordBag& a,
+                            const Mapped& ma, const WordBag& b, const Mapped& mb) {
+  const std::size_t in = m.in_dim, out = m.out_dim;
+  Centroids e;
+  e.u.assign(in, 0.0);
+  const auto add = [&](const WordBag& doc, const Mapped& d, double sign) {
+    for (std::size_t i = 0; i < doc.words.size(); ++i) {
+      const double* x = p.vectors.data() + std::size_t{doc.words[i]} * in;
+      for (std::size_t q = 0; q < in; ++q) e.u[q] += sign * d.hist[i] * x[q];
+    }
+  };
+  add(a, ma, 1.0);
+  add(b, mb, -1.0);
+  std::vector<double> au(out, 0.0);
+  for (std::size_t r = 0; r < out; ++r)
+    for (std::size_t q = 0; q < in; ++q) au[r] += m.map[r * in + q] * e.u[q];
+  double sq = 0;
+  for (const double x : au) sq += x * x;
+  e.value = std::sqrt(sq);
+  if (e.value == 0) return e;
+  std::vector<double> w(in, 0.0);  // A'A u / D
+  for (std::size_t r = 0; r < out; ++r)
+    for (std::size_t q = 0; q < in; ++q) w[q] += m.map[r * in + q] * au[r] / e.value;
+  const auto shares = [&](const WordBag& doc, double sign) {
+    std::vector<double> s(doc.words.size(), 0.0);
+    for (std::size_t i = 0; i < doc.words.size(); ++i) {
+      const double* x = p.vectors.data() + std::size_t{doc.words[i]} * in;
+      for (std::size_t q = 0; q < in; ++q) s[i] += sign * x[q] * w[q];
+    }
+    return s;
+  };
+  e.potential_a = shares(a, 1.0);
+  e.potential_b = shares(b, -1.0);
+  return e;
+}
+
 double log_sum_exp(const std::vector<double>& x) {
   double top = -std::numeric_limits<double>::infinity();
   for (const double v : x) top = std::max(top, v);
@@ -87,11 +130,14 @@ NcaValue nca_objective(const NcaProblem& p, const WordMetric& metric,
                        std::span<const std::vector<std::uint32_t>> candidates, bool gradient) {
   const std::size_t in = metric.in_dim, out = metric.out_dim;
   NcaValue v;
-  std::vector<double> squares, cross;  // M's parts: per vocabulary word, and in x in
+  // M's parts: per vocabulary word, and in x in (the transport's cross terms; the centroids'
+  // outer products).
+  std::vector<double> squares, cross, direct;
   if (gradient) {
     v.grad_weights.assign(metric.weights.size(), 0.0);
     squares.assign(metric.weights.size(), 0.0);
     cross.assign(in * in, 0.0);
+    direct.assign(in * in, 0.0);
   }
   for (std::size_t k = 0; k < batch.size(); ++k) {
     const WordBag& a = p.docs[batch[k]];
@@ -101,13 +147,21 @@ NcaValue nca_objective(const NcaProblem& p, const WordMetric& metric,
     std::vector<Mapped> mb;
     std::vector<std::vector<double>> cost;
     std::vector<EntropicTransport> t;
+    std::vector<Centroids> cd;
     std::vector<double> all, same;  // -D over every candidate, and over those of a's label
     for (const std::uint32_t b : cand) {
       mb.push_back(map_document(p, metric, p.docs[b]));
-      cost.push_back(costs(ma, mb.back(), out));
-      t.push_back(entropic_transport(ma.hist, mb.back().hist, cost.back(), p.transport));
-      all.push_back(-t.back().value);
-      if (p.labels[b] == label) same.push_back(-t.back().value);
+      double d = 0;
+      if (p.distance == NcaDistance::centroid) {
+        cd.push_back(centroid_distance(p, metric, a, ma, p.docs[b], mb.back()));
+        d = cd.back().value;
+      } else {
+        cost.push_back(costs(ma, mb.back(), out));
+        t.push_back(entropic_transport(ma.hist, mb.back().hist, cost.back(), p.transport));
+        d = t.back().value;
+      }
+      all.push_back(-d);
+      if (p.labels[b] == label) same.push_back(-d);
     }
     if (same.empty()) continue;
     const double lse_all = log_sum_exp(all), lse_same = log_sum_exp(same);
@@ -122,6 +176,16 @@ NcaValue nca_objective(const NcaProblem& p, const WordMetric& metric,
       const double d = -all[c];
       const double g =
           (p.labels[cand[c]] == label ? std::exp(-d - lse_same) : 0.0) - std::exp(-d - lse_all);
+      if (p.distance == NcaDistance::centroid) {
+        // d D / d A = A u u' / D; through the weights, each word's x . A'A u / D (b's negated).
+        const Centroids& e = cd[c];
+        if (e.value == 0) continue;  // the same centroid under every map
+        for (std::size_t r = 0; r < in; ++r)
+          for (std::size_t q = 0; q < in; ++q) direct[r * in + q] += g * e.u[r] * e.u[q] / e.value;
+        add_weight_gradient(a, ma, e.potential_a, g, v.grad_weights);
+        add_weight_gradient(b, mb[c], e.potential_b, g, v.grad_weights);
+        continue;
+      }
       add_weight_gradient(a, ma, t[c].alpha, g, v.grad_weights);
       add_weight_gradient(b, mb[c], t[c].beta, g, v.grad_weights);
       for (std::size_t i = 0; i < na; ++i)
@@ -145,7 +209,7 @@ NcaValue nca_objective(const NcaProblem& p, const WordMetric& metric,
   const double scale = 1.0 / static_cast<double>(v.documents);
   v.loss *= scale;
   if (!gradient) return v;
-  // M = sum_u squares_u x_u x_u' - cross - cross'; the map's gradient A M.
+  // M = sum_u squares_u x_u x_u' - cross - cross' + direct; the map's gradient A M.
   std::vector<double> m(in * in, 0.0);
   for (std::size_t u = 0; u < squares.size(); ++u) {
     if (squares[u] == 0) continue;
@@ -154,7 +218,8 @@ NcaValue nca_objective(const NcaProblem& p, const WordMetric& metric,
       for (std::size_t e = 0; e < in; ++e) m[r * in + e] += squares[u] * x[r] * x[e];
   }
   for (std::size_t r = 0; r < in; ++r)
-    for (std::size_t e = 0; e < in; ++e) m[r * in + e] -= cross[r * in + e] + cross[e * in + r];
+    for (std::size_t e = 0; e < in; ++e)
+      m[r * in + e] += direct[r * in + e] - cross[r * in + e] - cross[e * in + r];
   v.grad_map.assign(out * in, 0.0);
   for (std::size_t r = 0; r < out; ++r)
     for (std::size_t c = 0; c < in; ++c) {

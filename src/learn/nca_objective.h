@@ -10,7 +10,9 @@
 //   p_ab = exp(-D_ab) / sum_c exp(-D_ac),  loss_a = -log sum_{b: y_b = y_a} p_ab
 //   d loss_a / d D_ab = p_ab ([y_b = y_a] / P_a - 1),  P_a = sum_{b: y_b = y_a} p_ab
 // and each D_ab's gradient is its transport's plan (through the costs, to A) and potentials
-// (through the renormalised counts, to the weights): learn/entropic_transport.h.
+// (through the renormalised counts, to the weights): learn/entropic_transport.h. The centroid
+// distance ||A (c_a - c_b)|| (c: a document's weighted mean vector) is the same objective on
+// WCD, the paper's start.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -35,11 +37,18 @@ struct WordMetric {
   static WordMetric identity(std::size_t dim, std::size_t vocab);
 };
 
+// The distance between two documents in the metric.
+enum class NcaDistance {
+  transport,  // entropic transport between their words (S-WMD)
+  centroid,   // between their weighted mean vectors, mapped (WCD: the cheap start)
+};
+
 struct NcaProblem {
   std::span<const double> vectors;  // vocab x in_dim, row-major
   std::size_t in_dim = 0;
   std::span<const WordBag> docs;
   std::span<const std::uint32_t> labels;  // per document
+  NcaDistance distance = NcaDistance::transport;
   EntropicOptions transport;
 };
 

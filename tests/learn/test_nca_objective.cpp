@@ -1,6 +1,7 @@
 // Metric learning's numerics: entropic transport (its marginals, its value's gradient is its
-// plan, and near the exact EMD for a large strength) and S-WMD's loss, whose gradient for the
-// map and for the word weights is checked against central finite differences in double; and a
+// plan, and near the exact EMD for a large strength) and S-WMD's loss, on transport and on
+// centroids, whose gradient for the map and for the word weights is checked against central
+// finite differences in double; and a
 // few gradient steps on a toy set whose labels depend on one direction of the word space find
 // that direction.
 #include <gtest/gtest.h>
@@ -128,9 +129,10 @@ struct Toy {
 };
 
 TEST(NcaObjective, GradientsMatchCentralDifferences) {
-  for (const std::uint32_t seed : {1u, 2u}) {
+  for (const std::uint32_t seed : {1u, 2u, 3u, 4u}) {
     const Toy toy(seed);
-    const NcaProblem p = toy.problem(3.0);
+    NcaProblem p = toy.problem(3.0);
+    if (seed > 2) p.distance = NcaDistance::centroid;
     // A map to 3 dimensions, not square, and weights away from 1.
     std::mt19937 rng(seed + 10);
     std::normal_distribution<double> g;
@@ -158,7 +160,7 @@ TEST(NcaObjective, GradientsMatchCentralDifferences) {
       up.map[e] += h;
       down.map[e] -= h;
       const double fd = (loss_at(up) - loss_at(down)) / (2 * h);
-      EXPECT_NEAR(v.grad_map[e], fd, 1e-6 + 1e-5 * std::fabs(fd)) << "map " << e;
+      EXPECT_NEAR(v.grad_map[e], fd, 1e-6 + 1e-5 * std::fabs(fd)) << seed << " map " << e;
     }
     std::size_t moved = 0;
     for (std::size_t u = 0; u < toy.vocab; ++u) {
@@ -166,7 +168,7 @@ TEST(NcaObjective, GradientsMatchCentralDifferences) {
       up.weights[u] += h;
       down.weights[u] -= h;
       const double fd = (loss_at(up) - loss_at(down)) / (2 * h);
-      EXPECT_NEAR(v.grad_weights[u], fd, 1e-6 + 1e-5 * std::fabs(fd)) << "weight " << u;
+      EXPECT_NEAR(v.grad_weights[u], fd, 1e-6 + 1e-5 * std::fabs(fd)) << seed << " weight " << u;
       moved += std::fabs(fd) > 1e-4;
     }
     EXPECT_GT(moved, 2u);  // the weights matter, so the check above could fail
