@@ -125,6 +125,26 @@ double log_sum_exp(const std::vector<double>& x) {
 
 }  // namespace
 
+std::vector<std::vector<double>> nca_distances(
+    const NcaProblem& p, const WordMetric& metric, std::span<const std::uint32_t> batch,
+    std::span<const std::vector<std::uint32_t>> candidates) {
+  std::vector<std::vector<double>> out(batch.size());
+#pragma omp parallel for schedule(dynamic)
+  for (std::size_t k = 0; k < batch.size(); ++k) {
+    const WordBag& a = p.docs[batch[k]];
+    const Mapped ma = map_document(p, metric, a);
+    for (const std::uint32_t b : candidates[k]) {
+      const Mapped mb = map_document(p, metric, p.docs[b]);
+      out[k].push_back(
+          p.distance == NcaDistance::centroid
+              ? centroid_distance(p, metric, a, ma, p.docs[b], mb).value
+              : entropic_transport(ma.hist, mb.hist, costs(ma, mb, metric.out_dim), p.transport)
+                    .value);
+    }
+  }
+  return out;
+}
+
 NcaValue nca_objective(const NcaProblem& p, const WordMetric& metric,
                        std::span<const std::uint32_t> batch,
                        std::span<const std::vector<std::uint32_t>> candidates, bool gradient) {

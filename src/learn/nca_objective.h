@@ -60,6 +60,11 @@ struct NcaValue {
   std::vector<double> grad_weights;  // d loss / d weights, per vocabulary word
 };
 
+// Each document of `batch`'s distance to each of its candidates in the metric.
+std::vector<std::vector<double>> nca_distances(
+    const NcaProblem& problem, const WordMetric& metric, std::span<const std::uint32_t> batch,
+    std::span<const std::vector<std::uint32_t>> candidates);
+
 // The loss of documents `batch` (ids into problem.docs), each against its own candidates
 // (candidates[k]: documents other than batch[k]), and with `gradient` its gradient.
 NcaValue nca_objective(const NcaProblem& problem, const WordMetric& metric,

@@ -1,0 +1,125 @@
+// Learning a metric: on a set whose labels depend on one direction of the word space, the
+// learned metric's held-out error falls below the unsupervised one's; the same seed gives the
+// same metric; what cannot be learned from is refused; a stop keeps the best so far.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "lcrwmd/error.h"
+#include "learn/learn_metric.h"
+
+namespace lcrwmd {
+namespace {
+
+// Words on a line of four dimensions: the first coordinate's sign says the word's class, the
+// other three are noise five times as large. A document: five words, most of its class.
+struct LabelledSet {
+  std::size_t vocab = 60, in = 4;
+  std::vector<double> vectors;
+  std::vector<WordBag> docs;
+  std::vector<std::uint32_t> labels;
+  explicit LabelledSet(std::size_t n, std::uint32_t seed = 7) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<double> g;
+    vectors.resize(vocab * in);
+    for (std::size_t u = 0; u < vocab; ++u) {
+      vectors[u * in] = (u % 2 ? 0.6 : -0.6) + 0.2 * g(rng);
+      for (std::size_t e = 1; e < in; ++e) vectors[u * in + e] = 3.0 * g(rng);
+    }
+    for (std::size_t d = 0; d < n; ++d) {
+      const auto label = static_cast<std::uint32_t>(d % 2);
+      WordBag bag;
+      while (bag.words.size() < 5) {
+        const bool own = rng() % 5 != 0;  // one word in five from the other class
+        const auto w =
+            static_cast<std::uint32_t>(2 * (rng() % (vocab / 2)) + (own ? label : 1 - label));
+        if (std::find(bag.words.begin(), bag.words.end(), w) != bag.words.end()) continue;
+        bag.words.push_back(w);
+        bag.counts.push_back(1 + static_cast<double>(rng() % 2));
+      }
+      docs.push_back(bag);
+      labels.push_back(label);
+    }
+  }
+  NcaProblem problem() const {
+    NcaProblem p;
+    p.vectors = vectors;
+    p.in_dim = in;
+    p.docs = docs;
+    p.labels = labels;
+    return p;
+  }
+};
+
+LearnOptions quick() {
+  LearnOptions o;
+  o.centroid_epochs = 15;
+  o.transport_epochs = 3;
+  o.batch = 16;
+  o.neighbors = 12;
+  o.held_out = 0.3;
+  o.patience = 15;
+  o.map_rate = 0.05;
+  o.transport.lambda = 5;
+  o.transport.tolerance = 1e-6;
+  return o;
+}
+
+TEST(LearnMetric, LowersTheHeldOutErrorWhereTheLabelsFollowADirection) {
+  const LabelledSet s(200);
+  std::vector<LearnProgress> seen;
+  const LearnedMetric r = learn_metric(s.problem(), s.vocab, quick(), [&](const LearnProgress& p) {
+    seen.push_back(p);
+    return true;
+  });
+  EXPECT_EQ(r.train_documents + r.held_out_documents, 200u);
+  EXPECT_EQ(r.held_out_documents, 60u);
+  ASSERT_FALSE(seen.empty());
+  EXPECT_STREQ(seen.front().stage, "centroid");
+  EXPECT_STREQ(seen.back().stage, "transport");
+  // The unsupervised metric's held-out error: zero epochs of either stage.
+  LearnOptions none = quick();
+  none.centroid_epochs = 0;
+  none.transport_epochs = 1;
+  none.map_rate = none.weight_rate = 0;
+  const LearnedMetric start = learn_metric(s.problem(), s.vocab, none);
+  EXPECT_LT(r.held_out_error, start.held_out_error - 0.05)
+      << start.held_out_error << " -> " << r.held_out_error;
+  // Learned to the end (nothing held out, the last metric kept): the first coordinate
+  // stretched against the noise.
+  LearnOptions all = quick();
+  all.held_out = 0;
+  const LearnedMetric last = learn_metric(s.problem(), s.vocab, all);
+  double norms[4] = {0, 0, 0, 0};
+  for (std::size_t c = 0; c < 4; ++c)
+    for (std::size_t row = 0; row < 4; ++row) norms[c] += std::pow(last.metric.map[row * 4 + c], 2);
+  EXPECT_GT(norms[0], 2 * (norms[1] + norms[2] + norms[3]) / 3);
+  // The same seed, the same metric.
+  const LearnedMetric again = learn_metric(s.problem(), s.vocab, quick());
+  EXPECT_EQ(again.metric.map, r.metric.map);
+  EXPECT_EQ(again.metric.weights, r.metric.weights);
+}
+
+TEST(LearnMetric, RefusesWhatItCannotLearnFromAndStopsWhenAsked) {
+  LabelledSet s(20);
+  std::vector<std::uint32_t> one(s.labels.size(), 3);
+  NcaProblem p = s.problem();
+  p.labels = one;
+  EXPECT_THROW(learn_metric(p, s.vocab, quick()), Error);
+  LearnOptions wide = quick();
+  wide.out_dim = 5;
+  EXPECT_THROW(learn_metric(s.problem(), s.vocab, wide), Error);
+  // A smaller map starts from the principal directions and learns too.
+  LearnOptions narrow = quick();
+  narrow.out_dim = 2;
+  EXPECT_EQ(learn_metric(s.problem(), s.vocab, narrow).metric.map.size(), 2u * 4);
+  std::size_t calls = 0;
+  const LearnedMetric r = learn_metric(s.problem(), s.vocab, quick(),
+                                       [&](const LearnProgress&) { return ++calls < 2; });
+  EXPECT_TRUE(r.stopped);
+  EXPECT_EQ(calls, 2u);
+}
+
+}  // namespace
+}  // namespace lcrwmd
