@@ -164,25 +164,28 @@ NcaValue nca_objective(const NcaProblem& p, const WordMetric& metric,
     const std::uint32_t label = p.labels[batch[k]];
     const std::vector<std::uint32_t>& cand = candidates[k];
     const Mapped ma = map_document(p, metric, a);
-    std::vector<Mapped> mb;
-    std::vector<std::vector<double>> cost;
-    std::vector<EntropicTransport> t;
-    std::vector<Centroids> cd;
-    std::vector<double> all, same;  // -D over every candidate, and over those of a's label
-    for (const std::uint32_t b : cand) {
-      mb.push_back(map_document(p, metric, p.docs[b]));
-      double d = 0;
+    const std::size_t nc = cand.size();
+    std::vector<Mapped> mb(nc);
+    std::vector<std::vector<double>> cost(nc);
+    std::vector<EntropicTransport> t(nc);
+    std::vector<Centroids> cd(nc);
+    std::vector<double> all(nc), same;  // -D over every candidate, and over those of a's label
+    // The pairs' transports, a candidate per thread (each the same bits whatever the threads).
+#pragma omp parallel for schedule(dynamic)
+    for (std::size_t c = 0; c < nc; ++c) {
+      const WordBag& b = p.docs[cand[c]];
+      mb[c] = map_document(p, metric, b);
       if (p.distance == NcaDistance::centroid) {
-        cd.push_back(centroid_distance(p, metric, a, ma, p.docs[b], mb.back()));
-        d = cd.back().value;
+        cd[c] = centroid_distance(p, metric, a, ma, b, mb[c]);
+        all[c] = -cd[c].value;
       } else {
-        cost.push_back(costs(ma, mb.back(), out));
-        t.push_back(entropic_transport(ma.hist, mb.back().hist, cost.back(), p.transport));
-        d = t.back().value;
+        cost[c] = costs(ma, mb[c], out);
+        t[c] = entropic_transport(ma.hist, mb[c].hist, cost[c], p.transport);
+        all[c] = -t[c].value;
       }
-      all.push_back(-d);
-      if (p.labels[b] == label) same.push_back(-d);
     }
+    for (std::size_t c = 0; c < nc; ++c)
+      if (p.labels[cand[c]] == label) same.push_back(all[c]);
     if (same.empty()) continue;
     const double lse_all = log_sum_exp(all), lse_same = log_sum_exp(same);
     v.loss += lse_all - lse_same;
