@@ -4,6 +4,7 @@
 // than per word pair: a pair costs its transport and words_a x words_b x in_dim, not in_dim^2.
 #include "learn/nca_objective.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -27,18 +28,54 @@ struct Mapped {
   double mass = 0;           // sum of weight x count, before renormalising
 };
 
-Mapped map_document(const NcaProblem& p, const WordMetric& m, const WordBag& doc) {
-  const std::size_t n = doc.words.size(), out = m.out_dim, in = m.in_dim;
+// The words the documents of a call use, each mapped by A once (a word recurs across a batch's
+// documents and candidates): row(u) = A x_u.
+class MappedWords {
+ public:
+  MappedWords(const NcaProblem& p, const WordMetric& m, std::span<const std::uint32_t> batch,
+              std::span<const std::vector<std::uint32_t>> candidates)
+      : out_(m.out_dim), slot_(m.weights.size(), kNone) {
+    const auto take = [&](std::uint32_t d) {
+      for (const std::uint32_t u : p.docs[d].words)
+        if (slot_[u] == kNone) {
+          slot_[u] = words_.size();
+          words_.push_back(u);
+        }
+    };
+    for (std::size_t k = 0; k < batch.size(); ++k) {
+      take(batch[k]);
+      for (const std::uint32_t d : candidates[k]) take(d);
+    }
+    const std::size_t in = m.in_dim;
+    rows_.assign(words_.size() * out_, 0.0);
+#pragma omp parallel for schedule(static)
+    for (std::size_t w = 0; w < words_.size(); ++w) {
+      const double* x = p.vectors.data() + std::size_t{words_[w]} * in;
+      for (std::size_t r = 0; r < out_; ++r) {
+        double s = 0;
+        for (std::size_t c = 0; c < in; ++c) s += m.map[r * in + c] * x[c];
+        rows_[w * out_ + r] = s;
+      }
+    }
+  }
+  const double* row(std::uint32_t word) const { return rows_.data() + slot_[word] * out_; }
+
+ private:
+  static constexpr std::size_t kNone = ~std::size_t{0};
+  std::size_t out_;
+  std::vector<std::size_t> slot_;
+  std::vector<std::uint32_t> words_;
+  std::vector<double> rows_;
+};
+
+Mapped map_document(const MappedWords& words, const WordMetric& m, const WordBag& doc) {
+  const std::size_t n = doc.words.size(), out = m.out_dim;
   Mapped d;
-  d.y.assign(n * out, 0.0);
+  d.y.resize(n * out);
   d.hist.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
-    const double* x = p.vectors.data() + std::size_t{doc.words[i]} * in;
-    for (std::size_t r = 0; r < out; ++r) {
-      double s = 0;
-      for (std::size_t c = 0; c < in; ++c) s += m.map[r * in + c] * x[c];
-      d.y[i * out + r] = s;
-    }
+    const double* y = words.row(doc.words[i]);
+    std::copy(y, y + out, d.y.begin() + static_cast<std::ptrdiff_t>(i * out));
     d.hist[i] = m.weights[doc.words[i]] * doc.counts[i];
     d.mass += d.hist[i];
   }
@@ -129,12 +166,13 @@ std::vector<std::vector<double>> nca_distances(
     const NcaProblem& p, const WordMetric& metric, std::span<const std::uint32_t> batch,
     std::span<const std::vector<std::uint32_t>> candidates) {
   std::vector<std::vector<double>> out(batch.size());
+  const MappedWords words(p, metric, batch, candidates);
 #pragma omp parallel for schedule(dynamic)
   for (std::size_t k = 0; k < batch.size(); ++k) {
     const WordBag& a = p.docs[batch[k]];
-    const Mapped ma = map_document(p, metric, a);
+    const Mapped ma = map_document(words, metric, a);
     for (const std::uint32_t b : candidates[k]) {
-      const Mapped mb = map_document(p, metric, p.docs[b]);
+      const Mapped mb = map_document(words, metric, p.docs[b]);
       out[k].push_back(
           p.distance == NcaDistance::centroid
               ? centroid_distance(p, metric, a, ma, p.docs[b], mb).value
@@ -149,6 +187,7 @@ NcaValue nca_objective(const NcaProblem& p, const WordMetric& metric,
                        std::span<const std::uint32_t> batch,
                        std::span<const std::vector<std::uint32_t>> candidates, bool gradient) {
   const std::size_t in = metric.in_dim, out = metric.out_dim;
+  const MappedWords words(p, metric, batch, candidates);
   NcaValue v;
   // M's parts: per vocabulary word, and in x in (the transport's cross terms; the centroids'
   // outer products).
@@ -163,7 +202,7 @@ NcaValue nca_objective(const NcaProblem& p, const WordMetric& metric,
     const WordBag& a = p.docs[batch[k]];
     const std::uint32_t label = p.labels[batch[k]];
     const std::vector<std::uint32_t>& cand = candidates[k];
-    const Mapped ma = map_document(p, metric, a);
+    const Mapped ma = map_document(words, metric, a);
     const std::size_t nc = cand.size();
     std::vector<Mapped> mb(nc);
     std::vector<std::vector<double>> cost(nc);
@@ -174,7 +213,7 @@ NcaValue nca_objective(const NcaProblem& p, const WordMetric& metric,
 #pragma omp parallel for schedule(dynamic)
     for (std::size_t c = 0; c < nc; ++c) {
       const WordBag& b = p.docs[cand[c]];
-      mb[c] = map_document(p, metric, b);
+      mb[c] = map_document(words, metric, b);
       if (p.distance == NcaDistance::centroid) {
         cd[c] = centroid_distance(p, metric, a, ma, b, mb[c]);
         all[c] = -cd[c].value;
