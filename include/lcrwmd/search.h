@@ -115,6 +115,9 @@ struct SearchResults {
   std::vector<std::int64_t> indices;  // n_queries x k
 };
 
+// Results of n_queries rows of k, every place empty (index -1, distance 0) until filled.
+SearchResults empty_results(std::size_t n_queries, std::size_t k);
+
 // "More like this": results searched for documents of the index as queries with k + 1
 // neighbours, each row without its own document (self[q], or the row's last where it is not
 // among them), k to a row.

@@ -127,11 +127,7 @@ SearchResults GpuIndex::Impl::search(const QuerySet& q, std::size_t k, const Sea
                                      SearchStats* stats) {
   std::lock_guard lock(mutex);
   const DeviceGuard on_device(device.id);
-  SearchResults res;
-  res.n_queries = q.size();
-  res.k = std::min(k, index.n_docs());
-  res.distances.assign(res.n_queries * res.k, 0.0f);
-  res.indices.assign(res.n_queries * res.k, -1);
+  SearchResults res = empty_results(q.size(), std::min(k, index.n_docs()));
   SearchStats st;
   const bool symmetric = opt.direction == Direction::symmetric && opt.method != Method::wcd;
   const Reverse rev = !linear(opt.method) || !symmetric ? Reverse::none

@@ -247,11 +247,7 @@ SearchResults CpuSearcher::top_k(const QuerySet& queries, std::size_t k, const S
   check_query_words(index_, queries);
   const Index& index = index_;
   const std::size_t n = index.n_docs();
-  SearchResults res;
-  res.n_queries = queries.size();
-  res.k = std::min(k, n);
-  res.distances.assign(res.n_queries * res.k, 0.0f);
-  res.indices.assign(res.n_queries * res.k, -1);
+  SearchResults res = empty_results(queries.size(), std::min(k, n));
   SearchStats st;
   const std::optional<Phase1> p1 = phase1(opt);
   for_each_batch(

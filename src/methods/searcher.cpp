@@ -48,11 +48,7 @@ SearchResults Searcher::top_k_without_skipped(const QuerySet& queries, std::size
   SearchOptions o = options;
   o.skip = {};
   const SearchResults all = top_k(queries, k + skip.size(), o, stats);
-  SearchResults r;
-  r.n_queries = all.n_queries;
-  r.k = std::min(k, n_docs());
-  r.distances.assign(r.n_queries * r.k, 0.0f);
-  r.indices.assign(r.n_queries * r.k, -1);
+  SearchResults r = empty_results(all.n_queries, std::min(k, n_docs()));
   for (std::size_t q = 0; q < r.n_queries; ++q)
     for (std::size_t t = 0, kept = 0; t < all.k && kept < r.k; ++t) {
       const std::int64_t doc = all.indices[q * all.k + t];
@@ -128,13 +124,18 @@ Backend resolve_backend(Backend b, const SearchOptions& o) {
   return gpu && gpu_device_count() > 0 ? Backend::cuda : Backend::cpu;
 }
 
+SearchResults empty_results(std::size_t n_queries, std::size_t k) {
+  SearchResults r;
+  r.n_queries = n_queries;
+  r.k = k;
+  r.distances.assign(n_queries * k, 0.0f);
+  r.indices.assign(n_queries * k, -1);
+  return r;
+}
+
 SearchResults without_self(const SearchResults& r, std::span<const std::int64_t> self,
                            std::size_t k) {
-  SearchResults out;
-  out.n_queries = r.n_queries;
-  out.k = std::min(k, r.k);
-  out.distances.assign(out.n_queries * out.k, 0.0f);
-  out.indices.assign(out.n_queries * out.k, -1);
+  SearchResults out = empty_results(r.n_queries, std::min(k, r.k));
   for (std::size_t q = 0; q < r.n_queries; ++q) {
     std::size_t t = 0;
     for (std::size_t s = 0; s < r.k && t < out.k; ++s) {

@@ -45,11 +45,7 @@ class ShardMerge {
   }
 
   SearchResults take() {
-    SearchResults out;
-    out.n_queries = best_.size();
-    out.k = k_;
-    out.distances.assign(out.n_queries * k_, 0.0f);
-    out.indices.assign(out.n_queries * k_, -1);
+    SearchResults out = empty_results(best_.size(), k_);
     for (std::size_t q = 0; q < best_.size(); ++q) {
       const std::vector<Neighbor> row = best_[q].take_sorted();
       for (std::size_t t = 0; t < row.size(); ++t) {

@@ -27,11 +27,7 @@ namespace {
 SearchResults bm25_top_k(const ShardSet& shards, const QuerySet& queries, std::size_t k,
                          const SearchOptions& o, SearchStats* stats) {
   const std::size_t nq = queries.size();
-  SearchResults r;
-  r.n_queries = nq;
-  r.k = std::min(k, shards.n_docs());
-  r.distances.assign(nq * r.k, 0.0f);
-  r.indices.assign(nq * r.k, -1);
+  SearchResults r = empty_results(nq, std::min(k, shards.n_docs()));
   const Bm25Scorer scorer(shards, queries, 0, nq, o.bm25_k1, o.bm25_b);
   const std::size_t n = scorer.n_docs();
   std::vector<std::vector<float>> rows(static_cast<std::size_t>(omp_get_max_threads()));
@@ -151,11 +147,7 @@ void ShardedSearcher::hybrid_rows(const QuerySet& part, const SearchOptions& o, 
 SearchResults ShardedSearcher::whole_top_k(const QuerySet& queries, std::size_t k,
                                            const SearchOptions& options, SearchStats* stats) const {
   const std::size_t n = n_docs();
-  SearchResults r;
-  r.n_queries = queries.size();
-  r.k = std::min(k, n);
-  r.distances.assign(r.n_queries * r.k, 0.0f);
-  r.indices.assign(r.n_queries * r.k, -1);
+  SearchResults r = empty_results(queries.size(), std::min(k, n));
   all_distances(
       queries, options,
       [&](std::size_t first, std::size_t count, const float* d) {
