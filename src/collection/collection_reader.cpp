@@ -59,7 +59,9 @@ std::shared_ptr<const DocumentSnapshot> CollectionReader::acquire() const {
 }
 
 bool CollectionReader::refresh() {
-  if (!Collection::exists(path_) || Collection::last_generation(path_) == acquire()->generation())
+  // An index file never changes; a collection only where its manifest names a newer commit.
+  const std::shared_ptr<const DocumentSnapshot> now = acquire();
+  if (now->collection() == nullptr || Collection::last_generation(path_) == now->generation())
     return false;
   std::shared_ptr<const DocumentSnapshot> next = open(options_.verify_refreshes);
   const std::lock_guard lock(mutex_);
