@@ -214,11 +214,11 @@ bool FastTextModel::lookup(std::string_view word, float* out) const {
   const fasttext::Dictionary& dict = model_->dictionary();
   const std::string w(word);
   const std::int32_t id = dict.getId(w);
+  const bool known = id >= 0 && id < dict.nwords();
   std::vector<std::int32_t> unseen;
-  if (id < 0 || id >= dict.nwords())
+  if (!known)
     dict.computeSubwords(fasttext::Dictionary::BOW + w + fasttext::Dictionary::EOW, unseen);
-  const std::vector<std::int32_t>& rows =
-      id >= 0 && id < dict.nwords() ? dict.getSubwords(id) : unseen;
+  const std::vector<std::int32_t>& rows = known ? dict.getSubwords(id) : unseen;
   if (rows.empty()) return false;
   const fasttext::DenseMatrix& input = model_->input();
   const std::size_t d = dim();
