@@ -4,22 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
+
+#include "learn/log_sum_exp.h"
 
 namespace lcrwmd {
-namespace {
-
-// log sum_k exp(x_k), exact for any range of x.
-template <typename Term>
-double log_sum_exp(std::size_t n, Term&& x) {
-  double top = -std::numeric_limits<double>::infinity();
-  for (std::size_t k = 0; k < n; ++k) top = std::max(top, x(k));
-  double sum = 0;
-  for (std::size_t k = 0; k < n; ++k) sum += std::exp(x(k) - top);
-  return top + std::log(sum);
-}
-
-}  // namespace
 
 EntropicTransport entropic_transport(std::span<const double> a, std::span<const double> b,
                                      std::span<const double> cost, const EntropicOptions& o) {

@@ -61,14 +61,12 @@ std::vector<double> mapped_centroids(const NcaProblem& p, const WordMetric& m) {
   return c;
 }
 
-// For each document of `from`, its `k` nearest of `pool` (itself left out) by centroid distance
-// in the metric, nearest first (ties: the smaller id).
-std::vector<std::vector<std::uint32_t>> nearest(const NcaProblem& p, const WordMetric& m,
+// For each document of `from`, its `k` nearest of `pool` (itself left out) by the distance of
+// their mapped centroids `c` (n x out: mapped_centroids), nearest first (ties: the smaller id).
+std::vector<std::vector<std::uint32_t>> nearest(const std::vector<double>& c, std::size_t out,
                                                 const std::vector<std::uint32_t>& from,
                                                 const std::vector<std::uint32_t>& pool,
                                                 std::size_t k) {
-  const std::vector<double> c = mapped_centroids(p, m);
-  const std::size_t out = m.out_dim;
   std::vector<std::vector<std::uint32_t>> result(from.size());
 #pragma omp parallel for schedule(dynamic, 16)
   for (std::size_t f = 0; f < from.size(); ++f) {
@@ -196,8 +194,10 @@ LearnedMetric learn_metric(NcaProblem p, std::size_t vocab, const LearnOptions& 
 
   result.metric = m;
   result.held_out_error = std::numeric_limits<double>::infinity();
+  // The current metric's mapped centroids: each epoch's candidates, and the held-out vote's.
+  std::vector<double> centroids;
   const auto evaluate = [&] {
-    return held_out_error(p, m, held, nearest(p, m, held, train, o.neighbors));
+    return held_out_error(p, m, held, nearest(centroids, out, held, train, o.neighbors));
   };
   for (const NcaDistance stage : {NcaDistance::centroid, NcaDistance::transport}) {
     p.distance = stage;
@@ -206,10 +206,12 @@ LearnedMetric learn_metric(NcaProblem p, std::size_t vocab, const LearnOptions& 
     Adam adam_map(m.map.size(), o.map_rate), adam_weights(m.weights.size(), o.weight_rate);
     // The stage starts from the best metric so far, its held-out error measured anew.
     m = result.metric;
+    centroids = mapped_centroids(p, m);
     if (epochs > 0 && !held.empty()) result.held_out_error = evaluate();
     std::size_t since_best = 0;
     for (std::size_t epoch = 1; epoch <= epochs; ++epoch) {
-      const std::vector<std::vector<std::uint32_t>> cand = nearest(p, m, train, train, o.neighbors);
+      const std::vector<std::vector<std::uint32_t>> cand =
+          nearest(centroids, out, train, train, o.neighbors);
       std::vector<std::size_t> batches(train.size());
       std::iota(batches.begin(), batches.end(), std::size_t{0});
       std::shuffle(batches.begin(), batches.end(), rng);
@@ -230,6 +232,7 @@ LearnedMetric learn_metric(NcaProblem p, std::size_t vocab, const LearnOptions& 
         adam_weights.step(m.weights, v.grad_weights);
         for (double& w : m.weights) w = std::max(w, 1e-3);  // a weight stays positive
       }
+      centroids = mapped_centroids(p, m);
       const double error = held.empty() ? 0 : evaluate();
       const bool better = held.empty() || error < result.held_out_error;
       if (better) {

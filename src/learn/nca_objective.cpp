@@ -6,7 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
+
+#include "learn/log_sum_exp.h"
 
 namespace lcrwmd {
 
@@ -149,15 +150,6 @@ Centroids centroid_distance(const NcaProblem& p, const WordMetric& m, const Word
   e.potential_a = shares(a, 1.0);
   e.potential_b = shares(b, -1.0);
   return e;
-}
-
-double log_sum_exp(const std::vector<double>& x) {
-  double top = -std::numeric_limits<double>::infinity();
-  for (const double v : x) top = std::max(top, v);
-  if (top == -std::numeric_limits<double>::infinity()) return top;
-  double s = 0;
-  for (const double v : x) s += std::exp(v - top);
-  return top + std::log(s);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // same metric; what cannot be learned from is refused; a stop keeps the best so far.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 

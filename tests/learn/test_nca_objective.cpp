@@ -105,7 +105,7 @@ struct Toy {
     for (std::size_t d = 0; d < 8; ++d) {
       WordBag bag;
       const std::size_t n = 1 + d % 4;
-      for (std::size_t i = 0; bag.words.size() < n; ++i) {
+      while (bag.words.size() < n) {
         const auto w = static_cast<std::uint32_t>(rng() % vocab);
         if (std::find(bag.words.begin(), bag.words.end(), w) != bag.words.end()) continue;
         bag.words.push_back(w);
