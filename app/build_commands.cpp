@@ -15,6 +15,7 @@
 #include "lcrwmd/embeddings.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/index.h"
+#include "lcrwmd/metric.h"
 #include "lcrwmd/synth.h"
 
 namespace lcrwmd::app {
@@ -68,7 +69,7 @@ std::string default_vectors_path(const std::string& output) {
 }
 
 struct BuildFlags {
-  std::string embeddings, docs, stopwords, weighting = "tf", output, vectors_output;
+  std::string embeddings, docs, stopwords, weighting = "tf", output, vectors_output, metric;
   bool no_text = false, collection = false, train = false;
   // Given, or (unset) on for vectors trained here: what the tuning task chose (docs/cli.md).
   std::optional<bool> unit_vectors;
@@ -84,7 +85,20 @@ void run_build(const BuildFlags& f) {
                           "on the documents, or read from the file)"
                         : "give --embeddings FILE, or --train-vectors to train them on the "
                           "documents");
+  if (f.train && !f.metric.empty())
+    throw Error(f.metric +
+                ": a metric is learned on particular word vectors, and --train-vectors trains new "
+                "ones: give --embeddings, the vectors of the index it was learned from");
   auto t = Clock::now();
+  std::shared_ptr<const Metric> metric;
+  if (!f.metric.empty()) {
+    metric = std::make_shared<const Metric>(Metric::load(f.metric));
+    if (f.unit_vectors && *f.unit_vectors != metric->unit_vectors())
+      throw Error(f.metric + ": learned on vectors " +
+                  (metric->unit_vectors() ? "scaled to length 1" : "as they are") + ", so --" +
+                  (metric->unit_vectors() ? "" : "no-") +
+                  "unit-vectors is implied; leave the flag out");
+  }
   std::vector<RawDocument> documents = read_tsv(f.docs);
   StopWords stop;
   if (!f.stopwords.empty()) stop = StopWords::load(f.stopwords);
@@ -95,13 +109,17 @@ void run_build(const BuildFlags& f) {
     train_vectors(documents, stop_words, f.training, emb_path, f.docs);
   }
   // Only the vectors of the corpus's words are kept: memory follows the corpus, not the file.
-  const WordSet tokens = distinct_tokens(documents);
+  WordSet tokens = distinct_tokens(documents);
+  const std::size_t corpus_words = tokens.size();
+  if (metric)  // and the metric's words, whose vectors must be the ones it was learned on
+    for (const std::string& w : metric->words()) tokens.insert(w);
   const Embeddings emb = Embeddings::load(emb_path, &tokens);
+  if (metric) metric->check_vectors(emb, f.metric);
   if (emb.format() == "fasttext")
     note(
         "vectors %s: fastText model of %zu words, dim %zu: vectors for %zu of the corpus's %zu "
         "words, those it never saw from their character n-grams (%.2f s)",
-        emb_path.c_str(), emb.file_words(), emb.dim(), emb.size(), tokens.size(), since(t));
+        emb_path.c_str(), emb.file_words(), emb.dim(), emb.size(), corpus_words, since(t));
   else
     note("embeddings %s: %zu of its %zu words kept (the corpus's), dim %zu, %s%s (%.2f s)",
          emb_path.c_str(), emb.size(), emb.file_words(), emb.dim(), emb.format().c_str(),
@@ -113,7 +131,11 @@ void run_build(const BuildFlags& f) {
   bo.stopwords = stop_words;
   bo.weighting = parse_weighting(f.weighting);
   bo.keep_text = !f.no_text;
-  bo.unit_vectors = f.unit_vectors.value_or(f.train);
+  bo.unit_vectors = f.unit_vectors.value_or(metric ? metric->unit_vectors() : f.train);
+  bo.metric = metric;
+  if (metric)
+    note("metric %s: map %zu x %zu, %zu word weights", f.metric.c_str(), metric->out_dim(),
+         metric->in_dim(), metric->words().size());
   TextReport report;
   const IndexData data = build_index_data(emb, documents, bo, &report);
   report_text(report, "documents");
@@ -152,6 +174,9 @@ void add_build(CLI::App& app) {
   c->add_option("--output", f->output, "Index file to write")->required();
   c->add_flag("--no-text", f->no_text,
               "Leave the documents' texts out (kept compressed by default, for display)");
+  c->add_option("--metric", f->metric,
+                "A metric learned from labels (lcrwmd learn): the vectors mapped and the words "
+                "weighted by it for every method; recorded, and applied to queries");
   add_shards_flag(c, f->shards);
   c->add_flag("--collection", f->collection,
               "Write OUTPUT as a collection directory that takes documents and deletions "

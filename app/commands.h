@@ -36,5 +36,6 @@ void add_explain(CLI::App& app);
 void add_serve(CLI::App& app);
 void add_methods(CLI::App& app);
 void add_vectors(CLI::App& app);  // vectors train
+void add_learn(CLI::App& app);
 
 }  // namespace lcrwmd::app

@@ -85,7 +85,18 @@ void add_info(CLI::App& app) {
     char fingerprint[19];
     std::snprintf(fingerprint, sizeof fingerprint, "%016llx",
                   static_cast<unsigned long long>(ix.embeddings_fingerprint()));
+    const Metric* metric = ix.metric();
+    char metric_fingerprint[19] = "";
+    if (metric)
+      std::snprintf(metric_fingerprint, sizeof metric_fingerprint, "%016llx",
+                    static_cast<unsigned long long>(metric->fingerprint()));
     if (*json) {
+      nlohmann::json metric_json = nullptr;
+      if (metric)
+        metric_json = {{"fingerprint", metric_fingerprint},
+                       {"in_dim", metric->in_dim()},
+                       {"out_dim", metric->out_dim()},
+                       {"weighted_words", metric->words().size()}};
       const nlohmann::json j = {{"path", *path},
                                 {"n_docs", ix.n_docs()},
                                 {"vocab_size", ix.vocab_size()},
@@ -100,6 +111,7 @@ void add_info(CLI::App& app) {
                                 {"stopwords", stop},
                                 {"embeddings_fingerprint", fingerprint},
                                 {"unit_vectors", ix.unit_vectors()},
+                                {"metric", metric_json},
                                 {"has_text", ix.has_text()},
                                 {"text_bytes", ix.text_bytes()},
                                 {"file_bytes", ix.file_bytes()},
@@ -131,6 +143,11 @@ void add_info(CLI::App& app) {
           "embeddings   fingerprint %s (its words' vectors%s; --embeddings at query time "
           "must match)\n",
           fingerprint, ix.unit_vectors() ? ", each scaled to unit length" : "");
+      if (metric)
+        std::printf(
+            "metric       learned, fingerprint %s: vectors of dimension %zu mapped to %zu, %zu "
+            "words weighted (applied to queries too)\n",
+            metric_fingerprint, metric->in_dim(), metric->out_dim(), metric->words().size());
       if (ix.has_text())
         std::printf("texts        kept, %.1f MiB compressed\n",
                     static_cast<double>(ix.text_bytes()) / (1 << 20));

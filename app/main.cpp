@@ -20,6 +20,7 @@ int run(int argc, char** argv, bool& orderly) {
   lcrwmd::app::add_collection_commands(app);
   lcrwmd::app::add_embeddings(app);
   lcrwmd::app::add_vectors(app);
+  lcrwmd::app::add_learn(app);
   lcrwmd::app::add_search(app);
   lcrwmd::app::add_pairwise(app);
   lcrwmd::app::add_classify(app);

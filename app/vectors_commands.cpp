@@ -1,5 +1,4 @@
 // lcrwmd vectors train: word vectors (fastText) trained on the user's own documents.
-#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -8,41 +7,11 @@
 
 #include "app/commands.h"
 #include "app/query_input.h"
+#include "app/stop_on_signal.h"
 #include "app/vectors.h"
 #include "lcrwmd/error.h"
 
 namespace lcrwmd::app {
-namespace {
-
-volatile sig_atomic_t interrupted = 0;
-extern "C" void on_interrupt(int) { interrupted = 1; }
-
-// SIGINT and SIGTERM, while alive, ask the training to stop instead of ending the process, so
-// that its temporary files are removed.
-class StopOnSignal {
- public:
-  StopOnSignal() {
-    interrupted = 0;
-    struct sigaction sa {};
-    sa.sa_handler = on_interrupt;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
-  }
-  ~StopOnSignal() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-  StopOnSignal(const StopOnSignal&) = delete;
-  StopOnSignal& operator=(const StopOnSignal&) = delete;
-
- private:
-  struct sigaction old_int_ {
-  }, old_term_{};
-};
-
-}  // namespace
-
 void add_training_flags(CLI::App* c, FastTextOptions& o) {
   const char* group = "Training word vectors (fastText)";
   c->add_option("--model", o.model, "skipgram | cbow")
@@ -100,7 +69,7 @@ TrainingReport train_vectors(const std::vector<RawDocument>& docs, const StopWor
   std::atomic<int> shown{0};
   const StopOnSignal stop;
   const TrainingCallback progress = [&](const TrainingProgress& p) {
-    if (interrupted) return false;
+    if (stop.requested()) return false;
     const int step = static_cast<int>(p.fraction * (tty ? 1000 : 10));
     if (step > shown.exchange(step))
       std::fprintf(stderr,
@@ -116,7 +85,7 @@ TrainingReport train_vectors(const std::vector<RawDocument>& docs, const StopWor
     r = train_fasttext(docs, stopwords, o, output, corpus, progress);
   } catch (const Error&) {
     if (tty) std::fputc('\n', stderr);
-    if (interrupted) throw Error(output + ": training interrupted; no model written");
+    if (stop.requested()) throw Error(output + ": training interrupted; no model written");
     throw;
   }
   if (tty) std::fputc('\n', stderr);

@@ -25,6 +25,7 @@
 #include "lcrwmd/fasttext.h"
 #include "lcrwmd/gpu.h"
 #include "lcrwmd/index.h"
+#include "lcrwmd/learn.h"
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
 #include "lcrwmd/searcher.h"
@@ -160,7 +161,7 @@ PYBIND11_MODULE(_lcrwmd, m) {
              std::optional<std::vector<std::string>> ids,
              std::optional<std::vector<std::string>> labels,
              std::optional<std::vector<std::string>> stopwords, const std::string& weighting,
-             bool keep_text, bool unit_vectors) {
+             bool keep_text, std::optional<bool> unit_vectors, std::optional<std::string> metric) {
             const std::vector<RawDocument> raw =
                 to_documents(docs, optional_list(ids, docs.size(), "ids"),
                              optional_list(labels, docs.size(), "labels"));
@@ -170,10 +171,18 @@ PYBIND11_MODULE(_lcrwmd, m) {
             bo.stopwords = &stop;
             bo.weighting = parse_weighting(weighting);
             bo.keep_text = keep_text;
-            bo.unit_vectors = unit_vectors;
+            if (metric) {
+              bo.metric = std::make_shared<const Metric>(Metric::load(*metric));
+              if (unit_vectors && *unit_vectors != bo.metric->unit_vectors())
+                throw Error(*metric + ": learned on vectors " +
+                            (bo.metric->unit_vectors() ? "scaled to length 1" : "as they are") +
+                            ": leave unit_vectors out");
+            }
+            bo.unit_vectors = unit_vectors.value_or(bo.metric && bo.metric->unit_vectors());
             TextReport report;
             {
               py::gil_scoped_release release;
+              if (bo.metric) bo.metric->check_vectors(*emb, *metric);
               p.index = std::make_shared<const Index>(
                   Index::from_data(build_index_data(*vectors_for(emb, raw), raw, bo, &report)));
             }
@@ -183,7 +192,52 @@ PYBIND11_MODULE(_lcrwmd, m) {
           },
           py::arg("embeddings"), py::arg("docs"), py::arg("ids") = py::none(),
           py::arg("labels") = py::none(), py::arg("stopwords") = py::none(),
-          py::arg("weighting") = "tf", py::arg("keep_text") = true, py::arg("unit_vectors") = false)
+          py::arg("weighting") = "tf", py::arg("keep_text") = true,
+          py::arg("unit_vectors") = py::none(), py::arg("metric") = py::none())
+      .def(
+          "learn_metric",
+          [](const PyIndex& p, const std::string& path, std::size_t dim, std::size_t epochs,
+             std::size_t centroid_epochs, std::size_t batch, std::size_t neighbors, double held_out,
+             std::uint64_t seed) {
+            LearnOptions o;
+            o.out_dim = dim;
+            o.transport_epochs = epochs;
+            o.centroid_epochs = centroid_epochs;
+            o.batch = batch;
+            o.neighbors = neighbors;
+            o.held_out = held_out;
+            o.seed = seed;
+            if (batch == 0 || neighbors == 0) throw Error("batch and neighbors must be at least 1");
+            bool interrupted = false;
+            LearnReport r;
+            {
+              py::gil_scoped_release release;
+              // Ctrl-C, seen between batches, stops learning; nothing is written then.
+              const LearnCallback check = [&](const LearnProgress&) {
+                py::gil_scoped_acquire acquire;
+                interrupted = PyErr_CheckSignals() != 0;
+                return !interrupted;
+              };
+              const Metric learned = learn_metric(*p.index, o, check, &r);
+              if (!interrupted) learned.save(path);
+            }
+            if (interrupted) throw py::error_already_set();
+            py::dict d;
+            d["held_out_error"] = r.held_out_error;
+            d["unsupervised_error"] = r.unsupervised_error;
+            d["train_documents"] = r.train_documents;
+            d["held_out_documents"] = r.held_out_documents;
+            d["unlabelled"] = r.unlabelled;
+            return d;
+          },
+          py::arg("path"), py::arg("dim") = 0, py::arg("epochs") = LearnOptions{}.transport_epochs,
+          py::arg("centroid_epochs") = LearnOptions{}.centroid_epochs,
+          py::arg("batch") = LearnOptions{}.batch, py::arg("neighbors") = LearnOptions{}.neighbors,
+          py::arg("held_out") = LearnOptions{}.held_out, py::arg("seed") = 0,
+          "Learns a word metric from this index's labels (Supervised WMD: a map of the word "
+          "vectors to `dim` dimensions, 0 for theirs, and a weight per word), written to `path` "
+          "whole or not at all; `Index.build(..., metric=path)` applies it. Returns the held-out "
+          "error of the kept metric and of the unsupervised one.")
       .def_static("from_csr", &from_csr, py::arg("embeddings"), py::arg("indptr"),
                   py::arg("indices"), py::arg("data"), py::arg("n_cols"),
                   py::arg("ids") = py::none(), py::arg("labels") = py::none())

@@ -14,6 +14,7 @@
 
 #include "lcrwmd/corpus.h"
 #include "lcrwmd/embeddings.h"
+#include "lcrwmd/metric.h"
 #include "lcrwmd/text.h"
 
 namespace lcrwmd {
@@ -46,6 +47,9 @@ struct IndexData {
   std::uint32_t tokenizer_version = kTokenizerVersion;  // what read the documents' text
   // Every vector scaled to length 1 (to_unit_length); queries' vectors are scaled alike.
   bool unit_vectors = false;
+  // A learned metric (lcrwmd/metric.h) the vectors and values were built with, applied to
+  // queries alike; null: none. `dim` is then its map's rows.
+  std::shared_ptr<const Metric> metric;
 
   // The lexical part (what bm25 reads; absent where `terms` is empty, as in an index assembled
   // by hand): every token the documents kept past the stop words, with a vector or without.
@@ -96,6 +100,9 @@ struct BuildOptions {
   Weighting weighting = Weighting::tf;
   bool keep_text = true;      // store each document's text (compressed) for display
   bool unit_vectors = false;  // scale every word vector to length 1 (IndexData::unit_vectors)
+  // Applied to every vector and weight (lcrwmd/metric.h); its vectors must be the embeddings'
+  // (Metric::check_vectors) and its unit_vectors this build's. Null: none.
+  std::shared_ptr<const Metric> metric;
 };
 
 IndexData build_index_data(const Embeddings& embeddings, const std::vector<RawDocument>& docs,
@@ -150,6 +157,12 @@ class Index {
   std::uint32_t tokenizer_version() const { return tokenizer_version_; }
   // Whether its vectors were scaled to length 1; queries' vectors then are too.
   bool unit_vectors() const { return unit_vectors_; }
+  // The learned metric it was built with (lcrwmd/metric.h), applied to its queries; null: none.
+  const Metric* metric() const { return metric_.get(); }
+  std::shared_ptr<const Metric> shared_metric() const { return metric_; }
+  // The dimension of the word vectors it was built from, and queries are looked up in: its
+  // own, or with a metric the metric's input.
+  std::size_t input_dim() const;
   // XXH3-64 of the vocabulary and its vectors: which embeddings (restricted to its words) it
   // was built from.
   std::uint64_t embeddings_fingerprint() const { return fingerprint_; }
@@ -226,6 +239,7 @@ class Index {
   Weighting weighting_ = Weighting::tf;
   bool has_text_ = false;
   bool unit_vectors_ = false;
+  std::shared_ptr<const Metric> metric_;
   std::uint32_t tokenizer_version_ = 0;
   std::uint64_t fingerprint_ = 0;
   std::size_t idf_docs_ = 0;

@@ -130,15 +130,20 @@ class Index:
     def build(cls, embeddings: WordVectors, docs: Union[Document, Sequence[Document]],
               ids: Optional[Sequence] = None, labels: Optional[Sequence] = None,
               stopwords: StopWords = None, weighting: str = "tf",
-              keep_text: bool = True, unit_vectors: bool = False) -> Index:
+              keep_text: bool = True, unit_vectors: Optional[bool] = None,
+              metric: Optional[str] = None) -> Index:
         """Index documents (str or token lists) with `embeddings` (an Embeddings table or a
         FastTextModel). Documents left with no known word are excluded; their ids are in
         `excluded`. The index records its stop words, weighting and document frequencies, and
         reads queries with them; keep_text keeps each document's text (compressed) for
-        `text(i)`; unit_vectors scales every word vector to length 1 (queries' too)."""
+        `text(i)`; unit_vectors scales every word vector to length 1 (queries' too; default
+        off, or as the metric was learned). metric: a metric file from `lcrwmd learn`, which
+        maps the vectors and weighs the words for every method, queries included; it must have
+        been learned on these embeddings."""
         return cls(_NativeIndex.build(embeddings, _documents(docs), _strings(ids),
                                       _strings(labels), _stopwords(stopwords), weighting,
-                                      keep_text, unit_vectors))
+                                      keep_text, unit_vectors,
+                                      None if metric is None else str(metric)))
 
     @classmethod
     def from_csr(cls, embeddings: Embeddings, matrix, ids: Optional[Sequence] = None,
@@ -169,6 +174,17 @@ class Index:
     def save(self, path: Union[str, os.PathLike]) -> None:
         """Writes the index file (the format of `lcrwmd build`), atomically."""
         self._native.save(os.fspath(path))
+
+    def learn_metric(self, path: Union[str, os.PathLike], dim: int = 0, epochs: int = 10,
+                     centroid_epochs: int = 20, batch: int = 64, neighbors: int = 40,
+                     held_out: float = 0.2, seed: int = 0) -> dict:
+        """Learns a word metric from this index's labels (Supervised WMD: a map of the word
+        vectors to `dim` dimensions, 0 for theirs, and a weight per word) and writes it to
+        `path` whole or not at all (Ctrl-C stops it, writing nothing); `Index.build(...,
+        metric=path)` applies it to every method. Returns the held-out error of the kept metric
+        ("held_out_error") and of the unsupervised one ("unsupervised_error")."""
+        return self._native.learn_metric(os.fspath(path), dim, epochs, centroid_epochs, batch,
+                                         neighbors, held_out, seed)
 
     def search(self, queries: Union[Document, Sequence[Document]], k: int = 10,
                method: str = "lc-rwmd", symmetric: bool = True, backend: str = "auto",

@@ -144,6 +144,7 @@ CollectionChange CollectionWriter::add(const std::vector<RawDocument>& docs,
   bo.stopwords = &first.stopwords();
   bo.keep_text = first.has_text();
   bo.unit_vectors = first.unit_vectors();
+  bo.metric = first.shared_metric();
   std::optional<IndexData> data;
   try {
     data = build_index_data(emb, docs, bo, &out.report);

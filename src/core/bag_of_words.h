@@ -90,14 +90,16 @@ inline std::vector<std::pair<std::string, std::uint32_t>> count_terms(
   return out;
 }
 
-// L1-normalised term counts, optionally times idf(word); computed in double.
-template <typename Idf>
+// L1-normalised term counts, optionally times idf(word), and times each word's weight in a
+// learned metric (lcrwmd/metric.h; 1 without one); computed in double.
+template <typename Idf, typename MetricWeight>
 void append_weights(const std::vector<WordCount>& counts, Weighting weighting, Idf&& idf_of,
-                    std::vector<float>& out) {
+                    MetricWeight&& weight_of, std::vector<float>& out) {
   std::vector<double> w(counts.size());
   double total = 0;
   for (std::size_t p = 0; p < counts.size(); ++p) {
-    w[p] = counts[p].count * (weighting == Weighting::tfidf ? idf_of(counts[p].word) : 1.0);
+    w[p] = counts[p].count * (weighting == Weighting::tfidf ? idf_of(counts[p].word) : 1.0) *
+           weight_of(counts[p].word);
     total += w[p];
   }
   for (double x : w) out.push_back(static_cast<float>(x / total));

@@ -34,6 +34,8 @@ Index& Index::operator=(Index&&) noexcept = default;
 Index::~Index() = default;
 
 std::size_t Index::file_bytes() const { return storage_->size; }
+
+std::size_t Index::input_dim() const { return metric_ ? metric_->in_dim() : dim_; }
 std::string_view Index::word(std::size_t i) const { return storage_->vocab[i]; }
 std::string_view Index::doc_id(std::size_t i) const { return storage_->ids[i]; }
 std::string_view Index::label(std::size_t i) const { return storage_->labels[i]; }
@@ -169,6 +171,15 @@ Index::Index(std::unique_ptr<Storage> storage, bool verify) : storage_(std::move
   storage_->labels = v.labels;
   storage_->texts = v.texts;
   for (std::size_t i = 0; i < v.n_stopwords; ++i) storage_->stopwords.add(v.stopwords[i]);
+  if (!v.metric.empty()) {
+    metric_ = std::make_shared<const Metric>(Metric::from_bytes(v.metric, storage_->name));
+    if (metric_->out_dim() != dim_ || metric_->unit_vectors() != unit_vectors_)
+      throw Error(
+          storage_->name + ": not a valid lcrwmd index: its metric maps to dimension " +
+          std::to_string(metric_->out_dim()) + ", its vectors have " + std::to_string(dim_) +
+          (metric_->unit_vectors() != unit_vectors_ ? ", and they disagree on unit-length vectors"
+                                                    : ""));
+  }
 }
 
 Index::Index(const Index& whole, std::unique_ptr<Storage> storage)
@@ -180,6 +191,7 @@ Index::Index(const Index& whole, std::unique_ptr<Storage> storage)
       weighting_(whole.weighting_),
       has_text_(whole.has_text_),
       unit_vectors_(whole.unit_vectors_),
+      metric_(whole.metric_),
       tokenizer_version_(whole.tokenizer_version_),
       fingerprint_(whole.fingerprint_),
       idf_docs_(whole.idf_docs_),
@@ -275,6 +287,7 @@ IndexData Index::data() const {
   d.stopwords = stopwords().sorted();
   d.tokenizer_version = tokenizer_version_;
   d.unit_vectors = unit_vectors_;
+  d.metric = metric_;
   if (!has_terms()) return d;
   d.idf_length = idf_docs_ == n_docs_ ? 0 : idf_length_;
   d.doc_lengths.assign(doc_lengths_, doc_lengths_ + n_docs_);

@@ -69,9 +69,17 @@ IndexData build_index_data(const Embeddings& embeddings, const std::vector<RawDo
   std::vector<std::uint32_t> doc_terms, term_counts;
   std::vector<std::string> tokens;
   IndexData d;
-  d.dim = embeddings.dim();
+  const Metric* metric = options.metric.get();
+  const std::size_t in_dim = embeddings.dim();
+  if (metric != nullptr &&
+      (metric->in_dim() != in_dim || metric->unit_vectors() != options.unit_vectors))
+    throw Error("the metric maps vectors of dimension " + std::to_string(metric->in_dim()) +
+                (metric->unit_vectors() ? " scaled to length 1" : "") + ", this build's have " +
+                std::to_string(in_dim) + (options.unit_vectors ? " scaled to length 1" : ""));
+  d.dim = metric != nullptr ? metric->out_dim() : in_dim;
   d.weighting = options.weighting;
   d.unit_vectors = options.unit_vectors;
+  d.metric = options.metric;
   if (options.stopwords != nullptr) d.stopwords = options.stopwords->sorted();
 
   auto lookup = [&](std::string_view t) { return embeddings.find(t); };
@@ -121,11 +129,23 @@ IndexData build_index_data(const Embeddings& embeddings, const std::vector<RawDo
   std::sort(used.begin(), used.end(), [&](std::uint32_t a, std::uint32_t b) {
     return vocabulary_before(df[a], embeddings.word(a), df[b], embeddings.word(b));
   });
+  // Each word's vector (scaled, then mapped by the metric) and its weight in the metric.
+  std::vector<float> scaled(in_dim);
+  std::vector<double> word_weight;
+  d.vectors.resize(used.size() * d.dim);
   for (const std::uint32_t e : used) {
-    compact[e] = static_cast<std::uint32_t>(d.vocab.size());
+    const std::size_t u = d.vocab.size();
+    compact[e] = static_cast<std::uint32_t>(u);
     d.vocab.push_back(embeddings.word(e));
-    d.vectors.insert(d.vectors.end(), embeddings.vector(e), embeddings.vector(e) + d.dim);
-    if (d.unit_vectors) to_unit_length(d.vectors.data() + d.vectors.size() - d.dim, d.dim);
+    std::copy(embeddings.vector(e), embeddings.vector(e) + in_dim, scaled.begin());
+    if (d.unit_vectors) to_unit_length(scaled.data(), in_dim);
+    if (metric != nullptr) {
+      metric->apply(scaled.data(), d.vectors.data() + u * d.dim);
+      word_weight.push_back(metric->weight(d.vocab.back()));
+    } else {
+      std::copy(scaled.begin(), scaled.end(),
+                d.vectors.begin() + static_cast<std::ptrdiff_t>(u * d.dim));
+    }
     d.doc_freq.push_back(df[e]);
   }
   for (auto& counts : kept) {
@@ -136,9 +156,10 @@ IndexData build_index_data(const Embeddings& embeddings, const std::vector<RawDo
 
   const std::size_t n = kept.size();
   auto idf_of = [&](std::uint32_t u) { return idf(n, d.doc_freq[u]); };
+  auto weight_of = [&](std::uint32_t u) { return metric != nullptr ? word_weight[u] : 1.0; };
   for (const auto& counts : kept) {
     for (const WordCount& wc : counts) d.indices.push_back(wc.word);
-    append_weights(counts, d.weighting, idf_of, d.values);
+    append_weights(counts, d.weighting, idf_of, weight_of, d.values);
     d.indptr.push_back(d.indices.size());
   }
   set_terms(d, std::move(terms), term_indptr, doc_terms, term_counts);
@@ -184,6 +205,7 @@ IndexData select_documents(const IndexData& d, std::span<const std::size_t> docs
   p.stopwords = d.stopwords;
   p.tokenizer_version = d.tokenizer_version;
   p.unit_vectors = d.unit_vectors;
+  p.metric = d.metric;
   p.idf_docs = d.idf_docs != 0 ? d.idf_docs : d.ids.size();
   // Its own vocabulary: the words its documents use, in the whole's order (so each document's
   // words stay ascending).

@@ -19,6 +19,11 @@ IndexData merge_documents(std::span<const Index* const> parts,
   d.weighting = first.weighting();
   d.stopwords = first.stopwords().sorted();
   d.tokenizer_version = first.tokenizer_version();
+  d.unit_vectors = first.unit_vectors();
+  d.metric = first.shared_metric();
+  const auto metric_of = [](const Index& ix) {
+    return ix.metric() ? ix.metric()->fingerprint() : 0;
+  };
   const bool texts =
       std::all_of(parts.begin(), parts.end(), [](const Index* p) { return p->has_text(); });
   // The words the selected documents use, in vocabulary_before's order (a build's rule),
@@ -36,7 +41,8 @@ IndexData merge_documents(std::span<const Index* const> parts,
                   ": TF-IDF documents cannot be merged: their weights depend on "
                   "the other documents");
     if (ix.dim() != d.dim || ix.tokenizer_version() != d.tokenizer_version ||
-        ix.unit_vectors() != first.unit_vectors() || !(ix.stopwords() == first.stopwords()))
+        ix.unit_vectors() != first.unit_vectors() || !(ix.stopwords() == first.stopwords()) ||
+        metric_of(ix) != metric_of(first))
       throw Error(ix.source() + ": built otherwise than " + first.source());
     for (std::size_t r = 0; r < docs[p].size(); ++r)
       if (docs[p][r] >= ix.n_docs() || (r > 0 && docs[p][r] <= docs[p][r - 1]))

@@ -12,9 +12,9 @@
 namespace lcrwmd {
 
 void check_query_embeddings_dim(const Index& index, const WordVectors* emb) {
-  if (emb != nullptr && emb->dim() != index.dim())
+  if (emb != nullptr && emb->dim() != index.input_dim())
     throw Error(emb->source() + ": embeddings have dimension " + std::to_string(emb->dim()) +
-                ", the index has " + std::to_string(index.dim()));
+                ", the index was built from " + std::to_string(index.input_dim()));
 }
 
 QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>& docs,
@@ -56,6 +56,11 @@ QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>&
     if (doc_freq) return idf(idf_docs, doc_freq(u < v ? index.word(u) : qs.extra_words[u - v]));
     return idf(idf_docs, u < v ? index.doc_freq(u) : extra_doc_freq[u - v]);
   };
+  const Metric* metric = index.metric();
+  auto weight_of = [&](std::uint32_t u) -> double {
+    if (metric == nullptr) return 1.0;
+    return metric->weight(u < v ? index.word(u) : std::string_view(qs.extra_words[u - v]));
+  };
   const bool terms = index.has_terms();
   if (terms && term_stats)
     qs.terms.mean_length = term_stats->length / static_cast<double>(term_stats->docs);
@@ -81,7 +86,7 @@ QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>&
       tokens = {};
     }
     for (const WordCount& wc : counts) qs.words.push_back(wc.word);
-    append_weights(counts, weighting, idf_of, qs.weights);
+    append_weights(counts, weighting, idf_of, weight_of, qs.weights);
     qs.indptr.push_back(qs.words.size());
     qs.ids.push_back(doc.id);
     qs.labels.push_back(doc.label);
@@ -141,23 +146,33 @@ std::unique_ptr<WordVectors> load_query_embeddings(const Index& index, const std
 
 bool query_word_lookup(const Index& index, const WordVectors& source, std::string_view word,
                        float* out) {
-  if (!source.lookup(word, out)) return false;
-  if (index.unit_vectors()) to_unit_length(out, index.dim());
+  const Metric* metric = index.metric();
+  if (metric == nullptr) {
+    if (!source.lookup(word, out)) return false;
+    if (index.unit_vectors()) to_unit_length(out, index.dim());
+    return true;
+  }
+  thread_local std::vector<float> in;
+  in.resize(metric->in_dim());
+  if (!source.lookup(word, in.data())) return false;
+  if (index.unit_vectors()) to_unit_length(in.data(), in.size());
+  metric->apply(in.data(), out);
   return true;
 }
 
 void check_embeddings(const Index& index, const WordVectors& embeddings) {
   const std::string both = embeddings.source() + " against the index " + index.source();
-  if (embeddings.dim() != index.dim())
-    throw Error(both + ": dimension " + std::to_string(embeddings.dim()) + ", the index has " +
-                std::to_string(index.dim()));
+  if (embeddings.dim() != index.input_dim())
+    throw Error(both + ": dimension " + std::to_string(embeddings.dim()) +
+                ", the index was built from " + std::to_string(index.input_dim()));
   std::vector<float> v(index.dim());
   for (std::size_t u = 0; u < index.vocab_size(); ++u) {
     const bool found = query_word_lookup(index, embeddings, index.word(u), v.data());
     if (found && std::memcmp(v.data(), index.vector(u), index.dim() * sizeof(float)) == 0) continue;
     throw Error(both + ": not the embeddings the index was built from (its word '" +
                 std::string(index.word(u)) + "' " + (found ? "has another vector" : "is missing") +
-                " there" + (index.unit_vectors() ? ", scaled to length 1" : "") + ")");
+                " there" + (index.unit_vectors() ? ", scaled to length 1" : "") +
+                (index.metric() ? ", mapped by its metric" : "") + ")");
   }
 }
 

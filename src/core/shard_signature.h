@@ -18,6 +18,10 @@ struct ShardSignature {
   // Its vocabulary: size and fingerprint (words and vectors). Shards of one index file
   // (Index::shard) share it, so queries over one of them fit all.
   std::uint64_t vocab_size = 0, vocabulary = 0;
+  // How query vectors are made: scaled to length 1 or not, then mapped by which metric (its
+  // fingerprint; 0: none).
+  std::uint32_t unit_vectors = 0;
+  std::uint64_t metric = 0;
 
   static ShardSignature of(const Index& ix) {
     return {ix.source(),
@@ -28,7 +32,9 @@ struct ShardSignature {
             ix.tokenizer_version(),
             ix.stopwords().sorted(),
             ix.vocab_size(),
-            ix.embeddings_fingerprint()};
+            ix.embeddings_fingerprint(),
+            ix.unit_vectors() ? 1u : 0u,
+            ix.metric() ? ix.metric()->fingerprint() : 0};
   }
   bool same_vocabulary(const ShardSignature& o) const {
     return vocab_size == o.vocab_size && vocabulary == o.vocabulary;
@@ -44,6 +50,10 @@ inline std::string shard_disagreement(const ShardSignature& a, const ShardSignat
   if (a.weighting != b.weighting)
     return both + ": weighted by " + to_string(b.weighting) + " and " + to_string(a.weighting) +
            ": build them alike";
+  if (a.unit_vectors != b.unit_vectors)
+    return both + ": one has its vectors scaled to length 1, the other not: build them alike";
+  if (a.metric != b.metric)
+    return both + ": built with different learned metrics (or one without): build them alike";
   if (a.tokenizer != b.tokenizer)
     return both + ": tokenized by different lcrwmd versions: rebuild them";
   if (a.stopwords != b.stopwords)

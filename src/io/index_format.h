@@ -1,7 +1,9 @@
 #pragma once
-// On-disk layout of an index file (little-endian, version 3):
-//   [FileHeader: 512 bytes][section 0][section 1]...   every section 64-byte aligned.
+// On-disk layout of an index file (little-endian, version 4):
+//   [FileHeader: 512 bytes][section 0][section 1]...[metric]   every section 64-byte aligned;
+// the metric (lcrwmd/metric.h: its file's bytes), where the index was built with one, last.
 // The header carries a hash of itself and an XXH3-64 hash of everything after it.
+#include <cstddef>
 #include <cstdint>
 
 namespace lcrwmd::format {
@@ -9,8 +11,10 @@ namespace lcrwmd::format {
 inline constexpr char kMagic[8] = {'L', 'C', 'R', 'W', 'M', 'D', 'I', 'X'};
 // 2: how the index was built (tokenizer, stop words, a fingerprint of its vectors) and the
 // documents' texts. 3: the lexical part (every term with its counts, documents' lengths) that
-// bm25 reads. Older files are refused with a word to rebuild them.
-inline constexpr std::uint32_t kVersion = 3;
+// bm25 reads. 4: a learned metric, the file's last bytes (metric_bytes; version 3 had none
+// and is read as before). Older files are refused with a word to rebuild them.
+inline constexpr std::uint32_t kVersion = 4;
+inline constexpr std::uint32_t kOldestVersion = 3;
 inline constexpr std::uint64_t kAlign = 64;
 
 enum Section : std::uint32_t {
@@ -62,14 +66,24 @@ struct FileHeader {
   // (IndexData::idf_docs) weighs queries by the whole build's frequencies; and their tokens.
   std::uint64_t idf_docs, idf_length;
   std::uint64_t n_terms, n_postings;
+  // The metric's bytes, at the end of the file (0: built without one).
+  std::uint64_t metric_bytes;
   std::uint64_t payload_hash;  // XXH3-64 of everything after the header
   std::uint64_t header_hash;   // XXH3-64 of the bytes before this field
-  char reserved[8];
 };
 inline constexpr std::uint32_t kHasText = 1;
 inline constexpr std::uint32_t kHasTerms = 2;
 // Every word vector scaled to length 1 at build time; queries' vectors are scaled alike.
 inline constexpr std::uint32_t kUnitVectors = 4;
 static_assert(sizeof(FileHeader) == 512);
+
+// Version 3's header: FileHeader's fields up to the metric, then the hashes and 8 bytes unused.
+struct FileHeaderV3Tail {
+  std::uint64_t payload_hash;
+  std::uint64_t header_hash;
+  char reserved[8];
+};
+inline constexpr std::size_t kV3TailOffset = offsetof(FileHeader, metric_bytes);
+static_assert(kV3TailOffset + sizeof(FileHeaderV3Tail) == sizeof(FileHeader));
 
 }  // namespace lcrwmd::format

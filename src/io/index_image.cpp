@@ -57,11 +57,16 @@ class Serializer {
 
   template <typename T>
   void section(Section s, const T* data, std::size_t count) {
-    static const char zeros[format::kAlign] = {};
-    const std::size_t pad = (format::kAlign - pos_ % format::kAlign) % format::kAlign;
-    emit(zeros, pad);
+    align();
     header_.sections[s] = {pos_, count * sizeof(T)};
     emit(data, count * sizeof(T));
+  }
+
+  // The metric's bytes, after every section.
+  void metric(const std::string& bytes) {
+    align();
+    header_.metric_bytes = bytes.size();
+    emit(bytes.data(), bytes.size());
   }
 
   // Offsets + bytes of a list of strings (count of them: offsets of `count` empty ones).
@@ -91,6 +96,10 @@ class Serializer {
   }
 
  private:
+  void align() {
+    static const char zeros[format::kAlign] = {};
+    emit(zeros, (format::kAlign - pos_ % format::kAlign) % format::kAlign);
+  }
   void emit(const void* data, std::size_t bytes) {
     if (bytes == 0) return;
     sink_.write(data, bytes);
@@ -121,6 +130,8 @@ void check_data(const IndexData& d) {
                 d.posting_indptr.front() != 0 || d.posting_indptr.back() != d.posting_docs.size() ||
                 d.posting_counts.size() != d.posting_docs.size() || d.doc_lengths.size() != n)
     throw Error("index: inconsistent terms");
+  if (d.metric && (d.metric->out_dim() != d.dim || d.metric->unit_vectors() != d.unit_vectors))
+    throw Error("index: its metric disagrees with its vectors");
 }
 
 // A document's text as stored: its length (u32), then zlib's deflate of it.
@@ -190,6 +201,7 @@ void serialize(const IndexData& d, Sink& sink) {
   s.section(format::kPostingDocs, d.posting_docs.data(), d.posting_docs.size());
   s.section(format::kPostingCounts, d.posting_counts.data(), d.posting_counts.size());
   s.section(format::kDocLengths, d.doc_lengths.data(), d.doc_lengths.size());
+  if (d.metric) s.metric(d.metric->to_bytes());
   s.finish();
 }
 
@@ -218,25 +230,35 @@ void check_terms(const char* base, const FileHeader& h, bool verify, const Bad& 
   }
 }
 
-// Validates an image; returns its header. Throws Error naming `name`.
-const FileHeader& check_image(const char* base, std::size_t size, const std::string& name,
-                              bool verify) {
+// Validates an image; returns its header (a version 3 one as version 4's, without a metric).
+// Throws Error naming `name`.
+FileHeader check_image(const char* base, std::size_t size, const std::string& name, bool verify) {
   auto bad = [&](const std::string& why) {
     return Error(name + ": not a valid lcrwmd index: " + why);
   };
   if (size < sizeof(FileHeader)) throw bad("file too small");
-  const auto& h = *reinterpret_cast<const FileHeader*>(base);
+  FileHeader h;
+  std::memcpy(&h, base, sizeof h);
   if (std::memcmp(h.magic, format::kMagic, sizeof h.magic) != 0) throw bad("wrong magic bytes");
-  if (h.version < format::kVersion)
+  if (h.version == 3) {
+    format::FileHeaderV3Tail tail;
+    std::memcpy(&tail, base + format::kV3TailOffset, sizeof tail);
+    h.metric_bytes = 0;
+    h.payload_hash = tail.payload_hash;
+    h.header_hash = tail.header_hash;
+  }
+  if (h.version < format::kOldestVersion)
     throw bad("format version " + std::to_string(h.version) +
               ", written by an older lcrwmd (without the term counts bm25 reads): rebuild it "
               "with `lcrwmd build` (`lcrwmd synth` for a synthetic one; this build reads "
               "version " +
-              std::to_string(format::kVersion) + ")");
-  if (h.version != format::kVersion)
+              std::to_string(format::kOldestVersion) + " and later)");
+  if (h.version > format::kVersion)
     throw bad("format version " + std::to_string(h.version) + ", newer than this build reads (" +
               std::to_string(format::kVersion) + "): use a newer lcrwmd");
-  if (h.header_hash != XXH3_64bits(&h, offsetof(FileHeader, header_hash)))
+  const std::size_t hashed =
+      h.version == 3 ? format::kV3TailOffset : offsetof(FileHeader, header_hash);
+  if (h.header_hash != XXH3_64bits(base, hashed))
     throw bad("header checksum mismatch (corrupted file)");
   if (h.file_bytes != size)
     throw bad("file is " + std::to_string(size) + " bytes, header says " +
@@ -279,13 +301,18 @@ const FileHeader& check_image(const char* base, std::size_t size, const std::str
                                                          np * 4,
                                                          np * 4,
                                                          terms ? n * 4 : 0};
+  // The metric lies after every section.
+  if (h.metric_bytes > size - sizeof(FileHeader) ||
+      (h.metric_bytes > 0 && (size - h.metric_bytes) % format::kAlign != 0))
+    throw bad("metric out of bounds");
+  const std::uint64_t sections_end = size - h.metric_bytes;
   for (std::uint32_t s = 0; s < format::kSectionCount; ++s) {
     const auto& sec = h.sections[s];
     const bool is_bytes = s == format::kVocabBytes || s == format::kIdBytes ||
                           s == format::kLabelBytes || s == format::kStopBytes ||
                           s == format::kTextBytes || s == format::kTermBytes;
-    if (sec.offset % 8 != 0 || sec.offset < sizeof(FileHeader) || sec.offset > size ||
-        sec.bytes > size - sec.offset || (!is_bytes && sec.bytes != expected[s]))
+    if (sec.offset % 8 != 0 || sec.offset < sizeof(FileHeader) || sec.offset > sections_end ||
+        sec.bytes > sections_end - sec.offset || (!is_bytes && sec.bytes != expected[s]))
       throw bad("section " + std::to_string(s) + " out of bounds or of the wrong size");
   }
   if (verify) {
@@ -337,7 +364,7 @@ void write_index_file(const IndexData& data, const std::string& path) {
 
 IndexView read_index_image(const char* base, std::size_t size, const std::string& name,
                            bool verify) {
-  const FileHeader& h = check_image(base, size, name, verify);
+  const FileHeader h = check_image(base, size, name, verify);
   auto at = [&](Section s) { return base + h.sections[s].offset; };
   auto table = [&](Section off, Section bytes) {
     return StringTable{reinterpret_cast<const std::uint64_t*>(at(off)), at(bytes)};
@@ -373,6 +400,7 @@ IndexView read_index_image(const char* base, std::size_t size, const std::string
   v.posting_counts = reinterpret_cast<const std::uint32_t*>(at(format::kPostingCounts));
   v.doc_lengths = reinterpret_cast<const std::uint32_t*>(at(format::kDocLengths));
   v.idf_length = h.idf_length;
+  v.metric = {base + size - h.metric_bytes, h.metric_bytes};
   if (v.n_terms > 0 && v.idf_length == 0)
     for (std::size_t i = 0; i < v.n_docs; ++i) v.idf_length += v.doc_lengths[i];
   return v;

@@ -45,6 +45,7 @@ struct IndexView {
   const std::uint32_t* posting_docs = nullptr;
   const std::uint32_t* posting_counts = nullptr;
   const std::uint32_t* doc_lengths = nullptr;
+  std::string_view metric;  // its bytes (lcrwmd/metric.h); empty: built without one
 };
 
 // The bytes of the index file of `data`; and that file written atomically (temporary, then

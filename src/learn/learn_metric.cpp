@@ -152,8 +152,8 @@ std::vector<double> initial_map(const NcaProblem& p, std::size_t vocab, std::siz
 
 }  // namespace
 
-LearnedMetric learn_metric(NcaProblem p, std::size_t vocab, const LearnOptions& o,
-                           const LearnCallback& progress) {
+LearnedMetric learn_word_metric(NcaProblem p, std::size_t vocab, const LearnOptions& o,
+                                const LearnCallback& progress) {
   const auto start = std::chrono::steady_clock::now();
   const std::size_t n = p.docs.size(), in = p.in_dim;
   if (p.labels.size() != n) throw Error("learn: a label for every document is needed");
@@ -199,6 +199,9 @@ LearnedMetric learn_metric(NcaProblem p, std::size_t vocab, const LearnOptions& 
   const auto evaluate = [&] {
     return held_out_error(p, m, held, nearest(centroids, out, held, train, o.neighbors));
   };
+  centroids = mapped_centroids(p, m);
+  p.distance = NcaDistance::centroid;  // the start's error by the centroid stage's vote
+  result.start_error = held.empty() ? 0 : evaluate();
   for (const NcaDistance stage : {NcaDistance::centroid, NcaDistance::transport}) {
     p.distance = stage;
     const std::size_t epochs =
@@ -217,7 +220,13 @@ LearnedMetric learn_metric(NcaProblem p, std::size_t vocab, const LearnOptions& 
       std::shuffle(batches.begin(), batches.end(), rng);
       double loss = 0;
       std::size_t counted = 0;
-      for (std::size_t first = 0; first < batches.size(); first += o.batch) {
+      const char* name = stage == NcaDistance::centroid ? "centroid" : "transport";
+      const std::size_t batch_count = (batches.size() + o.batch - 1) / o.batch;
+      const auto seconds = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      };
+      const auto mean_loss = [&] { return counted ? loss / static_cast<double>(counted) : 0.0; };
+      for (std::size_t first = 0, b = 1; first < batches.size(); first += o.batch, ++b) {
         std::vector<std::uint32_t> batch;
         std::vector<std::vector<std::uint32_t>> bc;
         for (std::size_t i = first; i < std::min(batches.size(), first + o.batch); ++i) {
@@ -225,12 +234,19 @@ LearnedMetric learn_metric(NcaProblem p, std::size_t vocab, const LearnOptions& 
           bc.push_back(cand[batches[i]]);
         }
         const NcaValue v = nca_objective(p, m, batch, bc, true);
-        if (v.documents == 0) continue;
-        loss += v.loss * static_cast<double>(v.documents);
-        counted += v.documents;
-        adam_map.step(m.map, v.grad_map);
-        adam_weights.step(m.weights, v.grad_weights);
-        for (double& w : m.weights) w = std::max(w, 1e-3);  // a weight stays positive
+        if (v.documents > 0) {
+          loss += v.loss * static_cast<double>(v.documents);
+          counted += v.documents;
+          adam_map.step(m.map, v.grad_map);
+          adam_weights.step(m.weights, v.grad_weights);
+          for (double& w : m.weights) w = std::max(w, 1e-3);  // a weight stays positive
+        }
+        if (b < batch_count && progress &&
+            !progress({name, epoch, b, batch_count, mean_loss(),
+                       std::numeric_limits<double>::quiet_NaN(), seconds()})) {
+          result.stopped = true;
+          return result;
+        }
       }
       centroids = mapped_centroids(p, m);
       const double error = held.empty() ? 0 : evaluate();
@@ -242,11 +258,8 @@ LearnedMetric learn_metric(NcaProblem p, std::size_t vocab, const LearnOptions& 
       } else {
         ++since_best;
       }
-      const double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (progress &&
-          !progress({stage == NcaDistance::centroid ? "centroid" : "transport", epoch,
-                     counted ? loss / static_cast<double>(counted) : 0.0, error, seconds})) {
+          !progress({name, epoch, batch_count, batch_count, mean_loss(), error, seconds()})) {
         result.stopped = true;
         return result;
       }

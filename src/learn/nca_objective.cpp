@@ -2,7 +2,10 @@
 // M = sum over pairs and word pairs of s_ij (x_i - x_j)(x_i - x_j)', s_ij = g_ab T_ij / C_ij, so
 // M gathers per word (the squares) and per document of the batch (the cross terms) rather
 // than per word pair: a pair costs its transport and words_a x words_b x in_dim, not in_dim^2.
+// The products (mapping words, the costs' dot products, the cross terms, M and A M) are BLAS's.
 #include "learn/nca_objective.h"
+
+#include <cblas.h>
 
 #include <algorithm>
 #include <cmath>
@@ -22,15 +25,43 @@ WordMetric WordMetric::identity(std::size_t dim, std::size_t vocab) {
 
 namespace {
 
-// A document in the metric: its words' mapped vectors and its weighted, renormalised counts.
+// C (rows x cols) = alpha A B' + beta C, row-major, A rows x k, B cols x k.
+void gemm_nt(std::size_t rows, std::size_t cols, std::size_t k, double alpha, const double* a,
+             const double* b, double beta, double* c) {
+  if (rows == 0 || cols == 0) return;
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(rows),
+              static_cast<int>(cols), static_cast<int>(k), alpha, a, static_cast<int>(k), b,
+              static_cast<int>(k), beta, c, static_cast<int>(cols));
+}
+// C (rows x cols) = alpha A' B + beta C, A k x rows, B k x cols.
+void gemm_tn(std::size_t rows, std::size_t cols, std::size_t k, double alpha, const double* a,
+             const double* b, double beta, double* c) {
+  if (rows == 0 || cols == 0 || k == 0) return;
+  cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(rows),
+              static_cast<int>(cols), static_cast<int>(k), alpha, a, static_cast<int>(rows), b,
+              static_cast<int>(cols), beta, c, static_cast<int>(cols));
+}
+// C (rows x cols) = alpha A B + beta C, A rows x k, B k x cols.
+void gemm_nn(std::size_t rows, std::size_t cols, std::size_t k, double alpha, const double* a,
+             const double* b, double beta, double* c) {
+  if (rows == 0 || cols == 0 || k == 0) return;
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows),
+              static_cast<int>(cols), static_cast<int>(k), alpha, a, static_cast<int>(k), b,
+              static_cast<int>(cols), beta, c, static_cast<int>(cols));
+}
+
+// A document in the metric: its words' vectors (as given, and mapped) and its weighted,
+// renormalised counts.
 struct Mapped {
+  std::vector<double> x;     // words x in_dim
   std::vector<double> y;     // words x out_dim
+  std::vector<double> y_sq;  // each row of y's squared length
   std::vector<double> hist;  // sums to 1
   double mass = 0;           // sum of weight x count, before renormalising
 };
 
 // The words the documents of a call use, each mapped by A once (a word recurs across a batch's
-// documents and candidates): row(u) = A x_u.
+// documents and candidates), as one product: row(u) = A x_u.
 class MappedWords {
  public:
   MappedWords(const NcaProblem& p, const WordMetric& m, std::span<const std::uint32_t> batch,
@@ -48,16 +79,11 @@ class MappedWords {
       for (const std::uint32_t d : candidates[k]) take(d);
     }
     const std::size_t in = m.in_dim;
-    rows_.assign(words_.size() * out_, 0.0);
-#pragma omp parallel for schedule(static)
-    for (std::size_t w = 0; w < words_.size(); ++w) {
-      const double* x = p.vectors.data() + std::size_t{words_[w]} * in;
-      for (std::size_t r = 0; r < out_; ++r) {
-        double s = 0;
-        for (std::size_t c = 0; c < in; ++c) s += m.map[r * in + c] * x[c];
-        rows_[w * out_ + r] = s;
-      }
-    }
+    std::vector<double> x(words_.size() * in);
+    for (std::size_t w = 0; w < words_.size(); ++w)
+      std::copy_n(p.vectors.data() + std::size_t{words_[w]} * in, in, x.begin() + w * in);
+    rows_.resize(words_.size() * out_);
+    gemm_nt(words_.size(), out_, in, 1.0, x.data(), m.map.data(), 0.0, rows_.data());
   }
   const double* row(std::uint32_t word) const { return rows_.data() + slot_[word] * out_; }
 
@@ -69,14 +95,20 @@ class MappedWords {
   std::vector<double> rows_;
 };
 
-Mapped map_document(const MappedWords& words, const WordMetric& m, const WordBag& doc) {
-  const std::size_t n = doc.words.size(), out = m.out_dim;
+Mapped map_document(const NcaProblem& p, const MappedWords& words, const WordMetric& m,
+                    const WordBag& doc) {
+  const std::size_t n = doc.words.size(), in = m.in_dim, out = m.out_dim;
   Mapped d;
+  d.x.resize(n * in);
   d.y.resize(n * out);
+  d.y_sq.resize(n);
   d.hist.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
+    std::copy_n(p.vectors.data() + std::size_t{doc.words[i]} * in, in, d.x.begin() + i * in);
     const double* y = words.row(doc.words[i]);
     std::copy(y, y + out, d.y.begin() + static_cast<std::ptrdiff_t>(i * out));
+    d.y_sq[i] = 0;
+    for (std::size_t r = 0; r < out; ++r) d.y_sq[i] += y[r] * y[r];
     d.hist[i] = m.weights[doc.words[i]] * doc.counts[i];
     d.mass += d.hist[i];
   }
@@ -84,17 +116,17 @@ Mapped map_document(const MappedWords& words, const WordMetric& m, const WordBag
   return d;
 }
 
-std::vector<double> costs(const Mapped& a, const Mapped& b, std::size_t out) {
-  const std::size_t n = a.hist.size(), m = b.hist.size();
+// The Euclidean distances of a's mapped words to b's, from their lengths and dot products (one
+// product); a word against itself exactly 0, as it is under every map.
+std::vector<double> costs(const WordBag& a, const Mapped& ma, const WordBag& b, const Mapped& mb,
+                          std::size_t out) {
+  const std::size_t n = ma.hist.size(), m = mb.hist.size();
   std::vector<double> c(n * m);
+  gemm_nt(n, m, out, -2.0, ma.y.data(), mb.y.data(), 0.0, c.data());
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < m; ++j) {
-      double sq = 0;
-      for (std::size_t r = 0; r < out; ++r) {
-        const double e = a.y[i * out + r] - b.y[j * out + r];
-        sq += e * e;
-      }
-      c[i * m + j] = std::sqrt(sq);
+      double& e = c[i * m + j];
+      e = a.words[i] == b.words[j] ? 0.0 : std::sqrt(std::max(0.0, e + ma.y_sq[i] + mb.y_sq[j]));
     }
   return c;
 }
@@ -109,46 +141,49 @@ void add_weight_gradient(const WordBag& doc, const Mapped& d, const std::vector<
     grad[doc.words[i]] += g * doc.counts[i] * (potential[i] - mean) / d.mass;
 }
 
-// Two documents' centroid distance ||A u||, u = c_a - c_b, and what its gradient needs: u, and
-// each word's share through its weight (x . A'A u / D; b's negated).
+// A document's weighted mean, of its vectors (in_dim) and of its mapped ones (out_dim).
+struct Centroid {
+  std::vector<double> x, y;
+};
+Centroid centroid(const Mapped& d, std::size_t in, std::size_t out) {
+  Centroid c{std::vector<double>(in, 0.0), std::vector<double>(out, 0.0)};
+  for (std::size_t i = 0; i < d.hist.size(); ++i) {
+    for (std::size_t e = 0; e < in; ++e) c.x[e] += d.hist[i] * d.x[i * in + e];
+    for (std::size_t r = 0; r < out; ++r) c.y[r] += d.hist[i] * d.y[i * out + r];
+  }
+  return c;
+}
+
+// Two documents' centroid distance ||A u||, u = c_a - c_b, and what its gradient needs: u, A u,
+// and each word's share through its weight ((A x) . (A u) / D; b's negated).
 struct Centroids {
   double value = 0;
-  std::vector<double> u, potential_a, potential_b;
+  std::vector<double> u, au, potential_a, potential_b;
 };
 
-Centroids centroid_distance(const NcaProblem& p, const WordMetric& m, const WordBag& a,
-                            const Mapped& ma, const WordBag& b, const Mapped& mb) {
-  const std::size_t in = m.in_dim, out = m.out_dim;
+Centroids centroid_distance(const Mapped& ma, const Centroid& ca, const Mapped& mb,
+                            const Centroid& cb, std::size_t out) {
   Centroids e;
-  e.u.assign(in, 0.0);
-  const auto add = [&](const WordBag& doc, const Mapped& d, double sign) {
-    for (std::size_t i = 0; i < doc.words.size(); ++i) {
-      const double* x = p.vectors.data() + std::size_t{doc.words[i]} * in;
-      for (std::size_t q = 0; q < in; ++q) e.u[q] += sign * d.hist[i] * x[q];
-    }
-  };
-  add(a, ma, 1.0);
-  add(b, mb, -1.0);
-  std::vector<double> au(out, 0.0);
-  for (std::size_t r = 0; r < out; ++r)
-    for (std::size_t q = 0; q < in; ++q) au[r] += m.map[r * in + q] * e.u[q];
+  e.u.resize(ca.x.size());
+  for (std::size_t q = 0; q < e.u.size(); ++q) e.u[q] = ca.x[q] - cb.x[q];
+  e.au.resize(out);
   double sq = 0;
-  for (const double x : au) sq += x * x;
+  for (std::size_t r = 0; r < out; ++r) {
+    e.au[r] = ca.y[r] - cb.y[r];
+    sq += e.au[r] * e.au[r];
+  }
   e.value = std::sqrt(sq);
   if (e.value == 0) return e;
-  std::vector<double> w(in, 0.0);  // A'A u / D
-  for (std::size_t r = 0; r < out; ++r)
-    for (std::size_t q = 0; q < in; ++q) w[q] += m.map[r * in + q] * au[r] / e.value;
-  const auto shares = [&](const WordBag& doc, double sign) {
-    std::vector<double> s(doc.words.size(), 0.0);
-    for (std::size_t i = 0; i < doc.words.size(); ++i) {
-      const double* x = p.vectors.data() + std::size_t{doc.words[i]} * in;
-      for (std::size_t q = 0; q < in; ++q) s[i] += sign * x[q] * w[q];
+  const auto shares = [&](const Mapped& d, double sign) {
+    std::vector<double> s(d.hist.size(), 0.0);
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      for (std::size_t r = 0; r < out; ++r) s[i] += d.y[i * out + r] * e.au[r];
+      s[i] *= sign / e.value;
     }
     return s;
   };
-  e.potential_a = shares(a, 1.0);
-  e.potential_b = shares(b, -1.0);
+  e.potential_a = shares(ma, 1.0);
+  e.potential_b = shares(mb, -1.0);
   return e;
 }
 
@@ -157,44 +192,47 @@ Centroids centroid_distance(const NcaProblem& p, const WordMetric& m, const Word
 std::vector<std::vector<double>> nca_distances(
     const NcaProblem& p, const WordMetric& metric, std::span<const std::uint32_t> batch,
     std::span<const std::vector<std::uint32_t>> candidates) {
-  std::vector<std::vector<double>> out(batch.size());
+  const std::size_t in = metric.in_dim, out = metric.out_dim;
+  std::vector<std::vector<double>> result(batch.size());
   const MappedWords words(p, metric, batch, candidates);
 #pragma omp parallel for schedule(dynamic)
   for (std::size_t k = 0; k < batch.size(); ++k) {
     const WordBag& a = p.docs[batch[k]];
-    const Mapped ma = map_document(words, metric, a);
+    const Mapped ma = map_document(p, words, metric, a);
+    const Centroid ca = centroid(ma, in, out);
     for (const std::uint32_t b : candidates[k]) {
-      const Mapped mb = map_document(words, metric, p.docs[b]);
-      out[k].push_back(
+      const Mapped mb = map_document(p, words, metric, p.docs[b]);
+      result[k].push_back(
           p.distance == NcaDistance::centroid
-              ? centroid_distance(p, metric, a, ma, p.docs[b], mb).value
-              : entropic_transport(ma.hist, mb.hist, costs(ma, mb, metric.out_dim), p.transport)
+              ? centroid_distance(ma, ca, mb, centroid(mb, in, out), out).value
+              : entropic_transport(ma.hist, mb.hist, costs(a, ma, p.docs[b], mb, out), p.transport)
                     .value);
     }
   }
-  return out;
+  return result;
 }
 
 NcaValue nca_objective(const NcaProblem& p, const WordMetric& metric,
                        std::span<const std::uint32_t> batch,
                        std::span<const std::vector<std::uint32_t>> candidates, bool gradient) {
   const std::size_t in = metric.in_dim, out = metric.out_dim;
+  const bool by_centroid = p.distance == NcaDistance::centroid;
   const MappedWords words(p, metric, batch, candidates);
   NcaValue v;
-  // M's parts: per vocabulary word, and in x in (the transport's cross terms; the centroids'
-  // outer products).
-  std::vector<double> squares, cross, direct;
+  // M's parts (the transport's): per vocabulary word, and in x in (the cross terms); and the
+  // centroid pairs' (g / D) A u and u, a row each, whose products are their share of A M.
+  std::vector<double> squares, cross, scaled_au, pair_u;
   if (gradient) {
     v.grad_weights.assign(metric.weights.size(), 0.0);
     squares.assign(metric.weights.size(), 0.0);
     cross.assign(in * in, 0.0);
-    direct.assign(in * in, 0.0);
   }
   for (std::size_t k = 0; k < batch.size(); ++k) {
     const WordBag& a = p.docs[batch[k]];
     const std::uint32_t label = p.labels[batch[k]];
     const std::vector<std::uint32_t>& cand = candidates[k];
-    const Mapped ma = map_document(words, metric, a);
+    const Mapped ma = map_document(p, words, metric, a);
+    const Centroid ca = by_centroid ? centroid(ma, in, out) : Centroid{};
     const std::size_t nc = cand.size();
     std::vector<Mapped> mb(nc);
     std::vector<std::vector<double>> cost(nc);
@@ -205,12 +243,12 @@ NcaValue nca_objective(const NcaProblem& p, const WordMetric& metric,
 #pragma omp parallel for schedule(dynamic)
     for (std::size_t c = 0; c < nc; ++c) {
       const WordBag& b = p.docs[cand[c]];
-      mb[c] = map_document(words, metric, b);
-      if (p.distance == NcaDistance::centroid) {
-        cd[c] = centroid_distance(p, metric, a, ma, b, mb[c]);
+      mb[c] = map_document(p, words, metric, b);
+      if (by_centroid) {
+        cd[c] = centroid_distance(ma, ca, mb[c], centroid(mb[c], in, out), out);
         all[c] = -cd[c].value;
       } else {
-        cost[c] = costs(ma, mb[c], out);
+        cost[c] = costs(a, ma, b, mb[c], out);
         t[c] = entropic_transport(ma.hist, mb[c].hist, cost[c], p.transport);
         all[c] = -t[c].value;
       }
@@ -224,63 +262,64 @@ NcaValue nca_objective(const NcaProblem& p, const WordMetric& metric,
     if (!gradient) continue;
     const std::size_t na = a.words.size();
     std::vector<double> z(na * in, 0.0);  // sum over candidates of S X_b
-    for (std::size_t c = 0; c < cand.size(); ++c) {
+    std::vector<double> s;
+    for (std::size_t c = 0; c < nc; ++c) {
       const WordBag& b = p.docs[cand[c]];
       const std::size_t nb = b.words.size();
       const double d = -all[c];
       const double g =
           (p.labels[cand[c]] == label ? std::exp(-d - lse_same) : 0.0) - std::exp(-d - lse_all);
-      if (p.distance == NcaDistance::centroid) {
-        // d D / d A = A u u' / D; through the weights, each word's x . A'A u / D (b's negated).
+      if (by_centroid) {
+        // d D / d A = A u u' / D; through the weights, each word's share.
         const Centroids& e = cd[c];
         if (e.value == 0) continue;  // the same centroid under every map
-        for (std::size_t r = 0; r < in; ++r)
-          for (std::size_t q = 0; q < in; ++q) direct[r * in + q] += g * e.u[r] * e.u[q] / e.value;
+        for (const double x : e.au) scaled_au.push_back(g / e.value * x);
+        pair_u.insert(pair_u.end(), e.u.begin(), e.u.end());
         add_weight_gradient(a, ma, e.potential_a, g, v.grad_weights);
         add_weight_gradient(b, mb[c], e.potential_b, g, v.grad_weights);
         continue;
       }
       add_weight_gradient(a, ma, t[c].alpha, g, v.grad_weights);
       add_weight_gradient(b, mb[c], t[c].beta, g, v.grad_weights);
+      // s_ij = g T_ij / C_ij: a word against itself (C = 0 under every map) has none.
+      s.assign(na * nb, 0.0);
       for (std::size_t i = 0; i < na; ++i)
         for (std::size_t j = 0; j < nb; ++j) {
           const double cij = cost[c][i * nb + j];
-          if (cij == 0) continue;  // the same point: its cost is 0 under every map
-          const double s = g * t[c].plan[i * nb + j] / cij;
-          squares[a.words[i]] += s;
-          squares[b.words[j]] += s;
-          const double* xb = p.vectors.data() + std::size_t{b.words[j]} * in;
-          for (std::size_t e = 0; e < in; ++e) z[i * in + e] += s * xb[e];
+          if (cij == 0) continue;
+          const double sij = g * t[c].plan[i * nb + j] / cij;
+          s[i * nb + j] = sij;
+          squares[a.words[i]] += sij;
+          squares[b.words[j]] += sij;
         }
+      gemm_nn(na, in, nb, 1.0, s.data(), mb[c].x.data(), 1.0, z.data());
     }
-    for (std::size_t i = 0; i < na; ++i) {
-      const double* xa = p.vectors.data() + std::size_t{a.words[i]} * in;
-      for (std::size_t r = 0; r < in; ++r)
-        for (std::size_t e = 0; e < in; ++e) cross[r * in + e] += xa[r] * z[i * in + e];
-    }
+    if (!by_centroid) gemm_tn(in, in, na, 1.0, ma.x.data(), z.data(), 1.0, cross.data());
   }
   if (v.documents == 0) return v;
   const double scale = 1.0 / static_cast<double>(v.documents);
   v.loss *= scale;
   if (!gradient) return v;
-  // M = sum_u squares_u x_u x_u' - cross - cross' + direct; the map's gradient A M.
-  std::vector<double> m(in * in, 0.0);
-  for (std::size_t u = 0; u < squares.size(); ++u) {
-    if (squares[u] == 0) continue;
-    const double* x = p.vectors.data() + u * in;
-    for (std::size_t r = 0; r < in; ++r)
-      for (std::size_t e = 0; e < in; ++e) m[r * in + e] += squares[u] * x[r] * x[e];
-  }
-  for (std::size_t r = 0; r < in; ++r)
-    for (std::size_t e = 0; e < in; ++e)
-      m[r * in + e] += direct[r * in + e] - cross[r * in + e] - cross[e * in + r];
   v.grad_map.assign(out * in, 0.0);
-  for (std::size_t r = 0; r < out; ++r)
-    for (std::size_t c = 0; c < in; ++c) {
-      double s = 0;
-      for (std::size_t e = 0; e < in; ++e) s += metric.map[r * in + e] * m[e * in + c];
-      v.grad_map[r * in + c] = s * scale;
+  if (!by_centroid) {
+    // M = sum_u squares_u x_u x_u' - cross - cross', over the words with a square; A M.
+    std::vector<double> xs, ws;
+    std::size_t used = 0;
+    for (std::size_t u = 0; u < squares.size(); ++u) {
+      if (squares[u] == 0) continue;
+      const double* x = p.vectors.data() + u * in;
+      xs.insert(xs.end(), x, x + in);
+      for (std::size_t e = 0; e < in; ++e) ws.push_back(squares[u] * x[e]);
+      ++used;
     }
+    std::vector<double> m(in * in, 0.0);
+    gemm_tn(in, in, used, 1.0, ws.data(), xs.data(), 0.0, m.data());
+    for (std::size_t r = 0; r < in; ++r)
+      for (std::size_t e = 0; e < in; ++e) m[r * in + e] -= cross[r * in + e] + cross[e * in + r];
+    gemm_nn(out, in, in, scale, metric.map.data(), m.data(), 0.0, v.grad_map.data());
+  }
+  gemm_tn(out, in, scaled_au.size() / std::max<std::size_t>(out, 1), scale, scaled_au.data(),
+          pair_u.data(), 1.0, v.grad_map.data());
   for (double& g : v.grad_weights) g *= scale;
   return v;
 }

@@ -33,6 +33,8 @@ void write(Writer& w, const ShardSignature& s) {
   w.strings(s.stopwords);
   w.pod(s.vocab_size);
   w.pod(s.vocabulary);
+  w.pod(s.unit_vectors);
+  w.pod(s.metric);
 }
 
 ShardSignature read_signature(Reader& r) {
@@ -46,6 +48,8 @@ ShardSignature read_signature(Reader& r) {
   s.stopwords = r.strings();
   s.vocab_size = r.pod<std::uint64_t>();
   s.vocabulary = r.pod<std::uint64_t>();
+  s.unit_vectors = r.pod<std::uint32_t>();
+  s.metric = r.pod<std::uint64_t>();
   return s;
 }
 

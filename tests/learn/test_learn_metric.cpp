@@ -70,34 +70,43 @@ LearnOptions quick() {
 TEST(LearnMetric, LowersTheHeldOutErrorWhereTheLabelsFollowADirection) {
   const LabelledSet s(200);
   std::vector<LearnProgress> seen;
-  const LearnedMetric r = learn_metric(s.problem(), s.vocab, quick(), [&](const LearnProgress& p) {
-    seen.push_back(p);
-    return true;
-  });
+  const LearnedMetric r =
+      learn_word_metric(s.problem(), s.vocab, quick(), [&](const LearnProgress& p) {
+        seen.push_back(p);
+        return true;
+      });
   EXPECT_EQ(r.train_documents + r.held_out_documents, 200u);
   EXPECT_EQ(r.held_out_documents, 60u);
   ASSERT_FALSE(seen.empty());
   EXPECT_STREQ(seen.front().stage, "centroid");
   EXPECT_STREQ(seen.back().stage, "transport");
+  // A report after every batch; the held-out error only at an epoch's end.
+  std::size_t ends = 0;
+  for (const LearnProgress& p : seen) {
+    ASSERT_LE(p.batch, p.batches);
+    EXPECT_EQ(std::isnan(p.held_out_error), !p.epoch_done());
+    ends += p.epoch_done();
+  }
+  EXPECT_GT(seen.size(), ends);
   // The unsupervised metric's held-out error: zero epochs of either stage.
   LearnOptions none = quick();
   none.centroid_epochs = 0;
   none.transport_epochs = 1;
   none.map_rate = none.weight_rate = 0;
-  const LearnedMetric start = learn_metric(s.problem(), s.vocab, none);
+  const LearnedMetric start = learn_word_metric(s.problem(), s.vocab, none);
   EXPECT_LT(r.held_out_error, start.held_out_error - 0.05)
       << start.held_out_error << " -> " << r.held_out_error;
   // Learned to the end (nothing held out, the last metric kept): the first coordinate
   // stretched against the noise.
   LearnOptions all = quick();
   all.held_out = 0;
-  const LearnedMetric last = learn_metric(s.problem(), s.vocab, all);
+  const LearnedMetric last = learn_word_metric(s.problem(), s.vocab, all);
   double norms[4] = {0, 0, 0, 0};
   for (std::size_t c = 0; c < 4; ++c)
     for (std::size_t row = 0; row < 4; ++row) norms[c] += std::pow(last.metric.map[row * 4 + c], 2);
   EXPECT_GT(norms[0], 2 * (norms[1] + norms[2] + norms[3]) / 3);
   // The same seed, the same metric.
-  const LearnedMetric again = learn_metric(s.problem(), s.vocab, quick());
+  const LearnedMetric again = learn_word_metric(s.problem(), s.vocab, quick());
   EXPECT_EQ(again.metric.map, r.metric.map);
   EXPECT_EQ(again.metric.weights, r.metric.weights);
 }
@@ -107,17 +116,17 @@ TEST(LearnMetric, RefusesWhatItCannotLearnFromAndStopsWhenAsked) {
   std::vector<std::uint32_t> one(s.labels.size(), 3);
   NcaProblem p = s.problem();
   p.labels = one;
-  EXPECT_THROW(learn_metric(p, s.vocab, quick()), Error);
+  EXPECT_THROW(learn_word_metric(p, s.vocab, quick()), Error);
   LearnOptions wide = quick();
   wide.out_dim = 5;
-  EXPECT_THROW(learn_metric(s.problem(), s.vocab, wide), Error);
+  EXPECT_THROW(learn_word_metric(s.problem(), s.vocab, wide), Error);
   // A smaller map starts from the principal directions and learns too.
   LearnOptions narrow = quick();
   narrow.out_dim = 2;
-  EXPECT_EQ(learn_metric(s.problem(), s.vocab, narrow).metric.map.size(), 2u * 4);
+  EXPECT_EQ(learn_word_metric(s.problem(), s.vocab, narrow).metric.map.size(), 2u * 4);
   std::size_t calls = 0;
-  const LearnedMetric r = learn_metric(s.problem(), s.vocab, quick(),
-                                       [&](const LearnProgress&) { return ++calls < 2; });
+  const LearnedMetric r = learn_word_metric(s.problem(), s.vocab, quick(),
+                                            [&](const LearnProgress&) { return ++calls < 2; });
   EXPECT_TRUE(r.stopped);
   EXPECT_EQ(calls, 2u);
 }

@@ -71,6 +71,27 @@ TEST(EntropicTransport, MarginalsHoldAndTheValuesGradientIsThePlan) {
   }
 }
 
+// A constant added to a row or a column moves the value by it times that side's mass and leaves
+// the plan: a row's by the kernel's shift, a column's far enough that the kernel vanishes there
+// by the log domain the iterations then fall back to.
+TEST(EntropicTransport, ShiftedRowsAndVanishingColumnsGiveTheSamePlan) {
+  std::mt19937 rng(11);
+  const std::vector<double> a = histogram(5, rng), b = histogram(7, rng);
+  const std::vector<double> c = random_costs(5, 7, rng);
+  EntropicOptions o;
+  o.lambda = 4;
+  o.tolerance = 1e-13;
+  const EntropicTransport base = entropic_transport(a, b, c, o);
+  for (const bool row : {true, false}) {
+    std::vector<double> shifted = c;
+    const double by = row ? 80.0 : 500.0;  // lambda x 500: exp(-2000) is 0 in double
+    for (std::size_t k = 0; k < (row ? 7u : 5u); ++k) shifted[row ? 2 * 7 + k : k * 7 + 3] += by;
+    const EntropicTransport t = entropic_transport(a, b, shifted, o);
+    EXPECT_NEAR(t.value, base.value + by * (row ? a[2] : b[3]), 1e-9) << row;
+    for (std::size_t e = 0; e < c.size(); ++e) EXPECT_NEAR(t.plan[e], base.plan[e], 1e-10) << row;
+  }
+}
+
 TEST(EntropicTransport, ApproachesTheExactTransportAsItsStrengthGrows) {
   std::mt19937 rng(9);
   const std::vector<double> a = histogram(6, rng), b = histogram(8, rng);

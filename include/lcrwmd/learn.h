@@ -1,0 +1,68 @@
+#pragma once
+// Learning a word metric from an index's labels (Supervised WMD, Huang et al., NeurIPS 2016):
+// a map of the word vectors and a weight per word that make each document's nearest
+// documents of its own class, measured by entropic transport in the engine's Euclidean cost
+// and started on centroids (WCD). The result is a Metric (lcrwmd/metric.h) that a build
+// applies (BuildOptions::metric), so that every method runs in the learned space.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "lcrwmd/metric.h"
+
+namespace lcrwmd {
+
+class Index;
+
+// Entropy-regularised transport (the relaxed problem whose plan gives the gradient).
+struct EntropicOptions {
+  double lambda = 10.0;     // the strength: larger, nearer the unregularised transport
+  double tolerance = 1e-9;  // stop once the rows' marginals are within it (L1)
+  std::size_t max_iterations = 1000;
+};
+
+struct LearnOptions {
+  std::size_t out_dim = 0;           // the map's rows; 0: the vectors' dimension
+  std::size_t centroid_epochs = 20;  // on centroids, then
+  std::size_t transport_epochs = 10;
+  std::size_t batch = 64;      // documents per gradient step
+  std::size_t neighbors = 40;  // candidates per document
+  double held_out = 0.2;       // of the labelled documents, for choosing the metric
+  std::size_t patience = 3;    // epochs without a better held-out error before a stage ends
+  double map_rate = 0.005;     // Adam's step for the map and for the weights
+  double weight_rate = 0.02;
+  std::uint64_t seed = 0;
+  // Looser than a distance needs: the gradient is measured against the held-out error.
+  EntropicOptions transport{.lambda = 10.0, .tolerance = 1e-6, .max_iterations = 1000};
+};
+
+// Reported after every batch, so that a stop is prompt; an epoch has ended where batch ==
+// batches, and only then is its held-out error known.
+struct LearnProgress {
+  const char* stage;  // "centroid" or "transport"
+  std::size_t epoch;
+  std::size_t batch, batches;
+  double loss;            // the training documents' mean loss over the epoch so far
+  double held_out_error;  // NCA's vote over each held-out document's candidates; NaN mid-epoch
+  double seconds;         // since learning started
+  bool epoch_done() const { return batch == batches; }
+};
+// Returns false to stop learning (the best metric so far is returned).
+using LearnCallback = std::function<bool(const LearnProgress&)>;
+
+struct LearnReport {
+  std::size_t train_documents = 0, held_out_documents = 0;
+  std::size_t unlabelled = 0;     // documents without a label: left out
+  double held_out_error = 0;      // the kept metric's (NCA's vote over the nearest by centroid)
+  double unsupervised_error = 0;  // the same vote with the identity map and unit weights
+  bool stopped = false;           // by the callback
+};
+
+// A metric learned from `train`'s labelled documents (their word vectors and weights as the
+// index holds them), for every word of its vocabulary. An Error naming the index where it has
+// no labels, a single class, or was itself built with a metric.
+Metric learn_metric(const Index& train, const LearnOptions& options,
+                    const LearnCallback& progress = {}, LearnReport* report = nullptr);
+
+}  // namespace lcrwmd
