@@ -1,5 +1,6 @@
 // lcrwmd learn: a word metric learned from an index's labels (Supervised WMD), written whole
 // or not at all, with a line of progress per epoch; Ctrl-C stops it and writes nothing.
+#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -12,6 +13,15 @@
 #include "lcrwmd/learn.h"
 
 namespace lcrwmd::app {
+namespace {
+
+std::string percent(double x) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%.2f%%", 100 * x);
+  return s;
+}
+
+}  // namespace
 
 void add_learn(CLI::App& app) {
   auto* c = app.add_subcommand(
@@ -78,11 +88,15 @@ void add_learn(CLI::App& app) {
     const Metric metric = learn_metric(index, f->o, progress, &r);
     if (r.stopped) throw Error(f->output + ": learning interrupted; no metric written");
     metric.save(f->output);
+    const std::string errors = r.held_out_documents == 0
+                                   ? "nothing held out, the last metric kept"
+                                   : "held-out error " + percent(r.held_out_error) +
+                                         " (unsupervised " + percent(r.unsupervised_error) + ")";
     note(
-        "metric %s: map %zu x %zu, %zu word weights; held-out error %.2f%% (unsupervised %.2f%%; "
-        "%zu documents trained on, %zu held out%s) (%.2f s)",
-        f->output.c_str(), metric.out_dim(), metric.in_dim(), metric.words().size(),
-        100 * r.held_out_error, 100 * r.unsupervised_error, r.train_documents, r.held_out_documents,
+        "metric %s: map %zu x %zu, %zu word weights; %s; %zu documents trained on, %zu held out%s "
+        "(%.2f s)",
+        f->output.c_str(), metric.out_dim(), metric.in_dim(), metric.words().size(), errors.c_str(),
+        r.train_documents, r.held_out_documents,
         r.unlabelled ? (", " + std::to_string(r.unlabelled) + " unlabelled left out").c_str() : "",
         since(t));
   });

@@ -22,6 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       sum += ix.term(t).size() + ix.term_doc_freq(t) + ix.postings(t).size;
     if (ix.has_terms())
       for (std::size_t i = 0; i < ix.n_docs(); ++i) sum += ix.doc_length(i);
+    if (const lcrwmd::Metric* m = ix.metric())
+      for (const std::string& w : m->words()) sum += w.size() + (m->weight(w) > 0);
     (void)sum;
   } catch (const lcrwmd::Error&) {
   }

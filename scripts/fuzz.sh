@@ -56,6 +56,18 @@ build-fuzz/lcrwmd delete --index "$seeds/col" --id "$(head -1 "$seeds/tsv/small.
 printf '\000' | cat - "$seeds/col/manifest" >"$seeds/collection/manifest"
 printf '\001' | cat - "$seeds"/col/seg-*.del-* >"$seeds/collection/deletions"
 rm -rf "$seeds/col"
+# An index built with a learned metric (its bytes the file's last): the small corpus labelled in
+# two classes.
+awk -F'\t' -v OFS='\t' '{ $2 = NR % 2 ? "a" : "b"; print }' "$seeds/tsv/small.tsv" \
+  >"$seeds/labelled.tsv"
+build-fuzz/lcrwmd build --embeddings "$seeds/embeddings/small.vec" --docs "$seeds/labelled.tsv" \
+  --output "$seeds/labelled.idx" 2>/dev/null
+build-fuzz/lcrwmd learn --index "$seeds/labelled.idx" --output "$seeds/small.lcm" \
+  --centroid-epochs 1 --epochs 1 --neighbors 2 --held-out 0 2>/dev/null
+build-fuzz/lcrwmd build --embeddings "$seeds/embeddings/small.vec" --docs "$seeds/labelled.tsv" \
+  --metric "$seeds/small.lcm" --output "$seeds/metric.idx" 2>/dev/null
+printf '\001' | cat - "$seeds/metric.idx" >"$seeds/index/metric"
+rm "$seeds/labelled.tsv" "$seeds/labelled.idx" "$seeds/small.lcm" "$seeds/metric.idx"
 head -5 data/demo/queries.tsv >"$seeds/tsv/queries.tsv"
 gzip -c "$seeds/tsv/queries.tsv" >"$seeds/tsv/queries.tsv.gz"
 

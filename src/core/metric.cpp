@@ -140,6 +140,7 @@ Metric Metric::from_bytes(std::string_view bytes, const std::string& name) {
   if (in == 0 || out == 0 || out > in || in > (1u << 16)) f.bad("a map of unsupported shape");
   std::vector<float> map = f.array<float>(out * in);
   std::vector<float> weights = f.array<float>(n);
+  if (n >= f.left() / sizeof(std::uint64_t)) f.bad("truncated");  // n + 1 offsets, the hash
   const std::vector<std::uint64_t> offsets = f.array<std::uint64_t>(n + 1);
   if (offsets[0] != 0 || offsets[n] != f.left() - sizeof hash) f.bad("its words are damaged");
   std::vector<std::string> words(n);
