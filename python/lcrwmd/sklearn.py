@@ -1,22 +1,26 @@
 """scikit-learn over lcrwmd's distances: a kNN classifier whose samples are documents (strings
-or token lists), usable in Pipeline, cross_val_score and GridSearchCV; a retriever in
-NearestNeighbors' shape (fit the documents, ask for each query's nearest); and the distance
-matrix for estimators that take metric="precomputed" (DBSCAN, AgglomerativeClustering, ...).
+or token lists), usable in Pipeline, cross_val_score and GridSearchCV, optionally in a word
+metric it learns from its training labels (SupervisedMetric); a retriever in NearestNeighbors'
+shape (fit the documents, ask for each query's nearest); and the distance matrix for
+estimators that take metric="precomputed" (DBSCAN, AgglomerativeClustering, ...).
 
     from lcrwmd.sklearn import DocumentRetriever, KNeighborsClassifier, pairwise_distances
     clf = KNeighborsClassifier(emb, n_neighbors=5, method="wmd", stopwords="stop_words.txt")
     clf.fit(train_texts, train_labels).score(test_texts, test_labels)
+    clf = KNeighborsClassifier(emb, metric=SupervisedMetric(dim=100))  # S-WMD's learned space
     search = DocumentRetriever(emb, n_neighbors=10).fit(documents)  # bm25 by default
     distances, rows = search.kneighbors(["how do I list open files"])
     D = pairwise_distances(texts, embeddings=emb, method="lc-rwmd")
 """
 from __future__ import annotations
 
+import os
+import tempfile
 import warnings
 from typing import Optional, Sequence
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from . import Embeddings, Index, StopWords, _documents
@@ -30,6 +34,77 @@ def _samples(X) -> list:
     return _documents(list(X))
 
 
+class SupervisedMetric(BaseEstimator):
+    """A word metric learned from labels (Huang et al.'s Supervised WMD, as `lcrwmd learn`):
+    fit(documents, labels) learns a map of the word vectors to `dim` dimensions (0: theirs) and
+    a weight per word from an index of the documents (its `stopwords` and `weighting`), on
+    centroids for `centroid_epochs` and then on entropic transport for `epochs`, each document
+    against its `neighbors` nearest, `held_out` of the documents choosing the metric kept.
+    build(documents) indexes documents in the learned space, where every method runs; save(path)
+    writes the metric file `lcrwmd build --metric` takes. held_out_error_ and
+    unsupervised_error_ say what it gained on the held-out documents. Given to
+    KNeighborsClassifier as `metric`, it is learned on the classifier's training documents with
+    the classifier's embeddings, stop words and weighting (GridSearchCV reaches its parameters
+    as metric__dim and so on)."""
+
+    def __init__(self, embeddings: Optional[Embeddings] = None, dim: int = 0, epochs: int = 10,
+                 centroid_epochs: int = 20, batch: int = 64, neighbors: int = 40,
+                 held_out: float = 0.2, seed: int = 0, weighting: str = "tf",
+                 stopwords: StopWords = None):
+        self.embeddings = embeddings
+        self.dim = dim
+        self.epochs = epochs
+        self.centroid_epochs = centroid_epochs
+        self.batch = batch
+        self.neighbors = neighbors
+        self.held_out = held_out
+        self.seed = seed
+        self.weighting = weighting
+        self.stopwords = stopwords
+
+    def fit(self, X, y) -> SupervisedMetric:
+        if self.embeddings is None:
+            raise ValueError("SupervisedMetric needs embeddings (an lcrwmd.Embeddings)")
+        docs, y = _samples(X), np.asarray(y)
+        if y.ndim != 1 or len(y) != len(docs):
+            raise ValueError(f"{len(docs)} documents and {y.shape} labels")
+        index = Index.build(self.embeddings, docs, labels=[str(v) for v in y],
+                            stopwords=self.stopwords, weighting=self.weighting, keep_text=False)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "metric.lcm")
+            report = index.learn_metric(path, dim=self.dim, epochs=self.epochs,
+                                        centroid_epochs=self.centroid_epochs, batch=self.batch,
+                                        neighbors=self.neighbors, held_out=self.held_out,
+                                        seed=self.seed)
+            with open(path, "rb") as f:
+                self.metric_bytes_ = f.read()
+        self.held_out_error_ = report["held_out_error"]
+        self.unsupervised_error_ = report["unsupervised_error"]
+        return self
+
+    def save(self, path) -> None:
+        """Writes the metric file (what `lcrwmd build --metric` and Index.build(metric=) take)."""
+        check_is_fitted(self, "metric_bytes_")
+        tmp = os.fspath(path) + ".tmp"
+        with open(tmp, "wb") as f:
+            f.write(self.metric_bytes_)
+        os.replace(tmp, os.fspath(path))
+
+    def build(self, X, ids: Optional[Sequence] = None, labels: Optional[Sequence] = None,
+              keep_text: bool = True) -> Index:
+        """An index of documents X in the learned space (its queries read in it too)."""
+        check_is_fitted(self, "metric_bytes_")
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "metric.lcm")
+            self.save(path)
+            return Index.build(self.embeddings, _samples(X), ids=ids, labels=labels,
+                               stopwords=self.stopwords, weighting=self.weighting,
+                               keep_text=keep_text, metric=path)
+
+    def _more_tags(self):
+        return {"X_types": ["string"], "requires_y": True}
+
+
 class KNeighborsClassifier(ClassifierMixin, BaseEstimator):
     """Classifies documents by the vote of their n_neighbors nearest training documents under
     `method` (lcrwmd.methods()), as Index.classify votes: a tie is settled by the
@@ -37,12 +112,15 @@ class KNeighborsClassifier(ClassifierMixin, BaseEstimator):
     copied, by clone); `weighting` "tf" or "tfidf"; `stopwords` a path or the words. A document
     with no word the embeddings know has no distance: in training it is left out (with a
     warning), to predict it gets the training set's most frequent class and its frequencies
-    as probabilities."""
+    as probabilities. `metric`: a SupervisedMetric, learned by fit on the training documents
+    (a clone of it, with this classifier's embeddings, stop words and weighting; fitted as
+    metric_) and the documents indexed in its space."""
 
     def __init__(self, embeddings: Optional[Embeddings] = None, n_neighbors: int = 5,
                  method: str = "lc-rwmd", symmetric: bool = True, weighting: str = "tf",
                  stopwords: StopWords = None, act_steps: int = 1, backend: str = "auto",
-                 precision: str = "auto"):
+                 precision: str = "auto", metric: Optional[SupervisedMetric] = None):
+        self.metric = metric
         self.embeddings = embeddings
         self.n_neighbors = n_neighbors
         self.method = method
@@ -62,9 +140,16 @@ class KNeighborsClassifier(ClassifierMixin, BaseEstimator):
         self.classes_, codes = np.unique(y, return_inverse=True)
         # Each document labelled by its class's position and named by its own: the index's
         # labels and ids map back to classes_ and to X's rows.
-        self.index_ = Index.build(self.embeddings, docs, ids=[str(i) for i in range(len(docs))],
-                                  labels=[str(c) for c in codes], stopwords=self.stopwords,
-                                  weighting=self.weighting, keep_text=False)
+        ids, labels = [str(i) for i in range(len(docs))], [str(c) for c in codes]
+        if self.metric is not None:
+            self.metric_ = clone(self.metric).set_params(
+                embeddings=self.embeddings, stopwords=self.stopwords, weighting=self.weighting)
+            self.metric_.fit(docs, codes)
+            self.index_ = self.metric_.build(docs, ids=ids, labels=labels, keep_text=False)
+        else:
+            self.index_ = Index.build(self.embeddings, docs, ids=ids, labels=labels,
+                                      stopwords=self.stopwords, weighting=self.weighting,
+                                      keep_text=False)
         if self.index_.excluded:
             warnings.warn(f"{len(self.index_.excluded)} training documents have no known word "
                           f"and are left out")

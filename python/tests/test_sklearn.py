@@ -16,7 +16,7 @@ from sklearn.preprocessing import FunctionTransformer  # noqa: E402
 
 import lcrwmd  # noqa: E402
 from lcrwmd.sklearn import (DocumentRetriever, KNeighborsClassifier,  # noqa: E402
-                            pairwise_distances)
+                            SupervisedMetric, pairwise_distances)
 
 from demo_data import DEMO, EMB, STOP, cli  # noqa: E402
 
@@ -74,6 +74,39 @@ def test_clone_pipeline_cross_validation_and_grid_search(emb, train):
     assert grid.best_params_["n_neighbors"] in (1, 3, 5)
     assert len(grid.cv_results_["mean_test_score"]) == 6
     assert 0 <= grid.score(texts, y) <= 1
+
+
+def _quick_metric(**kw):
+    return SupervisedMetric(dim=kw.pop("dim", 8), epochs=1, centroid_epochs=2, neighbors=5, **kw)
+
+
+def test_a_supervised_metric_alone_and_inside_the_classifier(tmp_path, emb, train, queries):
+    texts, y = [r[2] for r in train], np.array([r[1] for r in train])
+    metric = _quick_metric(embeddings=emb, stopwords=STOP).fit(texts, y)
+    assert 0 <= metric.held_out_error_ <= 1 and 0 <= metric.unsupervised_error_ <= 1
+    learned = metric.build(texts, labels=list(y))
+    assert learned.dim == 8
+    # Saved, it is the file the command line's build takes.
+    metric.save(tmp_path / "m.lcm")
+    idx = str(tmp_path / "m.idx")
+    cli("build", "--embeddings", EMB, "--docs", os.path.join(DEMO, "train.tsv"), "--stopwords",
+        STOP, "--metric", str(tmp_path / "m.lcm"), "--output", idx)
+    assert lcrwmd.Index.load(idx, emb).dim == 8
+    # In the classifier: learned on its training documents, with its embeddings and stop words.
+    clf = KNeighborsClassifier(emb, n_neighbors=3, stopwords=STOP, metric=_quick_metric())
+    clf.fit(texts, y)
+    assert clf.metric_.embeddings is emb and clf.index_.dim == 8
+    assert clf.metric.get_params()["embeddings"] is None  # the parameter itself untouched
+    assert 0 <= clf.score([q[2] for q in queries], [q[1] for q in queries]) <= 1
+    # Its parameters tuned as the classifier's.
+    twin = clone(clf)
+    assert twin.get_params()["metric__dim"] == 8
+    grid = GridSearchCV(clf, {"metric__dim": [4, 8]}, cv=2).fit(texts, y)
+    assert grid.best_params_["metric__dim"] in (4, 8)
+    pipe = make_pipeline(FunctionTransformer(lambda docs: [d.lower() for d in docs]), clf)
+    assert 0 <= pipe.fit(texts, y).score(texts, y) <= 1
+    with pytest.raises(ValueError):
+        SupervisedMetric().fit(texts, y)  # no embeddings
 
 
 def test_precomputed_distances_for_clustering(emb, index, train):
