@@ -73,7 +73,7 @@ Metric learn_metric(const Index& train, const LearnOptions& options, const Learn
   r.train_documents = learned.train_documents;
   r.held_out_documents = learned.held_out_documents;
   r.held_out_error = learned.held_out_error;
-  r.unsupervised_error = learned.start_error;
+  r.unsupervised_error = learned.unsupervised_error;
   r.stopped = learned.stopped;
   if (report) *report = r;
   return Metric(in, m.out_dim, std::move(map), std::move(words), std::move(weights),

@@ -199,9 +199,14 @@ LearnedMetric learn_word_metric(NcaProblem p, std::size_t vocab, const LearnOpti
   const auto evaluate = [&] {
     return held_out_error(p, m, held, nearest(centroids, out, held, train, o.neighbors));
   };
-  centroids = mapped_centroids(p, m);
-  p.distance = NcaDistance::centroid;  // the start's error by the centroid stage's vote
-  result.start_error = held.empty() ? 0 : evaluate();
+  // The unsupervised metric's error (the identity, unit weights) by the centroid stage's vote,
+  // whatever the start (a smaller map starts from principal directions).
+  p.distance = NcaDistance::centroid;
+  if (!held.empty()) {
+    const WordMetric identity = WordMetric::identity(in, vocab);
+    result.unsupervised_error = held_out_error(
+        p, identity, held, nearest(mapped_centroids(p, identity), in, held, train, o.neighbors));
+  }
   for (const NcaDistance stage : {NcaDistance::centroid, NcaDistance::transport}) {
     p.distance = stage;
     const std::size_t epochs =

@@ -17,8 +17,8 @@ namespace lcrwmd {
 
 struct LearnedMetric {
   WordMetric metric;
-  double held_out_error = 0;  // the kept metric's
-  double start_error = 0;     // the starting metric's (the identity's, or PCA's)
+  double held_out_error = 0;      // the kept metric's
+  double unsupervised_error = 0;  // the identity's with unit weights
   std::size_t train_documents = 0, held_out_documents = 0;
   bool stopped = false;  // by the callback
 };
