@@ -121,8 +121,9 @@ void run_build(const BuildFlags& f) {
         "words, those it never saw from their character n-grams (%.2f s)",
         emb_path.c_str(), emb.file_words(), emb.dim(), emb.size(), corpus_words, since(t));
   else
-    note("embeddings %s: %zu of its %zu words kept (the corpus's), dim %zu, %s%s (%.2f s)",
-         emb_path.c_str(), emb.size(), emb.file_words(), emb.dim(), emb.format().c_str(),
+    note("embeddings %s: %zu of its %zu words kept (the corpus's%s), dim %zu, %s%s (%.2f s)",
+         emb_path.c_str(), emb.size(), emb.file_words(), metric ? " and the metric's" : "",
+         emb.dim(), emb.format().c_str(),
          emb.duplicates()
              ? (", " + std::to_string(emb.duplicates()) + " duplicate words skipped").c_str()
              : "",

@@ -25,30 +25,18 @@ WordMetric WordMetric::identity(std::size_t dim, std::size_t vocab) {
 
 namespace {
 
-// C (rows x cols) = alpha A B' + beta C, row-major, A rows x k, B cols x k.
-void gemm_nt(std::size_t rows, std::size_t cols, std::size_t k, double alpha, const double* a,
-             const double* b, double beta, double* c) {
-  if (rows == 0 || cols == 0) return;
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(rows),
-              static_cast<int>(cols), static_cast<int>(k), alpha, a, static_cast<int>(k), b,
-              static_cast<int>(k), beta, c, static_cast<int>(cols));
-}
-// C (rows x cols) = alpha A' B + beta C, A k x rows, B k x cols.
-void gemm_tn(std::size_t rows, std::size_t cols, std::size_t k, double alpha, const double* a,
-             const double* b, double beta, double* c) {
+// C (rows x cols) = alpha op(A) op(B) + beta C, row-major; op(A) rows x k (A itself k x rows
+// where transposed), op(B) k x cols (B cols x k where transposed). Nothing for an empty product.
+void gemm(bool transpose_a, bool transpose_b, std::size_t rows, std::size_t cols, std::size_t k,
+          double alpha, const double* a, const double* b, double beta, double* c) {
   if (rows == 0 || cols == 0 || k == 0) return;
-  cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(rows),
-              static_cast<int>(cols), static_cast<int>(k), alpha, a, static_cast<int>(rows), b,
-              static_cast<int>(cols), beta, c, static_cast<int>(cols));
+  cblas_dgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
+              transpose_b ? CblasTrans : CblasNoTrans, static_cast<int>(rows),
+              static_cast<int>(cols), static_cast<int>(k), alpha, a,
+              static_cast<int>(transpose_a ? rows : k), b, static_cast<int>(transpose_b ? k : cols),
+              beta, c, static_cast<int>(cols));
 }
-// C (rows x cols) = alpha A B + beta C, A rows x k, B k x cols.
-void gemm_nn(std::size_t rows, std::size_t cols, std::size_t k, double alpha, const double* a,
-             const double* b, double beta, double* c) {
-  if (rows == 0 || cols == 0 || k == 0) return;
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows),
-              static_cast<int>(cols), static_cast<int>(k), alpha, a, static_cast<int>(k), b,
-              static_cast<int>(cols), beta, c, static_cast<int>(cols));
-}
+constexpr bool kT = true, kN = false;
 
 // A document in the metric: its words' vectors (as given, and mapped) and its weighted,
 // renormalised counts.
@@ -83,7 +71,7 @@ class MappedWords {
     for (std::size_t w = 0; w < words_.size(); ++w)
       std::copy_n(p.vectors.data() + std::size_t{words_[w]} * in, in, x.begin() + w * in);
     rows_.resize(words_.size() * out_);
-    gemm_nt(words_.size(), out_, in, 1.0, x.data(), m.map.data(), 0.0, rows_.data());
+    gemm(kN, kT, words_.size(), out_, in, 1.0, x.data(), m.map.data(), 0.0, rows_.data());
   }
   const double* row(std::uint32_t word) const { return rows_.data() + slot_[word] * out_; }
 
@@ -122,7 +110,7 @@ std::vector<double> costs(const WordBag& a, const Mapped& ma, const WordBag& b, 
                           std::size_t out) {
   const std::size_t n = ma.hist.size(), m = mb.hist.size();
   std::vector<double> c(n * m);
-  gemm_nt(n, m, out, -2.0, ma.y.data(), mb.y.data(), 0.0, c.data());
+  gemm(kN, kT, n, m, out, -2.0, ma.y.data(), mb.y.data(), 0.0, c.data());
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < m; ++j) {
       double& e = c[i * m + j];
@@ -292,9 +280,9 @@ NcaValue nca_objective(const NcaProblem& p, const WordMetric& metric,
           squares[a.words[i]] += sij;
           squares[b.words[j]] += sij;
         }
-      gemm_nn(na, in, nb, 1.0, s.data(), mb[c].x.data(), 1.0, z.data());
+      gemm(kN, kN, na, in, nb, 1.0, s.data(), mb[c].x.data(), 1.0, z.data());
     }
-    if (!by_centroid) gemm_tn(in, in, na, 1.0, ma.x.data(), z.data(), 1.0, cross.data());
+    if (!by_centroid) gemm(kT, kN, in, in, na, 1.0, ma.x.data(), z.data(), 1.0, cross.data());
   }
   if (v.documents == 0) return v;
   const double scale = 1.0 / static_cast<double>(v.documents);
@@ -313,13 +301,13 @@ NcaValue nca_objective(const NcaProblem& p, const WordMetric& metric,
       ++used;
     }
     std::vector<double> m(in * in, 0.0);
-    gemm_tn(in, in, used, 1.0, ws.data(), xs.data(), 0.0, m.data());
+    gemm(kT, kN, in, in, used, 1.0, ws.data(), xs.data(), 0.0, m.data());
     for (std::size_t r = 0; r < in; ++r)
       for (std::size_t e = 0; e < in; ++e) m[r * in + e] -= cross[r * in + e] + cross[e * in + r];
-    gemm_nn(out, in, in, scale, metric.map.data(), m.data(), 0.0, v.grad_map.data());
+    gemm(kN, kN, out, in, in, scale, metric.map.data(), m.data(), 0.0, v.grad_map.data());
   }
-  gemm_tn(out, in, scaled_au.size() / std::max<std::size_t>(out, 1), scale, scaled_au.data(),
-          pair_u.data(), 1.0, v.grad_map.data());
+  gemm(kT, kN, out, in, scaled_au.size() / std::max<std::size_t>(out, 1), scale, scaled_au.data(),
+       pair_u.data(), 1.0, v.grad_map.data());
   for (double& g : v.grad_weights) g *= scale;
   return v;
 }
