@@ -22,7 +22,8 @@ constexpr std::int32_t kMagic = 793712314;
 constexpr std::int32_t kOldestVersion = 11, kNewestVersion = 12;
 constexpr std::int32_t kSupervised = 3;  // Args::model: cbow 1, skipgram 2, supervised 3
 constexpr std::int32_t kMaxDim = 1 << 16;
-constexpr std::int32_t kMaxEntries = 30000000;  // Dictionary::MAX_VOCAB_SIZE
+constexpr std::int32_t kMaxEntries = 30000000;      // Dictionary::MAX_VOCAB_SIZE
+constexpr std::int64_t kNoNode = 1000000000000000;  // HierarchicalSoftmaxLoss::buildTree's 1e15
 
 // Reads fields front to back; an Error naming the file and the byte where the file ends early.
 class Walk {
@@ -113,10 +114,17 @@ void check_fasttext_layout(const MappedFile& f) {
   if (size >= kMaxEntries)
     w.fail("a dictionary of " + std::to_string(size) + " entries (fastText holds fewer than " +
            std::to_string(kMaxEntries) + ")");
-  // Each entry: its word, a count, and its kind: the words first, then the labels.
+  // Each entry: its word, a count, and its kind: the words first, then the labels. A model trained
+  // with the hierarchical softmax (loss hs) has libfasttext build its tree from the counts, with
+  // kNoNode as the count of nodes not yet made: a count at or above it makes a node its own parent
+  // (its path to the root then grows until memory runs out), and the tree's sums must not overflow.
+  std::int64_t total = 0;
   for (std::int32_t i = 0; i < size; ++i) {
     w.skip_string("the dictionary's words");
-    w.skip(sizeof(std::int64_t), "the dictionary's words");
+    const auto count = w.read<std::int64_t>("the dictionary's words");
+    if (count < 0 || count >= kNoNode || (total += count) >= kNoNode)
+      w.fail("entry " + std::to_string(i) + " of the dictionary has a count of " +
+             std::to_string(count) + " (counts and their sum are below 10^15)");
     if (w.read<std::int8_t>("the dictionary's words") != (i < nwords ? 0 : 1))
       w.fail("entry " + std::to_string(i) + " of the dictionary is not a " +
              (i < nwords ? "word" : "label"));

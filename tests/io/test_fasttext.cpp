@@ -267,6 +267,25 @@ TEST(FastText, TruncatedForeignAndSupervisedModelsAreRefusedNamingTheFile) {
       EXPECT_NE(std::string(e.what()).find("output matrix"), std::string::npos) << e.what();
     }
   }
+  // A word counted 10^16 times in a model trained with the hierarchical softmax: libfasttext's
+  // tree would make a node its own parent and grow its path until memory ran out. The first
+  // entry's count follows its word, after the signature (8 bytes), the arguments (56) and the
+  // dictionary's sizes (28).
+  {
+    std::string counted = whole;
+    const std::int32_t hs = 1;  // Args::loss, the seventh argument
+    std::memcpy(counted.data() + 8 + 6 * 4, &hs, 4);
+    const std::size_t count_at = counted.find('\0', 92) + 1;
+    const std::int64_t huge = 10'000'000'000'000'000;
+    std::memcpy(counted.data() + count_at, &huge, 8);
+    try {
+      FastTextModel::load(test::write_file("counted.bin", counted));
+      FAIL();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("count of 10000000000000000"), std::string::npos)
+          << e.what();
+    }
+  }
   // A NaN in a row: eight bytes of ones hold one whatever the rows' alignment, inside the input
   // matrix (most of the file).
   std::string nan = whole;
