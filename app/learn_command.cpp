@@ -64,7 +64,9 @@ void add_learn(CLI::App& app) {
       ->check(at_least_one())
       ->capture_default_str();
   c->add_option("--lambda", f->o.transport.lambda,
-                "Entropic transport's strength (larger: nearer the exact transport, slower)")
+                "Entropic transport's strength, relative to the costs' scale (each epoch's "
+                "median largest word cost to a nearest document; larger: nearer the exact "
+                "transport, more Sinkhorn iterations)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   c->add_option("--seed", f->o.seed, "Random seed (the same metric for the same seed)")
@@ -79,9 +81,18 @@ void add_learn(CLI::App& app) {
          index.vocab_size(), index.dim(), since(t));
     const StopOnSignal stop;
     const LearnCallback progress = [&](const LearnProgress& p) {
-      if (p.epoch_done())
-        note("learn: %s epoch %zu: loss %.4f, held-out error %.2f%% (%.1f s)", p.stage, p.epoch,
-             p.loss, 100 * p.held_out_error, p.seconds);
+      if (!p.epoch_done()) return !stop.requested();
+      std::string transport;
+      if (p.work.transports > 0) {
+        char s[96];
+        std::snprintf(s, sizeof s, "; cost scale %.3g, %.0f Sinkhorn iterations a transport",
+                      p.cost_scale,
+                      static_cast<double>(p.work.sinkhorn_iterations) /
+                          static_cast<double>(p.work.transports));
+        transport = s;
+      }
+      note("learn: %s epoch %zu: loss %.4f, held-out error %.2f%% (%.1f s%s)", p.stage, p.epoch,
+           p.loss, 100 * p.held_out_error, p.seconds, transport.c_str());
       return !stop.requested();
     };
     LearnReport r;
@@ -99,6 +110,15 @@ void add_learn(CLI::App& app) {
         r.train_documents, r.held_out_documents,
         r.unlabelled ? (", " + std::to_string(r.unlabelled) + " unlabelled left out").c_str() : "",
         since(t));
+    const LearnWork& w = r.work;
+    note(
+        "learn: time in candidates %.1f s, distances %.1f s, gradients %.1f s, held-out votes "
+        "%.1f s; %zu transports, %.0f Sinkhorn iterations each",
+        w.candidates_seconds, w.distance_seconds, w.gradient_seconds, w.held_out_seconds,
+        w.transports,
+        w.transports
+            ? static_cast<double>(w.sinkhorn_iterations) / static_cast<double>(w.transports)
+            : 0.0);
   });
 }
 

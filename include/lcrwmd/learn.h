@@ -17,7 +17,7 @@ class Index;
 
 // Entropy-regularised transport (the relaxed problem whose plan gives the gradient).
 struct EntropicOptions {
-  double lambda = 10.0;     // the strength: larger, nearer the unregularised transport
+  double lambda = 10.0;     // the strength on costs as given: larger, nearer the exact transport
   double tolerance = 1e-9;  // stop once the rows' marginals are within it (L1)
   std::size_t max_iterations = 1000;
 };
@@ -33,8 +33,23 @@ struct LearnOptions {
   double map_rate = 0.005;     // Adam's step for the map and for the weights
   double weight_rate = 0.02;
   std::uint64_t seed = 0;
-  // Looser than a distance needs: the gradient is measured against the held-out error.
+  // The transport's strength is relative to the costs' scale: each transport epoch solves with
+  // lambda / s, s the median over the training documents of the largest word-to-word cost to
+  // their nearest candidate in the epoch's metric (S-WMD scales its map so that s is 1). Costs
+  // grow as NCA sharpens its softmax; a fixed strength would need ever more Sinkhorn iterations.
+  // The tolerance is looser than a distance needs: the gradient is measured against the
+  // held-out error.
   EntropicOptions transport{.lambda = 10.0, .tolerance = 1e-6, .max_iterations = 1000};
+};
+
+// Where learning's time went, and how much transport it solved.
+struct LearnWork {
+  double candidates_seconds = 0;  // each document's nearest by centroid, the cost scale
+  double distance_seconds = 0;    // training's distances: words mapped, costs, transports
+  double gradient_seconds = 0;    // training's gradients and Adam's steps
+  double held_out_seconds = 0;    // the held-out vote after each epoch
+  std::size_t transports = 0;     // solved, training's and the held-out vote's
+  std::size_t sinkhorn_iterations = 0;
 };
 
 // Reported after every batch, so that a stop is prompt; an epoch has ended where batch ==
@@ -46,6 +61,8 @@ struct LearnProgress {
   double loss;            // the training documents' mean loss over the epoch so far
   double held_out_error;  // NCA's vote over each held-out document's candidates; NaN mid-epoch
   double seconds;         // since learning started
+  double cost_scale;      // the transport epoch's (see LearnOptions::transport); NaN on centroids
+  LearnWork work;         // since learning started
   bool epoch_done() const { return batch == batches; }
 };
 // Returns false to stop learning (the best metric so far is returned).
@@ -57,6 +74,7 @@ struct LearnReport {
   double held_out_error = 0;      // the kept metric's (NCA's vote over the nearest by centroid)
   double unsupervised_error = 0;  // the same vote with the identity map and unit weights
   bool stopped = false;           // by the callback
+  LearnWork work;
 };
 
 // A metric learned from `train`'s labelled documents (their word vectors and weights as the

@@ -75,6 +75,7 @@ Metric learn_metric(const Index& train, const LearnOptions& options, const Learn
   r.held_out_error = learned.held_out_error;
   r.unsupervised_error = learned.unsupervised_error;
   r.stopped = learned.stopped;
+  r.work = learned.work;
   if (report) *report = r;
   return Metric(in, m.out_dim, std::move(map), std::move(words), std::move(weights),
                 train.unit_vectors(), vectors_fingerprint);

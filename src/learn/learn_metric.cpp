@@ -90,9 +90,9 @@ std::vector<std::vector<std::uint32_t>> nearest(const std::vector<double>& c, st
 // NCA's vote: the label with the most softmax mass over the candidates.
 double held_out_error(const NcaProblem& p, const WordMetric& m,
                       const std::vector<std::uint32_t>& held,
-                      const std::vector<std::vector<std::uint32_t>>& cand) {
+                      const std::vector<std::vector<std::uint32_t>>& cand, NcaWork& work) {
   if (held.empty()) return 0;
-  const std::vector<std::vector<double>> d = nca_distances(p, m, held, cand);
+  const std::vector<std::vector<double>> d = nca_distances(p, m, held, cand, &work);
   std::size_t wrong = 0;
   for (std::size_t k = 0; k < held.size(); ++k) {
     if (cand[k].empty()) {
@@ -108,6 +108,30 @@ double held_out_error(const NcaProblem& p, const WordMetric& m,
     wrong += best->first != p.labels[held[k]];
   }
   return static_cast<double>(wrong) / static_cast<double>(held.size());
+}
+
+// The transport's cost scale in the metric (LearnOptions::transport): the median, over up to
+// 256 training documents spread over the set, of the largest word-to-word cost to the nearest
+// other document by centroid; 1 where that is 0 (documents of one word each, the same).
+double cost_scale(const NcaProblem& p, const WordMetric& m, const std::vector<double>& centroids,
+                  const std::vector<std::uint32_t>& train) {
+  constexpr std::size_t kSample = 256;
+  const std::size_t step = std::max<std::size_t>(1, train.size() / kSample);
+  std::vector<std::uint32_t> docs;
+  for (std::size_t i = 0; i < train.size(); i += step) docs.push_back(train[i]);
+  const std::vector<std::vector<std::uint32_t>> nearest_one =
+      nearest(centroids, m.out_dim, docs, train, 1);
+  std::vector<std::uint32_t> from, partners;
+  for (std::size_t k = 0; k < docs.size(); ++k)
+    if (!nearest_one[k].empty()) {
+      from.push_back(docs[k]);
+      partners.push_back(nearest_one[k][0]);
+    }
+  std::vector<double> largest = largest_costs(p, m, from, partners);
+  if (largest.empty()) return 1.0;
+  const auto mid = largest.begin() + static_cast<std::ptrdiff_t>(largest.size() / 2);
+  std::nth_element(largest.begin(), mid, largest.end());
+  return *mid > 0 ? *mid : 1.0;
 }
 
 // The start of the map: the identity, or for fewer rows than the vectors' dimension the
@@ -194,32 +218,57 @@ LearnedMetric learn_word_metric(NcaProblem p, std::size_t vocab, const LearnOpti
 
   result.metric = m;
   result.held_out_error = std::numeric_limits<double>::infinity();
+  LearnWork& work = result.work;
+  const auto seconds = [](std::chrono::steady_clock::time_point since) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+  };
   // The current metric's mapped centroids: each epoch's candidates, and the held-out vote's.
   std::vector<double> centroids;
   const auto evaluate = [&] {
-    return held_out_error(p, m, held, nearest(centroids, out, held, train, o.neighbors));
+    const auto t = std::chrono::steady_clock::now();
+    NcaWork w;
+    const double error =
+        held_out_error(p, m, held, nearest(centroids, out, held, train, o.neighbors), w);
+    work.transports += w.transports;
+    work.sinkhorn_iterations += w.iterations;
+    work.held_out_seconds += seconds(t);
+    return error;
   };
   // The unsupervised metric's error (the identity, unit weights) by the centroid stage's vote,
   // whatever the start (a smaller map starts from principal directions).
   p.distance = NcaDistance::centroid;
   if (!held.empty()) {
     const WordMetric identity = WordMetric::identity(in, vocab);
+    NcaWork w;
     result.unsupervised_error = held_out_error(
-        p, identity, held, nearest(mapped_centroids(p, identity), in, held, train, o.neighbors));
+        p, identity, held, nearest(mapped_centroids(p, identity), in, held, train, o.neighbors), w);
   }
   for (const NcaDistance stage : {NcaDistance::centroid, NcaDistance::transport}) {
     p.distance = stage;
     const std::size_t epochs =
         stage == NcaDistance::centroid ? o.centroid_epochs : o.transport_epochs;
     Adam adam_map(m.map.size(), o.map_rate), adam_weights(m.weights.size(), o.weight_rate);
-    // The stage starts from the best metric so far, its held-out error measured anew.
+    // The stage starts from the best metric so far, its held-out error measured anew (in the
+    // transport stage, at that metric's cost scale).
     m = result.metric;
     centroids = mapped_centroids(p, m);
+    double scale = std::numeric_limits<double>::quiet_NaN();
+    const auto rescale = [&] {
+      if (stage == NcaDistance::centroid) return;
+      const auto t = std::chrono::steady_clock::now();
+      scale = cost_scale(p, m, centroids, train);
+      p.transport.lambda = o.transport.lambda / scale;
+      work.candidates_seconds += seconds(t);
+    };
+    rescale();
     if (epochs > 0 && !held.empty()) result.held_out_error = evaluate();
     std::size_t since_best = 0;
     for (std::size_t epoch = 1; epoch <= epochs; ++epoch) {
+      if (epoch > 1) rescale();
+      const auto t = std::chrono::steady_clock::now();
       const std::vector<std::vector<std::uint32_t>> cand =
           nearest(centroids, out, train, train, o.neighbors);
+      work.candidates_seconds += seconds(t);
       std::vector<std::size_t> batches(train.size());
       std::iota(batches.begin(), batches.end(), std::size_t{0});
       std::shuffle(batches.begin(), batches.end(), rng);
@@ -227,9 +276,6 @@ LearnedMetric learn_word_metric(NcaProblem p, std::size_t vocab, const LearnOpti
       std::size_t counted = 0;
       const char* name = stage == NcaDistance::centroid ? "centroid" : "transport";
       const std::size_t batch_count = (batches.size() + o.batch - 1) / o.batch;
-      const auto seconds = [&] {
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      };
       const auto mean_loss = [&] { return counted ? loss / static_cast<double>(counted) : 0.0; };
       for (std::size_t first = 0, b = 1; first < batches.size(); first += o.batch, ++b) {
         std::vector<std::uint32_t> batch;
@@ -239,6 +285,11 @@ LearnedMetric learn_word_metric(NcaProblem p, std::size_t vocab, const LearnOpti
           bc.push_back(cand[batches[i]]);
         }
         const NcaValue v = nca_objective(p, m, batch, bc, true);
+        work.transports += v.work.transports;
+        work.sinkhorn_iterations += v.work.iterations;
+        work.distance_seconds += v.work.distance_seconds;
+        work.gradient_seconds += v.work.gradient_seconds;
+        const auto step = std::chrono::steady_clock::now();
         if (v.documents > 0) {
           loss += v.loss * static_cast<double>(v.documents);
           counted += v.documents;
@@ -246,9 +297,10 @@ LearnedMetric learn_word_metric(NcaProblem p, std::size_t vocab, const LearnOpti
           adam_weights.step(m.weights, v.grad_weights);
           for (double& w : m.weights) w = std::max(w, 1e-3);  // a weight stays positive
         }
+        work.gradient_seconds += seconds(step);
         if (b < batch_count && progress &&
             !progress({name, epoch, b, batch_count, mean_loss(),
-                       std::numeric_limits<double>::quiet_NaN(), seconds()})) {
+                       std::numeric_limits<double>::quiet_NaN(), seconds(start), scale, work})) {
           result.stopped = true;
           return result;
         }
@@ -263,8 +315,8 @@ LearnedMetric learn_word_metric(NcaProblem p, std::size_t vocab, const LearnOpti
       } else {
         ++since_best;
       }
-      if (progress &&
-          !progress({name, epoch, batch_count, batch_count, mean_loss(), error, seconds()})) {
+      if (progress && !progress({name, epoch, batch_count, batch_count, mean_loss(), error,
+                                 seconds(start), scale, work})) {
         result.stopped = true;
         return result;
       }

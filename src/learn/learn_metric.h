@@ -21,6 +21,7 @@ struct LearnedMetric {
   double unsupervised_error = 0;  // the identity's with unit weights
   std::size_t train_documents = 0, held_out_documents = 0;
   bool stopped = false;  // by the callback
+  LearnWork work;
 };
 
 // problem.vectors, docs and labels (every document labelled; at least two labels, each on two

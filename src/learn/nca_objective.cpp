@@ -8,6 +8,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "learn/log_sum_exp.h"
@@ -24,6 +25,26 @@ WordMetric WordMetric::identity(std::size_t dim, std::size_t vocab) {
 }
 
 namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// Charges the time since the last switch to one of two accounts.
+class Stopwatch {
+ public:
+  explicit Stopwatch(double* account) : account_(account) {}
+  void charge_to(double* account) {
+    const auto now = std::chrono::steady_clock::now();
+    *account_ += std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    account_ = account;
+  }
+
+ private:
+  double* account_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
 
 // C (rows x cols) = alpha op(A) op(B) + beta C, row-major; op(A) rows x k (A itself k x rows
 // where transposed), op(B) k x cols (B cols x k where transposed). Nothing for an empty product.
@@ -179,9 +200,11 @@ Centroids centroid_distance(const Mapped& ma, const Centroid& ca, const Mapped& 
 
 std::vector<std::vector<double>> nca_distances(
     const NcaProblem& p, const WordMetric& metric, std::span<const std::uint32_t> batch,
-    std::span<const std::vector<std::uint32_t>> candidates) {
+    std::span<const std::vector<std::uint32_t>> candidates, NcaWork* work) {
+  const auto start = std::chrono::steady_clock::now();
   const std::size_t in = metric.in_dim, out = metric.out_dim;
   std::vector<std::vector<double>> result(batch.size());
+  std::vector<std::size_t> iterations(batch.size(), 0);
   const MappedWords words(p, metric, batch, candidates);
 #pragma omp parallel for schedule(dynamic)
   for (std::size_t k = 0; k < batch.size(); ++k) {
@@ -190,14 +213,43 @@ std::vector<std::vector<double>> nca_distances(
     const Centroid ca = centroid(ma, in, out);
     for (const std::uint32_t b : candidates[k]) {
       const Mapped mb = map_document(p, words, metric, p.docs[b]);
-      result[k].push_back(
-          p.distance == NcaDistance::centroid
-              ? centroid_distance(ma, ca, mb, centroid(mb, in, out), out).value
-              : entropic_transport(ma.hist, mb.hist, costs(a, ma, p.docs[b], mb, out), p.transport)
-                    .value);
+      if (p.distance == NcaDistance::centroid) {
+        result[k].push_back(centroid_distance(ma, ca, mb, centroid(mb, in, out), out).value);
+        continue;
+      }
+      const EntropicTransport t =
+          entropic_transport(ma.hist, mb.hist, costs(a, ma, p.docs[b], mb, out), p.transport);
+      result[k].push_back(t.value);
+      iterations[k] += t.iterations;
     }
   }
+  if (work) {
+    if (p.distance == NcaDistance::transport)
+      for (std::size_t k = 0; k < batch.size(); ++k) {
+        work->transports += candidates[k].size();
+        work->iterations += iterations[k];
+      }
+    work->distance_seconds += seconds_since(start);
+  }
   return result;
+}
+
+std::vector<double> largest_costs(const NcaProblem& p, const WordMetric& metric,
+                                  std::span<const std::uint32_t> docs,
+                                  std::span<const std::uint32_t> partners) {
+  std::vector<std::vector<std::uint32_t>> as_candidates(docs.size());
+  for (std::size_t k = 0; k < docs.size(); ++k) as_candidates[k] = {partners[k]};
+  const MappedWords words(p, metric, docs, as_candidates);
+  std::vector<double> largest(docs.size(), 0.0);
+#pragma omp parallel for schedule(dynamic)
+  for (std::size_t k = 0; k < docs.size(); ++k) {
+    const WordBag& a = p.docs[docs[k]];
+    const WordBag& b = p.docs[partners[k]];
+    const std::vector<double> c = costs(a, map_document(p, words, metric, a), b,
+                                        map_document(p, words, metric, b), metric.out_dim);
+    if (!c.empty()) largest[k] = *std::max_element(c.begin(), c.end());
+  }
+  return largest;
 }
 
 NcaValue nca_objective(const NcaProblem& p, const WordMetric& metric,
@@ -205,8 +257,9 @@ NcaValue nca_objective(const NcaProblem& p, const WordMetric& metric,
                        std::span<const std::vector<std::uint32_t>> candidates, bool gradient) {
   const std::size_t in = metric.in_dim, out = metric.out_dim;
   const bool by_centroid = p.distance == NcaDistance::centroid;
-  const MappedWords words(p, metric, batch, candidates);
   NcaValue v;
+  Stopwatch watch(&v.work.distance_seconds);
+  const MappedWords words(p, metric, batch, candidates);
   // M's parts (the transport's): per vocabulary word, and in x in (the cross terms); and the
   // centroid pairs' (g / D) A u and u, a row each, whose products are their share of A M.
   std::vector<double> squares, cross, scaled_au, pair_u;
@@ -216,6 +269,7 @@ NcaValue nca_objective(const NcaProblem& p, const WordMetric& metric,
     cross.assign(in * in, 0.0);
   }
   for (std::size_t k = 0; k < batch.size(); ++k) {
+    watch.charge_to(&v.work.distance_seconds);
     const WordBag& a = p.docs[batch[k]];
     const std::uint32_t label = p.labels[batch[k]];
     const std::vector<std::uint32_t>& cand = candidates[k];
@@ -241,6 +295,11 @@ NcaValue nca_objective(const NcaProblem& p, const WordMetric& metric,
         all[c] = -t[c].value;
       }
     }
+    if (!by_centroid) {
+      v.work.transports += nc;
+      for (const EntropicTransport& e : t) v.work.iterations += e.iterations;
+    }
+    watch.charge_to(&v.work.gradient_seconds);
     for (std::size_t c = 0; c < nc; ++c)
       if (p.labels[cand[c]] == label) same.push_back(all[c]);
     if (same.empty()) continue;
@@ -284,6 +343,7 @@ NcaValue nca_objective(const NcaProblem& p, const WordMetric& metric,
     }
     if (!by_centroid) gemm(kT, kN, in, in, na, 1.0, ma.x.data(), z.data(), 1.0, cross.data());
   }
+  watch.charge_to(&v.work.gradient_seconds);
   if (v.documents == 0) return v;
   const double scale = 1.0 / static_cast<double>(v.documents);
   v.loss *= scale;
@@ -309,6 +369,7 @@ NcaValue nca_objective(const NcaProblem& p, const WordMetric& metric,
   gemm(kT, kN, out, in, scaled_au.size() / std::max<std::size_t>(out, 1), scale, scaled_au.data(),
        pair_u.data(), 1.0, v.grad_map.data());
   for (double& g : v.grad_weights) g *= scale;
+  watch.charge_to(&v.work.gradient_seconds);
   return v;
 }
 

@@ -52,18 +52,32 @@ struct NcaProblem {
   EntropicOptions transport;
 };
 
+// What a call's distances took: the transports solved and their Sinkhorn iterations, and the
+// wall time of the distances (mapping, costs, transports) and of the gradient (what is left).
+struct NcaWork {
+  std::size_t transports = 0, iterations = 0;
+  double distance_seconds = 0, gradient_seconds = 0;
+};
+
 struct NcaValue {
   double loss = 0;                   // mean over the documents counted
   std::size_t documents = 0;         // those with a candidate of their class (the others: no
                                      // term, their loss constant in the metric)
   std::vector<double> grad_map;      // d loss / d A, as map
   std::vector<double> grad_weights;  // d loss / d weights, per vocabulary word
+  NcaWork work;
 };
 
 // Each document of `batch`'s distance to each of its candidates in the metric.
 std::vector<std::vector<double>> nca_distances(
     const NcaProblem& problem, const WordMetric& metric, std::span<const std::uint32_t> batch,
-    std::span<const std::vector<std::uint32_t>> candidates);
+    std::span<const std::vector<std::uint32_t>> candidates, NcaWork* work = nullptr);
+
+// The largest cost between a word of docs[k] and a word of partners[k], in the metric: the
+// scale of the costs that the transport's strength is relative to.
+std::vector<double> largest_costs(const NcaProblem& problem, const WordMetric& metric,
+                                  std::span<const std::uint32_t> docs,
+                                  std::span<const std::uint32_t> partners);
 
 // The loss of documents `batch` (ids into problem.docs), each against its own candidates
 // (candidates[k]: documents other than batch[k]), and with `gradient` its gradient.

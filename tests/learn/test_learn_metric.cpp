@@ -111,6 +111,42 @@ TEST(LearnMetric, LowersTheHeldOutErrorWhereTheLabelsFollowADirection) {
   EXPECT_EQ(again.metric.weights, r.metric.weights);
 }
 
+// The transport's strength is relative to the costs' scale: vectors twice as long give a cost
+// scale twice as large and transports of the same iterations (the same kernels, bit for bit).
+// The work is counted: every training document's candidates once an epoch, and the held-out
+// documents' at the stage's start and after each epoch.
+TEST(LearnMetric, TheTransportsStrengthFollowsTheCostsScaleAndItsWorkIsCounted) {
+  LabelledSet s(200), doubled(200);
+  for (double& x : doubled.vectors) x *= 2;
+  LearnOptions o = quick();
+  o.centroid_epochs = 0;
+  o.transport_epochs = 1;
+  o.map_rate = o.weight_rate = 0;  // the identity throughout
+  std::vector<double> scales;
+  const auto scale = [&](const LearnProgress& p) {
+    if (p.epoch_done()) scales.push_back(p.cost_scale);
+    return true;
+  };
+  const LearnedMetric once = learn_word_metric(s.problem(), s.vocab, o, scale);
+  const LearnedMetric twice = learn_word_metric(doubled.problem(), doubled.vocab, o, scale);
+  ASSERT_EQ(scales.size(), 2u);
+  EXPECT_GT(scales[0], 0);
+  EXPECT_EQ(scales[1], 2 * scales[0]);
+  EXPECT_GT(once.work.sinkhorn_iterations, once.work.transports);
+  EXPECT_EQ(twice.work.sinkhorn_iterations, once.work.sinkhorn_iterations);
+  EXPECT_EQ(once.work.transports, (140 + 2 * 60) * o.neighbors);
+  EXPECT_GT(once.work.distance_seconds, 0);
+  EXPECT_GT(once.work.held_out_seconds, 0);
+  // On centroids: no transports, and no cost scale.
+  o.centroid_epochs = 1;
+  o.transport_epochs = 0;
+  scales.clear();
+  const LearnedMetric centroids = learn_word_metric(s.problem(), s.vocab, o, scale);
+  EXPECT_EQ(centroids.work.transports, 0u);
+  ASSERT_EQ(scales.size(), 1u);
+  EXPECT_TRUE(std::isnan(scales[0]));
+}
+
 TEST(LearnMetric, RefusesWhatItCannotLearnFromAndStopsWhenAsked) {
   LabelledSet s(20);
   std::vector<std::uint32_t> one(s.labels.size(), 3);
