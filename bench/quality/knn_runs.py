@@ -4,12 +4,18 @@ fit split) and on the test split (against the whole training set): `lcrwmd eval 
 one JSON file per run in OUT/knn/CORPUS_WEIGHTING_METHOD_SPLIT.json.
 
     bench/quality/knn_runs.py --lcrwmd build/lcrwmd --data ../shared/data --work /tmp/q \
-        --out bench/results/quality [--resume] [--vectors shared|trained] [--methods a,b]
-        [CORPUS ...]
+        --out bench/results/quality [--resume] [--vectors shared|trained] [--metric learned]
+        [--methods a,b] [CORPUS ...]
 
 --vectors trained: word vectors trained by `lcrwmd vectors train` (its defaults, seed 0) on the
 training set, never on the test set, in place of the shared CBOW, for the validation run (k
 chosen on part of the training set) and the test run alike; JSON in OUT/knn_trained.
+
+--metric learned: a word metric learned by `lcrwmd learn` (its defaults, seed 0) from the labels
+of the fit split (80% of the training set, of which learn itself holds out 20% to stop early),
+one per weighting, applied by `lcrwmd build --metric` to the fit and training indexes; k is
+chosen on the validation split, never seen by learning. JSON in OUT/knn_learned (with
+--vectors trained: OUT/knn_trained_learned); each metric's learning log beside its file in WORK.
 """
 import os
 import subprocess
@@ -39,11 +45,26 @@ def run(cmd, out_path):
     os.replace(tmp, out_path)
 
 
-def build(a, docs, weighting, idx, embeddings):
+def build(a, docs, weighting, idx, embeddings, metric=None):
     if not os.path.exists(idx):
         subprocess.run([a.lcrwmd, "build", "--embeddings", embeddings, "--stopwords",
                         a.stopwords, "--weighting", weighting, "--docs", docs, "--output", idx,
-                        "--no-text"], stderr=subprocess.DEVNULL, check=True)
+                        "--no-text", *(["--metric", metric] if metric else [])],
+                       stderr=subprocess.DEVNULL, check=True)
+
+
+def learned_metric(a, corpus, weighting, fit_docs, embeddings, tag):
+    """The metric learned from the fit split's labels (once), its log beside it."""
+    path = os.path.join(a.work, f"{corpus}.fit.{weighting}{tag}.lcm")
+    if not os.path.exists(path):
+        idx = os.path.join(a.work, f"{corpus}.fit.{weighting}{tag}.idx")
+        build(a, fit_docs, weighting, idx, embeddings)
+        print(f"{corpus} {weighting}: learning a metric", file=sys.stderr, flush=True)
+        with open(path + ".log.tmp", "w") as log:
+            subprocess.run([a.lcrwmd, "learn", "--index", idx, "--output", path],
+                           stderr=log, check=True)
+        os.replace(path + ".log.tmp", path + ".log")
+    return path
 
 
 def vectors(a, corpus, docs):
@@ -63,10 +84,13 @@ def main():
     p = corpora.parser(__doc__)
     p.add_argument("--methods", default=",".join(METHODS))
     p.add_argument("--vectors", choices=["shared", "trained"], default="shared")
+    p.add_argument("--metric", choices=["none", "learned"], default="none")
     a = p.parse_args()
     a.embeddings = corpora.embeddings(a.data)
     a.stopwords = corpora.stopwords(a.data)
-    results = os.path.join(a.out, "knn" if a.vectors == "shared" else "knn_trained")
+    folder = ("knn" if a.vectors == "shared" else "knn_trained") + (
+        "_learned" if a.metric == "learned" else "")
+    results = os.path.join(a.out, folder)
     os.makedirs(results, exist_ok=True)
     for corpus in a.corpora:
         paths = corpora.prepare(a.data, a.work, corpus)
@@ -74,8 +98,12 @@ def main():
             for split, against in AGAINST.items():
                 emb = vectors(a, corpus, paths["train"])
                 tag = "" if a.vectors == "shared" else ".trained"
+                metric = None
+                if a.metric == "learned":
+                    metric = learned_metric(a, corpus, weighting, paths["fit"], emb, tag)
+                    tag += ".learned"
                 idx = os.path.join(a.work, f"{corpus}.{against}.{weighting}{tag}.idx")
-                build(a, paths[against], weighting, idx, emb)
+                build(a, paths[against], weighting, idx, emb, metric)
                 for method in a.methods.split(","):
                     if (weighting, method) in SKIP:
                         continue

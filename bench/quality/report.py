@@ -95,19 +95,19 @@ def knn_table(runs, present):
     return out
 
 
-def trained_table(shared, trained, present):
-    """Each method's error with the shared vectors -> with vectors trained on the training split,
-    the family's best of each (shared: every method; trained: those run), and the best baseline
-    (the baselines need no vectors)."""
-    cols = [c for c in present if any(k[0] == c for k in trained)]
-    out = ["| test error (%), shared -> trained vectors | " + " | ".join(cols) + " |",
+def change_table(before, after, present, title):
+    """Each method's error before -> after a change (vectors trained on the training split, a
+    metric learned from its labels), the family's best of each (before: every method; after:
+    those run), and the best baseline (the baselines need no vectors or metric)."""
+    cols = [c for c in present if any(k[0] == c for k in after)]
+    out = [f"| test error (%), {title} | " + " | ".join(cols) + " |",
            "|---|" + "---|" * len(cols)]
     family = [(w, m, n) for w, m, n in ROWS if w != "base" and m != "lc-rwmd-one-sided"]
-    ran = [r for r in family if any(k[1:3] == r[:2] for k in trained)]
+    ran = [r for r in family if any(k[1:3] == r[:2] for k in after)]
     for w, m, name in ran:
         cells = []
         for c in cols:
-            a, b = chosen(shared, c, w, m), chosen(trained, c, w, m)
+            a, b = chosen(before, c, w, m), chosen(after, c, w, m)
             cells.append(f"{a[1]:.1f} -> {b[1]:.1f}" if a and b else "")
         out.append(row(name, cells))
 
@@ -115,10 +115,10 @@ def trained_table(shared, trained, present):
         got = [r[1] for r in (chosen(runs, c, w, m) for w, m, _ in rows) if r]
         return min(got) if got else float("nan")
 
-    out.append(row("**family's best**", [f"**{best(shared, family, c):.1f} -> "
-                                         f"{best(trained, ran, c):.1f}**" for c in cols]))
+    out.append(row("**family's best**", [f"**{best(before, family, c):.1f} -> "
+                                         f"{best(after, ran, c):.1f}**" for c in cols]))
     baselines = [r for r in ROWS if r[0] == "base"]
-    out.append(row("best baseline (TF-IDF or BoW)", [f"{best(shared, baselines, c):.1f}"
+    out.append(row("best baseline (TF-IDF or BoW)", [f"{best(before, baselines, c):.1f}"
                                                      for c in cols]))
     return out
 
@@ -219,7 +219,15 @@ def main():
     trained = load(src, "knn_trained")
     if trained:
         lines += ["", "## Vectors trained on each training split", ""]
-        lines += trained_table(runs, trained, present)
+        lines += change_table(runs, trained, present, "shared -> trained vectors")
+    for folder, before, title in [("knn_learned", runs, "shared vectors, unsupervised -> learned"),
+                                  ("knn_trained_learned", trained,
+                                   "trained vectors, unsupervised -> learned")]:
+        learned = load(src, folder)
+        if learned:
+            lines += ["", f"## A metric learned from each fit split's labels ({title.split(',')[0]})",
+                      ""]
+            lines += change_table(before, learned, present, title)
     lines += ["", "## Search time of the test set", ""] + seconds_table(runs, present)
     table, results = cluster_table(src)
     lines += ["", "## Clustering: ARI / NMI against the labels (mean of 3 seeds)", ""] + table

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
+#include <unordered_map>
 
 #include "learn/log_sum_exp.h"
 
@@ -104,20 +106,11 @@ class MappedWords {
   std::vector<double> rows_;
 };
 
-Mapped map_document(const NcaProblem& p, const MappedWords& words, const WordMetric& m,
-                    const WordBag& doc) {
-  const std::size_t n = doc.words.size(), in = m.in_dim, out = m.out_dim;
+// A document's weighted, renormalised counts.
+Mapped weigh(const WordBag& doc, const WordMetric& m) {
   Mapped d;
-  d.x.resize(n * in);
-  d.y.resize(n * out);
-  d.y_sq.resize(n);
-  d.hist.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    std::copy_n(p.vectors.data() + std::size_t{doc.words[i]} * in, in, d.x.begin() + i * in);
-    const double* y = words.row(doc.words[i]);
-    std::copy(y, y + out, d.y.begin() + static_cast<std::ptrdiff_t>(i * out));
-    d.y_sq[i] = 0;
-    for (std::size_t r = 0; r < out; ++r) d.y_sq[i] += y[r] * y[r];
+  d.hist.resize(doc.words.size());
+  for (std::size_t i = 0; i < d.hist.size(); ++i) {
     d.hist[i] = m.weights[doc.words[i]] * doc.counts[i];
     d.mass += d.hist[i];
   }
@@ -125,20 +118,90 @@ Mapped map_document(const NcaProblem& p, const MappedWords& words, const WordMet
   return d;
 }
 
-// The Euclidean distances of a's mapped words to b's, from their lengths and dot products (one
-// product); a word against itself exactly 0, as it is under every map.
-std::vector<double> costs(const WordBag& a, const Mapped& ma, const WordBag& b, const Mapped& mb,
-                          std::size_t out) {
-  const std::size_t n = ma.hist.size(), m = mb.hist.size();
-  std::vector<double> c(n * m);
-  gemm(kN, kT, n, m, out, -2.0, ma.y.data(), mb.y.data(), 0.0, c.data());
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; j < m; ++j) {
-      double& e = c[i * m + j];
-      e = a.words[i] == b.words[j] ? 0.0 : std::sqrt(std::max(0.0, e + ma.y_sq[i] + mb.y_sq[j]));
+// A document's weights and vectors, and its words mapped where `words` is given (transport's
+// costs need them; a centroid is mapped whole).
+Mapped map_document(const NcaProblem& p, const MappedWords* words, const WordMetric& m,
+                    const WordBag& doc) {
+  const std::size_t n = doc.words.size(), in = m.in_dim, out = m.out_dim;
+  Mapped d = weigh(doc, m);
+  d.x.resize(n * in);
+  if (words) {
+    d.y.resize(n * out);
+    d.y_sq.resize(n);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    std::copy_n(p.vectors.data() + std::size_t{doc.words[i]} * in, in, d.x.begin() + i * in);
+    if (words) {
+      const double* y = words->row(doc.words[i]);
+      std::copy(y, y + out, d.y.begin() + static_cast<std::ptrdiff_t>(i * out));
+      d.y_sq[i] = 0;
+      for (std::size_t r = 0; r < out; ++r) d.y_sq[i] += y[r] * y[r];
     }
-  return c;
+  }
+  return d;
 }
+
+// The words of a document's candidates, each once (a word recurs across them), and the dot
+// products of the document's mapped words with theirs (one product): each pair's costs are read
+// from them, and the gradient's sum over the candidates of S X_b is one product over them too.
+class CandidateWords {
+ public:
+  CandidateWords(const NcaProblem& p, const MappedWords& words, const Mapped& ma,
+                 std::span<const std::uint32_t> candidates, std::size_t out)
+      : slots_(candidates.size()) {
+    std::unordered_map<std::uint32_t, std::uint32_t> slot;
+    for (std::size_t c = 0; c < candidates.size(); ++c)
+      for (const std::uint32_t u : p.docs[candidates[c]].words) {
+        const auto [at, added] = slot.emplace(u, static_cast<std::uint32_t>(words_.size()));
+        if (added) words_.push_back(u);
+        slots_[c].push_back(at->second);
+      }
+    const std::size_t n = words_.size(), na = ma.hist.size();
+    std::vector<double> y(n * out);
+    squares_.resize(n);
+    for (std::size_t w = 0; w < n; ++w) {
+      const double* row = words.row(words_[w]);
+      std::copy(row, row + out, y.begin() + static_cast<std::ptrdiff_t>(w * out));
+      squares_[w] = 0;
+      for (std::size_t r = 0; r < out; ++r) squares_[w] += row[r] * row[r];
+    }
+    dots_.resize(na * n);
+    gemm(kN, kT, na, n, out, 1.0, ma.y.data(), y.data(), 0.0, dots_.data());
+  }
+  std::size_t size() const { return words_.size(); }
+  // Candidate c's words' places among them.
+  const std::vector<std::uint32_t>& slots(std::size_t c) const { return slots_[c]; }
+  // Their vectors as given, a row each.
+  std::vector<double> vectors(const NcaProblem& p) const {
+    std::vector<double> x(words_.size() * p.in_dim);
+    for (std::size_t w = 0; w < words_.size(); ++w)
+      std::copy_n(p.vectors.data() + std::size_t{words_[w]} * p.in_dim, p.in_dim,
+                  x.begin() + static_cast<std::ptrdiff_t>(w * p.in_dim));
+    return x;
+  }
+  // The Euclidean distances of a's mapped words to candidate c's (a's words x c's), from their
+  // lengths and dot products; a word against itself exactly 0, as it is under every map.
+  std::vector<double> costs(const WordBag& a, const Mapped& ma, std::size_t c) const {
+    const std::vector<std::uint32_t>& at = slots_[c];
+    const std::size_t na = ma.hist.size(), nb = at.size(), n = words_.size();
+    std::vector<double> cost(na * nb);
+    for (std::size_t i = 0; i < na; ++i)
+      for (std::size_t j = 0; j < nb; ++j) {
+        const std::uint32_t w = at[j];
+        cost[i * nb + j] =
+            a.words[i] == words_[w]
+                ? 0.0
+                : std::sqrt(std::max(0.0, ma.y_sq[i] + squares_[w] - 2 * dots_[i * n + w]));
+      }
+    return cost;
+  }
+
+ private:
+  std::vector<std::uint32_t> words_;               // vocabulary ids
+  std::vector<std::vector<std::uint32_t>> slots_;  // per candidate, per word: its place
+  std::vector<double> squares_;                    // each word's mapped length, squared
+  std::vector<double> dots_;                       // a's words x these words
+};
 
 // d D / d weights through one side's renormalised counts: the potentials, less their mean
 // under the histogram (the renormalisation's share), per word.
@@ -150,50 +213,82 @@ void add_weight_gradient(const WordBag& doc, const Mapped& d, const std::vector<
     grad[doc.words[i]] += g * doc.counts[i] * (potential[i] - mean) / d.mass;
 }
 
-// A document's weighted mean, of its vectors (in_dim) and of its mapped ones (out_dim).
-struct Centroid {
-  std::vector<double> x, y;
-};
-Centroid centroid(const Mapped& d, std::size_t in, std::size_t out) {
-  Centroid c{std::vector<double>(in, 0.0), std::vector<double>(out, 0.0)};
-  for (std::size_t i = 0; i < d.hist.size(); ++i) {
-    for (std::size_t e = 0; e < in; ++e) c.x[e] += d.hist[i] * d.x[i * in + e];
-    for (std::size_t r = 0; r < out; ++r) c.y[r] += d.hist[i] * d.y[i * out + r];
+// The documents of a call, each its weighted mean vector c and its image A c (one product for
+// all: a document recurs across a batch's candidates).
+class MappedCentroids {
+ public:
+  MappedCentroids(const NcaProblem& p, const WordMetric& m, std::span<const std::uint32_t> batch,
+                  std::span<const std::vector<std::uint32_t>> candidates)
+      : in_(m.in_dim), out_(m.out_dim), slot_(p.docs.size(), kNone) {
+    std::vector<std::uint32_t> docs;
+    const auto take = [&](std::uint32_t d) {
+      if (slot_[d] == kNone) {
+        slot_[d] = docs.size();
+        docs.push_back(d);
+      }
+    };
+    for (std::size_t k = 0; k < batch.size(); ++k) {
+      take(batch[k]);
+      for (const std::uint32_t d : candidates[k]) take(d);
+    }
+    x_.assign(docs.size() * in_, 0.0);
+#pragma omp parallel for schedule(dynamic, 16)
+    for (std::size_t k = 0; k < docs.size(); ++k) {
+      const WordBag& doc = p.docs[docs[k]];
+      double mass = 0;
+      for (std::size_t i = 0; i < doc.words.size(); ++i)
+        mass += m.weights[doc.words[i]] * doc.counts[i];
+      double* c = x_.data() + k * in_;
+      for (std::size_t i = 0; i < doc.words.size(); ++i) {
+        const double h = m.weights[doc.words[i]] * doc.counts[i] / mass;
+        const double* x = p.vectors.data() + std::size_t{doc.words[i]} * in_;
+        for (std::size_t e = 0; e < in_; ++e) c[e] += h * x[e];
+      }
+    }
+    y_.resize(docs.size() * out_);
+    gemm(kN, kT, docs.size(), out_, in_, 1.0, x_.data(), m.map.data(), 0.0, y_.data());
   }
-  return c;
-}
+  const double* x(std::uint32_t doc) const { return x_.data() + slot_[doc] * in_; }
+  const double* y(std::uint32_t doc) const { return y_.data() + slot_[doc] * out_; }
 
-// Two documents' centroid distance ||A u||, u = c_a - c_b, and what its gradient needs: u, A u,
-// and each word's share through its weight ((A x) . (A u) / D; b's negated).
+ private:
+  static constexpr std::size_t kNone = ~std::size_t{0};
+  std::size_t in_, out_;
+  std::vector<std::size_t> slot_;
+  std::vector<double> x_, y_;
+};
+
+// Two documents' centroid distance ||A u||, u = c_a - c_b, with u and A u for its gradient.
 struct Centroids {
   double value = 0;
-  std::vector<double> u, au, potential_a, potential_b;
+  std::vector<double> u, au;
 };
 
-Centroids centroid_distance(const Mapped& ma, const Centroid& ca, const Mapped& mb,
-                            const Centroid& cb, std::size_t out) {
+Centroids centroid_distance(const MappedCentroids& c, std::uint32_t a, std::uint32_t b,
+                            const WordMetric& m) {
   Centroids e;
-  e.u.resize(ca.x.size());
-  for (std::size_t q = 0; q < e.u.size(); ++q) e.u[q] = ca.x[q] - cb.x[q];
-  e.au.resize(out);
+  e.u.resize(m.in_dim);
+  for (std::size_t q = 0; q < m.in_dim; ++q) e.u[q] = c.x(a)[q] - c.x(b)[q];
+  e.au.resize(m.out_dim);
   double sq = 0;
-  for (std::size_t r = 0; r < out; ++r) {
-    e.au[r] = ca.y[r] - cb.y[r];
+  for (std::size_t r = 0; r < m.out_dim; ++r) {
+    e.au[r] = c.y(a)[r] - c.y(b)[r];
     sq += e.au[r] * e.au[r];
   }
   e.value = std::sqrt(sq);
-  if (e.value == 0) return e;
-  const auto shares = [&](const Mapped& d, double sign) {
-    std::vector<double> s(d.hist.size(), 0.0);
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      for (std::size_t r = 0; r < out; ++r) s[i] += d.y[i * out + r] * e.au[r];
-      s[i] *= sign / e.value;
-    }
-    return s;
-  };
-  e.potential_a = shares(ma, 1.0);
-  e.potential_b = shares(mb, -1.0);
   return e;
+}
+
+// Each word's share of a centroid distance through its weight: (A x) . (A u) / D =
+// x . back with back = A' A u / D (b's negated), so that no word need be mapped.
+std::vector<double> centroid_shares(const Mapped& d, const double* back, double sign,
+                                    std::size_t in) {
+  std::vector<double> s(d.hist.size(), 0.0);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    for (std::size_t q = 0; q < in; ++q) s[i] += d.x[i * in + q] * back[q];
+    s[i] *= sign;
+  }
+  return s;
 }
 
 }  // namespace
@@ -202,33 +297,36 @@ std::vector<std::vector<double>> nca_distances(
     const NcaProblem& p, const WordMetric& metric, std::span<const std::uint32_t> batch,
     std::span<const std::vector<std::uint32_t>> candidates, NcaWork* work) {
   const auto start = std::chrono::steady_clock::now();
-  const std::size_t in = metric.in_dim, out = metric.out_dim;
+  const std::size_t out = metric.out_dim;
   std::vector<std::vector<double>> result(batch.size());
   std::vector<std::size_t> iterations(batch.size(), 0);
+  const bool by_centroid = p.distance == NcaDistance::centroid;
+  if (by_centroid) {
+    const MappedCentroids centroids(p, metric, batch, candidates);
+    for (std::size_t k = 0; k < batch.size(); ++k)
+      for (const std::uint32_t b : candidates[k])
+        result[k].push_back(centroid_distance(centroids, batch[k], b, metric).value);
+    if (work) work->distance_seconds += seconds_since(start);
+    return result;
+  }
   const MappedWords words(p, metric, batch, candidates);
 #pragma omp parallel for schedule(dynamic)
   for (std::size_t k = 0; k < batch.size(); ++k) {
     const WordBag& a = p.docs[batch[k]];
-    const Mapped ma = map_document(p, words, metric, a);
-    const Centroid ca = centroid(ma, in, out);
-    for (const std::uint32_t b : candidates[k]) {
-      const Mapped mb = map_document(p, words, metric, p.docs[b]);
-      if (p.distance == NcaDistance::centroid) {
-        result[k].push_back(centroid_distance(ma, ca, mb, centroid(mb, in, out), out).value);
-        continue;
-      }
-      const EntropicTransport t =
-          entropic_transport(ma.hist, mb.hist, costs(a, ma, p.docs[b], mb, out), p.transport);
+    const Mapped ma = map_document(p, &words, metric, a);
+    const CandidateWords near(p, words, ma, candidates[k], out);
+    for (std::size_t c = 0; c < candidates[k].size(); ++c) {
+      const EntropicTransport t = entropic_transport(
+          ma.hist, weigh(p.docs[candidates[k][c]], metric).hist, near.costs(a, ma, c), p.transport);
       result[k].push_back(t.value);
       iterations[k] += t.iterations;
     }
   }
   if (work) {
-    if (p.distance == NcaDistance::transport)
-      for (std::size_t k = 0; k < batch.size(); ++k) {
-        work->transports += candidates[k].size();
-        work->iterations += iterations[k];
-      }
+    for (std::size_t k = 0; k < batch.size(); ++k) {
+      work->transports += candidates[k].size();
+      work->iterations += iterations[k];
+    }
     work->distance_seconds += seconds_since(start);
   }
   return result;
@@ -244,9 +342,9 @@ std::vector<double> largest_costs(const NcaProblem& p, const WordMetric& metric,
 #pragma omp parallel for schedule(dynamic)
   for (std::size_t k = 0; k < docs.size(); ++k) {
     const WordBag& a = p.docs[docs[k]];
-    const WordBag& b = p.docs[partners[k]];
-    const std::vector<double> c = costs(a, map_document(p, words, metric, a), b,
-                                        map_document(p, words, metric, b), metric.out_dim);
+    const Mapped ma = map_document(p, &words, metric, a);
+    const std::vector<double> c =
+        CandidateWords(p, words, ma, as_candidates[k], metric.out_dim).costs(a, ma, 0);
     if (!c.empty()) largest[k] = *std::max_element(c.begin(), c.end());
   }
   return largest;
@@ -259,7 +357,14 @@ NcaValue nca_objective(const NcaProblem& p, const WordMetric& metric,
   const bool by_centroid = p.distance == NcaDistance::centroid;
   NcaValue v;
   Stopwatch watch(&v.work.distance_seconds);
-  const MappedWords words(p, metric, batch, candidates);
+  // Transport's costs need the words mapped, the centroid distance the documents' centroids.
+  std::optional<MappedWords> words;
+  std::optional<MappedCentroids> centroids;
+  if (by_centroid)
+    centroids.emplace(p, metric, batch, candidates);
+  else
+    words.emplace(p, metric, batch, candidates);
+  const MappedWords* mapped = words ? &*words : nullptr;
   // M's parts (the transport's): per vocabulary word, and in x in (the cross terms); and the
   // centroid pairs' (g / D) A u and u, a row each, whose products are their share of A M.
   std::vector<double> squares, cross, scaled_au, pair_u;
@@ -273,9 +378,10 @@ NcaValue nca_objective(const NcaProblem& p, const WordMetric& metric,
     const WordBag& a = p.docs[batch[k]];
     const std::uint32_t label = p.labels[batch[k]];
     const std::vector<std::uint32_t>& cand = candidates[k];
-    const Mapped ma = map_document(p, words, metric, a);
-    const Centroid ca = by_centroid ? centroid(ma, in, out) : Centroid{};
+    const Mapped ma = map_document(p, mapped, metric, a);
     const std::size_t nc = cand.size();
+    std::optional<CandidateWords> near;
+    if (!by_centroid) near.emplace(p, *words, ma, cand, out);
     std::vector<Mapped> mb(nc);
     std::vector<std::vector<double>> cost(nc);
     std::vector<EntropicTransport> t(nc);
@@ -285,12 +391,13 @@ NcaValue nca_objective(const NcaProblem& p, const WordMetric& metric,
 #pragma omp parallel for schedule(dynamic)
     for (std::size_t c = 0; c < nc; ++c) {
       const WordBag& b = p.docs[cand[c]];
-      mb[c] = map_document(p, words, metric, b);
       if (by_centroid) {
-        cd[c] = centroid_distance(ma, ca, mb[c], centroid(mb[c], in, out), out);
+        mb[c] = map_document(p, nullptr, metric, b);  // its vectors: its words' shares
+        cd[c] = centroid_distance(*centroids, batch[k], cand[c], metric);
         all[c] = -cd[c].value;
       } else {
-        cost[c] = costs(a, ma, b, mb[c], out);
+        mb[c] = weigh(b, metric);
+        cost[c] = near->costs(a, ma, c);
         t[c] = entropic_transport(ma.hist, mb[c].hist, cost[c], p.transport);
         all[c] = -t[c].value;
       }
@@ -308,40 +415,75 @@ NcaValue nca_objective(const NcaProblem& p, const WordMetric& metric,
     ++v.documents;
     if (!gradient) continue;
     const std::size_t na = a.words.size();
-    std::vector<double> z(na * in, 0.0);  // sum over candidates of S X_b
-    std::vector<double> s;
+    // d loss / d D per candidate.
+    std::vector<double> gs(nc);
+    for (std::size_t c = 0; c < nc; ++c)
+      gs[c] = (p.labels[cand[c]] == label ? std::exp(all[c] - lse_same) : 0.0) -
+              std::exp(all[c] - lse_all);
+    // The transport pairs' S = g T / C (s_ij = g T_ij / C_ij; a word against itself, C = 0
+    // under every map, has none), a candidate per thread; gathered below in order, by word,
+    // into a's words x the candidates' words, whose product with their vectors is the sum
+    // over the candidates of S X_b.
+    std::vector<std::vector<double>> s(by_centroid ? 0 : nc);
+    if (!by_centroid) {
+#pragma omp parallel for schedule(dynamic)
+      for (std::size_t c = 0; c < nc; ++c) {
+        const std::size_t nb = mb[c].hist.size();
+        s[c].assign(na * nb, 0.0);
+        for (std::size_t i = 0; i < na; ++i)
+          for (std::size_t j = 0; j < nb; ++j)
+            if (const double cij = cost[c][i * nb + j]; cij != 0)
+              s[c][i * nb + j] = gs[c] * t[c].plan[i * nb + j] / cij;
+      }
+    }
+    std::vector<double> gathered(by_centroid ? 0 : na * near->size(), 0.0);
+    // The centroid pairs' words' shares: A' A u / D, one product for the candidates (0 where D
+    // is), then a dot product a word, a candidate per thread.
+    std::vector<std::vector<double>> shares_a(by_centroid ? nc : 0), shares_b(shares_a.size());
+    if (by_centroid) {
+      std::vector<double> unit_au(nc * out, 0.0), back(nc * in);
+      for (std::size_t c = 0; c < nc; ++c)
+        if (cd[c].value > 0)
+          for (std::size_t r = 0; r < out; ++r) unit_au[c * out + r] = cd[c].au[r] / cd[c].value;
+      gemm(kN, kN, nc, in, out, 1.0, unit_au.data(), metric.map.data(), 0.0, back.data());
+#pragma omp parallel for schedule(dynamic)
+      for (std::size_t c = 0; c < nc; ++c) {
+        shares_a[c] = centroid_shares(ma, back.data() + c * in, 1.0, in);
+        shares_b[c] = centroid_shares(mb[c], back.data() + c * in, -1.0, in);
+      }
+    }
     for (std::size_t c = 0; c < nc; ++c) {
       const WordBag& b = p.docs[cand[c]];
       const std::size_t nb = b.words.size();
-      const double d = -all[c];
-      const double g =
-          (p.labels[cand[c]] == label ? std::exp(-d - lse_same) : 0.0) - std::exp(-d - lse_all);
+      const double g = gs[c];
       if (by_centroid) {
         // d D / d A = A u u' / D; through the weights, each word's share.
         const Centroids& e = cd[c];
         if (e.value == 0) continue;  // the same centroid under every map
         for (const double x : e.au) scaled_au.push_back(g / e.value * x);
         pair_u.insert(pair_u.end(), e.u.begin(), e.u.end());
-        add_weight_gradient(a, ma, e.potential_a, g, v.grad_weights);
-        add_weight_gradient(b, mb[c], e.potential_b, g, v.grad_weights);
+        add_weight_gradient(a, ma, shares_a[c], g, v.grad_weights);
+        add_weight_gradient(b, mb[c], shares_b[c], g, v.grad_weights);
         continue;
       }
       add_weight_gradient(a, ma, t[c].alpha, g, v.grad_weights);
       add_weight_gradient(b, mb[c], t[c].beta, g, v.grad_weights);
-      // s_ij = g T_ij / C_ij: a word against itself (C = 0 under every map) has none.
-      s.assign(na * nb, 0.0);
+      const std::vector<std::uint32_t>& at = near->slots(c);
       for (std::size_t i = 0; i < na; ++i)
         for (std::size_t j = 0; j < nb; ++j) {
-          const double cij = cost[c][i * nb + j];
-          if (cij == 0) continue;
-          const double sij = g * t[c].plan[i * nb + j] / cij;
-          s[i * nb + j] = sij;
+          const double sij = s[c][i * nb + j];
           squares[a.words[i]] += sij;
           squares[b.words[j]] += sij;
+          gathered[i * near->size() + at[j]] += sij;
         }
-      gemm(kN, kN, na, in, nb, 1.0, s.data(), mb[c].x.data(), 1.0, z.data());
     }
-    if (!by_centroid) gemm(kT, kN, in, in, na, 1.0, ma.x.data(), z.data(), 1.0, cross.data());
+    if (!by_centroid) {
+      // cross += X_a' (sum over the candidates of S X_b).
+      std::vector<double> z(na * in);
+      gemm(kN, kN, na, in, near->size(), 1.0, gathered.data(), near->vectors(p).data(), 0.0,
+           z.data());
+      gemm(kT, kN, in, in, na, 1.0, ma.x.data(), z.data(), 1.0, cross.data());
+    }
   }
   watch.charge_to(&v.work.gradient_seconds);
   if (v.documents == 0) return v;
