@@ -37,30 +37,6 @@ class Adam {
   std::vector<double> m_, v_;
 };
 
-// Each document's weighted mean vector in the metric (A c), n x out.
-std::vector<double> mapped_centroids(const NcaProblem& p, const WordMetric& m) {
-  const std::size_t in = m.in_dim, out = m.out_dim;
-  std::vector<double> c(p.docs.size() * out, 0.0);
-#pragma omp parallel for schedule(static)
-  for (std::size_t d = 0; d < p.docs.size(); ++d) {
-    const WordBag& doc = p.docs[d];
-    std::vector<double> mean(in, 0.0);
-    double mass = 0;
-    for (std::size_t i = 0; i < doc.words.size(); ++i) {
-      const double w = m.weights[doc.words[i]] * doc.counts[i];
-      mass += w;
-      const double* x = p.vectors.data() + std::size_t{doc.words[i]} * in;
-      for (std::size_t e = 0; e < in; ++e) mean[e] += w * x[e];
-    }
-    for (std::size_t r = 0; r < out; ++r) {
-      double s = 0;
-      for (std::size_t e = 0; e < in; ++e) s += m.map[r * in + e] * mean[e];
-      c[d * out + r] = s / mass;
-    }
-  }
-  return c;
-}
-
 // For each document of `from`, its `k` nearest of `pool` (itself left out) by the distance of
 // their mapped centroids `c` (n x out: mapped_centroids), nearest first (ties: the smaller id).
 std::vector<std::vector<std::uint32_t>> nearest(const std::vector<double>& c, std::size_t out,

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <numeric>
 #include <optional>
 #include <unordered_map>
 
@@ -250,6 +251,8 @@ class MappedCentroids {
   }
   const double* x(std::uint32_t doc) const { return x_.data() + slot_[doc] * in_; }
   const double* y(std::uint32_t doc) const { return y_.data() + slot_[doc] * out_; }
+  // Every A c, a row each in the order the documents were first named.
+  std::vector<double> images() && { return std::move(y_); }
 
  private:
   static constexpr std::size_t kNone = ~std::size_t{0};
@@ -330,6 +333,13 @@ std::vector<std::vector<double>> nca_distances(
     work->distance_seconds += seconds_since(start);
   }
   return result;
+}
+
+std::vector<double> mapped_centroids(const NcaProblem& p, const WordMetric& metric) {
+  std::vector<std::uint32_t> all(p.docs.size());
+  std::iota(all.begin(), all.end(), 0u);
+  const std::vector<std::vector<std::uint32_t>> none(all.size());
+  return MappedCentroids(p, metric, all, none).images();
 }
 
 std::vector<double> largest_costs(const NcaProblem& p, const WordMetric& metric,

@@ -73,6 +73,10 @@ std::vector<std::vector<double>> nca_distances(
     const NcaProblem& problem, const WordMetric& metric, std::span<const std::uint32_t> batch,
     std::span<const std::vector<std::uint32_t>> candidates, NcaWork* work = nullptr);
 
+// Each document's weighted mean vector mapped, A c (documents x out_dim, row-major): the
+// centroid distance's terms, by which candidates are found.
+std::vector<double> mapped_centroids(const NcaProblem& problem, const WordMetric& metric);
+
 // The largest cost between a word of docs[k] and a word of partners[k], in the metric: the
 // scale of the costs that the transport's strength is relative to.
 std::vector<double> largest_costs(const NcaProblem& problem, const WordMetric& metric,
