@@ -70,9 +70,11 @@ using LearnCallback = std::function<bool(const LearnProgress&)>;
 
 struct LearnReport {
   std::size_t train_documents = 0, held_out_documents = 0;
-  std::size_t unlabelled = 0;     // documents without a label: left out
-  double held_out_error = 0;      // the kept metric's (NCA's vote over the nearest by centroid)
-  double unsupervised_error = 0;  // the same vote with the identity map and unit weights
+  std::size_t unlabelled = 0;  // documents without a label: left out
+  // NCA's vote over each held-out document's nearest by centroid, by the last stage's distance:
+  double held_out_error = 0;      // the kept metric's
+  double unsupervised_error = 0;  // the identity map's with unit weights (kept where it was
+                                  // better and the map keeps the vectors' dimension)
   bool stopped = false;           // by the callback
   LearnWork work;
 };

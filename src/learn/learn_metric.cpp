@@ -198,34 +198,36 @@ LearnedMetric learn_word_metric(NcaProblem p, std::size_t vocab, const LearnOpti
   const auto seconds = [](std::chrono::steady_clock::time_point since) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
   };
-  // The current metric's mapped centroids: each epoch's candidates, and the held-out vote's.
+  // The current metric's mapped centroids: each epoch's candidates.
   std::vector<double> centroids;
-  const auto evaluate = [&] {
+  // NCA's vote over the held-out documents' candidates in `metric`, by the stage's distance
+  // (the transport's at the metric's own cost scale).
+  const auto vote = [&](const WordMetric& metric) {
     const auto t = std::chrono::steady_clock::now();
+    const std::vector<double> c = mapped_centroids(p, metric);
+    const double training_lambda = p.transport.lambda;
+    if (p.distance == NcaDistance::transport)
+      p.transport.lambda = o.transport.lambda / cost_scale(p, metric, c, train);
     NcaWork w;
     const double error =
-        held_out_error(p, m, held, nearest(centroids, out, held, train, o.neighbors), w);
+        held_out_error(p, metric, held, nearest(c, metric.out_dim, held, train, o.neighbors), w);
+    p.transport.lambda = training_lambda;
     work.transports += w.transports;
     work.sinkhorn_iterations += w.iterations;
     work.held_out_seconds += seconds(t);
     return error;
   };
-  // The unsupervised metric's error (the identity, unit weights) by the centroid stage's vote,
-  // whatever the start (a smaller map starts from principal directions).
-  p.distance = NcaDistance::centroid;
-  if (!held.empty()) {
-    const WordMetric identity = WordMetric::identity(in, vocab);
-    NcaWork w;
-    result.unsupervised_error = held_out_error(
-        p, identity, held, nearest(mapped_centroids(p, identity), in, held, train, o.neighbors), w);
-  }
+  // The unsupervised metric, which each stage's vote measures too: where the map keeps the
+  // vectors' dimension it may be kept, so that the metric written is never worse on the
+  // held-out documents than none.
+  const WordMetric identity = WordMetric::identity(in, vocab);
   for (const NcaDistance stage : {NcaDistance::centroid, NcaDistance::transport}) {
     p.distance = stage;
     const std::size_t epochs =
         stage == NcaDistance::centroid ? o.centroid_epochs : o.transport_epochs;
     Adam adam_map(m.map.size(), o.map_rate), adam_weights(m.weights.size(), o.weight_rate);
-    // The stage starts from the best metric so far, its held-out error measured anew (in the
-    // transport stage, at that metric's cost scale).
+    // The stage starts from the best metric so far, its held-out error measured anew by the
+    // stage's vote, and the identity's beside it.
     m = result.metric;
     centroids = mapped_centroids(p, m);
     double scale = std::numeric_limits<double>::quiet_NaN();
@@ -237,7 +239,14 @@ LearnedMetric learn_word_metric(NcaProblem p, std::size_t vocab, const LearnOpti
       work.candidates_seconds += seconds(t);
     };
     rescale();
-    if (epochs > 0 && !held.empty()) result.held_out_error = evaluate();
+    if (epochs > 0 && !held.empty()) {
+      result.held_out_error = vote(m);
+      result.unsupervised_error = vote(identity);
+      if (out == in && result.unsupervised_error < result.held_out_error) {
+        result.metric = identity;
+        result.held_out_error = result.unsupervised_error;
+      }
+    }
     std::size_t since_best = 0;
     for (std::size_t epoch = 1; epoch <= epochs; ++epoch) {
       if (epoch > 1) rescale();
@@ -282,7 +291,7 @@ LearnedMetric learn_word_metric(NcaProblem p, std::size_t vocab, const LearnOpti
         }
       }
       centroids = mapped_centroids(p, m);
-      const double error = held.empty() ? 0 : evaluate();
+      const double error = held.empty() ? 0 : vote(m);
       const bool better = held.empty() || error < result.held_out_error;
       if (better) {
         result.metric = m;
