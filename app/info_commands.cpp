@@ -168,6 +168,7 @@ void add_devices(CLI::App& app) {
   auto* c = app.add_subcommand("devices", "The CPU's kernels and the CUDA GPUs this build can use");
   c->callback([] {
     std::printf("cpu\t%s kernels\t%d threads\n", cpu_simd_level(), omp_get_max_threads());
+    std::printf("blas\t%s\n", blas_description().c_str());
     // Phase 1's precisions: what auto takes, and each one this CPU runs (or what it lacks).
     std::printf("phase 1\tauto: %s\n", describe_precision(Precision::automatic).c_str());
     for (Precision p : {Precision::f32, Precision::bf16, Precision::int8}) {

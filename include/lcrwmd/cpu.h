@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 
 #include "lcrwmd/index.h"
 #include "lcrwmd/precision.h"
@@ -37,6 +38,11 @@ std::size_t cpu_query_bytes(const Index& index, const SearchOptions& options,
 // The SIMD level the CPU kernels run at on this machine: "scalar", "avx2" or "avx512" (chosen
 // once from cpuid; the environment variable LCRWMD_SIMD caps it). Results do not depend on it.
 const char* cpu_simd_level();
+
+// OpenBLAS (the f32 phase 1, metric learning's products): its build and the kernels it chose
+// for this CPU, with a note where they are below the CPU's SIMD level (an OpenBLAS that does
+// not recognise the CPU takes SSE3's; the environment variable OPENBLAS_CORETYPE names others).
+std::string blas_description();
 
 // Threads for our kernels and for BLAS; n <= 0 keeps the default (all cores).
 void set_threads(int n);

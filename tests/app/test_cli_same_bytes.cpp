@@ -6,6 +6,7 @@
 #include <string>
 
 #include "app/cli_run.h"
+#include "lcrwmd/cpu.h"
 #include "test_util.h"
 
 namespace lcrwmd {
@@ -46,6 +47,18 @@ TEST(CliSimd, EveryLevelGivesTheSameBytes) {
   }
   const CliRun scalar = lcrwmd_via("LCRWMD_SIMD=scalar " + std::string(LCRWMD_CLI) + " devices");
   EXPECT_EQ(scalar.out.rfind("cpu\tscalar kernels\t", 0), 0u) << scalar.out;
+  // devices names OpenBLAS's kernels and, where they are below what the CPU runs, the variable
+  // that selects others (none where our own kernels are capped below AVX2 too).
+  const std::string prescott = "OPENBLAS_CORETYPE=Prescott ";
+  const CliRun sse3 = lcrwmd_via(prescott + LCRWMD_CLI + " devices");
+  EXPECT_NE(sse3.out.find("\nblas\tOpenBLAS "), std::string::npos) << sse3.out;
+  EXPECT_NE(sse3.out.find(", Prescott kernels"), std::string::npos) << sse3.out;
+  const std::string level = cpu_simd_level();
+  EXPECT_EQ(sse3.out.find("OPENBLAS_CORETYPE=") != std::string::npos,
+            level == "avx2" || level == "avx512")
+      << sse3.out;
+  const CliRun capped = lcrwmd_via(prescott + "LCRWMD_SIMD=scalar " + LCRWMD_CLI + " devices");
+  EXPECT_EQ(capped.out.find("OPENBLAS_CORETYPE="), std::string::npos) << capped.out;
   const CliRun bad = lcrwmd_via("LCRWMD_SIMD=sse9 " + std::string(LCRWMD_CLI) + " search --index " +
                                 tmp("simd.idx") + common);
   EXPECT_NE(bad.code, 0);
