@@ -200,11 +200,10 @@ LearnedMetric learn_word_metric(NcaProblem p, std::size_t vocab, const LearnOpti
   };
   // The current metric's mapped centroids: each epoch's candidates.
   std::vector<double> centroids;
-  // NCA's vote over the held-out documents' candidates in `metric`, by the stage's distance
-  // (the transport's at the metric's own cost scale).
-  const auto vote = [&](const WordMetric& metric) {
+  // NCA's vote over the held-out documents' candidates in `metric` (its mapped centroids `c`),
+  // by the stage's distance (the transport's at the metric's own cost scale).
+  const auto vote = [&](const WordMetric& metric, const std::vector<double>& c) {
     const auto t = std::chrono::steady_clock::now();
-    const std::vector<double> c = mapped_centroids(p, metric);
     const double training_lambda = p.transport.lambda;
     if (p.distance == NcaDistance::transport)
       p.transport.lambda = o.transport.lambda / cost_scale(p, metric, c, train);
@@ -240,8 +239,8 @@ LearnedMetric learn_word_metric(NcaProblem p, std::size_t vocab, const LearnOpti
     };
     rescale();
     if (epochs > 0 && !held.empty()) {
-      result.held_out_error = vote(m);
-      result.unsupervised_error = vote(identity);
+      result.held_out_error = vote(m, centroids);
+      result.unsupervised_error = vote(identity, mapped_centroids(p, identity));
       if (out == in && result.unsupervised_error < result.held_out_error) {
         result.metric = identity;
         result.held_out_error = result.unsupervised_error;
@@ -291,7 +290,7 @@ LearnedMetric learn_word_metric(NcaProblem p, std::size_t vocab, const LearnOpti
         }
       }
       centroids = mapped_centroids(p, m);
-      const double error = held.empty() ? 0 : vote(m);
+      const double error = held.empty() ? 0 : vote(m, centroids);
       const bool better = held.empty() || error < result.held_out_error;
       if (better) {
         result.metric = m;

@@ -72,38 +72,57 @@ struct Mapped {
   double mass = 0;           // sum of weight x count, before renormalising
 };
 
+// Ids numbered in the order first taken (the rows of a call's products).
+class FirstSeen {
+ public:
+  explicit FirstSeen(std::size_t ids) : slot_(ids, kNone) {}
+  void take(std::uint32_t id) {
+    if (slot_[id] != kNone) return;
+    slot_[id] = ids_.size();
+    ids_.push_back(id);
+  }
+  std::size_t slot(std::uint32_t id) const { return slot_[id]; }
+  const std::vector<std::uint32_t>& ids() const { return ids_; }
+
+ private:
+  static constexpr std::size_t kNone = ~std::size_t{0};
+  std::vector<std::size_t> slot_;
+  std::vector<std::uint32_t> ids_;
+};
+
+// The documents of a call: each of the batch, then its candidates, in order, first seen first.
+FirstSeen documents_of(const NcaProblem& p, std::span<const std::uint32_t> batch,
+                       std::span<const std::vector<std::uint32_t>> candidates) {
+  FirstSeen docs(p.docs.size());
+  for (std::size_t k = 0; k < batch.size(); ++k) {
+    docs.take(batch[k]);
+    for (const std::uint32_t d : candidates[k]) docs.take(d);
+  }
+  return docs;
+}
+
 // The words the documents of a call use, each mapped by A once (a word recurs across a batch's
 // documents and candidates), as one product: row(u) = A x_u.
 class MappedWords {
  public:
   MappedWords(const NcaProblem& p, const WordMetric& m, std::span<const std::uint32_t> batch,
               std::span<const std::vector<std::uint32_t>> candidates)
-      : out_(m.out_dim), slot_(m.weights.size(), kNone) {
-    const auto take = [&](std::uint32_t d) {
-      for (const std::uint32_t u : p.docs[d].words)
-        if (slot_[u] == kNone) {
-          slot_[u] = words_.size();
-          words_.push_back(u);
-        }
-    };
-    for (std::size_t k = 0; k < batch.size(); ++k) {
-      take(batch[k]);
-      for (const std::uint32_t d : candidates[k]) take(d);
-    }
-    const std::size_t in = m.in_dim;
-    std::vector<double> x(words_.size() * in);
-    for (std::size_t w = 0; w < words_.size(); ++w)
-      std::copy_n(p.vectors.data() + std::size_t{words_[w]} * in, in, x.begin() + w * in);
-    rows_.resize(words_.size() * out_);
-    gemm(kN, kT, words_.size(), out_, in, 1.0, x.data(), m.map.data(), 0.0, rows_.data());
+      : out_(m.out_dim), words_(m.weights.size()) {
+    const FirstSeen docs = documents_of(p, batch, candidates);
+    for (const std::uint32_t d : docs.ids())
+      for (const std::uint32_t u : p.docs[d].words) words_.take(u);
+    const std::size_t in = m.in_dim, n = words_.ids().size();
+    std::vector<double> x(n * in);
+    for (std::size_t w = 0; w < n; ++w)
+      std::copy_n(p.vectors.data() + std::size_t{words_.ids()[w]} * in, in, x.begin() + w * in);
+    rows_.resize(n * out_);
+    gemm(kN, kT, n, out_, in, 1.0, x.data(), m.map.data(), 0.0, rows_.data());
   }
-  const double* row(std::uint32_t word) const { return rows_.data() + slot_[word] * out_; }
+  const double* row(std::uint32_t word) const { return rows_.data() + words_.slot(word) * out_; }
 
  private:
-  static constexpr std::size_t kNone = ~std::size_t{0};
   std::size_t out_;
-  std::vector<std::size_t> slot_;
-  std::vector<std::uint32_t> words_;
+  FirstSeen words_;
   std::vector<double> rows_;
 };
 
@@ -220,18 +239,8 @@ class MappedCentroids {
  public:
   MappedCentroids(const NcaProblem& p, const WordMetric& m, std::span<const std::uint32_t> batch,
                   std::span<const std::vector<std::uint32_t>> candidates)
-      : in_(m.in_dim), out_(m.out_dim), slot_(p.docs.size(), kNone) {
-    std::vector<std::uint32_t> docs;
-    const auto take = [&](std::uint32_t d) {
-      if (slot_[d] == kNone) {
-        slot_[d] = docs.size();
-        docs.push_back(d);
-      }
-    };
-    for (std::size_t k = 0; k < batch.size(); ++k) {
-      take(batch[k]);
-      for (const std::uint32_t d : candidates[k]) take(d);
-    }
+      : in_(m.in_dim), out_(m.out_dim), docs_(documents_of(p, batch, candidates)) {
+    const std::vector<std::uint32_t>& docs = docs_.ids();
     x_.assign(docs.size() * in_, 0.0);
 #pragma omp parallel for schedule(dynamic, 16)
     for (std::size_t k = 0; k < docs.size(); ++k) {
@@ -249,15 +258,14 @@ class MappedCentroids {
     y_.resize(docs.size() * out_);
     gemm(kN, kT, docs.size(), out_, in_, 1.0, x_.data(), m.map.data(), 0.0, y_.data());
   }
-  const double* x(std::uint32_t doc) const { return x_.data() + slot_[doc] * in_; }
-  const double* y(std::uint32_t doc) const { return y_.data() + slot_[doc] * out_; }
+  const double* x(std::uint32_t doc) const { return x_.data() + docs_.slot(doc) * in_; }
+  const double* y(std::uint32_t doc) const { return y_.data() + docs_.slot(doc) * out_; }
   // Every A c, a row each in the order the documents were first named.
   std::vector<double> images() && { return std::move(y_); }
 
  private:
-  static constexpr std::size_t kNone = ~std::size_t{0};
   std::size_t in_, out_;
-  std::vector<std::size_t> slot_;
+  FirstSeen docs_;
   std::vector<double> x_, y_;
 };
 
