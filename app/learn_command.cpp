@@ -5,6 +5,7 @@
 #include <string>
 
 #include "app/commands.h"
+#include "app/json_out.h"
 #include "app/query_input.h"
 #include "app/stop_on_signal.h"
 #include "lcrwmd/collection.h"
@@ -21,6 +22,41 @@ std::string percent(double x) {
   return s;
 }
 
+double per(std::size_t part, std::size_t whole) {
+  return whole ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+// The work done between two reports: an epoch's own, where progress carries the running total.
+LearnWork work_between(const LearnWork& now, const LearnWork& then) {
+  return {.candidates_seconds = now.candidates_seconds - then.candidates_seconds,
+          .distance_seconds = now.distance_seconds - then.distance_seconds,
+          .gradient_seconds = now.gradient_seconds - then.gradient_seconds,
+          .held_out_seconds = now.held_out_seconds - then.held_out_seconds,
+          .transports = now.transports - then.transports,
+          .sinkhorn_iterations = now.sinkhorn_iterations - then.sinkhorn_iterations};
+}
+
+nlohmann::json work_json(const LearnWork& w) {
+  return {{"candidates_seconds", w.candidates_seconds},
+          {"distance_seconds", w.distance_seconds},
+          {"gradient_seconds", w.gradient_seconds},
+          {"held_out_seconds", w.held_out_seconds},
+          {"transports", w.transports},
+          {"sinkhorn_iterations", w.sinkhorn_iterations}};
+}
+
+nlohmann::json options_json(const LearnOptions& o) {
+  return {{"dim", o.out_dim},
+          {"centroid_epochs", o.centroid_epochs},
+          {"epochs", o.transport_epochs},
+          {"batch", o.batch},
+          {"neighbors", o.neighbors},
+          {"held_out", o.held_out},
+          {"patience", o.patience},
+          {"lambda", o.transport.lambda},
+          {"seed", o.seed}};
+}
+
 }  // namespace
 
 void add_learn(CLI::App& app) {
@@ -32,6 +68,7 @@ void add_learn(CLI::App& app) {
     std::string index, output;
     LearnOptions o;
     int threads = 0;
+    bool json = false;
   };
   auto f = std::make_shared<Flags>();
   c->add_option("--index", f->index, "Index of labelled training documents")->required();
@@ -72,6 +109,9 @@ void add_learn(CLI::App& app) {
   c->add_option("--seed", f->o.seed, "Random seed (the same metric for the same seed)")
       ->capture_default_str();
   c->add_option("--threads", f->threads, "Threads (0: every core)")->capture_default_str();
+  c->add_flag("--json", f->json,
+              "Also print a JSON summary on stdout: the options, each epoch's loss, held-out "
+              "error and work, and where the time went");
   c->callback([f] {
     if (Cluster::current().size() > 1) throw Error("learn runs in one process, not under mpirun");
     set_threads(f->threads);
@@ -80,19 +120,29 @@ void add_learn(CLI::App& app) {
     note("index %s: %zu documents, %zu words, dim %zu (%.2f s)", f->index.c_str(), index.n_docs(),
          index.vocab_size(), index.dim(), since(t));
     const StopOnSignal stop;
+    nlohmann::json epochs = nlohmann::json::array();
+    LearnWork before;  // at the previous epoch's end
     const LearnCallback progress = [&](const LearnProgress& p) {
       if (!p.epoch_done()) return !stop.requested();
-      std::string transport;
-      if (p.work.transports > 0) {
+      const LearnWork epoch = work_between(p.work, before);
+      before = p.work;
+      const bool transport = std::string(p.stage) == "transport";
+      std::string scale;
+      if (transport) {
         char s[96];
         std::snprintf(s, sizeof s, "; cost scale %.3g, %.0f Sinkhorn iterations a transport",
-                      p.cost_scale,
-                      static_cast<double>(p.work.sinkhorn_iterations) /
-                          static_cast<double>(p.work.transports));
-        transport = s;
+                      p.cost_scale, per(epoch.sinkhorn_iterations, epoch.transports));
+        scale = s;
       }
       note("learn: %s epoch %zu: loss %.4f, held-out error %.2f%% (%.1f s%s)", p.stage, p.epoch,
-           p.loss, 100 * p.held_out_error, p.seconds, transport.c_str());
+           p.loss, 100 * p.held_out_error, p.seconds, scale.c_str());
+      epochs.push_back({{"stage", p.stage},
+                        {"epoch", p.epoch},
+                        {"loss", p.loss},
+                        {"held_out_error", p.held_out_error},
+                        {"seconds", p.seconds},
+                        {"cost_scale", transport ? nlohmann::json(p.cost_scale) : nullptr},
+                        {"work", work_json(epoch)}});
       return !stop.requested();
     };
     LearnReport r;
@@ -115,10 +165,25 @@ void add_learn(CLI::App& app) {
         "learn: time in candidates %.1f s, distances %.1f s, gradients %.1f s, held-out votes "
         "%.1f s; %zu transports, %.0f Sinkhorn iterations each",
         w.candidates_seconds, w.distance_seconds, w.gradient_seconds, w.held_out_seconds,
-        w.transports,
-        w.transports
-            ? static_cast<double>(w.sinkhorn_iterations) / static_cast<double>(w.transports)
-            : 0.0);
+        w.transports, per(w.sinkhorn_iterations, w.transports));
+    if (f->json) {
+      const nlohmann::json j = {
+          {"index", f->index},
+          {"metric", f->output},
+          {"options", options_json(f->o)},
+          {"map", {metric.out_dim(), metric.in_dim()}},
+          {"words", metric.words().size()},
+          {"train_documents", r.train_documents},
+          {"held_out_documents", r.held_out_documents},
+          {"unlabelled", r.unlabelled},
+          {"held_out_error", r.held_out_documents ? nlohmann::json(r.held_out_error) : nullptr},
+          {"unsupervised_error",
+           r.held_out_documents ? nlohmann::json(r.unsupervised_error) : nullptr},
+          {"epochs", epochs},
+          {"seconds", since(t)},
+          {"work", work_json(w)}};
+      std::printf("%s\n", to_bytes(j).c_str());
+    }
   });
 }
 

@@ -15,7 +15,8 @@ chosen on part of the training set) and the test run alike; JSON in OUT/knn_trai
 of the fit split (80% of the training set, of which learn itself holds out 20% to stop early),
 one per weighting, applied by `lcrwmd build --metric` to the fit and training indexes; k is
 chosen on the validation split, never seen by learning. JSON in OUT/knn_learned (with
---vectors trained: OUT/knn_trained_learned); each metric's learning log beside its file in WORK.
+--vectors trained: OUT/knn_trained_learned), with each learning's summary (CORPUS_WEIGHTING_learn
+.json: epochs, time and where it went); each metric's learning log beside its file in WORK.
 """
 import os
 import subprocess
@@ -53,17 +54,20 @@ def build(a, docs, weighting, idx, embeddings, metric=None):
                        stderr=subprocess.DEVNULL, check=True)
 
 
-def learned_metric(a, corpus, weighting, fit_docs, embeddings, tag):
-    """The metric learned from the fit split's labels (once), its log beside it."""
+def learned_metric(a, corpus, weighting, fit_docs, embeddings, tag, results):
+    """The metric learned from the fit split's labels (once), its log beside it and its
+    summary (`learn --json`: epochs, time and where it went) in RESULTS."""
     path = os.path.join(a.work, f"{corpus}.fit.{weighting}{tag}.lcm")
     if not os.path.exists(path):
         idx = os.path.join(a.work, f"{corpus}.fit.{weighting}{tag}.idx")
         build(a, fit_docs, weighting, idx, embeddings)
         print(f"{corpus} {weighting}: learning a metric", file=sys.stderr, flush=True)
-        with open(path + ".log.tmp", "w") as log:
-            subprocess.run([a.lcrwmd, "learn", "--index", idx, "--output", path],
-                           stderr=log, check=True)
+        summary = os.path.join(results, f"{corpus}_{weighting}_learn.json")
+        with open(path + ".log.tmp", "w") as log, open(summary + ".tmp", "w") as out:
+            subprocess.run([a.lcrwmd, "learn", "--index", idx, "--output", path, "--json"],
+                           stdout=out, stderr=log, check=True)
         os.replace(path + ".log.tmp", path + ".log")
+        os.replace(summary + ".tmp", summary)
     return path
 
 
@@ -100,7 +104,7 @@ def main():
                 tag = "" if a.vectors == "shared" else ".trained"
                 metric = None
                 if a.metric == "learned":
-                    metric = learned_metric(a, corpus, weighting, paths["fit"], emb, tag)
+                    metric = learned_metric(a, corpus, weighting, paths["fit"], emb, tag, results)
                     tag += ".learned"
                 idx = os.path.join(a.work, f"{corpus}.{against}.{weighting}{tag}.idx")
                 build(a, paths[against], weighting, idx, emb, metric)

@@ -51,7 +51,7 @@ CLUSTERED = [("wcd", "WCD"), ("lc-rwmd", "RWMD"), ("act-1", "ACT-1"),
 
 def load(src, folder="knn"):
     runs = {}
-    for path in glob.glob(os.path.join(src, folder, "*.json")):
+    for path in glob.glob(os.path.join(src, folder, "*_*_*_*.json")):
         corpus, weighting, method, split = os.path.basename(path)[:-5].split("_")
         with open(path) as f:
             runs[corpus, weighting, method, split] = json.load(f)
@@ -120,6 +120,34 @@ def change_table(before, after, present, title):
     baselines = [r for r in ROWS if r[0] == "base"]
     out.append(row("best baseline (TF-IDF or BoW)", [f"{best(before, baselines, c):.1f}"
                                                      for c in cols]))
+    return out
+
+
+def learning_table(src, folder):
+    """Each metric's learning (`lcrwmd learn --json`, knn_runs.py --metric learned): the
+    documents, the epochs of each stage, the held-out error, the time and where it went."""
+    out = ["| corpus, weighting | trained on / held out | epochs (centroid + transport) | "
+           "held-out error (%), identity -> learned | seconds | candidates / distances / "
+           "gradients / held-out votes (s) | transports, Sinkhorn iterations each |",
+           "|---|---|---|---|---|---|---|"]
+    for c in corpora.CORPORA:
+        for w in ("tf", "tfidf"):
+            path = os.path.join(src, folder, f"{c}_{w}_learn.json")
+            if not os.path.exists(path):
+                continue
+            with open(path) as f:
+                j = json.load(f)
+            stages = [e["stage"] for e in j["epochs"]]
+            work = j["work"]
+            per = work["sinkhorn_iterations"] / work["transports"] if work["transports"] else 0
+            out.append(row(f"{c}, {w}", [
+                f"{j['train_documents']} / {j['held_out_documents']}",
+                f"{stages.count('centroid')} + {stages.count('transport')}",
+                f"{100 * j['unsupervised_error']:.1f} -> {100 * j['held_out_error']:.1f}",
+                f"{j['seconds']:.0f}",
+                " / ".join(f"{work[k + '_seconds']:.0f}"
+                           for k in ("candidates", "distance", "gradient", "held_out")),
+                f"{work['transports']}, {per:.0f}"]))
     return out
 
 
@@ -228,6 +256,7 @@ def main():
             lines += ["", f"## A metric learned from each fit split's labels ({title.split(',')[0]})",
                       ""]
             lines += change_table(before, learned, present, title)
+            lines += ["", "Learning each metric (2 threads):", ""] + learning_table(src, folder)
     lines += ["", "## Search time of the test set", ""] + seconds_table(runs, present)
     table, results = cluster_table(src)
     lines += ["", "## Clustering: ARI / NMI against the labels (mean of 3 seeds)", ""] + table

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "cli_run.h"
 
@@ -14,12 +15,28 @@ TEST(CliLearn, LearnsAMetricThatABuildAppliesAndQueriesFollow) {
   const std::string demo = demo_dir(), train = demo_index("learn_train.idx");
   const std::string metric = tmp("learned.lcm");
   CliRun r = lcrwmd("learn --index " + train + " --output " + metric +
-                    " --dim 12 --centroid-epochs 3 --epochs 1 --neighbors 5 --seed 3");
+                    " --dim 12 --centroid-epochs 3 --epochs 1 --neighbors 5 --seed 3 --json");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("centroid epoch 1"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("transport epoch 1"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("held-out error"), std::string::npos) << r.err;
   ASSERT_TRUE(fs::exists(metric));
+  // The summary: every epoch with its own work, adding up to the whole's.
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["metric"], metric);
+  EXPECT_EQ(j["map"], nlohmann::json({12, 300})) << r.out;
+  EXPECT_EQ(j["options"]["lambda"], 10.0) << r.out;
+  ASSERT_EQ(j["epochs"].size(), 4u) << r.out;
+  EXPECT_EQ(j["epochs"][0]["stage"], "centroid");
+  EXPECT_TRUE(j["epochs"][0]["cost_scale"].is_null());
+  EXPECT_EQ(j["epochs"][3]["stage"], "transport");
+  EXPECT_GT(j["epochs"][3]["cost_scale"].get<double>(), 0);
+  std::size_t transports = 0;
+  for (const auto& e : j["epochs"]) transports += e["work"]["transports"].get<std::size_t>();
+  EXPECT_GT(j["epochs"][3]["work"]["transports"].get<std::size_t>(), 0u);
+  EXPECT_LE(transports, j["work"]["transports"].get<std::size_t>());
+  EXPECT_GE(j["held_out_error"].get<double>(), 0);
+  EXPECT_GE(j["unsupervised_error"].get<double>(), 0);
   const std::string built = tmp("learned.idx");
   r = lcrwmd("build --embeddings " + demo + "/embeddings.bin --docs " + demo +
              "/train.tsv --stopwords " + demo + "/stop_words.txt --metric " + metric +
