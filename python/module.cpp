@@ -198,7 +198,7 @@ PYBIND11_MODULE(_lcrwmd, m) {
           "learn_metric",
           [](const PyIndex& p, const std::string& path, std::size_t dim, std::size_t epochs,
              std::size_t centroid_epochs, std::size_t batch, std::size_t neighbors, double held_out,
-             std::uint64_t seed) {
+             std::size_t patience, double strength, std::uint64_t seed) {
             LearnOptions o;
             o.out_dim = dim;
             o.transport_epochs = epochs;
@@ -206,8 +206,9 @@ PYBIND11_MODULE(_lcrwmd, m) {
             o.batch = batch;
             o.neighbors = neighbors;
             o.held_out = held_out;
+            o.patience = patience;
+            o.transport.lambda = strength;
             o.seed = seed;
-            if (batch == 0 || neighbors == 0) throw Error("batch and neighbors must be at least 1");
             bool interrupted = false;
             LearnReport r;
             {
@@ -233,7 +234,9 @@ PYBIND11_MODULE(_lcrwmd, m) {
           py::arg("path"), py::arg("dim") = 0, py::arg("epochs") = LearnOptions{}.transport_epochs,
           py::arg("centroid_epochs") = LearnOptions{}.centroid_epochs,
           py::arg("batch") = LearnOptions{}.batch, py::arg("neighbors") = LearnOptions{}.neighbors,
-          py::arg("held_out") = LearnOptions{}.held_out, py::arg("seed") = 0,
+          py::arg("held_out") = LearnOptions{}.held_out,
+          py::arg("patience") = LearnOptions{}.patience,
+          py::arg("strength") = LearnOptions{}.transport.lambda, py::arg("seed") = 0,
           "Learns a word metric from this index's labels (Supervised WMD: a map of the word "
           "vectors to `dim` dimensions, 0 for theirs, and a weight per word), written to `path` "
           "whole or not at all; `Index.build(..., metric=path)` applies it. Returns the held-out "

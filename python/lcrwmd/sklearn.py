@@ -39,7 +39,9 @@ class SupervisedMetric(BaseEstimator):
     fit(documents, labels) learns a map of the word vectors to `dim` dimensions (0: theirs) and
     a weight per word from an index of the documents (its `stopwords` and `weighting`), on
     centroids for `centroid_epochs` and then on entropic transport for `epochs`, each document
-    against its `neighbors` nearest, `held_out` of the documents choosing the metric kept.
+    against its `neighbors` nearest, `held_out` of the documents choosing the metric kept
+    (each stage ending after `patience` epochs without a better one; `strength`: the entropic
+    transport's, relative to the costs' scale, `lcrwmd learn --lambda`).
     build(documents) indexes documents in the learned space, where every method runs; save(path)
     writes the metric file `lcrwmd build --metric` takes. held_out_error_ and
     unsupervised_error_ say what it gained on the held-out documents. Given to
@@ -49,8 +51,8 @@ class SupervisedMetric(BaseEstimator):
 
     def __init__(self, embeddings: Optional[Embeddings] = None, dim: int = 0, epochs: int = 10,
                  centroid_epochs: int = 20, batch: int = 64, neighbors: int = 40,
-                 held_out: float = 0.2, seed: int = 0, weighting: str = "tf",
-                 stopwords: StopWords = None):
+                 held_out: float = 0.2, patience: int = 3, strength: float = 10.0,
+                 seed: int = 0, weighting: str = "tf", stopwords: StopWords = None):
         self.embeddings = embeddings
         self.dim = dim
         self.epochs = epochs
@@ -58,6 +60,8 @@ class SupervisedMetric(BaseEstimator):
         self.batch = batch
         self.neighbors = neighbors
         self.held_out = held_out
+        self.patience = patience
+        self.strength = strength
         self.seed = seed
         self.weighting = weighting
         self.stopwords = stopwords
@@ -75,6 +79,7 @@ class SupervisedMetric(BaseEstimator):
             report = index.learn_metric(path, dim=self.dim, epochs=self.epochs,
                                         centroid_epochs=self.centroid_epochs, batch=self.batch,
                                         neighbors=self.neighbors, held_out=self.held_out,
+                                        patience=self.patience, strength=self.strength,
                                         seed=self.seed)
             with open(path, "rb") as f:
                 self.metric_bytes_ = f.read()

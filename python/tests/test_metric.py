@@ -41,6 +41,12 @@ def test_a_metric_that_does_not_fit_is_refused(tmp_path, emb, index, train):
     damaged.write_bytes(b"LCRWMDMT no")
     with pytest.raises(Exception, match="damaged.lcm"):
         lcrwmd.Index.build(emb, texts, metric=damaged)
+    # The library's policy, the command line's: named options out of range are refused.
+    for bad in ({"strength": 0.0}, {"strength": float("inf")}, {"patience": 0},
+                {"neighbors": 0}):
+        with pytest.raises(Exception, match="|".join(bad)):
+            index.learn_metric(tmp_path / "bad.lcm", epochs=0, centroid_epochs=1, **bad)
+    assert not (tmp_path / "bad.lcm").exists()
     unlabelled = lcrwmd.Index.build(emb, texts, stopwords=STOP)
     with pytest.raises(Exception, match="label"):
         unlabelled.learn_metric(tmp_path / "none.lcm")

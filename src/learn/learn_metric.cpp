@@ -163,8 +163,10 @@ LearnedMetric learn_word_metric(NcaProblem p, std::size_t vocab, const LearnOpti
     throw Error("learn: the documents have " + std::to_string(per_label.size()) +
                 " label; a metric is learned from two or more");
   if (!(o.held_out >= 0 && o.held_out < 1)) throw Error("learn: held_out must be in [0, 1)");
-  if (o.batch == 0 || o.neighbors == 0)
-    throw Error("learn: batch and neighbors must be at least 1");
+  if (o.batch == 0 || o.neighbors == 0 || o.patience == 0)
+    throw Error("learn: batch, neighbors and patience must be at least 1");
+  if (!(o.transport.lambda > 0) || !std::isfinite(o.transport.lambda))
+    throw Error("learn: lambda (the transport's strength) must be positive and finite");
   const std::size_t out = o.out_dim == 0 ? in : o.out_dim;
   if (out > in)
     throw Error("learn: the map's dimension cannot exceed the vectors' (" + std::to_string(in) +

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <limits>
 #include <random>
 
 #include "lcrwmd/error.h"
@@ -159,6 +161,15 @@ TEST(LearnMetric, RefusesWhatItCannotLearnFromAndStopsWhenAsked) {
   LearnOptions wide = quick();
   wide.out_dim = 5;
   EXPECT_THROW(learn_word_metric(s.problem(), s.vocab, wide), Error);
+  // Options out of range: the library's policy, every front end's.
+  for (const auto& bad : std::vector<std::function<void(LearnOptions&)>>{
+           [](LearnOptions& o) { o.transport.lambda = 0; },
+           [](LearnOptions& o) { o.transport.lambda = std::numeric_limits<double>::infinity(); },
+           [](LearnOptions& o) { o.patience = 0; }, [](LearnOptions& o) { o.batch = 0; }}) {
+    LearnOptions o = quick();
+    bad(o);
+    EXPECT_THROW(learn_word_metric(s.problem(), s.vocab, o), Error);
+  }
   // A smaller map starts from the principal directions and learns too.
   LearnOptions narrow = quick();
   narrow.out_dim = 2;
