@@ -53,6 +53,7 @@ nlohmann::json options_json(const LearnOptions& o) {
           {"neighbors", o.neighbors},
           {"held_out", o.held_out},
           {"patience", o.patience},
+          {"epoch_documents", o.epoch_documents},
           {"lambda", o.transport.lambda},
           {"seed", o.seed}};
 }
@@ -92,8 +93,14 @@ void add_learn(CLI::App& app) {
                 "metric)")
       ->check(at_least_one())
       ->capture_default_str();
+  c->add_option("--epoch-documents", f->o.epoch_documents,
+                "Documents an epoch learns from: a fresh random sample each epoch where the "
+                "training documents are more (0: all)")
+      ->capture_default_str();
   c->add_option("--held-out", f->o.held_out,
-                "Share of the labelled documents held out to choose the metric and stop early")
+                "Share of the labelled documents held out to choose the metric and stop early "
+                "(at most " +
+                    std::to_string(kMostHeldOut) + ")")
       ->check(CLI::Range(0.0, 0.9))
       ->capture_default_str();
   c->add_option("--patience", f->o.patience,
@@ -153,13 +160,16 @@ void add_learn(CLI::App& app) {
                                    ? "nothing held out, the last metric kept"
                                    : "held-out error " + percent(r.held_out_error) +
                                          " (unsupervised " + percent(r.unsupervised_error) + ")";
-    note(
-        "metric %s: map %zu x %zu, %zu word weights; %s; %zu documents trained on, %zu held out%s "
-        "(%.2f s)",
-        f->output.c_str(), metric.out_dim(), metric.in_dim(), metric.words().size(), errors.c_str(),
-        r.train_documents, r.held_out_documents,
-        r.unlabelled ? (", " + std::to_string(r.unlabelled) + " unlabelled left out").c_str() : "",
-        since(t));
+    const std::size_t sample = f->o.epoch_documents;
+    const std::string trained =
+        std::to_string(r.train_documents) + " documents trained on" +
+        (sample > 0 && r.train_documents > sample ? " (" + std::to_string(sample) + " an epoch)"
+                                                  : "");
+    note("metric %s: map %zu x %zu, %zu word weights; %s; %s, %zu held out%s (%.2f s)",
+         f->output.c_str(), metric.out_dim(), metric.in_dim(), metric.words().size(),
+         errors.c_str(), trained.c_str(), r.held_out_documents,
+         r.unlabelled ? (", " + std::to_string(r.unlabelled) + " unlabelled left out").c_str() : "",
+         since(t));
     const LearnWork& w = r.work;
     note(
         "learn: time in candidates %.1f s, distances %.1f s, gradients %.1f s, held-out votes "

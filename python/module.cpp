@@ -198,7 +198,8 @@ PYBIND11_MODULE(_lcrwmd, m) {
           "learn_metric",
           [](const PyIndex& p, const std::string& path, std::size_t dim, std::size_t epochs,
              std::size_t centroid_epochs, std::size_t batch, std::size_t neighbors, double held_out,
-             std::size_t patience, double strength, std::uint64_t seed) {
+             std::size_t patience, double strength, std::size_t epoch_documents,
+             std::uint64_t seed) {
             LearnOptions o;
             o.out_dim = dim;
             o.transport_epochs = epochs;
@@ -208,6 +209,7 @@ PYBIND11_MODULE(_lcrwmd, m) {
             o.held_out = held_out;
             o.patience = patience;
             o.transport.lambda = strength;
+            o.epoch_documents = epoch_documents;
             o.seed = seed;
             bool interrupted = false;
             LearnReport r;
@@ -236,7 +238,8 @@ PYBIND11_MODULE(_lcrwmd, m) {
           py::arg("batch") = LearnOptions{}.batch, py::arg("neighbors") = LearnOptions{}.neighbors,
           py::arg("held_out") = LearnOptions{}.held_out,
           py::arg("patience") = LearnOptions{}.patience,
-          py::arg("strength") = LearnOptions{}.transport.lambda, py::arg("seed") = 0,
+          py::arg("strength") = LearnOptions{}.transport.lambda,
+          py::arg("epoch_documents") = LearnOptions{}.epoch_documents, py::arg("seed") = 0,
           "Learns a word metric from this index's labels (Supervised WMD: a map of the word "
           "vectors to `dim` dimensions, 0 for theirs, and a weight per word), written to `path` "
           "whole or not at all; `Index.build(..., metric=path)` applies it. Returns the held-out "

@@ -22,15 +22,24 @@ struct EntropicOptions {
   std::size_t max_iterations = 1000;
 };
 
+// The held-out documents that choose the metric, at most: their vote after every epoch costs
+// a share of an epoch, and a few thousand tell metrics apart as well as more would.
+inline constexpr std::size_t kMostHeldOut = 2048;
+
 struct LearnOptions {
   std::size_t out_dim = 0;           // the map's rows; 0: the vectors' dimension
   std::size_t centroid_epochs = 20;  // on centroids, then
   std::size_t transport_epochs = 10;
   std::size_t batch = 64;      // documents per gradient step
   std::size_t neighbors = 40;  // candidates per document
-  double held_out = 0.2;       // of the labelled documents, for choosing the metric
-  std::size_t patience = 3;    // epochs without a better held-out error before a stage ends
-  double map_rate = 0.005;     // Adam's step for the map and for the weights
+  double held_out = 0.2;       // of the labelled documents (at most kMostHeldOut), for
+                               // choosing the metric
+  // Documents an epoch learns from: a fresh random sample of the training documents each
+  // epoch where there are more (0: every one). Supervised WMD trains a fixed number of batches
+  // whatever the corpus; this bounds an epoch's work alike on large corpora.
+  std::size_t epoch_documents = 4096;
+  std::size_t patience = 3;  // epochs without a better held-out error before a stage ends
+  double map_rate = 0.005;   // Adam's step for the map and for the weights
   double weight_rate = 0.02;
   std::uint64_t seed = 0;
   // The transport's strength is relative to the costs' scale: each transport epoch solves with

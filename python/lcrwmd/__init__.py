@@ -178,7 +178,7 @@ class Index:
     def learn_metric(self, path: Union[str, os.PathLike], dim: int = 0, epochs: int = 10,
                      centroid_epochs: int = 20, batch: int = 64, neighbors: int = 40,
                      held_out: float = 0.2, patience: int = 3, strength: float = 10.0,
-                     seed: int = 0) -> dict:
+                     epoch_documents: int = 4096, seed: int = 0) -> dict:
         """Learns a word metric from this index's labels (Supervised WMD: a map of the word
         vectors to `dim` dimensions, 0 for theirs, and a weight per word) and writes it to
         `path` whole or not at all (Ctrl-C stops it, writing nothing); `Index.build(...,
@@ -187,7 +187,8 @@ class Index:
         held-out error of the kept metric ("held_out_error") and of the unsupervised one
         ("unsupervised_error")."""
         return self._native.learn_metric(os.fspath(path), dim, epochs, centroid_epochs, batch,
-                                         neighbors, held_out, patience, strength, seed)
+                                         neighbors, held_out, patience, strength,
+                                         epoch_documents, seed)
 
     def search(self, queries: Union[Document, Sequence[Document]], k: int = 10,
                method: str = "lc-rwmd", symmetric: bool = True, backend: str = "auto",

@@ -41,7 +41,8 @@ class SupervisedMetric(BaseEstimator):
     centroids for `centroid_epochs` and then on entropic transport for `epochs`, each document
     against its `neighbors` nearest, `held_out` of the documents choosing the metric kept
     (each stage ending after `patience` epochs without a better one; `strength`: the entropic
-    transport's, relative to the costs' scale, `lcrwmd learn --lambda`).
+    transport's, relative to the costs' scale, `lcrwmd learn --lambda`; an epoch learns from a
+    fresh sample of `epoch_documents` where there are more).
     build(documents) indexes documents in the learned space, where every method runs; save(path)
     writes the metric file `lcrwmd build --metric` takes. held_out_error_ and
     unsupervised_error_ say what it gained on the held-out documents. Given to
@@ -52,7 +53,8 @@ class SupervisedMetric(BaseEstimator):
     def __init__(self, embeddings: Optional[Embeddings] = None, dim: int = 0, epochs: int = 10,
                  centroid_epochs: int = 20, batch: int = 64, neighbors: int = 40,
                  held_out: float = 0.2, patience: int = 3, strength: float = 10.0,
-                 seed: int = 0, weighting: str = "tf", stopwords: StopWords = None):
+                 epoch_documents: int = 4096, seed: int = 0, weighting: str = "tf",
+                 stopwords: StopWords = None):
         self.embeddings = embeddings
         self.dim = dim
         self.epochs = epochs
@@ -62,6 +64,7 @@ class SupervisedMetric(BaseEstimator):
         self.held_out = held_out
         self.patience = patience
         self.strength = strength
+        self.epoch_documents = epoch_documents
         self.seed = seed
         self.weighting = weighting
         self.stopwords = stopwords
@@ -80,7 +83,7 @@ class SupervisedMetric(BaseEstimator):
                                         centroid_epochs=self.centroid_epochs, batch=self.batch,
                                         neighbors=self.neighbors, held_out=self.held_out,
                                         patience=self.patience, strength=self.strength,
-                                        seed=self.seed)
+                                        epoch_documents=self.epoch_documents, seed=self.seed)
             with open(path, "rb") as f:
                 self.metric_bytes_ = f.read()
         self.held_out_error_ = report["held_out_error"]

@@ -176,8 +176,8 @@ LearnedMetric learn_word_metric(NcaProblem p, std::size_t vocab, const LearnOpti
   std::vector<std::uint32_t> order(n);
   std::iota(order.begin(), order.end(), 0u);
   std::shuffle(order.begin(), order.end(), rng);
-  const auto held_count =
-      static_cast<std::size_t>(std::llround(o.held_out * static_cast<double>(n)));
+  const auto held_count = std::min(
+      kMostHeldOut, static_cast<std::size_t>(std::llround(o.held_out * static_cast<double>(n))));
   LearnedMetric result;
   std::vector<std::uint32_t> held(order.begin(),
                                   order.begin() + static_cast<std::ptrdiff_t>(held_count)),
@@ -251,11 +251,18 @@ LearnedMetric learn_word_metric(NcaProblem p, std::size_t vocab, const LearnOpti
     std::size_t since_best = 0;
     for (std::size_t epoch = 1; epoch <= epochs; ++epoch) {
       if (epoch > 1) rescale();
+      // The epoch's documents: every training document, or a fresh sample of them.
+      std::vector<std::uint32_t> docs = train;
+      if (o.epoch_documents > 0 && docs.size() > o.epoch_documents) {
+        std::shuffle(docs.begin(), docs.end(), rng);
+        docs.resize(o.epoch_documents);
+        std::sort(docs.begin(), docs.end());
+      }
       const auto t = std::chrono::steady_clock::now();
       const std::vector<std::vector<std::uint32_t>> cand =
-          nearest(centroids, out, train, train, o.neighbors);
+          nearest(centroids, out, docs, train, o.neighbors);
       work.candidates_seconds += seconds(t);
-      std::vector<std::size_t> batches(train.size());
+      std::vector<std::size_t> batches(docs.size());
       std::iota(batches.begin(), batches.end(), std::size_t{0});
       std::shuffle(batches.begin(), batches.end(), rng);
       double loss = 0;
@@ -267,7 +274,7 @@ LearnedMetric learn_word_metric(NcaProblem p, std::size_t vocab, const LearnOpti
         std::vector<std::uint32_t> batch;
         std::vector<std::vector<std::uint32_t>> bc;
         for (std::size_t i = first; i < std::min(batches.size(), first + o.batch); ++i) {
-          batch.push_back(train[batches[i]]);
+          batch.push_back(docs[batches[i]]);
           bc.push_back(cand[batches[i]]);
         }
         const NcaValue v = nca_objective(p, m, batch, bc, true);

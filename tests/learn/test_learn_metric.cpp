@@ -152,6 +152,37 @@ TEST(LearnMetric, TheTransportsStrengthFollowsTheCostsScaleAndItsWorkIsCounted) 
   EXPECT_TRUE(std::isnan(scales[0]));
 }
 
+// An epoch learns from a fresh sample where the training documents outnumber
+// epoch_documents (its batches say how many), from all of them otherwise; at most kMostHeldOut
+// documents are held out.
+TEST(LearnMetric, AnEpochSamplesItsDocumentsAndTheHeldOutAreBounded) {
+  const LabelledSet s(200);
+  for (const std::size_t sample : {std::size_t{40}, std::size_t{0}, std::size_t{1000}}) {
+    LearnOptions o = quick();
+    o.epoch_documents = sample;
+    o.centroid_epochs = 2;
+    o.transport_epochs = 1;
+    std::vector<LearnProgress> seen;
+    const LearnedMetric r = learn_word_metric(s.problem(), s.vocab, o, [&](const LearnProgress& p) {
+      if (p.epoch_done()) seen.push_back(p);
+      return true;
+    });
+    ASSERT_EQ(seen.size(), 3u);
+    const std::size_t per_epoch = sample == 40 ? 40 : r.train_documents;
+    for (const LearnProgress& p : seen) EXPECT_EQ(p.batches, (per_epoch + o.batch - 1) / o.batch);
+  }
+  // Many tiny documents: a fifth of them would be more than kMostHeldOut.
+  const LabelledSet many(5 * kMostHeldOut + 100);
+  LearnOptions o = quick();
+  o.centroid_epochs = 1;
+  o.transport_epochs = 0;
+  o.neighbors = 2;
+  o.held_out = 0.2;
+  const LearnedMetric r = learn_word_metric(many.problem(), many.vocab, o);
+  EXPECT_EQ(r.held_out_documents, kMostHeldOut);
+  EXPECT_EQ(r.train_documents, many.docs.size() - kMostHeldOut);
+}
+
 TEST(LearnMetric, RefusesWhatItCannotLearnFromAndStopsWhenAsked) {
   LabelledSet s(20);
   std::vector<std::uint32_t> one(s.labels.size(), 3);
