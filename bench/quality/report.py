@@ -127,7 +127,7 @@ def learning_table(src, folder):
     """Each metric's learning (`lcrwmd learn --json`, knn_runs.py --metric learned): the
     documents, the epochs of each stage, the held-out error, the time and where it went."""
     out = ["| corpus, weighting | trained on / held out | epochs (centroid + transport) | "
-           "held-out error (%), identity -> learned | seconds | candidates / distances / "
+           "held-out error (%, the last stage's vote), identity -> learned | seconds | candidates / distances / "
            "gradients / held-out votes (s) | transports, Sinkhorn iterations each |",
            "|---|---|---|---|---|---|---|"]
     for c in corpora.CORPORA:
