@@ -127,8 +127,9 @@ def learning_table(src, folder):
     """Each metric's learning (`lcrwmd learn --json`, knn_runs.py --metric learned): the
     documents, the epochs of each stage, the held-out error, the time and where it went."""
     out = ["| corpus, weighting | trained on / held out | epochs (centroid + transport) | "
-           "held-out error (%, the last stage's vote), identity -> learned | seconds | candidates / distances / "
-           "gradients / held-out votes (s) | transports, Sinkhorn iterations each |",
+           "held-out error (%, the last stage's vote), identity -> learned | seconds | "
+           "candidates / distances / gradients / held-out votes (s) | "
+           "transports, Sinkhorn iterations each |",
            "|---|---|---|---|---|---|---|"]
     for c in corpora.CORPORA:
         for w in ("tf", "tfidf"):
