@@ -65,6 +65,7 @@ def prepare(data, work, corpus):
     fit, valid = hold_out(train)
     splits = {"train": train, "fit": fit, "valid": every(valid, VALID_EVERY.get(corpus, 1)),
               "test": every(read_tsv(source(data, corpus, "test")), TEST_EVERY.get(corpus, 1))}
+    os.makedirs(work, exist_ok=True)
     paths = {}
     for name, rows in splits.items():
         paths[name] = os.path.join(work, f"{corpus}.{name}.tsv")

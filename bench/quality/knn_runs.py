@@ -5,7 +5,7 @@ one JSON file per run in OUT/knn/CORPUS_WEIGHTING_METHOD_SPLIT.json.
 
     bench/quality/knn_runs.py --lcrwmd build/lcrwmd --data ../shared/data --work /tmp/q \
         --out bench/results/quality [--resume] [--vectors shared|trained] [--metric learned]
-        [--methods a,b] [CORPUS ...]
+        [--methods a,b] [--weightings tf,tfidf] [CORPUS ...]
 
 --vectors trained: word vectors trained by `lcrwmd vectors train` (its defaults, seed 0) on the
 training set, never on the test set, in place of the shared CBOW, for the validation run (k
@@ -87,9 +87,13 @@ def vectors(a, corpus, docs):
 def main():
     p = corpora.parser(__doc__)
     p.add_argument("--methods", default=",".join(METHODS))
+    p.add_argument("--weightings", default=",".join(WEIGHTINGS))
     p.add_argument("--vectors", choices=["shared", "trained"], default="shared")
     p.add_argument("--metric", choices=["none", "learned"], default="none")
     a = p.parse_args()
+    for given, known in ((a.methods, METHODS), (a.weightings, WEIGHTINGS)):
+        if unknown := [x for x in given.split(",") if x not in known]:
+            p.error(f"unknown {', '.join(unknown)}: choose from {', '.join(known)}")
     a.embeddings = corpora.embeddings(a.data)
     a.stopwords = corpora.stopwords(a.data)
     folder = ("knn" if a.vectors == "shared" else "knn_trained") + (
@@ -98,7 +102,7 @@ def main():
     os.makedirs(results, exist_ok=True)
     for corpus in a.corpora:
         paths = corpora.prepare(a.data, a.work, corpus)
-        for weighting in WEIGHTINGS:
+        for weighting in a.weightings.split(","):
             for split, against in AGAINST.items():
                 emb = vectors(a, corpus, paths["train"])
                 tag = "" if a.vectors == "shared" else ".trained"

@@ -3,6 +3,8 @@
 // M gathers per word (the squares) and per document of the batch (the cross terms) rather
 // than per word pair: a pair costs its transport and words_a x words_b x in_dim, not in_dim^2.
 // The products (mapping words, the costs' dot products, the cross terms, M and A M) are BLAS's.
+// A batch's documents are shared among the threads whole (their transports and their gradient
+// terms), and their terms summed in the batch's order: the same bits whatever the threads.
 #include "learn/nca_objective.h"
 
 #include <cblas.h>
@@ -189,6 +191,8 @@ class CandidateWords {
     gemm(kN, kT, na, n, out, 1.0, ma.y.data(), y.data(), 0.0, dots_.data());
   }
   std::size_t size() const { return words_.size(); }
+  // The vocabulary id of the word in place w.
+  std::uint32_t word(std::size_t w) const { return words_[w]; }
   // Candidate c's words' places among them.
   const std::vector<std::uint32_t>& slots(std::size_t c) const { return slots_[c]; }
   // Their vectors as given, a row each.
@@ -223,18 +227,36 @@ class CandidateWords {
   std::vector<double> dots_;                       // a's words x these words
 };
 
-// d D / d weights through one side's renormalised counts: the potentials, less their mean
-// under the histogram (the renormalisation's share), per word.
-void add_weight_gradient(const WordBag& doc, const Mapped& d, const std::vector<double>& potential,
-                         double g, std::vector<double>& grad) {
+// d D / d weights through one side's renormalised counts, times g: the potentials, less their
+// mean under the histogram (the renormalisation's share), word i's term given to add(i, term).
+template <typename Add>
+void weight_terms(const WordBag& doc, const Mapped& d, std::span<const double> potential, double g,
+                  Add&& add) {
   double mean = 0;
   for (std::size_t i = 0; i < d.hist.size(); ++i) mean += potential[i] * d.hist[i];
   for (std::size_t i = 0; i < d.hist.size(); ++i)
-    grad[doc.words[i]] += g * doc.counts[i] * (potential[i] - mean) / d.mass;
+    add(i, g * doc.counts[i] * (potential[i] - mean) / d.mass);
 }
 
-// The documents of a call, each its weighted mean vector c and its image A c (one product for
-// all: a document recurs across a batch's candidates).
+// A document's transports to each of its candidates in the metric, with what their gradient
+// reads: the histograms, the costs and the plans.
+struct Transports {
+  Transports(const NcaProblem& p, const MappedWords& words, const WordMetric& m, const WordBag& doc,
+             std::span<const std::uint32_t> candidates)
+      : a(map_document(p, &words, m, doc)), near(p, words, a, candidates, m.out_dim) {
+    for (std::size_t c = 0; c < candidates.size(); ++c) {
+      b.push_back(weigh(p.docs[candidates[c]], m));
+      cost.push_back(near.costs(doc, a, c));
+      t.push_back(entropic_transport(a.hist, b.back().hist, cost.back(), p.transport));
+    }
+  }
+  Mapped a;
+  CandidateWords near;
+  std::vector<Mapped> b;
+  std::vector<std::vector<double>> cost;
+  std::vector<EntropicTransport> t;
+};
+
 class MappedCentroids {
  public:
   MappedCentroids(const NcaProblem& p, const WordMetric& m, std::span<const std::uint32_t> batch,
@@ -302,17 +324,171 @@ std::vector<double> centroid_shares(const Mapped& d, const double* back, double 
   return s;
 }
 
+// NCA's loss for a document of `label` from minus its distances to its candidates, and the
+// loss's derivative by each distance; nothing counted where no candidate has its label.
+struct Softmax {
+  bool counted = false;
+  double loss = 0;
+  std::vector<double> gs;  // d loss / d D per candidate
+};
+
+Softmax nca_softmax(const NcaProblem& p, std::uint32_t label,
+                    std::span<const std::uint32_t> candidates, const std::vector<double>& minus) {
+  Softmax s;
+  std::vector<double> same;
+  for (std::size_t c = 0; c < candidates.size(); ++c)
+    if (p.labels[candidates[c]] == label) same.push_back(minus[c]);
+  if (same.empty()) return s;
+  const double lse_all = log_sum_exp(minus), lse_same = log_sum_exp(same);
+  s.counted = true;
+  s.loss = lse_all - lse_same;
+  s.gs.resize(candidates.size());
+  for (std::size_t c = 0; c < candidates.size(); ++c)
+    s.gs[c] = (p.labels[candidates[c]] == label ? std::exp(minus[c] - lse_same) : 0.0) -
+              std::exp(minus[c] - lse_all);
+  return s;
+}
+
+// A batch document's part of the loss and of its gradient, all of it computed by one thread:
+// the batch adds the parts in its order, so that its sums are the same bits whatever the
+// threads, and no thread waits on another within a document.
+struct DocumentShare {
+  bool counted = false;  // it has a candidate of its class
+  double loss = 0;
+  std::size_t transports = 0, iterations = 0;
+  double distance_seconds = 0, gradient_seconds = 0;  // its thread's
+  // d loss / d weight, and (transport) M's squares' terms, by vocabulary word (one may recur).
+  std::vector<std::pair<std::uint32_t, double>> weights, squares;
+  // Transport: the document's vectors X_a and Z = sum over its candidates of S X_b (words x
+  // in_dim each): M's cross term is X_a' Z.
+  std::vector<double> x, z;
+  // Centroid: each pair's (g / D) A u and u, a row each: their product is its share of A M.
+  std::vector<double> scaled_au, pair_u;
+};
+
+DocumentShare transport_share(const NcaProblem& p, const MappedWords& words, const WordMetric& m,
+                              std::uint32_t doc, std::span<const std::uint32_t> cand,
+                              bool gradient) {
+  DocumentShare s;
+  Stopwatch watch(&s.distance_seconds);
+  const WordBag& a = p.docs[doc];
+  const Transports tr(p, words, m, a, cand);
+  std::vector<double> minus(cand.size());
+  for (std::size_t c = 0; c < cand.size(); ++c) {
+    minus[c] = -tr.t[c].value;
+    s.iterations += tr.t[c].iterations;
+  }
+  s.transports = cand.size();
+  watch.charge_to(&s.gradient_seconds);
+  const Softmax sm = nca_softmax(p, p.labels[doc], cand, minus);
+  s.counted = sm.counted;
+  s.loss = sm.loss;
+  if (sm.counted && gradient) {
+    // Per word of a and of the candidates' words (CandidateWords' places): the weights' terms,
+    // the squares' (sum of s_ij = g T_ij / C_ij over the pairs it is in; a word against
+    // itself, C = 0 under every map, has none), and S gathered into a's words x theirs.
+    const std::size_t na = a.words.size(), nn = tr.near.size(), in = m.in_dim;
+    std::vector<double> a_weights(na, 0.0), a_squares(na, 0.0), near_weights(nn, 0.0),
+        near_squares(nn, 0.0), gathered(na * nn, 0.0);
+    for (std::size_t c = 0; c < cand.size(); ++c) {
+      const WordBag& b = p.docs[cand[c]];
+      const std::vector<std::uint32_t>& at = tr.near.slots(c);
+      const double g = sm.gs[c];
+      weight_terms(a, tr.a, tr.t[c].alpha, g, [&](std::size_t i, double v) { a_weights[i] += v; });
+      weight_terms(b, tr.b[c], tr.t[c].beta, g,
+                   [&](std::size_t j, double v) { near_weights[at[j]] += v; });
+      const std::size_t nb = b.words.size();
+      const double* plan = tr.t[c].plan.data();
+      const double* cost = tr.cost[c].data();
+      for (std::size_t i = 0; i < na; ++i)
+        for (std::size_t j = 0; j < nb; ++j)
+          if (const double cij = cost[i * nb + j]; cij != 0) {
+            const double sij = g * plan[i * nb + j] / cij;
+            a_squares[i] += sij;
+            near_squares[at[j]] += sij;
+            gathered[i * nn + at[j]] += sij;
+          }
+    }
+    s.z.resize(na * in);
+    gemm(kN, kN, na, in, nn, 1.0, gathered.data(), tr.near.vectors(p).data(), 0.0, s.z.data());
+    s.x = tr.a.x;
+    for (std::size_t i = 0; i < na; ++i) {
+      s.weights.emplace_back(a.words[i], a_weights[i]);
+      s.squares.emplace_back(a.words[i], a_squares[i]);
+    }
+    for (std::size_t w = 0; w < nn; ++w) {
+      s.weights.emplace_back(tr.near.word(w), near_weights[w]);
+      s.squares.emplace_back(tr.near.word(w), near_squares[w]);
+    }
+  }
+  watch.charge_to(&s.gradient_seconds);
+  return s;
+}
+
+DocumentShare centroid_share(const NcaProblem& p, const MappedCentroids& centroids,
+                             const WordMetric& m, std::uint32_t doc,
+                             std::span<const std::uint32_t> cand, bool gradient) {
+  DocumentShare s;
+  Stopwatch watch(&s.distance_seconds);
+  const std::size_t nc = cand.size(), in = m.in_dim, out = m.out_dim;
+  std::vector<Centroids> cd(nc);
+  std::vector<double> minus(nc);
+  for (std::size_t c = 0; c < nc; ++c) {
+    cd[c] = centroid_distance(centroids, doc, cand[c], m);
+    minus[c] = -cd[c].value;
+  }
+  watch.charge_to(&s.gradient_seconds);
+  const Softmax sm = nca_softmax(p, p.labels[doc], cand, minus);
+  s.counted = sm.counted;
+  s.loss = sm.loss;
+  if (sm.counted && gradient) {
+    // d D / d A = A u u' / D; through the weights, each word's share: A' A u / D for every
+    // pair in one product (0 where D is), then a dot product a word.
+    const WordBag& a = p.docs[doc];
+    const Mapped ma = map_document(p, nullptr, m, a);
+    std::vector<double> unit_au(nc * out, 0.0), back(nc * in);
+    for (std::size_t c = 0; c < nc; ++c)
+      if (cd[c].value > 0)
+        for (std::size_t r = 0; r < out; ++r) unit_au[c * out + r] = cd[c].au[r] / cd[c].value;
+    gemm(kN, kN, nc, in, out, 1.0, unit_au.data(), m.map.data(), 0.0, back.data());
+    for (std::size_t c = 0; c < nc; ++c) {
+      const Centroids& e = cd[c];
+      if (e.value == 0) continue;  // the same centroid under every map
+      const double g = sm.gs[c];
+      for (const double x : e.au) s.scaled_au.push_back(g / e.value * x);
+      s.pair_u.insert(s.pair_u.end(), e.u.begin(), e.u.end());
+      const WordBag& b = p.docs[cand[c]];
+      const Mapped mb = map_document(p, nullptr, m, b);  // its vectors: its words' shares
+      weight_terms(a, ma, centroid_shares(ma, back.data() + c * in, 1.0, in), g,
+                   [&](std::size_t i, double v) { s.weights.emplace_back(a.words[i], v); });
+      weight_terms(b, mb, centroid_shares(mb, back.data() + c * in, -1.0, in), g,
+                   [&](std::size_t j, double v) { s.weights.emplace_back(b.words[j], v); });
+    }
+  }
+  watch.charge_to(&s.gradient_seconds);
+  return s;
+}
+
+// Each share's `part` (rows of one width), one after another in the batch's order.
+template <typename Part>
+std::vector<double> stacked(const std::vector<DocumentShare>& shares, Part part) {
+  std::size_t size = 0;
+  for (const DocumentShare& s : shares) size += (s.*part).size();
+  std::vector<double> all;
+  all.reserve(size);
+  for (const DocumentShare& s : shares) all.insert(all.end(), (s.*part).begin(), (s.*part).end());
+  return all;
+}
+
 }  // namespace
 
 std::vector<std::vector<double>> nca_distances(
     const NcaProblem& p, const WordMetric& metric, std::span<const std::uint32_t> batch,
     std::span<const std::vector<std::uint32_t>> candidates, NcaWork* work) {
   const auto start = std::chrono::steady_clock::now();
-  const std::size_t out = metric.out_dim;
   std::vector<std::vector<double>> result(batch.size());
   std::vector<std::size_t> iterations(batch.size(), 0);
-  const bool by_centroid = p.distance == NcaDistance::centroid;
-  if (by_centroid) {
+  if (p.distance == NcaDistance::centroid) {
     const MappedCentroids centroids(p, metric, batch, candidates);
     for (std::size_t k = 0; k < batch.size(); ++k)
       for (const std::uint32_t b : candidates[k])
@@ -323,12 +499,8 @@ std::vector<std::vector<double>> nca_distances(
   const MappedWords words(p, metric, batch, candidates);
 #pragma omp parallel for schedule(dynamic)
   for (std::size_t k = 0; k < batch.size(); ++k) {
-    const WordBag& a = p.docs[batch[k]];
-    const Mapped ma = map_document(p, &words, metric, a);
-    const CandidateWords near(p, words, ma, candidates[k], out);
-    for (std::size_t c = 0; c < candidates[k].size(); ++c) {
-      const EntropicTransport t = entropic_transport(
-          ma.hist, weigh(p.docs[candidates[k][c]], metric).hist, near.costs(a, ma, c), p.transport);
+    const Transports tr(p, words, metric, p.docs[batch[k]], candidates[k]);
+    for (const EntropicTransport& t : tr.t) {
       result[k].push_back(t.value);
       iterations[k] += t.iterations;
     }
@@ -374,162 +546,88 @@ NcaValue nca_objective(const NcaProblem& p, const WordMetric& metric,
   const std::size_t in = metric.in_dim, out = metric.out_dim;
   const bool by_centroid = p.distance == NcaDistance::centroid;
   NcaValue v;
-  Stopwatch watch(&v.work.distance_seconds);
-  // Transport's costs need the words mapped, the centroid distance the documents' centroids.
+  auto start = std::chrono::steady_clock::now();
+  // Transport's costs need the words mapped, the centroid distance the documents' centroids:
+  // each once for the batch, one product.
   std::optional<MappedWords> words;
   std::optional<MappedCentroids> centroids;
   if (by_centroid)
     centroids.emplace(p, metric, batch, candidates);
   else
     words.emplace(p, metric, batch, candidates);
-  const MappedWords* mapped = words ? &*words : nullptr;
-  // M's parts (the transport's): per vocabulary word, and in x in (the cross terms); and the
-  // centroid pairs' (g / D) A u and u, a row each, whose products are their share of A M.
-  std::vector<double> squares, cross, scaled_au, pair_u;
+  v.work.distance_seconds += seconds_since(start);
+  // A document a thread; the wall time shared out between distances and gradient as the
+  // threads' time was.
+  start = std::chrono::steady_clock::now();
+  std::vector<DocumentShare> shares(batch.size());
+#pragma omp parallel for schedule(dynamic)
+  for (std::size_t k = 0; k < batch.size(); ++k)
+    shares[k] = by_centroid
+                    ? centroid_share(p, *centroids, metric, batch[k], candidates[k], gradient)
+                    : transport_share(p, *words, metric, batch[k], candidates[k], gradient);
+  double distance = 0, rest = 0;
+  for (const DocumentShare& s : shares) {
+    distance += s.distance_seconds;
+    rest += s.gradient_seconds;
+  }
+  const double wall = seconds_since(start),
+               part = distance + rest > 0 ? distance / (distance + rest) : 1;
+  v.work.distance_seconds += wall * part;
+  v.work.gradient_seconds += wall * (1 - part);
+  start = std::chrono::steady_clock::now();
+  // The batch's sums, in its order.
+  std::vector<double> squares;
   if (gradient) {
     v.grad_weights.assign(metric.weights.size(), 0.0);
     squares.assign(metric.weights.size(), 0.0);
-    cross.assign(in * in, 0.0);
   }
-  for (std::size_t k = 0; k < batch.size(); ++k) {
-    watch.charge_to(&v.work.distance_seconds);
-    const WordBag& a = p.docs[batch[k]];
-    const std::uint32_t label = p.labels[batch[k]];
-    const std::vector<std::uint32_t>& cand = candidates[k];
-    const Mapped ma = map_document(p, mapped, metric, a);
-    const std::size_t nc = cand.size();
-    std::optional<CandidateWords> near;
-    if (!by_centroid) near.emplace(p, *words, ma, cand, out);
-    std::vector<Mapped> mb(nc);
-    std::vector<std::vector<double>> cost(nc);
-    std::vector<EntropicTransport> t(nc);
-    std::vector<Centroids> cd(nc);
-    std::vector<double> all(nc), same;  // -D over every candidate, and over those of a's label
-    // The pairs' transports, a candidate per thread (each the same bits whatever the threads).
-#pragma omp parallel for schedule(dynamic)
-    for (std::size_t c = 0; c < nc; ++c) {
-      const WordBag& b = p.docs[cand[c]];
-      if (by_centroid) {
-        mb[c] = map_document(p, nullptr, metric, b);  // its vectors: its words' shares
-        cd[c] = centroid_distance(*centroids, batch[k], cand[c], metric);
-        all[c] = -cd[c].value;
-      } else {
-        mb[c] = weigh(b, metric);
-        cost[c] = near->costs(a, ma, c);
-        t[c] = entropic_transport(ma.hist, mb[c].hist, cost[c], p.transport);
-        all[c] = -t[c].value;
-      }
-    }
-    if (!by_centroid) {
-      v.work.transports += nc;
-      for (const EntropicTransport& e : t) v.work.iterations += e.iterations;
-    }
-    watch.charge_to(&v.work.gradient_seconds);
-    for (std::size_t c = 0; c < nc; ++c)
-      if (p.labels[cand[c]] == label) same.push_back(all[c]);
-    if (same.empty()) continue;
-    const double lse_all = log_sum_exp(all), lse_same = log_sum_exp(same);
-    v.loss += lse_all - lse_same;
+  for (const DocumentShare& s : shares) {
+    v.work.transports += s.transports;
+    v.work.iterations += s.iterations;
+    if (!s.counted) continue;
+    v.loss += s.loss;
     ++v.documents;
-    if (!gradient) continue;
-    const std::size_t na = a.words.size();
-    // d loss / d D per candidate.
-    std::vector<double> gs(nc);
-    for (std::size_t c = 0; c < nc; ++c)
-      gs[c] = (p.labels[cand[c]] == label ? std::exp(all[c] - lse_same) : 0.0) -
-              std::exp(all[c] - lse_all);
-    // The transport pairs' S = g T / C (s_ij = g T_ij / C_ij; a word against itself, C = 0
-    // under every map, has none), a candidate per thread; gathered below in order, by word,
-    // into a's words x the candidates' words, whose product with their vectors is the sum
-    // over the candidates of S X_b.
-    std::vector<std::vector<double>> s(by_centroid ? 0 : nc);
-    if (!by_centroid) {
-#pragma omp parallel for schedule(dynamic)
-      for (std::size_t c = 0; c < nc; ++c) {
-        const std::size_t nb = mb[c].hist.size();
-        s[c].assign(na * nb, 0.0);
-        for (std::size_t i = 0; i < na; ++i)
-          for (std::size_t j = 0; j < nb; ++j)
-            if (const double cij = cost[c][i * nb + j]; cij != 0)
-              s[c][i * nb + j] = gs[c] * t[c].plan[i * nb + j] / cij;
-      }
-    }
-    std::vector<double> gathered(by_centroid ? 0 : na * near->size(), 0.0);
-    // The centroid pairs' words' shares: A' A u / D, one product for the candidates (0 where D
-    // is), then a dot product a word, a candidate per thread.
-    std::vector<std::vector<double>> shares_a(by_centroid ? nc : 0), shares_b(shares_a.size());
-    if (by_centroid) {
-      std::vector<double> unit_au(nc * out, 0.0), back(nc * in);
-      for (std::size_t c = 0; c < nc; ++c)
-        if (cd[c].value > 0)
-          for (std::size_t r = 0; r < out; ++r) unit_au[c * out + r] = cd[c].au[r] / cd[c].value;
-      gemm(kN, kN, nc, in, out, 1.0, unit_au.data(), metric.map.data(), 0.0, back.data());
-#pragma omp parallel for schedule(dynamic)
-      for (std::size_t c = 0; c < nc; ++c) {
-        shares_a[c] = centroid_shares(ma, back.data() + c * in, 1.0, in);
-        shares_b[c] = centroid_shares(mb[c], back.data() + c * in, -1.0, in);
-      }
-    }
-    for (std::size_t c = 0; c < nc; ++c) {
-      const WordBag& b = p.docs[cand[c]];
-      const std::size_t nb = b.words.size();
-      const double g = gs[c];
+    for (const auto& [word, term] : s.weights) v.grad_weights[word] += term;
+    for (const auto& [word, term] : s.squares) squares[word] += term;
+  }
+  if (v.documents > 0) {
+    const double scale = 1.0 / static_cast<double>(v.documents);
+    v.loss *= scale;
+    if (gradient) {
+      v.grad_map.assign(out * in, 0.0);
       if (by_centroid) {
-        // d D / d A = A u u' / D; through the weights, each word's share.
-        const Centroids& e = cd[c];
-        if (e.value == 0) continue;  // the same centroid under every map
-        for (const double x : e.au) scaled_au.push_back(g / e.value * x);
-        pair_u.insert(pair_u.end(), e.u.begin(), e.u.end());
-        add_weight_gradient(a, ma, shares_a[c], g, v.grad_weights);
-        add_weight_gradient(b, mb[c], shares_b[c], g, v.grad_weights);
-        continue;
-      }
-      add_weight_gradient(a, ma, t[c].alpha, g, v.grad_weights);
-      add_weight_gradient(b, mb[c], t[c].beta, g, v.grad_weights);
-      const std::vector<std::uint32_t>& at = near->slots(c);
-      for (std::size_t i = 0; i < na; ++i)
-        for (std::size_t j = 0; j < nb; ++j) {
-          const double sij = s[c][i * nb + j];
-          squares[a.words[i]] += sij;
-          squares[b.words[j]] += sij;
-          gathered[i * near->size() + at[j]] += sij;
+        const std::vector<double> scaled_au = stacked(shares, &DocumentShare::scaled_au),
+                                  pair_u = stacked(shares, &DocumentShare::pair_u);
+        gemm(kT, kN, out, in, scaled_au.size() / std::max<std::size_t>(out, 1), scale,
+             scaled_au.data(), pair_u.data(), 0.0, v.grad_map.data());
+      } else {
+        // M = sum_u squares_u x_u x_u' - cross - cross', cross = the documents' X_a' Z
+        // stacked (one product), the squares over the words that have one; A M.
+        const std::vector<double> x = stacked(shares, &DocumentShare::x),
+                                  z = stacked(shares, &DocumentShare::z);
+        std::vector<double> cross(in * in, 0.0);
+        gemm(kT, kN, in, in, x.size() / std::max<std::size_t>(in, 1), 1.0, x.data(), z.data(), 0.0,
+             cross.data());
+        std::vector<double> xs, ws;
+        std::size_t used = 0;
+        for (std::size_t u = 0; u < squares.size(); ++u) {
+          if (squares[u] == 0) continue;
+          const double* row = p.vectors.data() + u * in;
+          xs.insert(xs.end(), row, row + in);
+          for (std::size_t e = 0; e < in; ++e) ws.push_back(squares[u] * row[e]);
+          ++used;
         }
-    }
-    if (!by_centroid) {
-      // cross += X_a' (sum over the candidates of S X_b).
-      std::vector<double> z(na * in);
-      gemm(kN, kN, na, in, near->size(), 1.0, gathered.data(), near->vectors(p).data(), 0.0,
-           z.data());
-      gemm(kT, kN, in, in, na, 1.0, ma.x.data(), z.data(), 1.0, cross.data());
+        std::vector<double> m(in * in, 0.0);
+        gemm(kT, kN, in, in, used, 1.0, ws.data(), xs.data(), 0.0, m.data());
+        for (std::size_t r = 0; r < in; ++r)
+          for (std::size_t e = 0; e < in; ++e)
+            m[r * in + e] -= cross[r * in + e] + cross[e * in + r];
+        gemm(kN, kN, out, in, in, scale, metric.map.data(), m.data(), 0.0, v.grad_map.data());
+      }
+      for (double& g : v.grad_weights) g *= scale;
     }
   }
-  watch.charge_to(&v.work.gradient_seconds);
-  if (v.documents == 0) return v;
-  const double scale = 1.0 / static_cast<double>(v.documents);
-  v.loss *= scale;
-  if (!gradient) return v;
-  v.grad_map.assign(out * in, 0.0);
-  if (!by_centroid) {
-    // M = sum_u squares_u x_u x_u' - cross - cross', over the words with a square; A M.
-    std::vector<double> xs, ws;
-    std::size_t used = 0;
-    for (std::size_t u = 0; u < squares.size(); ++u) {
-      if (squares[u] == 0) continue;
-      const double* x = p.vectors.data() + u * in;
-      xs.insert(xs.end(), x, x + in);
-      for (std::size_t e = 0; e < in; ++e) ws.push_back(squares[u] * x[e]);
-      ++used;
-    }
-    std::vector<double> m(in * in, 0.0);
-    gemm(kT, kN, in, in, used, 1.0, ws.data(), xs.data(), 0.0, m.data());
-    for (std::size_t r = 0; r < in; ++r)
-      for (std::size_t e = 0; e < in; ++e) m[r * in + e] -= cross[r * in + e] + cross[e * in + r];
-    gemm(kN, kN, out, in, in, scale, metric.map.data(), m.data(), 0.0, v.grad_map.data());
-  }
-  gemm(kT, kN, out, in, scaled_au.size() / std::max<std::size_t>(out, 1), scale, scaled_au.data(),
-       pair_u.data(), 1.0, v.grad_map.data());
-  for (double& g : v.grad_weights) g *= scale;
-  watch.charge_to(&v.work.gradient_seconds);
+  v.work.gradient_seconds += seconds_since(start);
   return v;
 }
 

@@ -53,7 +53,8 @@ struct NcaProblem {
 };
 
 // What a call's distances took: the transports solved and their Sinkhorn iterations, and the
-// wall time of the distances (mapping, costs, transports) and of the gradient (what is left).
+// wall time of the distances (mapping, costs, transports) and of the gradient (what is left);
+// where threads share a batch's documents, their wall time is split as the threads' was.
 struct NcaWork {
   std::size_t transports = 0, iterations = 0;
   double distance_seconds = 0, gradient_seconds = 0;

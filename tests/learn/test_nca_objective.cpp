@@ -3,14 +3,16 @@
 // centroids, whose gradient for the map and for the word weights is checked against central
 // finite differences in double; and a
 // few gradient steps on a toy set whose labels depend on one direction of the word space find
-// that direction.
+// that direction; and one thread or two give the same bits.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
 
+#include "lcrwmd/cpu.h"
 #include "lcrwmd/emd.h"
 #include "learn/entropic_transport.h"
 #include "learn/nca_objective.h"
@@ -260,6 +262,67 @@ TEST(NcaObjective, GradientStepsFindTheDirectionTheLabelsDependOn) {
   const double last = nca_objective(p, m, batch, cand, false).loss;
   EXPECT_LT(last, 0.7 * first) << first << " -> " << last;
   EXPECT_GT(stretch(), 2.0);
+}
+
+// A batch's documents are shared among the threads: one thread or two give the same bits, for
+// either distance, on a problem large enough that each thread takes several documents of
+// uneven size (and a candidate list of another class only, which counts nothing).
+TEST(NcaObjective, TheSameBitsWhateverTheThreads) {
+  std::mt19937 rng(21);
+  std::normal_distribution<double> g;
+  const std::size_t vocab = 90, in = 7;
+  std::vector<double> vectors(vocab * in);
+  for (double& x : vectors) x = g(rng);
+  std::vector<WordBag> docs;
+  std::vector<std::uint32_t> labels;
+  for (std::size_t d = 0; d < 40; ++d) {
+    WordBag bag;
+    const std::size_t n = 1 + (d * 7) % 23;
+    while (bag.words.size() < n) {
+      const auto w = static_cast<std::uint32_t>(rng() % vocab);
+      if (std::find(bag.words.begin(), bag.words.end(), w) != bag.words.end()) continue;
+      bag.words.push_back(w);
+      bag.counts.push_back(1 + static_cast<double>(rng() % 4));
+    }
+    docs.push_back(bag);
+    labels.push_back(static_cast<std::uint32_t>(d % 3));
+  }
+  NcaProblem p;
+  p.vectors = vectors;
+  p.in_dim = in;
+  p.docs = docs;
+  p.labels = labels;
+  p.transport.lambda = 2;
+  WordMetric m;
+  m.in_dim = in;
+  m.out_dim = 5;
+  m.map.resize(m.out_dim * in);
+  for (double& x : m.map) x = g(rng);
+  m.weights.resize(vocab);
+  for (double& w : m.weights) w = 0.5 + std::fabs(g(rng));
+  std::vector<std::uint32_t> batch;
+  std::vector<std::vector<std::uint32_t>> cand;
+  for (std::uint32_t d = 0; d < 24; ++d) {
+    batch.push_back(d);
+    cand.emplace_back();
+    for (std::uint32_t e = 0; e < docs.size(); ++e)
+      if (e != d && (d != 5 || labels[e] != labels[d]) && (e * 7 + d) % 5 != 0)
+        cand.back().push_back(e);
+  }
+  const int threads = omp_get_max_threads();
+  for (const NcaDistance distance : {NcaDistance::transport, NcaDistance::centroid}) {
+    p.distance = distance;
+    set_threads(1);
+    const NcaValue one = nca_objective(p, m, batch, cand, true);
+    set_threads(2);
+    const NcaValue two = nca_objective(p, m, batch, cand, true);
+    set_threads(threads);
+    EXPECT_EQ(one.documents, batch.size() - 1);
+    EXPECT_EQ(one.loss, two.loss);
+    EXPECT_EQ(one.grad_map, two.grad_map);
+    EXPECT_EQ(one.grad_weights, two.grad_weights);
+    EXPECT_EQ(one.work.transports, two.work.transports);
+  }
 }
 
 }  // namespace
