@@ -238,20 +238,30 @@ void weight_terms(const WordBag& doc, const Mapped& d, std::span<const double> p
     add(i, g * doc.counts[i] * (potential[i] - mean) / d.mass);
 }
 
-// A document's transports to each of its candidates in the metric, with what their gradient
-// reads: the histograms, the costs and the plans.
+// A document's transports to each of its candidates in the metric: each one's value and
+// iterations, and where `keep` what their gradient reads (the histograms, the costs and the
+// plans; without, a candidate's buffers are freed before the next's).
 struct Transports {
   Transports(const NcaProblem& p, const MappedWords& words, const WordMetric& m, const WordBag& doc,
-             std::span<const std::uint32_t> candidates)
+             std::span<const std::uint32_t> candidates, bool keep)
       : a(map_document(p, &words, m, doc)), near(p, words, a, candidates, m.out_dim) {
     for (std::size_t c = 0; c < candidates.size(); ++c) {
-      b.push_back(weigh(p.docs[candidates[c]], m));
-      cost.push_back(near.costs(doc, a, c));
-      t.push_back(entropic_transport(a.hist, b.back().hist, cost.back(), p.transport));
+      Mapped mb = weigh(p.docs[candidates[c]], m);
+      std::vector<double> costs = near.costs(doc, a, c);
+      EntropicTransport e = entropic_transport(a.hist, mb.hist, costs, p.transport);
+      value.push_back(e.value);
+      iterations += e.iterations;
+      if (keep) {
+        b.push_back(std::move(mb));
+        cost.push_back(std::move(costs));
+        t.push_back(std::move(e));
+      }
     }
   }
   Mapped a;
   CandidateWords near;
+  std::vector<double> value;
+  std::size_t iterations = 0;
   std::vector<Mapped> b;
   std::vector<std::vector<double>> cost;
   std::vector<EntropicTransport> t;
@@ -372,13 +382,11 @@ DocumentShare transport_share(const NcaProblem& p, const MappedWords& words, con
   DocumentShare s;
   Stopwatch watch(&s.distance_seconds);
   const WordBag& a = p.docs[doc];
-  const Transports tr(p, words, m, a, cand);
+  const Transports tr(p, words, m, a, cand, gradient);
   std::vector<double> minus(cand.size());
-  for (std::size_t c = 0; c < cand.size(); ++c) {
-    minus[c] = -tr.t[c].value;
-    s.iterations += tr.t[c].iterations;
-  }
+  for (std::size_t c = 0; c < cand.size(); ++c) minus[c] = -tr.value[c];
   s.transports = cand.size();
+  s.iterations = tr.iterations;
   watch.charge_to(&s.gradient_seconds);
   const Softmax sm = nca_softmax(p, p.labels[doc], cand, minus);
   s.counted = sm.counted;
@@ -499,11 +507,9 @@ std::vector<std::vector<double>> nca_distances(
   const MappedWords words(p, metric, batch, candidates);
 #pragma omp parallel for schedule(dynamic)
   for (std::size_t k = 0; k < batch.size(); ++k) {
-    const Transports tr(p, words, metric, p.docs[batch[k]], candidates[k]);
-    for (const EntropicTransport& t : tr.t) {
-      result[k].push_back(t.value);
-      iterations[k] += t.iterations;
-    }
+    Transports tr(p, words, metric, p.docs[batch[k]], candidates[k], false);
+    result[k] = std::move(tr.value);
+    iterations[k] = tr.iterations;
   }
   if (work) {
     for (std::size_t k = 0; k < batch.size(); ++k) {
