@@ -140,25 +140,20 @@ Mapped weigh(const WordBag& doc, const WordMetric& m) {
   return d;
 }
 
-// A document's weights and vectors, and its words mapped where `words` is given (transport's
-// costs need them; a centroid is mapped whole).
-Mapped map_document(const NcaProblem& p, const MappedWords* words, const WordMetric& m,
+// A document's weights, vectors and mapped words (transport's costs need them).
+Mapped map_document(const NcaProblem& p, const MappedWords& words, const WordMetric& m,
                     const WordBag& doc) {
   const std::size_t n = doc.words.size(), in = m.in_dim, out = m.out_dim;
   Mapped d = weigh(doc, m);
   d.x.resize(n * in);
-  if (words) {
-    d.y.resize(n * out);
-    d.y_sq.resize(n);
-  }
+  d.y.resize(n * out);
+  d.y_sq.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     std::copy_n(p.vectors.data() + std::size_t{doc.words[i]} * in, in, d.x.begin() + i * in);
-    if (words) {
-      const double* y = words->row(doc.words[i]);
-      std::copy(y, y + out, d.y.begin() + static_cast<std::ptrdiff_t>(i * out));
-      d.y_sq[i] = 0;
-      for (std::size_t r = 0; r < out; ++r) d.y_sq[i] += y[r] * y[r];
-    }
+    const double* y = words.row(doc.words[i]);
+    std::copy(y, y + out, d.y.begin() + static_cast<std::ptrdiff_t>(i * out));
+    d.y_sq[i] = 0;
+    for (std::size_t r = 0; r < out; ++r) d.y_sq[i] += y[r] * y[r];
   }
   return d;
 }
@@ -244,7 +239,7 @@ void weight_terms(const WordBag& doc, const Mapped& d, std::span<const double> p
 struct Transports {
   Transports(const NcaProblem& p, const MappedWords& words, const WordMetric& m, const WordBag& doc,
              std::span<const std::uint32_t> candidates, bool keep)
-      : a(map_document(p, &words, m, doc)), near(p, words, a, candidates, m.out_dim) {
+      : a(map_document(p, words, m, doc)), near(p, words, a, candidates, m.out_dim) {
     for (std::size_t c = 0; c < candidates.size(); ++c) {
       Mapped mb = weigh(p.docs[candidates[c]], m);
       std::vector<double> costs = near.costs(doc, a, c);
@@ -324,11 +319,12 @@ Centroids centroid_distance(const MappedCentroids& c, std::uint32_t a, std::uint
 
 // Each word's share of a centroid distance through its weight: (A x) . (A u) / D =
 // x . back with back = A' A u / D (b's negated), so that no word need be mapped.
-std::vector<double> centroid_shares(const Mapped& d, const double* back, double sign,
-                                    std::size_t in) {
-  std::vector<double> s(d.hist.size(), 0.0);
+std::vector<double> centroid_shares(const NcaProblem& p, const WordBag& doc, const double* back,
+                                    double sign) {
+  std::vector<double> s(doc.words.size(), 0.0);
   for (std::size_t i = 0; i < s.size(); ++i) {
-    for (std::size_t q = 0; q < in; ++q) s[i] += d.x[i * in + q] * back[q];
+    const double* x = p.vectors.data() + std::size_t{doc.words[i]} * p.in_dim;
+    for (std::size_t q = 0; q < p.in_dim; ++q) s[i] += x[q] * back[q];
     s[i] *= sign;
   }
   return s;
@@ -382,7 +378,7 @@ DocumentShare transport_share(const NcaProblem& p, const MappedWords& words, con
   DocumentShare s;
   Stopwatch watch(&s.distance_seconds);
   const WordBag& a = p.docs[doc];
-  const Transports tr(p, words, m, a, cand, gradient);
+  Transports tr(p, words, m, a, cand, gradient);
   std::vector<double> minus(cand.size());
   for (std::size_t c = 0; c < cand.size(); ++c) minus[c] = -tr.value[c];
   s.transports = cand.size();
@@ -419,7 +415,7 @@ DocumentShare transport_share(const NcaProblem& p, const MappedWords& words, con
     }
     s.z.resize(na * in);
     gemm(kN, kN, na, in, nn, 1.0, gathered.data(), tr.near.vectors(p).data(), 0.0, s.z.data());
-    s.x = tr.a.x;
+    s.x = std::move(tr.a.x);
     for (std::size_t i = 0; i < na; ++i) {
       s.weights.emplace_back(a.words[i], a_weights[i]);
       s.squares.emplace_back(a.words[i], a_squares[i]);
@@ -453,7 +449,7 @@ DocumentShare centroid_share(const NcaProblem& p, const MappedCentroids& centroi
     // d D / d A = A u u' / D; through the weights, each word's share: A' A u / D for every
     // pair in one product (0 where D is), then a dot product a word.
     const WordBag& a = p.docs[doc];
-    const Mapped ma = map_document(p, nullptr, m, a);
+    const Mapped ma = weigh(a, m);
     std::vector<double> unit_au(nc * out, 0.0), back(nc * in);
     for (std::size_t c = 0; c < nc; ++c)
       if (cd[c].value > 0)
@@ -466,10 +462,10 @@ DocumentShare centroid_share(const NcaProblem& p, const MappedCentroids& centroi
       for (const double x : e.au) s.scaled_au.push_back(g / e.value * x);
       s.pair_u.insert(s.pair_u.end(), e.u.begin(), e.u.end());
       const WordBag& b = p.docs[cand[c]];
-      const Mapped mb = map_document(p, nullptr, m, b);  // its vectors: its words' shares
-      weight_terms(a, ma, centroid_shares(ma, back.data() + c * in, 1.0, in), g,
+      const Mapped mb = weigh(b, m);
+      weight_terms(a, ma, centroid_shares(p, a, back.data() + c * in, 1.0), g,
                    [&](std::size_t i, double v) { s.weights.emplace_back(a.words[i], v); });
-      weight_terms(b, mb, centroid_shares(mb, back.data() + c * in, -1.0, in), g,
+      weight_terms(b, mb, centroid_shares(p, b, back.data() + c * in, -1.0), g,
                    [&](std::size_t j, double v) { s.weights.emplace_back(b.words[j], v); });
     }
   }
@@ -538,7 +534,7 @@ std::vector<double> largest_costs(const NcaProblem& p, const WordMetric& metric,
 #pragma omp parallel for schedule(dynamic)
   for (std::size_t k = 0; k < docs.size(); ++k) {
     const WordBag& a = p.docs[docs[k]];
-    const Mapped ma = map_document(p, &words, metric, a);
+    const Mapped ma = map_document(p, words, metric, a);
     const std::vector<double> c =
         CandidateWords(p, words, ma, as_candidates[k], metric.out_dim).costs(a, ma, 0);
     if (!c.empty()) largest[k] = *std::max_element(c.begin(), c.end());
