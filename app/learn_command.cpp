@@ -160,11 +160,10 @@ void add_learn(CLI::App& app) {
                                    ? "nothing held out, the last metric kept"
                                    : "held-out error " + percent(r.held_out_error) +
                                          " (unsupervised " + percent(r.unsupervised_error) + ")";
-    const std::size_t sample = f->o.epoch_documents;
-    const std::string trained =
-        std::to_string(r.train_documents) + " documents trained on" +
-        (sample > 0 && r.train_documents > sample ? " (" + std::to_string(sample) + " an epoch)"
-                                                  : "");
+    const std::string trained = std::to_string(r.train_documents) + " documents trained on" +
+                                (r.epoch_documents < r.train_documents
+                                     ? " (" + std::to_string(r.epoch_documents) + " an epoch)"
+                                     : "");
     note("metric %s: map %zu x %zu, %zu word weights; %s; %s, %zu held out%s (%.2f s)",
          f->output.c_str(), metric.out_dim(), metric.in_dim(), metric.words().size(),
          errors.c_str(), trained.c_str(), r.held_out_documents,
@@ -185,6 +184,7 @@ void add_learn(CLI::App& app) {
           {"words", metric.words().size()},
           {"train_documents", r.train_documents},
           {"held_out_documents", r.held_out_documents},
+          {"epoch_documents", r.epoch_documents},
           {"unlabelled", r.unlabelled},
           {"held_out_error", r.held_out_documents ? nlohmann::json(r.held_out_error) : nullptr},
           {"unsupervised_error",

@@ -230,6 +230,7 @@ PYBIND11_MODULE(_lcrwmd, m) {
             d["unsupervised_error"] = r.unsupervised_error;
             d["train_documents"] = r.train_documents;
             d["held_out_documents"] = r.held_out_documents;
+            d["epoch_documents"] = r.epoch_documents;
             d["unlabelled"] = r.unlabelled;
             return d;
           },

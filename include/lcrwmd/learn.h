@@ -79,7 +79,8 @@ using LearnCallback = std::function<bool(const LearnProgress&)>;
 
 struct LearnReport {
   std::size_t train_documents = 0, held_out_documents = 0;
-  std::size_t unlabelled = 0;  // documents without a label: left out
+  std::size_t epoch_documents = 0;  // each epoch's sample (train_documents where all are taken)
+  std::size_t unlabelled = 0;       // documents without a label: left out
   // NCA's vote over each held-out document's nearest by centroid, by the last stage's distance:
   double held_out_error = 0;      // the kept metric's
   double unsupervised_error = 0;  // the identity map's with unit weights (kept where it was

@@ -14,6 +14,7 @@ def test_a_learned_metric_applies_as_on_the_command_line(tmp_path, emb, index, t
     report = index.learn_metric(path, dim=8, epochs=1, centroid_epochs=2, neighbors=5, seed=1)
     assert path.exists()
     assert report["train_documents"] + report["held_out_documents"] == len(train)
+    assert report["epoch_documents"] == report["train_documents"]  # fewer than an epoch's sample
     assert 0 <= report["held_out_error"] <= 1
     texts = [r[2] for r in train]
     learned = lcrwmd.Index.build(emb, texts, ids=[r[0] for r in train],

@@ -72,6 +72,7 @@ Metric learn_metric(const Index& train, const LearnOptions& options, const Learn
   std::vector<float> map(m.map.begin(), m.map.end()), weights(m.weights.begin(), m.weights.end());
   r.train_documents = learned.train_documents;
   r.held_out_documents = learned.held_out_documents;
+  r.epoch_documents = learned.epoch_documents;
   r.held_out_error = learned.held_out_error;
   r.unsupervised_error = learned.unsupervised_error;
   r.stopped = learned.stopped;

@@ -186,6 +186,8 @@ LearnedMetric learn_word_metric(NcaProblem p, std::size_t vocab, const LearnOpti
   std::sort(train.begin(), train.end());
   result.train_documents = train.size();
   result.held_out_documents = held.size();
+  result.epoch_documents =
+      o.epoch_documents > 0 ? std::min(o.epoch_documents, train.size()) : train.size();
 
   WordMetric m;
   m.in_dim = in;
@@ -253,9 +255,9 @@ LearnedMetric learn_word_metric(NcaProblem p, std::size_t vocab, const LearnOpti
       if (epoch > 1) rescale();
       // The epoch's documents: every training document, or a fresh sample of them.
       std::vector<std::uint32_t> docs = train;
-      if (o.epoch_documents > 0 && docs.size() > o.epoch_documents) {
+      if (result.epoch_documents < docs.size()) {
         std::shuffle(docs.begin(), docs.end(), rng);
-        docs.resize(o.epoch_documents);
+        docs.resize(result.epoch_documents);
         std::sort(docs.begin(), docs.end());
       }
       const auto t = std::chrono::steady_clock::now();

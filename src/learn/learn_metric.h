@@ -20,7 +20,8 @@ struct LearnedMetric {
   double held_out_error = 0;      // the kept metric's
   double unsupervised_error = 0;  // the identity's with unit weights
   std::size_t train_documents = 0, held_out_documents = 0;
-  bool stopped = false;  // by the callback
+  std::size_t epoch_documents = 0;  // each epoch's sample (train_documents where all are taken)
+  bool stopped = false;             // by the callback
   LearnWork work;
 };
 

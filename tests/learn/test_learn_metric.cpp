@@ -1,7 +1,9 @@
 // Learning a metric: on a set whose labels depend on one direction of the word space, the
 // learned metric's held-out error falls below the unsupervised one's; the same seed gives the
-// same metric; what cannot be learned from is refused; a stop keeps the best so far.
+// same metric, whatever the threads; what cannot be learned from is refused; a stop keeps the best
+// so far.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -9,6 +11,7 @@
 #include <limits>
 #include <random>
 
+#include "lcrwmd/cpu.h"
 #include "lcrwmd/error.h"
 #include "learn/learn_metric.h"
 
@@ -110,10 +113,15 @@ TEST(LearnMetric, LowersTheHeldOutErrorWhereTheLabelsFollowADirection) {
   for (std::size_t c = 0; c < 4; ++c)
     for (std::size_t row = 0; row < 4; ++row) norms[c] += std::pow(last.metric.map[row * 4 + c], 2);
   EXPECT_GT(norms[0], 2 * (norms[1] + norms[2] + norms[3]) / 3);
-  // The same seed, the same metric.
-  const LearnedMetric again = learn_word_metric(s.problem(), s.vocab, quick());
-  EXPECT_EQ(again.metric.map, r.metric.map);
-  EXPECT_EQ(again.metric.weights, r.metric.weights);
+  // The same seed, the same metric, whatever the threads.
+  const int threads = omp_get_max_threads();
+  for (const int n : {1, 2}) {
+    set_threads(n);
+    const LearnedMetric again = learn_word_metric(s.problem(), s.vocab, quick());
+    EXPECT_EQ(again.metric.map, r.metric.map) << n << " threads";
+    EXPECT_EQ(again.metric.weights, r.metric.weights) << n << " threads";
+  }
+  set_threads(threads);
 }
 
 // The transport's strength is relative to the costs' scale: vectors twice as long give a cost
@@ -169,6 +177,7 @@ TEST(LearnMetric, AnEpochSamplesItsDocumentsAndTheHeldOutAreBounded) {
     });
     ASSERT_EQ(seen.size(), 3u);
     const std::size_t per_epoch = sample == 40 ? 40 : r.train_documents;
+    EXPECT_EQ(r.epoch_documents, per_epoch);
     for (const LearnProgress& p : seen) EXPECT_EQ(p.batches, (per_epoch + o.batch - 1) / o.batch);
   }
   // Many tiny documents: a fifth of them would be more than kMostHeldOut.
