@@ -26,16 +26,6 @@ double per(std::size_t part, std::size_t whole) {
   return whole ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
 }
 
-// The work done between two reports: an epoch's own, where progress carries the running total.
-LearnWork work_between(const LearnWork& now, const LearnWork& then) {
-  return {.candidates_seconds = now.candidates_seconds - then.candidates_seconds,
-          .distance_seconds = now.distance_seconds - then.distance_seconds,
-          .gradient_seconds = now.gradient_seconds - then.gradient_seconds,
-          .held_out_seconds = now.held_out_seconds - then.held_out_seconds,
-          .transports = now.transports - then.transports,
-          .sinkhorn_iterations = now.sinkhorn_iterations - then.sinkhorn_iterations};
-}
-
 nlohmann::json work_json(const LearnWork& w) {
   return {{"candidates_seconds", w.candidates_seconds},
           {"distance_seconds", w.distance_seconds},
@@ -131,7 +121,7 @@ void add_learn(CLI::App& app) {
     LearnWork before;  // at the previous epoch's end
     const LearnCallback progress = [&](const LearnProgress& p) {
       if (!p.epoch_done()) return !stop.requested();
-      const LearnWork epoch = work_between(p.work, before);
+      const LearnWork epoch = p.work - before;
       before = p.work;
       const bool transport = std::string(p.stage) == "transport";
       std::string scale;

@@ -59,6 +59,15 @@ struct LearnWork {
   double held_out_seconds = 0;    // the held-out vote after each epoch
   std::size_t transports = 0;     // solved, training's and the held-out vote's
   std::size_t sinkhorn_iterations = 0;
+  // The work between two totals (an epoch's own, from the running totals that progress reports).
+  LearnWork operator-(const LearnWork& then) const {
+    return {.candidates_seconds = candidates_seconds - then.candidates_seconds,
+            .distance_seconds = distance_seconds - then.distance_seconds,
+            .gradient_seconds = gradient_seconds - then.gradient_seconds,
+            .held_out_seconds = held_out_seconds - then.held_out_seconds,
+            .transports = transports - then.transports,
+            .sinkhorn_iterations = sinkhorn_iterations - then.sinkhorn_iterations};
+  }
 };
 
 // Reported after every batch, so that a stop is prompt; an epoch has ended where batch ==
