@@ -64,8 +64,8 @@ void gemm(bool transpose_a, bool transpose_b, std::size_t rows, std::size_t cols
 }
 constexpr bool kT = true, kN = false;
 
-// A document in the metric: its words' vectors (as given, and mapped) and its weighted,
-// renormalised counts.
+// A document in the metric: its weighted, renormalised counts (weigh), and where transport's
+// costs need them its words' vectors as given and mapped (map_document).
 struct Mapped {
   std::vector<double> x;     // words x in_dim
   std::vector<double> y;     // words x out_dim
