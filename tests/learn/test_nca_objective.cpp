@@ -114,29 +114,48 @@ TEST(EntropicTransport, ApproachesTheExactTransportAsItsStrengthGrows) {
   EXPECT_LT(last_gap, 0.02);
 }
 
-// A small random problem: documents of 1 to 4 words over a vocabulary of 12, two labels.
+// A random problem: document d has 1 + d % most_words distinct words (counts 1 to most_count)
+// and label d % labels; by default small: 8 documents of 1 to 4 words over a vocabulary of 12,
+// two labels.
+struct ToyShape {
+  std::size_t vocab = 12, in = 4, docs = 8, most_words = 4, most_count = 3, labels = 2;
+};
+
 struct Toy {
-  std::size_t vocab = 12, in = 4;
+  std::size_t vocab, in;
   std::vector<double> vectors;
   std::vector<WordBag> docs;
   std::vector<std::uint32_t> labels;
-  explicit Toy(std::uint32_t seed) {
+  explicit Toy(std::uint32_t seed, const ToyShape& shape = {}) : vocab(shape.vocab), in(shape.in) {
     std::mt19937 rng(seed);
     std::normal_distribution<double> g;
     vectors.resize(vocab * in);
     for (double& x : vectors) x = g(rng);
-    for (std::size_t d = 0; d < 8; ++d) {
+    for (std::size_t d = 0; d < shape.docs; ++d) {
       WordBag bag;
-      const std::size_t n = 1 + d % 4;
+      const std::size_t n = 1 + d % shape.most_words;
       while (bag.words.size() < n) {
         const auto w = static_cast<std::uint32_t>(rng() % vocab);
         if (std::find(bag.words.begin(), bag.words.end(), w) != bag.words.end()) continue;
         bag.words.push_back(w);
-        bag.counts.push_back(1 + static_cast<double>(rng() % 3));
+        bag.counts.push_back(1 + static_cast<double>(rng() % shape.most_count));
       }
       docs.push_back(bag);
-      labels.push_back(static_cast<std::uint32_t>(d % 2));
+      labels.push_back(static_cast<std::uint32_t>(d % shape.labels));
     }
+  }
+  // A map to `out` dimensions and weights away from 1, drawn from `seed`.
+  WordMetric random_metric(std::size_t out, std::uint32_t seed) const {
+    std::mt19937 rng(seed);
+    std::normal_distribution<double> g;
+    WordMetric m;
+    m.in_dim = in;
+    m.out_dim = out;
+    m.map.resize(m.out_dim * m.in_dim);
+    for (double& x : m.map) x = g(rng);
+    m.weights.resize(vocab);
+    for (double& w : m.weights) w = 0.5 + std::fabs(g(rng));
+    return m;
   }
   NcaProblem problem(double lambda) const {
     NcaProblem p;
@@ -156,16 +175,7 @@ TEST(NcaObjective, GradientsMatchCentralDifferences) {
     const Toy toy(seed);
     NcaProblem p = toy.problem(3.0);
     if (seed > 2) p.distance = NcaDistance::centroid;
-    // A map to 3 dimensions, not square, and weights away from 1.
-    std::mt19937 rng(seed + 10);
-    std::normal_distribution<double> g;
-    WordMetric m;
-    m.in_dim = toy.in;
-    m.out_dim = 3;
-    m.map.resize(m.out_dim * m.in_dim);
-    for (double& x : m.map) x = g(rng);
-    m.weights.resize(toy.vocab);
-    for (double& w : m.weights) w = 0.5 + std::fabs(g(rng));
+    const WordMetric m = toy.random_metric(3, seed + 10);  // not square
     const std::vector<std::uint32_t> batch = {0, 3, 6};
     std::vector<std::vector<std::uint32_t>> cand(batch.size());
     for (std::size_t k = 0; k < batch.size(); ++k)
@@ -268,45 +278,17 @@ TEST(NcaObjective, GradientStepsFindTheDirectionTheLabelsDependOn) {
 // either distance, on a problem large enough that each thread takes several documents of
 // uneven size (and a candidate list of another class only, which counts nothing).
 TEST(NcaObjective, TheSameBitsWhateverTheThreads) {
-  std::mt19937 rng(21);
-  std::normal_distribution<double> g;
-  const std::size_t vocab = 90, in = 7;
-  std::vector<double> vectors(vocab * in);
-  for (double& x : vectors) x = g(rng);
-  std::vector<WordBag> docs;
-  std::vector<std::uint32_t> labels;
-  for (std::size_t d = 0; d < 40; ++d) {
-    WordBag bag;
-    const std::size_t n = 1 + (d * 7) % 23;
-    while (bag.words.size() < n) {
-      const auto w = static_cast<std::uint32_t>(rng() % vocab);
-      if (std::find(bag.words.begin(), bag.words.end(), w) != bag.words.end()) continue;
-      bag.words.push_back(w);
-      bag.counts.push_back(1 + static_cast<double>(rng() % 4));
-    }
-    docs.push_back(bag);
-    labels.push_back(static_cast<std::uint32_t>(d % 3));
-  }
-  NcaProblem p;
-  p.vectors = vectors;
-  p.in_dim = in;
-  p.docs = docs;
-  p.labels = labels;
-  p.transport.lambda = 2;
-  WordMetric m;
-  m.in_dim = in;
-  m.out_dim = 5;
-  m.map.resize(m.out_dim * in);
-  for (double& x : m.map) x = g(rng);
-  m.weights.resize(vocab);
-  for (double& w : m.weights) w = 0.5 + std::fabs(g(rng));
+  const Toy toy(21,
+                {.vocab = 90, .in = 7, .docs = 40, .most_words = 23, .most_count = 4, .labels = 3});
+  NcaProblem p = toy.problem(2.0);
+  const WordMetric m = toy.random_metric(5, 22);
   std::vector<std::uint32_t> batch;
   std::vector<std::vector<std::uint32_t>> cand;
   for (std::uint32_t d = 0; d < 24; ++d) {
     batch.push_back(d);
     cand.emplace_back();
-    for (std::uint32_t e = 0; e < docs.size(); ++e)
-      if (e != d && (d != 5 || labels[e] != labels[d]) && (e * 7 + d) % 5 != 0)
+    for (std::uint32_t e = 0; e < toy.docs.size(); ++e)
+      if (e != d && (d != 5 || toy.labels[e] != toy.labels[d]) && (e * 7 + d) % 5 != 0)
         cand.back().push_back(e);
   }
   const int threads = omp_get_max_threads();
