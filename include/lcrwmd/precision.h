@@ -15,14 +15,15 @@ enum class Precision {
   automatic,  // the fastest this CPU has: bf16 with AMX, else int8 (VNNI), bf16, f32
   f32,        // oneDNN's f32 matmul
   bf16,       // oneDNN: AMX-BF16 or AVX-512 BF16
-  int8,       // oneDNN: AMX-INT8, AVX-512 VNNI or AVX-VNNI; a scale per vector
+  int8,       // oneDNN: AMX-INT8, AVX-512 VNNI or AVX-VNNI; a scale per vector (LC-RWMD's
+              // bounds on AVX-512 VNNI: our own kernel, the same bits)
 };
 const char* to_string(Precision p);
 Precision parse_precision(std::string_view s);  // "auto" | "f32" | "bf16" | "int8"
 // What `p` runs as on this CPU (automatic: the fastest it has); an Error naming the missing
 // instruction set where the CPU cannot run it.
 Precision resolve_precision(Precision p);
-// How this CPU runs `p` (after resolve_precision), e.g. "int8 (oneDNN avx512_core_amx)".
+// How this CPU runs `p` (after resolve_precision), e.g. "int8 (brg:avx512_core_amx_int8)".
 std::string describe_precision(Precision p);
 
 }  // namespace lcrwmd

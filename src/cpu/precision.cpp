@@ -1,6 +1,7 @@
 // Precision's names and what this CPU runs each as (search.h).
 #include <string>
 
+#include "cpu/simd.h"
 #include "cpu/word_gemm.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/search.h"
@@ -46,7 +47,10 @@ Precision resolve_precision(Precision p) {
 
 std::string describe_precision(Precision p) {
   const Precision resolved = resolve_precision(p);
-  return std::string(to_string(resolved)) + " (" + cpu::gemm_implementation(resolved) + ")";
+  std::string how = std::string(to_string(resolved)) + " (" + cpu::gemm_implementation(resolved);
+  if (resolved == Precision::int8 && cpu::kernels().int8_bound_strip)
+    how += "; LC-RWMD's bounds: lcrwmd's avx512-vnni kernel";
+  return how + ")";
 }
 
 }  // namespace lcrwmd

@@ -59,6 +59,23 @@ struct BoundTermArrays {
   const float *sq, *a, *b, *c;
 };
 
+// Phase 1's int8 operands as int8_bound_strip reads them (cpu/word_gemm.h rounds them): each
+// vector is scale * q, q its bytes padded with zeros to kp, a multiple of 64.
+struct Int8Rows {            // consecutive vocabulary words
+  const std::int8_t* q;      // word r's bytes at q + r * kp
+  const std::int32_t* bias;  // 128 times the sum of each word's bytes
+  const float* scale;
+  BoundTermArrays terms;  // each word's squared norm and share of the bound
+};
+struct Int8Columns {  // a batch's words, sixteen to a block, laid out for VNNI
+  // Block b at blocks + b * 16 * kp: for each group g < kp / 4 of four bytes, the sixteen
+  // words' groups one after another (64 bytes), each byte q + 128, as an unsigned byte (words
+  // past the last: q = 0).
+  const std::uint8_t* blocks;
+  const float *scale, *sq;  // per word; sq its squared norm
+  BoundTermArrays terms;    // per word its share of the bound (sq unused)
+};
+
 struct Kernels {
   Simd level;
   // sum a[d]^2
@@ -120,6 +137,13 @@ struct Kernels {
   // c's estimates at g + c * g_ld, its terms cols[c], its bounds to lo + c * lo_ld.
   void (*bound_columns)(const float* g, std::size_t g_ld, BoundTermArrays rows, std::size_t n,
                         const BoundTerms* cols, std::size_t nc, float* lo, std::size_t lo_ld);
+  // The same lower bounds for int8 straight from the rounded vectors, each product summed in a
+  // register and bounded there (no estimates written): lo[c * lo_ld + r] for rows r < n <= 16,
+  // columns c < nc, the bits of estimates_s32 on the exact integer products followed by
+  // bound_columns. nullptr where this level or this CPU lacks AVX512-VNNI (phase 1 then runs
+  // oneDNN's GEMM and those two).
+  void (*int8_bound_strip)(const Int8Rows& rows, std::size_t n, std::size_t kp,
+                           const Int8Columns& cols, std::size_t nc, float* lo, std::size_t lo_ld);
   // From kept lower bounds lo of one row against n columns: limit[t] = min(limit[t], lo[t] +
   // 2 (row.a cols.a[t] + row.b cols.b[t] + row.c + cols.c[t])), an upper bound of each.
   void (*upper_min_into)(float* limit, const float* lo, BoundTerms row, BoundTermArrays cols,

@@ -61,36 +61,6 @@ struct Lanes16 {
   }
 };
 
-// x[r][i] becomes x[i][r]: 32-bit, then 64-bit interleaves, then two rounds of 128-bit lanes.
-void transpose16(__m512 x[16]) {
-  // The masked forms, all lanes on: GCC 12 warns of the plain ones' undefined pass-through.
-  constexpr __mmask16 all = 0xFFFF;
-  constexpr __mmask8 all8 = 0xFF;
-  __m512 t[16];
-  for (std::size_t i = 0; i < 8; ++i) {
-    t[2 * i] = _mm512_maskz_unpacklo_ps(all, x[2 * i], x[2 * i + 1]);
-    t[2 * i + 1] = _mm512_maskz_unpackhi_ps(all, x[2 * i], x[2 * i + 1]);
-  }
-  const auto pd = [](__m512 v) { return _mm512_castps_pd(v); };
-  for (std::size_t i = 0; i < 4; ++i) {
-    x[4 * i] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(all8, pd(t[4 * i]), pd(t[4 * i + 2])));
-    x[4 * i + 1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(all8, pd(t[4 * i]), pd(t[4 * i + 2])));
-    x[4 * i + 2] =
-        _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(all8, pd(t[4 * i + 1]), pd(t[4 * i + 3])));
-    x[4 * i + 3] =
-        _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(all8, pd(t[4 * i + 1]), pd(t[4 * i + 3])));
-  }
-  for (std::size_t i = 0; i < 2; ++i)
-    for (std::size_t j = 0; j < 4; ++j) {
-      t[8 * i + j] = _mm512_maskz_shuffle_f32x4(all, x[8 * i + j], x[8 * i + j + 4], 0x88);
-      t[8 * i + j + 4] = _mm512_maskz_shuffle_f32x4(all, x[8 * i + j], x[8 * i + j + 4], 0xdd);
-    }
-  for (std::size_t j = 0; j < 8; ++j) {
-    x[j] = _mm512_maskz_shuffle_f32x4(all, t[j], t[j + 8], 0x88);
-    x[j + 8] = _mm512_maskz_shuffle_f32x4(all, t[j], t[j + 8], 0xdd);
-  }
-}
-
 // Rows [r0, r0 + 16 * S) (the lanes past `rows` masked) of every query. Each query's columns
 // are read as whole lines, 16 S rows of one column at a time, while its state stays in
 // registers; S = 2 reads the pairs of lines the L2 prefetcher fetches together. A query's

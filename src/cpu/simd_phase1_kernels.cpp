@@ -9,7 +9,9 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <vector>
 
 #if defined(__AVX2__)
 #include <immintrin.h>
@@ -145,6 +147,129 @@ void bound_columns(const float* g, std::size_t g_ld, BoundTermArrays rows, std::
         __builtin_prefetch(reinterpret_cast<const char*>(g + (c + kAhead) * g_ld) + b);
     bound_sq_distances(g + c * g_ld, rows, cols[c], n, lo + c * lo_ld, nullptr);
   }
+}
+
+#if defined(__AVX512F__)
+namespace {
+
+using Aliased32 = std::int32_t __attribute__((may_alias));
+
+// acc += b's bytes (unsigned) times the four bytes at `four` (signed) in every lane, four
+// products a lane: VPDPBUSD with its memory operand broadcast, written out because GCC 12
+// neither folds the broadcast nor keeps the accumulators in place (it copied each one every step).
+__attribute__((target("avx512vnni"), always_inline)) inline void dot4_broadcast(
+    __m512i& acc, __m512i b, const std::int8_t* four) {
+  asm("vpdpbusd %2%{1to16%}, %1, %0"
+      : "+v"(acc)
+      : "v"(b), "m"(*reinterpret_cast<const Aliased32*>(four)));
+}
+
+// int8_bound_strip for sixteen rows (q: sixteen words of kp bytes; row: their terms, sixteen
+// each), kp a multiple of 64 known when compiled where KP > 0. Sixteen columns at a time, a
+// register each row: every group of four bytes is one load of the columns' block and, per row,
+// one VPDPBUSD with the row's four bytes broadcast from memory, so the sums never leave the
+// registers; then each row's sums are bounded as estimates_s32 and bound_columns do, in their
+// order of operations, and the 16 x 16 block is transposed to a register a column.
+template <std::size_t KP>
+__attribute__((target("avx512vnni"))) void int8_strip16(const std::int8_t* q, const Int8Rows& row,
+                                                        std::size_t n, std::size_t kp_given,
+                                                        const Int8Columns& cols, std::size_t nc,
+                                                        float* lo, std::size_t lo_ld) {
+  const std::size_t kp = KP > 0 ? KP : kp_given;
+  // The masked forms of max and the conversion, all lanes on: GCC 12 warns of the plain
+  // ones' undefined pass-through.
+  constexpr __mmask16 all = 0xFFFF;
+  const __mmask16 rows_in = lanes_below(n);
+  const __m512 zero = _mm512_setzero_ps(), two = _mm512_set1_ps(2.0f);
+  for (std::size_t c0 = 0; c0 < nc; c0 += 16) {
+    const __mmask16 in = lanes_below(nc - c0);
+    const std::uint8_t* block = cols.blocks + c0 * kp;
+    // Unrolled, so that the accumulators live in registers.
+    __m512i acc[16];
+#pragma GCC unroll 16
+    for (std::size_t r = 0; r < 16; ++r) acc[r] = _mm512_setzero_si512();
+    for (std::size_t g = 0; g < kp / 4; ++g) {
+      const __m512i b = _mm512_loadu_si512(block + 64 * g);
+#pragma GCC unroll 16
+      for (std::size_t r = 0; r < 16; ++r) dot4_broadcast(acc[r], b, q + r * kp + 4 * g);
+    }
+    const __m512 scale = _mm512_maskz_loadu_ps(in, cols.scale + c0),
+                 sq = _mm512_maskz_loadu_ps(in, cols.sq + c0),
+                 ca = _mm512_maskz_loadu_ps(in, cols.terms.a + c0),
+                 cb = _mm512_maskz_loadu_ps(in, cols.terms.b + c0),
+                 cc = _mm512_maskz_loadu_ps(in, cols.terms.c + c0);
+    __m512 x[16];
+#pragma GCC unroll 16
+    for (std::size_t r = 0; r < 16; ++r) {
+      // The exact product less the columns' bias, scaled: estimates_s32's g.
+      const __m512i sum = _mm512_sub_epi32(acc[r], _mm512_set1_epi32(row.bias[r]));
+      const __m512 p = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(all, sum),
+                                     _mm512_mul_ps(_mm512_set1_ps(row.scale[r]), scale));
+      const __m512 g = _mm512_sub_ps(sq, _mm512_mul_ps(two, p));
+      // bound_columns': max and min return their second operand for NaN (0, as there).
+      const __m512 estimate = _mm512_add_ps(_mm512_set1_ps(row.terms.sq[r]), g);
+      const __m512 beta = _mm512_add_ps(
+          _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(row.terms.a[r]), ca),
+                                      _mm512_mul_ps(_mm512_set1_ps(row.terms.b[r]), cb)),
+                        _mm512_set1_ps(row.terms.c[r])),
+          cc);
+      x[r] = _mm512_maskz_max_ps(all, _mm512_sub_ps(estimate, beta), zero);
+    }
+    transpose16(x);
+    for (std::size_t c = 0; c < 16 && c0 + c < nc; ++c)
+      _mm512_mask_storeu_ps(lo + (c0 + c) * lo_ld, rows_in, x[c]);
+  }
+}
+
+// The rows' terms, sixteen of each (past n: zeros, never stored), and their bytes: in place
+// for sixteen rows, else copied with zeros after them, so that nothing is read past the rows.
+__attribute__((target("avx512vnni"))) void int8_bound_strip(const Int8Rows& rows, std::size_t n,
+                                                            std::size_t kp, const Int8Columns& cols,
+                                                            std::size_t nc, float* lo,
+                                                            std::size_t lo_ld) {
+  if (n == 0 || nc == 0) return;
+  std::int32_t bias[16] = {};
+  float scale[16] = {}, sq[16] = {}, a[16] = {}, b[16] = {}, c[16] = {};
+  for (std::size_t r = 0; r < n; ++r) {
+    bias[r] = rows.bias[r], scale[r] = rows.scale[r];
+    sq[r] = rows.terms.sq[r], a[r] = rows.terms.a[r], b[r] = rows.terms.b[r];
+    c[r] = rows.terms.c[r];
+  }
+  const Int8Rows row{rows.q, bias, scale, {sq, a, b, c}};
+  const std::int8_t* q = rows.q;
+  thread_local std::vector<std::int8_t> padded;
+  if (n < 16) {
+    padded.assign(16 * kp, 0);
+    std::memcpy(padded.data(), rows.q, n * kp);
+    q = padded.data();
+  }
+  // The usual dimensions, padded (100 -> 128, 300 -> 320), with their byte offsets fixed.
+  switch (kp) {
+    case 64:
+      return int8_strip16<64>(q, row, n, kp, cols, nc, lo, lo_ld);
+    case 128:
+      return int8_strip16<128>(q, row, n, kp, cols, nc, lo, lo_ld);
+    case 192:
+      return int8_strip16<192>(q, row, n, kp, cols, nc, lo, lo_ld);
+    case 256:
+      return int8_strip16<256>(q, row, n, kp, cols, nc, lo, lo_ld);
+    case 320:
+      return int8_strip16<320>(q, row, n, kp, cols, nc, lo, lo_ld);
+    case 384:
+      return int8_strip16<384>(q, row, n, kp, cols, nc, lo, lo_ld);
+    default:
+      return int8_strip16<0>(q, row, n, kp, cols, nc, lo, lo_ld);
+  }
+}
+
+}  // namespace
+#endif
+
+decltype(Kernels::int8_bound_strip) int8_bound_strip_kernel() {
+#if defined(__AVX512F__)
+  if (__builtin_cpu_supports("avx512vnni")) return int8_bound_strip;
+#endif
+  return nullptr;
 }
 
 void upper_min_into(float* limit, const float* lo, BoundTerms row, BoundTermArrays cols,

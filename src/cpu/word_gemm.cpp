@@ -157,6 +157,9 @@ WordGemm::WordGemm(const Index& index, Precision precision, bool check)
   if (precision_ == Precision::int8) {
     scale_.resize(v);
     invert_.resize(v);
+    // The kernel's sums, with the bias, reach 255 x 127 per dimension: exact in 32 bits up to
+    // 65,536 dimensions.
+    if (kernels().int8_bound_strip && kp_ <= 65536) bias_.resize(v);
   }
   const std::size_t row_bytes = kp_ * element_bytes(precision_);
   if (precision_ != Precision::f32)
@@ -171,6 +174,12 @@ WordGemm::WordGemm(const Index& index, Precision precision, bool check)
       const Int8Scale s = precision_ == Precision::int8 ? int8_scale(e, m) : Int8Scale{1, 1};
       if (!scale_.empty()) scale_[u] = s.scale, invert_[u] = s.invert;
       r = round_vector(precision_, e, m, kp_, s, rounded_.get() + u * row_bytes);
+    }
+    if (!bias_.empty()) {
+      const auto* q = reinterpret_cast<const std::int8_t*>(rounded_.get() + u * row_bytes);
+      std::int32_t sum = 0;
+      for (std::size_t d = 0; d < m; ++d) sum += q[d];
+      bias_[u] = 128 * sum;
     }
     const bounds::Terms t = bounds::row_terms(r.residual, r.norm, index.sq_norms()[u], m);
     ra_[u] = t.a, rb_[u] = t.b, rc_[u] = t.c;
@@ -202,7 +211,35 @@ WordGemm::Columns WordGemm::columns(const float* vectors, const float* sq_norms,
     }
     c.terms[j] = bounds::column_terms(r.residual, r.norm, sq_norms[j], m);
   }
+  if (direct_bounds()) {
+    // Sixteen words a block; in each, every group of four bytes of the sixteen words together,
+    // each byte moved from [-127, 127] to [1, 255] (VNNI multiplies unsigned bytes by signed
+    // ones; the vocabulary word's bias takes the 128 back out of the sum).
+    const auto* q = reinterpret_cast<const std::int8_t*>(c.rounded.data());
+    c.blocks.assign((n + 15) / 16 * 16 * kp_, std::uint8_t{128});
+    for (std::size_t j = 0; j < n; ++j) {
+      std::uint8_t* block = c.blocks.data() + j / 16 * 16 * kp_ + j % 16 * 4;
+      for (std::size_t d = 0; d < kp_; ++d)
+        block[d / 4 * 64 + d % 4] = static_cast<std::uint8_t>(q[j * kp_ + d] + 128);
+    }
+    for (const bounds::Terms& t : c.terms) {
+      c.term_a.push_back(t.a);
+      c.term_b.push_back(t.b);
+      c.term_c.push_back(t.c);
+    }
+  }
   return c;
+}
+
+void WordGemm::lower_bounds(const Columns& cols, std::size_t u0, std::size_t n, float* lo,
+                            std::size_t ld) const {
+  const Int8Rows rows{reinterpret_cast<const std::int8_t*>(rounded_.get() + u0 * kp_),
+                      bias_.data() + u0, scale_.data() + u0, bound_rows(u0)};
+  const Int8Columns columns{cols.blocks.data(),
+                            cols.scale.data(),
+                            cols.sq_norms,
+                            {nullptr, cols.term_a.data(), cols.term_b.data(), cols.term_c.data()}};
+  kernels().int8_bound_strip(rows, n, kp_, columns, cols.size(), lo, ld);
 }
 
 void WordGemm::estimates(Workspace& workspace, const Columns& cols, std::size_t u0,

@@ -14,7 +14,11 @@
 // dimension in bytes per word, 138 MiB for Set 1's 452,058 words; bf16 twice that): a top-k
 // recomputes the few words its refined documents hold, so phase 1 reads the rounded copy, not
 // the float vectors, and rounds nothing per batch. Beside it, each word's share of the error
-// bound (and int8's scale): 16 bytes a word.
+// bound (and int8's scale and the sum of its bytes): 16-20 bytes a word.
+//
+// int8 on a CPU with AVX512-VNNI also bounds without oneDNN (direct_bounds()): our kernel
+// (simd.h: int8_bound_strip) keeps each product in a register until it is a lower bound, the
+// same bits as the GEMM's exact integer sums followed by the bound, without writing them.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -57,6 +61,9 @@ class WordGemm {
     const float* sq_norms = nullptr;
     std::vector<std::byte> rounded;  // bf16/int8: n x padded dim
     std::vector<float> scale;        // int8
+    // direct_bounds(): the words laid out as int8_bound_strip reads them, and their terms.
+    std::vector<std::uint8_t> blocks;
+    std::vector<float> term_a, term_b, term_c;
   };
   Columns columns(const float* vectors, const float* sq_norms, std::size_t n) const;
 
@@ -80,6 +87,13 @@ class WordGemm {
   void estimates(Workspace& ws, const Columns& cols, std::size_t u0, std::size_t rows,
                  std::size_t c0, std::size_t nc, float* out, std::size_t ld) const;
 
+  // Whether lower_bounds() runs here: int8, and this CPU's kernels have VNNI's.
+  bool direct_bounds() const { return !bias_.empty(); }
+  // The lower bounds of vocabulary words [u0, u0 + n), n <= 16, against every column, as
+  // estimates() and then the bound (cpu/word_bounds.h) give them: column c at lo + c * ld.
+  void lower_bounds(const Columns& cols, std::size_t u0, std::size_t n, float* lo,
+                    std::size_t ld) const;
+
  private:
   WordGemm(const Index& index, Precision precision, bool check);
   void check_products() const;
@@ -90,6 +104,7 @@ class WordGemm {
   std::size_t kp_ = 0;                    // bf16/int8: the dimension, padded for AMX
   std::vector<float> ra_, rb_, rc_;       // per vocabulary word: bounds::Terms a, b, c
   std::vector<float> scale_, invert_;     // int8: per vocabulary word, e' = scale q, q = e invert
+  std::vector<std::int32_t> bias_;        // direct_bounds(): 128 times the sum of each word's q
   std::unique_ptr<std::byte[]> rounded_;  // bf16/int8: the vocabulary rounded, v x kp_
 };
 

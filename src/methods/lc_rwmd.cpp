@@ -138,9 +138,10 @@ class LcRwmd final : public BatchDistance {
     std::vector<float> nearest(w, kInf);  // squared distance to the nearest other word (bound)
     std::size_t recomputed = 0;
     const cpu::Kernels& k = cpu::kernels();
+    const bool strips_alone = tiles_.strips_alone() && (lazy_ || !forward_);
 #pragma omp parallel reduction(+ : recomputed)
     {
-      Phase1Tiles::Workspace ws(tiles_, R);
+      Phase1Tiles::Workspace ws(tiles_, R, !strips_alone);
       // Per (query, row): the least three lower bounds and the positions in cols of the least
       // two; then the nearest word's squared distance.
       std::vector<float> v1(Q * R), v2(Q * R), v3(Q * R), best(Q * R);
@@ -152,8 +153,9 @@ class LcRwmd final : public BatchDistance {
 #pragma omp for schedule(dynamic)
       for (std::size_t b = 0; b < tiles_.n_tiles(); ++b) {
         const std::size_t u0 = tiles_.first_row(b), rows = tiles_.rows_in(b);
-        for (std::size_t w0 = 0; w0 < w; w0 += block)
-          tiles_.estimate(ws, u0, rows, w0, std::min(block, w - w0));
+        if (!strips_alone)  // the exact minima below read the estimates
+          for (std::size_t w0 = 0; w0 < w; w0 += block)
+            tiles_.estimate(ws, u0, rows, w0, std::min(block, w - w0));
         // The tile's lower bounds a strip of rows at a time, each used while it is in the
         // CPU's L2: every query's least three over its words (held in registers), the cache's
         // rows, the nearest other word of each batch word.

@@ -26,8 +26,9 @@ Phase1Tiles::Phase1Tiles(const Index& index, const Phase1& phase1, const BatchWo
     column_bounds_.push_back({0.0f, t.a, t.b, t.c});
 }
 
-Phase1Tiles::Workspace::Workspace(const Phase1Tiles& tiles, std::size_t rows) : stride(rows) {
-  g.resize(stride * tiles.batch_.words.size());
+Phase1Tiles::Workspace::Workspace(const Phase1Tiles& tiles, std::size_t rows, bool estimates)
+    : stride(rows) {
+  if (estimates) g.resize(stride * tiles.batch_.words.size());
 }
 
 void Phase1Tiles::estimate(Workspace& ws, std::size_t u0, std::size_t n, std::size_t w0,
@@ -49,6 +50,7 @@ void Phase1Tiles::bound(Workspace& ws, std::size_t u0, std::size_t n, std::size_
 
 void Phase1Tiles::bound_strip(const Workspace& ws, std::size_t u0, std::size_t r0, std::size_t n,
                               float* out, std::size_t ld) const {
+  if (strips_alone()) return gemm_.lower_bounds(columns_, u0 + r0, n, out, ld);
   cpu::kernels().bound_columns(ws.g.data() + r0, ws.stride, gemm_.bound_rows(u0 + r0), n,
                                column_bounds_.data(), column_bounds_.size(), out, ld);
 }

@@ -49,9 +49,10 @@ class Phase1Tiles {
   }
 
   // One thread's scratch: the GEMM's, and columns of `stride` vocabulary words: g and lo for
-  // every batch word, hi for the block last bounded.
+  // every batch word, hi for the block last bounded. Without `estimates` (a consumer of
+  // strips alone, where strips_alone()) g is left empty.
   struct Workspace {
-    Workspace(const Phase1Tiles& tiles, std::size_t stride);
+    Workspace(const Phase1Tiles& tiles, std::size_t stride, bool estimates = true);
     std::size_t stride;
     cpu::WordGemm::Workspace gemm;
     LargeArray<float> g, lo;  // stride x every batch word
@@ -68,9 +69,14 @@ class Phase1Tiles {
   void estimate(Workspace& ws, std::size_t u0, std::size_t n, std::size_t w0, std::size_t wc) const;
   void bound(Workspace& ws, std::size_t u0, std::size_t n, std::size_t w0, std::size_t wc,
              bool upper) const;
-  // After estimate() of every batch word: the lower bounds of rows [u0 + r0, u0 + r0 + n) against
-  // every batch word, column c at out + c * ld (a strip of the tile a consumer reads while it is
-  // in the CPU's caches), and of one entry; the same bits as bound()'s.
+  // Whether bound_strip() needs no estimate() before it: it computes its bounds from the
+  // rounded vectors (int8 where the CPU has VNNI: cpu/word_gemm.h), so a consumer of strips
+  // alone skips the tile's estimates, never writing them.
+  bool strips_alone() const { return gemm_.direct_bounds(); }
+  // After estimate() of every batch word (unless strips_alone()): the lower bounds of rows
+  // [u0 + r0, u0 + r0 + n) against every batch word, column c at out + c * ld (a strip of the
+  // tile a consumer reads while it is in the CPU's caches; n <= kStripRows), and of one entry;
+  // the same bits as bound()'s.
   void bound_strip(const Workspace& ws, std::size_t u0, std::size_t r0, std::size_t n, float* out,
                    std::size_t ld) const;
   // row: row_terms(u0 + r), read once for many words.

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -258,6 +259,37 @@ TEST(Precision, IntervalsHoldTheExactDistance) {
       // Not vacuous: the intervals are narrow beside the vectors' norms.
       EXPECT_GT(static_cast<double>(tight), 0.95 * static_cast<double>(all)) << to_string(p);
     }
+}
+
+// Where strips need no estimates (int8 with VNNI), a strip's bounds from the rounded vectors
+// are the bits of the GEMM's estimates bounded: tiles of every height, strips of 1 to 16 rows.
+TEST(Precision, StripsAloneGiveTheGemmsBounds) {
+  const Index ix = Index::from_data(troublesome_index(30, 200, 41, 9));
+  const QuerySet qs = troublesome_queries(ix);
+  const BatchWords batch(ix, qs, 0, qs.size());
+  if (!cpu::missing_instructions(Precision::int8).empty()) GTEST_SKIP() << "no int8 here";
+  const cpu::WordGemm gemm(ix, Precision::int8);
+  if (!gemm.direct_bounds()) GTEST_SKIP() << "int8's bounds come from oneDNN's GEMM here";
+  const std::size_t w = batch.words.size();
+  for (std::size_t rows : {std::size_t{7}, std::size_t{64}, std::size_t{256}}) {
+    const Phase1Tiles tiles(ix, Phase1{gemm, rows, 0}, batch);
+    ASSERT_TRUE(tiles.strips_alone());
+    Phase1Tiles::Workspace ws(tiles, tiles.rows());
+    std::vector<float> strip(w * kStripRows);
+    for (std::size_t t = 0; t < tiles.n_tiles(); ++t) {
+      const std::size_t u0 = tiles.first_row(t), n = tiles.rows_in(t);
+      tiles.bound(ws, u0, n, 0, w, false);
+      for (std::size_t r0 = 0; r0 < n; r0 += kStripRows) {
+        const std::size_t h = std::min(kStripRows, n - r0);
+        tiles.bound_strip(ws, u0, r0, h, strip.data(), kStripRows);
+        for (std::size_t c = 0; c < w; ++c)
+          for (std::size_t r = 0; r < h; ++r)
+            ASSERT_EQ(std::bit_cast<std::uint32_t>(strip[c * kStripRows + r]),
+                      std::bit_cast<std::uint32_t>(ws.lo_column(c)[r0 + r]))
+                << "tile rows " << rows << " word " << u0 + r0 + r << " column " << c;
+      }
+    }
+  }
 }
 
 // Real text: bbcsport and 20news top-10 for every method, the same in every precision.
