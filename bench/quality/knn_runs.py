@@ -7,9 +7,10 @@ one JSON file per run in OUT/knn/CORPUS_WEIGHTING_METHOD_SPLIT.json.
         --out bench/results/quality [--resume] [--vectors shared|trained] [--metric learned]
         [--methods a,b] [--weightings tf,tfidf] [CORPUS ...]
 
---vectors trained: word vectors trained by `lcrwmd vectors train` (its defaults, seed 0) on the
-training set, never on the test set, in place of the shared CBOW, for the validation run (k
-chosen on part of the training set) and the test run alike; JSON in OUT/knn_trained.
+--vectors trained: word vectors trained by `lcrwmd vectors train` (its defaults, seed 0, one
+thread so that the model is the same bytes on every run) on the training set, never on the test
+set, in place of the shared CBOW, for the validation run (k chosen on part of the training set)
+and the test run alike, with and without a learned metric; JSON in OUT/knn_trained.
 
 --metric learned: a word metric learned by `lcrwmd learn` (its defaults, seed 0) from the labels
 of the fit split (80% of the training set, of which learn itself holds out 20% to stop early),
@@ -73,14 +74,17 @@ def learned_metric(a, corpus, weighting, fit_docs, embeddings, tag, results):
 
 def vectors(a, corpus, docs):
     """The word vectors of a corpus's runs: the shared ones, or a model trained on its training
-    set (`docs`, once)."""
+    set (`docs`, once). One thread: fastText's threads race on the shared vectors, so only a
+    model trained by one thread is the same on the next run, and the runs with and without a
+    learned metric compare the same vectors."""
     if a.vectors == "shared":
         return a.embeddings
     model = os.path.join(a.work, f"{corpus}.train.vectors.bin")
     if not os.path.exists(model):
         print(f"{corpus}: training vectors", file=sys.stderr, flush=True)
         subprocess.run([a.lcrwmd, "vectors", "train", "--docs", docs, "--stopwords",
-                        a.stopwords, "--output", model], stderr=subprocess.DEVNULL, check=True)
+                        a.stopwords, "--threads", "1", "--output", model],
+                       stderr=subprocess.DEVNULL, check=True)
     return model
 
 
