@@ -164,18 +164,19 @@ __attribute__((target("avx512vnni"), always_inline)) inline void dot4_broadcast(
       : "v"(b), "m"(*reinterpret_cast<const Aliased32*>(four)));
 }
 
-// int8_bound_strip for sixteen rows (q: sixteen words of kp bytes; row: their terms, sixteen
+// int8_bound_strip for sixteen rows (row: sixteen words of kp bytes and their terms, sixteen
 // each), kp a multiple of 64 known when compiled where KP > 0. Sixteen columns at a time, a
 // register each row: every group of four bytes is one load of the columns' block and, per row,
 // one VPDPBUSD with the row's four bytes broadcast from memory, so the sums never leave the
 // registers; then each row's sums are bounded as estimates_s32 and bound_columns do, in their
 // order of operations, and the 16 x 16 block is transposed to a register a column.
 template <std::size_t KP>
-__attribute__((target("avx512vnni"))) void int8_strip16(const std::int8_t* q, const Int8Rows& row,
-                                                        std::size_t n, std::size_t kp_given,
+__attribute__((target("avx512vnni"))) void int8_strip16(const Int8Rows& row, std::size_t n,
+                                                        std::size_t kp_given,
                                                         const Int8Columns& cols, std::size_t nc,
                                                         float* lo, std::size_t lo_ld) {
   const std::size_t kp = KP > 0 ? KP : kp_given;
+  const std::int8_t* q = row.q;
   // The masked forms of max and the conversion, all lanes on: GCC 12 warns of the plain
   // ones' undefined pass-through.
   constexpr __mmask16 all = 0xFFFF;
@@ -235,7 +236,6 @@ __attribute__((target("avx512vnni"))) void int8_bound_strip(const Int8Rows& rows
     sq[r] = rows.terms.sq[r], a[r] = rows.terms.a[r], b[r] = rows.terms.b[r];
     c[r] = rows.terms.c[r];
   }
-  const Int8Rows row{rows.q, bias, scale, {sq, a, b, c}};
   const std::int8_t* q = rows.q;
   thread_local std::vector<std::int8_t> padded;
   if (n < 16) {
@@ -243,23 +243,16 @@ __attribute__((target("avx512vnni"))) void int8_bound_strip(const Int8Rows& rows
     std::memcpy(padded.data(), rows.q, n * kp);
     q = padded.data();
   }
-  // The usual dimensions, padded (100 -> 128, 300 -> 320), with their byte offsets fixed.
-  switch (kp) {
-    case 64:
-      return int8_strip16<64>(q, row, n, kp, cols, nc, lo, lo_ld);
-    case 128:
-      return int8_strip16<128>(q, row, n, kp, cols, nc, lo, lo_ld);
-    case 192:
-      return int8_strip16<192>(q, row, n, kp, cols, nc, lo, lo_ld);
-    case 256:
-      return int8_strip16<256>(q, row, n, kp, cols, nc, lo, lo_ld);
-    case 320:
-      return int8_strip16<320>(q, row, n, kp, cols, nc, lo, lo_ld);
-    case 384:
-      return int8_strip16<384>(q, row, n, kp, cols, nc, lo, lo_ld);
-    default:
-      return int8_strip16<0>(q, row, n, kp, cols, nc, lo, lo_ld);
-  }
+  const Int8Rows row{q, bias, scale, {sq, a, b, c}};
+  // The usual dimensions, padded (100 -> 128, 300 -> 320), with their byte offsets fixed, by
+  // kp / 64; entry 0 takes kp at run time.
+  using Strip16 = void (*)(const Int8Rows&, std::size_t, std::size_t, const Int8Columns&,
+                           std::size_t, float*, std::size_t);
+  constexpr Strip16 kFixed[] = {int8_strip16<0>,   int8_strip16<64>,  int8_strip16<128>,
+                                int8_strip16<192>, int8_strip16<256>, int8_strip16<320>,
+                                int8_strip16<384>};
+  const std::size_t fixed = kp / 64 < std::size(kFixed) ? kp / 64 : 0;
+  kFixed[fixed](row, n, kp, cols, nc, lo, lo_ld);
 }
 
 }  // namespace
