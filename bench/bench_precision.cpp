@@ -9,6 +9,7 @@
 #include "bench_util.h"
 #include "lcrwmd/cpu.h"
 #include "lcrwmd/error.h"
+#include "phase_floor.h"
 
 namespace lcrwmd::bench {
 namespace {
@@ -40,11 +41,15 @@ void precision_benchmarks(const Index& ix, const QuerySet& qs, const PrecisionRu
   // (after a warm-up round: page cache, huge pages, each searcher's first phase 1).
   std::vector<double> gemm;
   if (run.single) {
-    std::vector<std::vector<double>> t(cands.size() * 2), ratio(cands.size() * 2);
+    std::vector<std::vector<double>> t(cands.size() * 2), ratio(cands.size() * 2), to_floor(2);
     std::vector<double> pairs(cands.size(), 0), recomputed(cands.size(), 0);
+    // The floor (phase_floor.h): the bare int8 GEMM and one read of the documents' words.
+    std::vector<double> gemm8, stream, floor;
     for (std::size_t r = 0; r < run.reps + 1; ++r) {
       const QuerySet q = slice(qs, r % qs.size(), 1);
       const double g = bare_sgemm(ix, q.length(0));
+      const double g8 = bare_int8_gemm(ix, q.length(0)), pass = stream_documents(ix);
+      if (r > 0) gemm8.push_back(g8), stream.push_back(pass), floor.push_back(g8 + pass);
       for (std::size_t c = 0; c < cands.size(); ++c)
         for (int sym = 0; sym < 2; ++sym) {
           SearchStats st;
@@ -52,6 +57,7 @@ void precision_benchmarks(const Index& ix, const QuerySet& qs, const PrecisionRu
           if (r == 0) continue;
           t[2 * c + sym].push_back(s);
           ratio[2 * c + sym].push_back(s / g);
+          if (cands[c].precision == Precision::int8) to_floor[sym].push_back(s / floor.back());
           if (!sym) pairs[c] += static_cast<double>(st.word_pairs);
           if (!sym) recomputed[c] += static_cast<double>(st.recomputed);
         }
@@ -59,6 +65,14 @@ void precision_benchmarks(const Index& ix, const QuerySet& qs, const PrecisionRu
     }
     rep.add("single query: bare OpenBLAS SGEMM of phase 1 (ms)", 1e3 * median(gemm), "ms");
     rep.figure("single_sgemm_ms", 1e3 * median(gemm));
+    rep.add("single query: bare oneDNN int8 GEMM of phase 1 (ms)", 1e3 * median(gemm8), "ms");
+    rep.add("single query: one read of every document's words (ms)", 1e3 * median(stream), "ms");
+    rep.add("single query: floor, the two added (ms)", 1e3 * median(floor), "ms");
+    rep.figure("single_floor_ms", 1e3 * median(floor));
+    for (int sym = 0; sym < 2; ++sym)
+      if (!to_floor[sym].empty())
+        rep.add(std::string("single query, int8, ") + mode(sym) + " / floor", median(to_floor[sym]),
+                "x");
     for (std::size_t c = 0; c < cands.size(); ++c) {
       const std::string p = to_string(cands[c].precision);
       for (int sym = 0; sym < 2; ++sym) {

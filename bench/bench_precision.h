@@ -1,7 +1,8 @@
 #pragma once
 // lcrwmd_bench precision: CPU phase 1 in f32, bf16 and int8 side by side (single queries
-// against the bare SGEMM of their phase 1, batches, and a bulk search with the defaults against
-// f32 in batches of 64), every precision's results the same.
+// against the bare SGEMM of their phase 1 and against their floor (phase_floor.h), batches, and
+// a bulk search with the defaults against f32 in batches of 64), every precision's results the
+// same.
 #include <cstddef>
 #include <vector>
 
