@@ -48,7 +48,8 @@ Precision resolve_precision(Precision p) {
 std::string describe_precision(Precision p) {
   const Precision resolved = resolve_precision(p);
   std::string how = std::string(to_string(resolved)) + " (" + cpu::gemm_implementation(resolved);
-  if (resolved == Precision::int8 && cpu::kernels().int8_bound_strip)
+  // Named for vectors of a word's usual size (beyond 65,536 dimensions oneDNN bounds them).
+  if (cpu::int8_direct_bounds(resolved, 300))
     how += "; LC-RWMD's bounds: lcrwmd's avx512-vnni kernel";
   return how + ")";
 }

@@ -130,6 +130,10 @@ std::string missing_instructions(Precision p) {
   }
 }
 
+bool int8_direct_bounds(Precision p, std::size_t dim) {
+  return p == Precision::int8 && kernels().int8_bound_strip != nullptr && padded_dim(dim) <= 65536;
+}
+
 bool has_amx() { return has_isa(dnnl::cpu_isa::avx512_core_amx); }
 
 std::string gemm_implementation(Precision p) {
@@ -157,9 +161,7 @@ WordGemm::WordGemm(const Index& index, Precision precision, bool check)
   if (precision_ == Precision::int8) {
     scale_.resize(v);
     invert_.resize(v);
-    // The kernel's sums, with the bias, reach 255 x 127 per dimension: exact in 32 bits up to
-    // 65,536 dimensions.
-    if (kernels().int8_bound_strip && kp_ <= 65536) bias_.resize(v);
+    if (int8_direct_bounds(precision_, m)) bias_.resize(v);
   }
   const std::size_t row_bytes = kp_ * element_bytes(precision_);
   if (precision_ != Precision::f32)

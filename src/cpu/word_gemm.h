@@ -87,7 +87,7 @@ class WordGemm {
   void estimates(Workspace& ws, const Columns& cols, std::size_t u0, std::size_t rows,
                  std::size_t c0, std::size_t nc, float* out, std::size_t ld) const;
 
-  // Whether lower_bounds() runs here: int8, and this CPU's kernels have VNNI's.
+  // Whether lower_bounds() runs here (int8_direct_bounds).
   bool direct_bounds() const { return !bias_.empty(); }
   // The lower bounds of vocabulary words [u0, u0 + n), n <= 16, against every column, as
   // estimates() and then the bound (cpu/word_bounds.h) give them: column c at lo + c * ld.
@@ -118,6 +118,12 @@ struct Rounding {
 Rounding round_to_bf16(const float* x, std::size_t dim, std::size_t kp, std::uint16_t* out);
 // ||x|| in double (an f32 GEMM rounds nothing: residual 0).
 double norm_of(const float* x, std::size_t dim);
+
+// Whether int8's lower bounds of vectors of `dim` dimensions come from our kernel
+// (int8_bound_strip) rather than oneDNN's GEMM: precision p is int8, this CPU's kernels have
+// AVX512-VNNI's, and the kernel's biased sums (up to 255 x 127 a dimension) stay exact in 32
+// bits, which they do up to 65,536 padded dimensions.
+bool int8_direct_bounds(Precision p, std::size_t dim);
 
 // What the CPU lacks for precision p (bf16: AVX-512 BF16 or AMX-BF16; int8: VNNI or AMX-INT8,
 // whose integer sums are exact), or "" where it has it.

@@ -299,7 +299,8 @@ TEST(SimdKernels, GatherMinIsTheLeastOfEachDocumentsWordRows) {
   std::vector<const Kernels*> levels = wider_levels();
   levels.push_back(&scalar());
   constexpr float kInf = std::numeric_limits<float>::infinity();
-  for (const std::size_t h : {0, 1, 5, 7, 8, 9, 16, 31, 32, 33, 64, 70})
+  for (const std::size_t h :
+       {0, 1, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 70, 112, 127, 128, 129, 200})
     for (const std::size_t c0 : {0, 3}) {
       const std::size_t stride = c0 + h + (h % 3), n_rows = 23;
       std::vector<float> rows = random_floats(n_rows * stride + 16, rng, 0, 40);
