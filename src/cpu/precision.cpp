@@ -50,7 +50,8 @@ std::string describe_precision(Precision p) {
   std::string how = std::string(to_string(resolved)) + " (" + cpu::gemm_implementation(resolved);
   // Named for vectors of a word's usual size (beyond 65,536 dimensions oneDNN bounds them).
   if (cpu::int8_direct_bounds(resolved, 300))
-    how += "; LC-RWMD's bounds: lcrwmd's avx512-vnni kernel";
+    how += std::string("; LC-RWMD's bounds: lcrwmd's ") + cpu::kernels().int8_bound_strip_isa +
+           " kernel";
   return how + ")";
 }
 

@@ -140,10 +140,13 @@ struct Kernels {
   // The same lower bounds for int8 straight from the rounded vectors, each product summed in a
   // register and bounded there (no estimates written): lo[c * lo_ld + r] for rows r < n <= 16,
   // columns c < nc, the bits of estimates_s32 on the exact integer products followed by
-  // bound_columns. nullptr where this level or this CPU lacks AVX512-VNNI (phase 1 then runs
-  // oneDNN's GEMM and those two).
+  // bound_columns. On 512 bits with AVX512-VNNI at the avx512 level; on 256 bits at the avx2
+  // level with AVX-VNNI (or AVX512-VNNI and AVX512VL, the level capped); else nullptr (phase 1
+  // then runs oneDNN's GEMM and those two).
   void (*int8_bound_strip)(const Int8Rows& rows, std::size_t n, std::size_t kp,
                            const Int8Columns& cols, std::size_t nc, float* lo, std::size_t lo_ld);
+  // Which instructions it runs, for reports ("avx512-vnni"; nullptr without it).
+  const char* int8_bound_strip_isa;
   // From kept lower bounds lo of one row against n columns: limit[t] = min(limit[t], lo[t] +
   // 2 (row.a cols.a[t] + row.b cols.b[t] + row.c + cols.c[t])), an upper bound of each.
   void (*upper_min_into)(float* limit, const float* lo, BoundTerms row, BoundTermArrays cols,

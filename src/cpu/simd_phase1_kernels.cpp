@@ -258,11 +258,115 @@ __attribute__((target("avx512vnni"))) void int8_bound_strip(const Int8Rows& rows
 }  // namespace
 #endif
 
-decltype(Kernels::int8_bound_strip) int8_bound_strip_kernel() {
-#if defined(__AVX512F__)
-  if (__builtin_cpu_supports("avx512vnni")) return int8_bound_strip;
+#if defined(__AVX2__) && !defined(__AVX512F__)
+namespace {
+
+// acc += b's bytes (unsigned) times a's (signed), four products a lane: VPDPBUSD on 256 bits,
+// VEX-encoded (AVX-VNNI) or EVEX-encoded (AVX512-VNNI with AVX512VL: the same instruction where
+// the level is capped below the CPU's AVX-512), written out so that this level's flags compile it.
+template <bool kEvex>
+__attribute__((always_inline)) inline void dot4(__m256i& acc, __m256i b, __m256i a) {
+  if constexpr (kEvex)
+    asm("%{evex%} vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(b), "x"(a));
+  else
+    asm("%{vex%} vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(b), "x"(a));
+}
+
+// int8_bound_strip on 256 bits: each sixteen-column block of the batch's words (two registers
+// of eight) against four rows at a time, eight accumulators in registers over every group of
+// four bytes; then each row's sums are bounded as estimates_s32 and bound_columns do, in their
+// order of operations, and the block written a column at a time.
+template <bool kEvex>
+void int8_strip_256(const Int8Rows& rows, std::size_t n, std::size_t kp, const Int8Columns& cols,
+                    std::size_t nc, float* lo, std::size_t lo_ld) {
+  constexpr std::size_t kRows = 4;
+  const __m256 zero = _mm256_setzero_ps(), two = _mm256_set1_ps(2.0f);
+  alignas(32) float x[16][16];  // [row][column] of one block
+  for (std::size_t c0 = 0; c0 < nc; c0 += 16) {
+    const std::uint8_t* block = cols.blocks + c0 * kp;
+    // The columns' terms, zeros past the last (never stored).
+    alignas(32) float scale[16] = {}, sq[16] = {}, ca[16] = {}, cb[16] = {}, cc[16] = {};
+    for (std::size_t c = 0; c < 16 && c0 + c < nc; ++c) {
+      scale[c] = cols.scale[c0 + c], sq[c] = cols.sq[c0 + c];
+      ca[c] = cols.terms.a[c0 + c], cb[c] = cols.terms.b[c0 + c], cc[c] = cols.terms.c[c0 + c];
+    }
+    for (std::size_t r0 = 0; r0 < n; r0 += kRows) {
+      __m256i acc[kRows][2];
+      for (std::size_t r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+      const std::int8_t* q = rows.q + r0 * kp;
+      for (std::size_t g = 0; g < kp / 4; ++g) {
+        const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 64 * g));
+        const __m256i b1 =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 64 * g + 32));
+        for (std::size_t r = 0; r < kRows; ++r) {
+          std::int32_t four;
+          std::memcpy(&four, q + r * kp + 4 * g, 4);
+          const __m256i a = _mm256_set1_epi32(four);
+          dot4<kEvex>(acc[r][0], b0, a);
+          dot4<kEvex>(acc[r][1], b1, a);
+        }
+      }
+      for (std::size_t r = 0; r < kRows; ++r)
+        for (std::size_t h = 0; h < 2; ++h) {
+          const std::size_t u = r0 + r;
+          const __m256 cs = _mm256_load_ps(scale + 8 * h), csq = _mm256_load_ps(sq + 8 * h);
+          // The exact product less the columns' bias, scaled: estimates_s32's g.
+          const __m256i sum = _mm256_sub_epi32(acc[r][h], _mm256_set1_epi32(rows.bias[u]));
+          const __m256 p = _mm256_mul_ps(_mm256_cvtepi32_ps(sum),
+                                         _mm256_mul_ps(_mm256_set1_ps(rows.scale[u]), cs));
+          const __m256 g = _mm256_sub_ps(csq, _mm256_mul_ps(two, p));
+          // bound_columns': max returns its second operand for NaN (0, as there).
+          const __m256 estimate = _mm256_add_ps(_mm256_set1_ps(rows.terms.sq[u]), g);
+          const __m256 beta = _mm256_add_ps(
+              _mm256_add_ps(
+                  _mm256_add_ps(
+                      _mm256_mul_ps(_mm256_set1_ps(rows.terms.a[u]), _mm256_load_ps(ca + 8 * h)),
+                      _mm256_mul_ps(_mm256_set1_ps(rows.terms.b[u]), _mm256_load_ps(cb + 8 * h))),
+                  _mm256_set1_ps(rows.terms.c[u])),
+              _mm256_load_ps(cc + 8 * h));
+          _mm256_store_ps(x[r0 + r] + 8 * h, _mm256_max_ps(_mm256_sub_ps(estimate, beta), zero));
+        }
+    }
+    for (std::size_t c = 0; c < 16 && c0 + c < nc; ++c)
+      for (std::size_t r = 0; r < n; ++r) lo[(c0 + c) * lo_ld + r] = x[r][c];
+  }
+}
+
+// As the AVX-512 level's: the rows' terms and bytes padded to sixteen with zeros, so that
+// nothing is read past the rows.
+template <bool kEvex>
+void int8_bound_strip_256(const Int8Rows& rows, std::size_t n, std::size_t kp,
+                          const Int8Columns& cols, std::size_t nc, float* lo, std::size_t lo_ld) {
+  if (n == 0 || nc == 0) return;
+  std::int32_t bias[16] = {};
+  float scale[16] = {}, sq[16] = {}, a[16] = {}, b[16] = {}, c[16] = {};
+  for (std::size_t r = 0; r < n; ++r) {
+    bias[r] = rows.bias[r], scale[r] = rows.scale[r];
+    sq[r] = rows.terms.sq[r], a[r] = rows.terms.a[r], b[r] = rows.terms.b[r];
+    c[r] = rows.terms.c[r];
+  }
+  const std::int8_t* q = rows.q;
+  thread_local std::vector<std::int8_t> padded;
+  if (n % 4 != 0) {
+    padded.assign((n + 3) / 4 * 4 * kp, 0);
+    std::memcpy(padded.data(), rows.q, n * kp);
+    q = padded.data();
+  }
+  int8_strip_256<kEvex>({q, bias, scale, {sq, a, b, c}}, n, kp, cols, nc, lo, lo_ld);
+}
+
+}  // namespace
 #endif
-  return nullptr;
+
+Int8StripKernel int8_bound_strip_kernel() {
+#if defined(__AVX512F__)
+  if (__builtin_cpu_supports("avx512vnni")) return {int8_bound_strip, "avx512-vnni"};
+#elif defined(__AVX2__)
+  if (__builtin_cpu_supports("avxvnni")) return {int8_bound_strip_256<false>, "avx-vnni"};
+  if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl"))
+    return {int8_bound_strip_256<true>, "256-bit avx512-vnni"};
+#endif
+  return {nullptr, nullptr};
 }
 
 void upper_min_into(float* limit, const float* lo, BoundTerms row, BoundTermArrays cols,

@@ -63,8 +63,12 @@ void bound_sq_distances(const float* g, BoundTermArrays rows, BoundTerms col, st
                         float* lo, float* hi);
 void bound_columns(const float* g, std::size_t g_ld, BoundTermArrays rows, std::size_t n,
                    const BoundTerms* cols, std::size_t nc, float* lo, std::size_t lo_ld);
-// Kernels::int8_bound_strip at this level on this CPU, or nullptr.
-decltype(Kernels::int8_bound_strip) int8_bound_strip_kernel();
+// Kernels::int8_bound_strip at this level on this CPU, or nullptr, and what it runs.
+struct Int8StripKernel {
+  decltype(Kernels::int8_bound_strip) run;
+  const char* isa;
+};
+Int8StripKernel int8_bound_strip_kernel();
 void upper_min_into(float* limit, const float* lo, BoundTerms row, BoundTermArrays cols,
                     std::size_t n);
 std::size_t select_at_most(const float* lo, const float* limit, std::size_t n, std::uint32_t* rows);

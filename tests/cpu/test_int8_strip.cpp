@@ -66,7 +66,7 @@ TEST(Int8BoundStrip, MatchesTheDirectLoopAtEveryLevel) {
   for (const Kernels* k : wider_levels())
     if (k->int8_bound_strip) levels.push_back(k);
   EXPECT_EQ(scalar().int8_bound_strip, nullptr);
-  if (levels.empty()) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
+  if (levels.empty()) GTEST_SKIP() << "this CPU has neither AVX512-VNNI nor AVX-VNNI";
   std::mt19937 rng(5);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   // (dimension, padded): the usual ones with a kernel of their own, one without (448).
