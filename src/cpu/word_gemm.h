@@ -121,8 +121,8 @@ double norm_of(const float* x, std::size_t dim);
 
 // Whether int8's lower bounds of vectors of `dim` dimensions come from our kernel
 // (int8_bound_strip) rather than oneDNN's GEMM: precision p is int8, this CPU's kernels have
-// AVX512-VNNI's, and the kernel's biased sums (up to 255 x 127 a dimension) stay exact in 32
-// bits, which they do up to 65,536 padded dimensions.
+// one (VNNI), oneDNN has no AMX tiles here, and the kernel's biased sums (up to 255 x 127 a
+// dimension) stay exact in 32 bits, which they do up to 65,536 padded dimensions.
 bool int8_direct_bounds(Precision p, std::size_t dim);
 
 // What the CPU lacks for precision p (bf16: AVX-512 BF16 or AMX-BF16; int8: VNNI or AMX-INT8,
