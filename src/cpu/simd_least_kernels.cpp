@@ -306,8 +306,10 @@ namespace lcrwmd::cpu::LCRWMD_SIMD_LEVEL {
 
 namespace {
 
+#if defined(__AVX2__)
 // Rows are scattered over memory: each is fetched this many words ahead, across documents.
 constexpr std::size_t kGatherAhead = 8;
+#endif
 
 #if defined(__AVX512F__)
 // Sixteen lanes a register: up to eight registers of minima, one walk over a document's words
