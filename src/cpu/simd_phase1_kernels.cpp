@@ -150,6 +150,39 @@ void bound_columns(const float* g, std::size_t g_ld, BoundTermArrays rows, std::
   }
 }
 
+#if defined(__AVX2__)
+namespace {
+
+// A strip's rows as a VNNI kernel reads them, `block` rows at a time: the terms of sixteen rows
+// (past n: zeros, never stored) and their bytes, in place where n is a whole number of blocks,
+// else copied with zeros up to the next block, so that nothing is read past the rows.
+class BlockedRows {
+ public:
+  BlockedRows(const Int8Rows& rows, std::size_t n, std::size_t kp, std::size_t block) {
+    for (std::size_t r = 0; r < n; ++r) {
+      bias_[r] = rows.bias[r], scale_[r] = rows.scale[r];
+      sq_[r] = rows.terms.sq[r], a_[r] = rows.terms.a[r], b_[r] = rows.terms.b[r];
+      c_[r] = rows.terms.c[r];
+    }
+    q_ = rows.q;
+    thread_local std::vector<std::int8_t> padded;
+    if (n % block != 0) {
+      padded.assign((n + block - 1) / block * block * kp, 0);
+      std::memcpy(padded.data(), rows.q, n * kp);
+      q_ = padded.data();
+    }
+  }
+  Int8Rows rows() const { return {q_, bias_, scale_, {sq_, a_, b_, c_}}; }
+
+ private:
+  const std::int8_t* q_;
+  std::int32_t bias_[16] = {};
+  float scale_[16] = {}, sq_[16] = {}, a_[16] = {}, b_[16] = {}, c_[16] = {};
+};
+
+}  // namespace
+#endif
+
 #if defined(__AVX512F__)
 namespace {
 
@@ -223,28 +256,13 @@ __attribute__((target("avx512vnni"))) void int8_strip16(const Int8Rows& row, std
   }
 }
 
-// The rows' terms, sixteen of each (past n: zeros, never stored), and their bytes: in place
-// for sixteen rows, else copied with zeros after them, so that nothing is read past the rows.
+// The rows in blocks of sixteen (BlockedRows), then the kernel for their dimension.
 __attribute__((target("avx512vnni"))) void int8_bound_strip(const Int8Rows& rows, std::size_t n,
                                                             std::size_t kp, const Int8Columns& cols,
                                                             std::size_t nc, float* lo,
                                                             std::size_t lo_ld) {
   if (n == 0 || nc == 0) return;
-  std::int32_t bias[16] = {};
-  float scale[16] = {}, sq[16] = {}, a[16] = {}, b[16] = {}, c[16] = {};
-  for (std::size_t r = 0; r < n; ++r) {
-    bias[r] = rows.bias[r], scale[r] = rows.scale[r];
-    sq[r] = rows.terms.sq[r], a[r] = rows.terms.a[r], b[r] = rows.terms.b[r];
-    c[r] = rows.terms.c[r];
-  }
-  const std::int8_t* q = rows.q;
-  thread_local std::vector<std::int8_t> padded;
-  if (n < 16) {
-    padded.assign(16 * kp, 0);
-    std::memcpy(padded.data(), rows.q, n * kp);
-    q = padded.data();
-  }
-  const Int8Rows row{q, bias, scale, {sq, a, b, c}};
+  const BlockedRows blocked(rows, n, kp, 16);
   // The usual dimensions, padded (100 -> 128, 300 -> 320), with their byte offsets fixed, by
   // kp / 64; entry 0 takes kp at run time.
   using Strip16 = void (*)(const Int8Rows&, std::size_t, std::size_t, const Int8Columns&,
@@ -253,7 +271,7 @@ __attribute__((target("avx512vnni"))) void int8_bound_strip(const Int8Rows& rows
                                 int8_strip16<192>, int8_strip16<256>, int8_strip16<320>,
                                 int8_strip16<384>};
   const std::size_t fixed = kp / 64 < std::size(kFixed) ? kp / 64 : 0;
-  kFixed[fixed](row, n, kp, cols, nc, lo, lo_ld);
+  kFixed[fixed](blocked.rows(), n, kp, cols, nc, lo, lo_ld);
 }
 
 }  // namespace
@@ -280,6 +298,10 @@ __attribute__((always_inline)) inline void dot4(__m256i& acc, __m256i b, __m256i
     asm("%{vex%} vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(b), "x"(a));
 }
 
+// Vocabulary rows int8_strip_256 takes at a time (their accumulators and the two column
+// registers fill the sixteen vector registers).
+constexpr std::size_t kRows = 4;
+
 // int8_bound_strip on 256 bits: each sixteen-column block of the batch's words (two registers
 // of eight) against four rows at a time, eight accumulators in registers over every group of
 // four bytes; then each row's sums are bounded as estimates_s32 and bound_columns do, in their
@@ -287,7 +309,6 @@ __attribute__((always_inline)) inline void dot4(__m256i& acc, __m256i b, __m256i
 template <bool kEvex>
 void int8_strip_256(const Int8Rows& rows, std::size_t n, std::size_t kp, const Int8Columns& cols,
                     std::size_t nc, float* lo, std::size_t lo_ld) {
-  constexpr std::size_t kRows = 4;
   const __m256 zero = _mm256_setzero_ps(), two = _mm256_set1_ps(2.0f);
   alignas(32) float x[16][16];  // [row][column] of one block
   for (std::size_t c0 = 0; c0 < nc; c0 += 16) {
@@ -342,27 +363,12 @@ void int8_strip_256(const Int8Rows& rows, std::size_t n, std::size_t kp, const I
   }
 }
 
-// As the AVX-512 level's: the rows' terms and bytes padded to sixteen with zeros, so that
-// nothing is read past the rows.
+// The rows in blocks of kRows (BlockedRows), as int8_strip_256 takes them.
 template <bool kEvex>
 void int8_bound_strip_256(const Int8Rows& rows, std::size_t n, std::size_t kp,
                           const Int8Columns& cols, std::size_t nc, float* lo, std::size_t lo_ld) {
   if (n == 0 || nc == 0) return;
-  std::int32_t bias[16] = {};
-  float scale[16] = {}, sq[16] = {}, a[16] = {}, b[16] = {}, c[16] = {};
-  for (std::size_t r = 0; r < n; ++r) {
-    bias[r] = rows.bias[r], scale[r] = rows.scale[r];
-    sq[r] = rows.terms.sq[r], a[r] = rows.terms.a[r], b[r] = rows.terms.b[r];
-    c[r] = rows.terms.c[r];
-  }
-  const std::int8_t* q = rows.q;
-  thread_local std::vector<std::int8_t> padded;
-  if (n % 4 != 0) {
-    padded.assign((n + 3) / 4 * 4 * kp, 0);
-    std::memcpy(padded.data(), rows.q, n * kp);
-    q = padded.data();
-  }
-  int8_strip_256<kEvex>({q, bias, scale, {sq, a, b, c}}, n, kp, cols, nc, lo, lo_ld);
+  int8_strip_256<kEvex>(BlockedRows(rows, n, kp, kRows).rows(), n, kp, cols, nc, lo, lo_ld);
 }
 
 }  // namespace
