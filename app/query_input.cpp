@@ -258,8 +258,10 @@ void report_refinement(const SearchOptions& o, const SearchStats& st) {
     note("  EMD solves: %zu of %zu pairs (%.2f%% avoided); tighter bounds: %zu", st.refined,
          st.distances, 100.0 * (1.0 - static_cast<double>(st.refined) / pairs), st.tightened);
   else if (o.direction != Direction::document_to_query && lcrwmd::describe(o.method).bounded)
-    note("  D2 computed for %zu of %zu pairs; bounded from the kept word distances for %zu",
-         st.refined, st.distances, st.tightened);
+    note(
+        "  D2 computed for %zu of %zu pairs; tighter bounds of D2 (neighbourhoods, kept word "
+        "distances): %zu",
+        st.refined, st.distances, st.tightened);
   if (st.word_pairs)
     note("  phase 1: %.3f word distances recomputed per (vocabulary word, query) (%zu of %zu)",
          static_cast<double>(st.recomputed) / static_cast<double>(st.word_pairs), st.recomputed,

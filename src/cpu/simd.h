@@ -154,6 +154,10 @@ struct Kernels {
   // The r < n with lo[r] <= limit[r], ascending, into rows; returns how many.
   std::size_t (*select_at_most)(const float* lo, const float* limit, std::size_t n,
                                 std::uint32_t* rows);
+  // The c < n whose column (tile + c * stride, `rows` entries, nothing past them read) holds
+  // a value below limit[c], ascending, into cols; returns how many. NaN is below nothing.
+  std::size_t (*columns_below)(const float* tile, std::size_t stride, std::size_t rows,
+                               const float* limit, std::size_t n, std::uint32_t* cols);
   // For each query j < nq, over its columns p in [indptr[j], indptr[j + 1]) (column p at tile +
   // cols[p] * stride), the least three values of each row r < rows and the positions p of the
   // least two, into t at j * ld + r: from +inf (positions indptr[j]), a value below v1 moves

@@ -351,6 +351,7 @@ const Kernels& table() {
       .int8_bound_strip_isa = phase1::int8_bound_strip_kernel().isa,
       .upper_min_into = phase1::upper_min_into,
       .select_at_most = phase1::select_at_most,
+      .columns_below = phase1::columns_below,
       .least_three_queries = phase1::least_three_queries,
       .keep_least = phase1::keep_least,
       .columns_to_rows = phase1::columns_to_rows,

@@ -385,6 +385,37 @@ Int8StripKernel int8_bound_strip_kernel() {
   return {nullptr, nullptr};
 }
 
+std::size_t columns_below(const float* tile, std::size_t stride, std::size_t rows,
+                          const float* limit, std::size_t n, std::uint32_t* cols) {
+  std::size_t found = 0;
+  for (std::size_t c = 0; c < n; ++c) {
+    const float* x = tile + c * stride;
+    bool below = false;
+    std::size_t r = 0;
+#if defined(__AVX512F__)
+    const __m512 l = _mm512_set1_ps(limit[c]);
+    __mmask16 hit = 0;
+    for (; r + 16 <= rows; r += 16)
+      hit |= _mm512_cmp_ps_mask(_mm512_loadu_ps(x + r), l, _CMP_LT_OQ);
+    if (r < rows) {  // the tail masked: nothing past the column is read
+      const auto tail = static_cast<__mmask16>((1u << (rows - r)) - 1);
+      hit |= _mm512_mask_cmp_ps_mask(tail, _mm512_maskz_loadu_ps(tail, x + r), l, _CMP_LT_OQ);
+      r = rows;
+    }
+    below = hit != 0;
+#elif defined(__AVX2__)
+    const __m256 l = _mm256_set1_ps(limit[c]);
+    __m256 hit = _mm256_setzero_ps();
+    for (; r + 8 <= rows; r += 8)
+      hit = _mm256_or_ps(hit, _mm256_cmp_ps(_mm256_loadu_ps(x + r), l, _CMP_LT_OQ));
+    below = _mm256_movemask_ps(hit) != 0;
+#endif
+    for (; r < rows && !below; ++r) below = x[r] < limit[c];
+    if (below) cols[found++] = static_cast<std::uint32_t>(c);
+  }
+  return found;
+}
+
 void upper_min_into(float* limit, const float* lo, BoundTerms row, BoundTermArrays cols,
                     std::size_t n) {
   const float *a = cols.a, *b = cols.b, *c = cols.c;

@@ -72,6 +72,8 @@ Int8StripKernel int8_bound_strip_kernel();
 void upper_min_into(float* limit, const float* lo, BoundTerms row, BoundTermArrays cols,
                     std::size_t n);
 std::size_t select_at_most(const float* lo, const float* limit, std::size_t n, std::uint32_t* rows);
+std::size_t columns_below(const float* tile, std::size_t stride, std::size_t rows,
+                          const float* limit, std::size_t n, std::uint32_t* cols);
 void least_three_queries(Least3 t, std::size_t ld, const float* tile, std::size_t stride,
                          std::size_t rows, const std::uint32_t* cols, const std::uint64_t* indptr,
                          std::size_t nq);

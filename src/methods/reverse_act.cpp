@@ -44,10 +44,13 @@ class ReverseAct final : public BatchDistance {
     return {a.word_pairs, a.recomputed + b.recomputed};
   }
 
-  // The pair's RWMD first: from the cache's lower bounds where it has them, else exactly.
-  std::size_t tighten_levels() const override { return 1; }
-  float tighten(std::size_t j, std::size_t doc, float lower, std::size_t) const override {
-    return rwmd_->tighten_levels() ? rwmd_->tighten(j, doc, lower, 0)
+  // The pair's RWMD's bounds first (LC-RWMD's steps between its bound and its value), or,
+  // where it has none, its value.
+  std::size_t tighten_levels() const override {
+    return std::max<std::size_t>(1, rwmd_->tighten_levels());
+  }
+  float tighten(std::size_t j, std::size_t doc, float lower, std::size_t level) const override {
+    return rwmd_->tighten_levels() ? rwmd_->tighten(j, doc, lower, level)
                                    : rwmd_->refine(j, doc, lower);
   }
 

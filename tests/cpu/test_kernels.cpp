@@ -57,6 +57,46 @@ TEST(SimdKernels, ScalarMatchesDoublePrecision) {
   }
 }
 
+// The columns holding a value under their limit (the strips of phase 1's bounds, whose rows
+// past the strip's end hold an earlier strip's values): every level against a direct loop,
+// rows around the vector widths, values below every limit just past each column's end (an
+// over-read would report it), NaN, an infinite limit, ties (not below).
+TEST(SimdKernels, ColumnsBelowTheirLimitAtEveryLevel) {
+  std::mt19937 rng(9);
+  std::vector<const Kernels*> levels = wider_levels();
+  levels.push_back(&scalar());
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::size_t all_rows[] = {0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 40}, all_n[] = {0, 1, 5, 37};
+  for (const std::size_t rows : all_rows)
+    for (const std::size_t n : all_n) {
+      const std::size_t stride = rows + 3;
+      std::vector<float> tile = random_floats(n * stride + 3, rng, 1, 5);
+      std::vector<float> limit = random_floats(n, rng, 1, 5);
+      for (std::size_t c = 0; c < n; ++c) {
+        for (std::size_t r = rows; r < stride; ++r) tile[c * stride + r] = -1.0f;
+        if (rows > 2 && c % 3 == 0) tile[c * stride + 1] = nan;
+        if (c % 4 == 1) limit[c] = std::numeric_limits<float>::infinity();
+        if (rows > 0 && c % 5 == 2) {  // all equal to the limit: not below it
+          limit[c] = 2.0f;
+          for (std::size_t r = 0; r < rows; ++r) tile[c * stride + r] = 2.0f;
+        }
+      }
+      std::vector<std::uint32_t> want;
+      for (std::size_t c = 0; c < n; ++c) {
+        bool below = false;
+        for (std::size_t r = 0; r < rows; ++r) below |= tile[c * stride + r] < limit[c];
+        if (below) want.push_back(static_cast<std::uint32_t>(c));
+      }
+      for (const Kernels* k : levels) {
+        SCOPED_TRACE(std::string(cpu::simd_name(k->level)) + " rows " + std::to_string(rows) +
+                     " columns " + std::to_string(n));
+        std::vector<std::uint32_t> got(n + 1, 999);
+        got.resize(k->columns_below(tile.data(), stride, rows, limit.data(), n, got.data()));
+        EXPECT_EQ(got, want);
+      }
+    }
+}
+
 TEST(SimdKernels, DenseKernelsBitIdenticalToScalar) {
   if (wider_levels().empty()) GTEST_SKIP() << "this CPU runs the scalar level only";
   std::mt19937 rng(2);
