@@ -123,11 +123,14 @@ void refine_row(const BatchDistance& dist, std::size_t j, float* row, std::size_
 }
 
 // Top-k of a method with a chain of bounds below a costly exact distance (WMD: LC-RWMD's bound,
-// lifted for the whole row by raise_bounds, <= quick dual <= close dual <= WMD). Candidates
-// leave a min-heap in ascending bound order and come back one level tighter, or, at the last
-// level, with their exact distance. The first bound that cannot enter the top-k ends the
-// search: each step is taken only while the bound before it still beats the k-th best. An
-// estimate ends once it has its exact distances.
+// lifted for the whole row by raise_bounds, <= quick dual <= close dual <= WMD; symmetric
+// LC-RWMD: max(D1, B2) <= D2's neighbourhood bound <= the gather's <= the distance).
+// Candidates leave a min-heap in ascending bound order and come back one level tighter, or, at
+// the last level, with their exact distance. The first bound that cannot enter the top-k ends
+// the search: each step is taken only while the bound before it still beats the k-th best. As
+// in pruned_topk, the few best bounds go first and settle a k-th best; only the documents whose
+// bound still beats it join the heap after (a heap of a million documents costs more than a
+// Set-1 query's steps). An estimate ends once it has its exact distances.
 struct Candidate {
   float bound;
   std::int64_t doc;
@@ -138,59 +141,72 @@ std::vector<Neighbor> cascade_topk(const BatchDistance& dist, std::size_t j, flo
                                    std::size_t n, std::size_t k, float ceiling,
                                    std::size_t estimate, SearchStats& counts) {
   TopK best(k);
+  if (k == 0) return best.take_sorted();
   const auto admits = [&](const Neighbor& b) { return b.distance < ceiling && best.accepts(b); };
   const std::size_t levels = dist.tighten_levels();
   dist.raise_bounds(j, lower);
-  std::vector<Candidate> heap(n);
-  for (std::size_t i = 0; i < n; ++i) heap[i] = {lower[i], static_cast<std::int64_t>(i), 0};
   const auto later = [](const Candidate& a, const Candidate& b) {
     return Neighbor{b.bound, b.doc} < Neighbor{a.bound, a.doc};
   };
-  std::make_heap(heap.begin(), heap.end(), later);
   // Costly steps (past the first level) per round: one per thread, so that each round's
   // results tighten the k-th best before the next; cheap first steps ride along, many more.
   const std::size_t threads =
       omp_in_parallel() ? 1 : static_cast<std::size_t>(omp_get_max_threads());
-  std::vector<Candidate> round;
+  std::vector<Candidate> heap, round;
   std::vector<float> value;
-  for (;;) {
-    round.clear();
-    std::size_t costly = 0;
-    while (!heap.empty() && costly < threads && round.size() < 32 * threads) {
-      const Candidate top = heap.front();
-      if (!admits({top.bound, top.doc})) break;
-      std::pop_heap(heap.begin(), heap.end(), later);
-      heap.pop_back();
-      costly += top.level > 0;
-      round.push_back(top);
-    }
-    if (round.empty()) break;
-    value.resize(round.size());
-    ParallelErrors errors;
+  // Runs the heap's candidates until the next cannot enter the top-k; false once an
+  // estimate has its distances.
+  const auto run = [&] {
+    std::make_heap(heap.begin(), heap.end(), later);
+    for (;;) {
+      round.clear();
+      std::size_t costly = 0;
+      while (!heap.empty() && costly < threads && round.size() < 32 * threads) {
+        const Candidate top = heap.front();
+        if (!admits({top.bound, top.doc})) break;
+        std::pop_heap(heap.begin(), heap.end(), later);
+        heap.pop_back();
+        costly += top.level > 0;
+        round.push_back(top);
+      }
+      if (round.empty()) return true;
+      value.resize(round.size());
+      ParallelErrors errors;
 #pragma omp parallel for schedule(dynamic, 1) if (round.size() > 1 && threads > 1)
-    for (std::size_t c = 0; c < round.size(); ++c)
-      errors.run([&] {
-        const Candidate& r = round[c];
-        const auto doc = static_cast<std::size_t>(r.doc);
-        value[c] = r.level == levels ? dist.refine(j, doc, r.bound)
-                                     : dist.tighten(j, doc, r.bound, r.level);
-      });
-    errors.rethrow();
-    for (std::size_t c = 0; c < round.size(); ++c) {
-      const Neighbor found{value[c], round[c].doc};
-      if (round[c].level == levels) {
-        ++counts.refined;
-        best.push(found);
-      } else {
-        ++counts.tightened;
-        if (admits(found)) {
-          heap.push_back({found.distance, found.index, round[c].level + 1});
-          std::push_heap(heap.begin(), heap.end(), later);
+      for (std::size_t c = 0; c < round.size(); ++c)
+        errors.run([&] {
+          const Candidate& r = round[c];
+          const auto doc = static_cast<std::size_t>(r.doc);
+          value[c] = r.level == levels ? dist.refine(j, doc, r.bound)
+                                       : dist.tighten(j, doc, r.bound, r.level);
+        });
+      errors.rethrow();
+      for (std::size_t c = 0; c < round.size(); ++c) {
+        const Neighbor found{value[c], round[c].doc};
+        if (round[c].level == levels) {
+          ++counts.refined;
+          best.push(found);
+        } else {
+          ++counts.tightened;
+          if (admits(found)) {
+            heap.push_back({found.distance, found.index, round[c].level + 1});
+            std::push_heap(heap.begin(), heap.end(), later);
+          }
         }
       }
+      if (estimate && best.size() >= estimate) return false;
     }
-    if (estimate && best.size() >= estimate) break;
+  };
+  const std::vector<Neighbor> first = select_topk({lower, n}, numerics::first_refined(k, n));
+  for (const Neighbor& b : first) heap.push_back({b.distance, b.index, 0});
+  if (!run() || first.size() == n) return best.take_sorted();
+  const Neighbor last = first.back();
+  heap.clear();
+  for (std::size_t i = 0; i < n; ++i) {
+    const Neighbor b{lower[i], static_cast<std::int64_t>(i)};
+    if (last < b && admits(b)) heap.push_back({b.distance, b.index, 0});
   }
+  run();
   return best.take_sorted();
 }
 
