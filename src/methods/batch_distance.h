@@ -55,6 +55,10 @@ class BatchDistance {
   // for level < tighten_levels() returns a lower bound at least as tight as `lower` (that of
   // the level before), each level costlier and tighter than the last; thread-safe.
   virtual std::size_t tighten_levels() const { return 0; }
+  // The steps below this level are cheap next to the rest: a top-k takes many of them at a
+  // time, the costlier ones one per thread, each round's results tightening the k-th best
+  // before the next.
+  virtual std::size_t cheap_levels() const { return 1; }
   // Methods that can lift every document's bound of one query at once, from what the bounds
   // of the nearest say (WMD's pricing bound), do it here: row holds query q's lower bounds,
   // one per document, and each may only rise and stay a lower bound; thread-safe.

@@ -128,9 +128,11 @@ void refine_row(const BatchDistance& dist, std::size_t j, float* row, std::size_
 // Candidates leave a min-heap in ascending bound order and come back one level tighter, or, at
 // the last level, with their exact distance. The first bound that cannot enter the top-k ends
 // the search: each step is taken only while the bound before it still beats the k-th best. As
-// in pruned_topk, the few best bounds go first and settle a k-th best; only the documents whose
-// bound still beats it join the heap after (a heap of a million documents costs more than a
-// Set-1 query's steps). An estimate ends once it has its exact distances.
+// in pruned_topk, the few best bounds go first and settle a k-th best (in the order one heap
+// of every document would take them while theirs are the least bounds left, then until k
+// distances are known); only the documents whose bound still beats it join the heap after (a
+// heap of a million documents costs more than a Set-1 query's steps). An estimate ends once
+// it has its exact distances.
 struct Candidate {
   float bound;
   std::int64_t doc;
@@ -143,30 +145,32 @@ std::vector<Neighbor> cascade_topk(const BatchDistance& dist, std::size_t j, flo
   TopK best(k);
   if (k == 0) return best.take_sorted();
   const auto admits = [&](const Neighbor& b) { return b.distance < ceiling && best.accepts(b); };
-  const std::size_t levels = dist.tighten_levels();
+  const std::size_t levels = dist.tighten_levels(), cheap = dist.cheap_levels();
   dist.raise_bounds(j, lower);
   const auto later = [](const Candidate& a, const Candidate& b) {
     return Neighbor{b.bound, b.doc} < Neighbor{a.bound, a.doc};
   };
-  // Costly steps (past the first level) per round: one per thread, so that each round's
-  // results tighten the k-th best before the next; cheap first steps ride along, many more.
+  // Costly steps per round: one per thread, so that each round's results tighten the k-th
+  // best before the next; cheap steps ride along, many more.
   const std::size_t threads =
       omp_in_parallel() ? 1 : static_cast<std::size_t>(omp_get_max_threads());
   std::vector<Candidate> heap, round;
   std::vector<float> value;
-  // Runs the heap's candidates until the next cannot enter the top-k; false once an
-  // estimate has its distances.
-  const auto run = [&] {
+  // Runs the heap's candidates until the next cannot enter the top-k, comes after `until`,
+  // or, with `fill`, k distances are known; false once an estimate has its distances.
+  const auto run = [&](const Neighbor* until, bool fill) {
     std::make_heap(heap.begin(), heap.end(), later);
     for (;;) {
       round.clear();
       std::size_t costly = 0;
       while (!heap.empty() && costly < threads && round.size() < 32 * threads) {
         const Candidate top = heap.front();
-        if (!admits({top.bound, top.doc})) break;
+        if (!admits({top.bound, top.doc}) || (until && *until < Neighbor{top.bound, top.doc}) ||
+            (fill && best.size() >= k))
+          break;
         std::pop_heap(heap.begin(), heap.end(), later);
         heap.pop_back();
-        costly += top.level > 0;
+        costly += top.level >= cheap;
         round.push_back(top);
       }
       if (round.empty()) return true;
@@ -199,14 +203,19 @@ std::vector<Neighbor> cascade_topk(const BatchDistance& dist, std::size_t j, flo
   };
   const std::vector<Neighbor> first = select_topk({lower, n}, numerics::first_refined(k, n));
   for (const Neighbor& b : first) heap.push_back({b.distance, b.index, 0});
-  if (!run() || first.size() == n) return best.take_sorted();
+  if (first.size() == n) {
+    run(nullptr, false);
+    return best.take_sorted();
+  }
+  // Every other document's bound comes after the last of the first.
   const Neighbor last = first.back();
-  heap.clear();
+  if (!run(&last, false) || !run(nullptr, true)) return best.take_sorted();
+  std::erase_if(heap, [&](const Candidate& c) { return !admits({c.bound, c.doc}); });
   for (std::size_t i = 0; i < n; ++i) {
     const Neighbor b{lower[i], static_cast<std::int64_t>(i)};
     if (last < b && admits(b)) heap.push_back({b.distance, b.index, 0});
   }
-  run();
+  run(nullptr, false);
   return best.take_sorted();
 }
 

@@ -49,6 +49,7 @@ class ReverseAct final : public BatchDistance {
   std::size_t tighten_levels() const override {
     return std::max<std::size_t>(1, rwmd_->tighten_levels());
   }
+  std::size_t cheap_levels() const override { return rwmd_->cheap_levels(); }
   float tighten(std::size_t j, std::size_t doc, float lower, std::size_t level) const override {
     return rwmd_->tighten_levels() ? rwmd_->tighten(j, doc, lower, level)
                                    : rwmd_->refine(j, doc, lower);
