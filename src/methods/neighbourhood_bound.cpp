@@ -28,8 +28,8 @@ std::size_t NearestWords::cut(std::size_t c) {
   return kKept;
 }
 
-void NearestWords::append(std::size_t c, const float* lo, const std::uint32_t* words,
-                          std::uint32_t first_word, std::size_t n) {
+template <typename EntryAt>
+void NearestWords::append(std::size_t c, std::size_t n, EntryAt entry) {
   Entry* kept = kept_.data() + c * kRoom;
   for (std::size_t i0 = 0; i0 < n; i0 += kRoom - kKept) {
     const std::size_t len = std::min(n - i0, kRoom - kKept);
@@ -37,8 +37,8 @@ void NearestWords::append(std::size_t c, const float* lo, const std::uint32_t* w
     // Every entry written, those under the limit kept (no branch to mispredict).
     const float limit = limit_[c];
     for (std::size_t i = i0; i < i0 + len; ++i) {
-      kept[size] = {lo[i], words ? words[i] : first_word + static_cast<std::uint32_t>(i)};
-      size += lo[i] < limit;
+      kept[size] = entry(i);
+      size += kept[size].lo < limit;
     }
     size_[c] = static_cast<std::uint8_t>(size);
   }
@@ -50,17 +50,18 @@ void NearestWords::add_strip(std::size_t u0, std::size_t rows, const float* stri
   // per entry finds the few words that do.
   const std::size_t hit =
       cpu::kernels().columns_below(strip, stride, rows, limit_.data(), size_.size(), hits_.data());
-  for (std::size_t h = 0; h < hit; ++h)
-    append(hits_[h], strip + hits_[h] * stride, nullptr, static_cast<std::uint32_t>(u0), rows);
+  for (std::size_t h = 0; h < hit; ++h) {
+    const float* x = strip + hits_[h] * stride;
+    append(hits_[h], rows, [&](std::size_t r) {
+      return Entry{x[r], static_cast<std::uint32_t>(u0 + r)};
+    });
+  }
 }
 
 void NearestWords::merge(const NearestWords& other) {
-  std::vector<float> lo(kRoom);
-  std::vector<std::uint32_t> words(kRoom);
   for (std::size_t c = 0; c < size_.size(); ++c) {
     const Entry* e = other.kept_.data() + c * kRoom;
-    for (std::size_t i = 0; i < other.size_[c]; ++i) lo[i] = e[i].lo, words[i] = e[i].word;
-    append(c, lo.data(), words.data(), 0, other.size_[c]);
+    append(c, other.size_[c], [&](std::size_t i) { return e[i]; });
   }
 }
 

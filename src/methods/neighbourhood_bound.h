@@ -28,7 +28,7 @@ namespace lcrwmd {
 
 // Neighbours per batch word: more cost phase 1 more insertions and the table more entries,
 // and rule out fewer documents each (20news: 8 leave 34% of B2's candidates to the gather,
-// 32 about 17%, 64 about 10%).
+// 16 about 16%, 64 about 10%).
 inline constexpr std::size_t kNeighbours = 16;
 
 // Each batch word's kNeighbours + 1 least lower bounds over the vocabulary, with their words.
@@ -64,10 +64,9 @@ class NearestWords {
   // Batch word c's entries cut back to the kKept least (the limit then the greatest of
   // them); returns how many are left.
   std::size_t cut(std::size_t c);
-  // Entries (lo[i], words[i], or first_word + i without words) for i < n, those under c's
-  // limit kept.
-  void append(std::size_t c, const float* lo, const std::uint32_t* words, std::uint32_t first_word,
-              std::size_t n);
+  // Entries entry(i) for i < n, those under c's limit kept.
+  template <typename EntryAt>
+  void append(std::size_t c, std::size_t n, EntryAt entry);
 
   std::vector<Entry> kept_;  // kRoom per batch word, in no order until sort()
   std::vector<std::uint8_t> size_;
