@@ -113,9 +113,8 @@ void precision_benchmarks(const Index& ix, const QuerySet& qs, const PrecisionRu
   // Bulk: the first `bulk` queries with the defaults (auto precision, the planner's batches)
   // against f32 in batches of 64; the results must be the same. Each timed run comes after an
   // untimed one over its first few batches: a process's scratch memory is touched once, then
-  // pooled (util/large_array.h), and the first touch of its ~2 GB costs anything from 0.3 s
-  // to 6 s of system time on these VMs, whose host backs guest memory lazily; whichever run
-  // came first would pay it.
+  // pooled (util/large_array.h), and the first touch of its ~2 GB took 0.6 to 6.2 s of system
+  // time on these VMs, whose host backs guest memory lazily; whichever run came first paid it.
   if (run.bulk) {
     const QuerySet q = slice(qs, 0, run.bulk);
     const QuerySet warm = slice(qs, 0, std::min<std::size_t>(run.bulk, 512));
