@@ -163,7 +163,8 @@ void add_overlap(CLI::App* parent) {
     const SearchOptions& o = e.options;
     const Run& r = e.run;
     SearchOptions ro = o;
-    ro.method = parse_method(*reference);
+    ro.method = Method(*reference);
+    ro.parameters = method_parameters(ro.method, {});
     ro.direction = Direction::symmetric;
     const std::size_t ref_k = top_percent_count(
         l.index().n_docs(), *std::max_element(percents->begin(), percents->end()));

@@ -48,7 +48,7 @@ void print_table(const Explanation& e, std::size_t top) {
     print_flows("optimal flow (query word -> document word)", e.flows, e.distance, top);
     return;
   }
-  const bool capped = describe(e.method).word_pass == WordPass::capped;
+  const bool capped = e.capped;
   if (e.direction != Direction::query_to_document)
     print_direction("document", "query", capped, e.doc_to_query, e.doc_to_query_distance,
                     e.doc_to_query_set_distance, top);
@@ -73,7 +73,7 @@ void add_explain(CLI::App& app) {
   f->q.add_index(c, false);
   c->add_option("--queries", f->q.queries, "TSV: id<TAB>label<TAB>text")->required();
   c->add_option("--doc", f->doc, "Document id in the index")->required();
-  f->q.add_method_flags(c, [](const MethodInfo& m) { return m.explains; });
+  f->q.add_method_flags(c, [](const MethodInfo& m) { return m.explains(); });
   add_text_flags(c, f->q.embeddings, f->q.stopwords);
   c->add_flag("--json", f->json, "One JSON object per query (a line each)");
   c->add_option("--top", f->top,
@@ -85,7 +85,8 @@ void add_explain(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "f32", "bf16", "int8"}))
       ->capture_default_str();
   c->callback([f] {
-    const Method method = parse_method(f->q.method);
+    const Method method = f->q.method_asked();
+    const ParameterValues parameters = f->q.parameters_asked();
     resolve_precision(parse_precision(f->q.precision));  // a precision this CPU lacks: an error
     Loaded l = load_queries(f->q);
     const auto doc = l.index().find_doc(f->doc);
@@ -94,7 +95,7 @@ void add_explain(CLI::App& app) {
     if (l.queries.size() == 0) throw Error(f->q.queries + ": no query with a known word");
     for (std::size_t q = 0; q < l.queries.size(); ++q) {
       const Explanation e =
-          explain(l.index(), l.queries, q, *doc, method, f->q.direction_asked(), f->q.act_steps);
+          explain(l.index(), l.queries, q, *doc, method, f->q.direction_asked(), parameters);
       if (f->json)
         std::printf("%s\n", to_bytes(explanation_json(e, f->top.value_or(0))).c_str());
       else

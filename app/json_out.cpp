@@ -1,5 +1,8 @@
 #include "app/json_out.h"
 
+#include <cmath>
+#include <cstdint>
+
 namespace lcrwmd::app {
 namespace {
 
@@ -44,10 +47,33 @@ json explanation_json(const Explanation& e, std::size_t top) {
   return j;
 }
 
+json parameter_json(const Parameter& p) {
+  const bool integer = p.kind == Parameter::Kind::integer;
+  json j = {{"name", p.name},
+            {"flag", flag(p)},
+            {"type", integer ? "integer" : "number"},
+            {"default", p.default_value},
+            {"min", p.min},
+            {"max", std::isfinite(p.max) ? json(p.max) : json(nullptr)},
+            {"help", p.help}};
+  if (integer) {
+    j["default"] = static_cast<std::int64_t>(p.default_value);
+    j["min"] = static_cast<std::int64_t>(p.min);
+    if (std::isfinite(p.max)) j["max"] = static_cast<std::int64_t>(p.max);
+  }
+  return j;
+}
+
 json method_json(const MethodInfo& m) {
   json j = {{"name", m.name}, {"summary", m.summary}};
   for (const auto& [name, value] : method_properties(m)) j[name] = value;
   j["directions"] = directions(m);
+  j["answers"] = m.answer == Answer::score ? "score" : "distance";
+  j["default_for"] = !m.default_for                      ? json(nullptr)
+                     : *m.default_for == QueryKind::text ? json("text")
+                                                         : json("document");
+  j["parameters"] = json::array();
+  for (const Parameter& p : m.parameters) j["parameters"].push_back(parameter_json(p));
   return j;
 }
 

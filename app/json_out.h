@@ -18,7 +18,12 @@ std::string to_bytes(const nlohmann::json& j);
 // carries "flows_left_out" beside its "flows".
 nlohmann::json explanation_json(const Explanation& e, std::size_t top = 0);
 
-// One method's description (lcrwmd/method.h), for `lcrwmd methods --json` and serve's /info.
+// One method's description (lcrwmd/method.h), for `lcrwmd methods --json` and serve's /info:
+// its name, summary, properties, directions, what it answers and its parameters
+// (parameter_json each).
 nlohmann::json method_json(const MethodInfo& m);
+// A parameter's description: its name (the JSON field), flag, type, default, range (max null:
+// none) and help.
+nlohmann::json parameter_json(const Parameter& p);
 
 }  // namespace lcrwmd::app

@@ -24,7 +24,7 @@ void add_methods(CLI::App& app) {
   c->callback([format] {
     if (*format == "json") {
       nlohmann::json j = nlohmann::json::array();
-      for (const MethodInfo& m : methods()) j.push_back(method_json(m));
+      for (const Method m : methods()) j.push_back(method_json(m.info()));
       std::printf("%s\n", to_bytes(j).c_str());
       return;
     }
@@ -40,14 +40,25 @@ void add_methods(CLI::App& app) {
     // sym: symmetric, d->q: document-to-query, q->d: query-to-document (--direction); the
     // default first.
     static const char* const kShort[] = {"sym", "d->q", "q->d"};
-    for (const MethodInfo& m : methods()) {
+    for (const Method method : methods()) {
+      const MethodInfo& m = method.info();
       std::string ways;
       for (std::size_t d = 0; d < std::size(kDirections); ++d)
-        if (has_direction(m, kDirections[d]))
-          ways += (ways.empty() ? "" : ", ") + std::string(kShort[d]);
-      std::printf(row, m.name, ways.c_str(), yes(m.bounded), yes(m.runs_on_gpu), yes(m.explains),
-                  m.summary);
+        if (m.has(kDirections[d])) ways += (ways.empty() ? "" : ", ") + std::string(kShort[d]);
+      std::printf(row, m.name, ways.c_str(), yes(m.bounded), yes(m.runs_on_gpu()),
+                  yes(m.explains()), m.summary);
     }
+    // Each parameter once, with the methods that read it.
+    if (md)
+      std::printf(
+          "\n| parameter | flag | methods | default | what it sets |\n|---|---|---|---|---|\n");
+    else
+      std::printf("\n%-14s %-16s %-15s %-8s %s\n", "parameter", "flag", "methods", "default",
+                  "what it sets");
+    for (const Parameter* p : all_parameters())
+      std::printf(md ? "| `%s` | `%s` | %s | %s | %s |\n" : "%-14s %-16s %-15s %-8s %s\n", p->name,
+                  flag(*p).c_str(), methods_with(p->name).c_str(),
+                  format_value(*p, p->default_value).c_str(), p->help);
   });
 }
 

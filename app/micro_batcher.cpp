@@ -54,8 +54,7 @@ MicroBatcher::Stats MicroBatcher::stats() const {
 bool MicroBatcher::same_batch(const Job& x, const Job& y) {
   const SearchOptions &a = x.options, &b = y.options;
   return x.searcher == y.searcher && a.method == b.method && a.direction == b.direction &&
-         a.prune == b.prune && a.act_steps == b.act_steps && a.bm25_k1 == b.bm25_k1 &&
-         a.bm25_b == b.bm25_b && a.hybrid_weight == b.hybrid_weight;
+         a.prune == b.prune && a.parameters == b.parameters;
 }
 
 std::size_t MicroBatcher::queued_like_front() const {

@@ -53,28 +53,30 @@ void add_method_flag(CLI::App* c, std::string& method, bool (*admits)(const Meth
                      const char* flag, const char* what) {
   std::string help = std::string(what) + ", one of:";
   std::vector<std::string> names;
-  for (const MethodInfo& m : methods()) {
-    if (!admits(m)) continue;
-    help += std::string("\n  ") + m.name + ": " + m.summary;
-    names.emplace_back(m.name);
+  for (const Method m : methods()) {
+    if (!admits(m.info())) continue;
+    help += std::string("\n  ") + m.name() + ": " + m->summary;
+    names.emplace_back(m.name());
   }
   c->add_option(flag, method, help)->check(CLI::IsMember(names))->capture_default_str();
 }
 
+void add_parameter_flags(CLI::App* c, std::map<std::string, std::string>& given,
+                         bool (*admits)(const MethodInfo&)) {
+  for (const Parameter* p : all_parameters()) {
+    if (method_names([&](const MethodInfo& m) {
+          return admits(m) && m.parameter(p->name);
+        }).empty())
+      continue;
+    c->add_option(flag(*p), given[p->name], methods_with(p->name) + ": " + p->help)
+        ->type_name(p->kind == Parameter::Kind::integer ? "INT" : "FLOAT")
+        ->default_str(format_value(*p, p->default_value));
+  }
+}
+
 void QueryFlags::add_method_flags(CLI::App* c, bool (*admits)(const MethodInfo&)) {
   add_method_flag(c, method, admits);
-  c->add_option("--act-steps", act_steps, method_names([](const MethodInfo& m) {
-                                            return m.reads_act_steps;
-                                          }) + ": capped steps per word, k (0 is RWMD)")
-      ->capture_default_str();
-  c->add_option("--bm25-k1", bm25_k1, "bm25: term frequency saturation, k1 >= 0")
-      ->capture_default_str();
-  c->add_option("--bm25-b", bm25_b, "bm25: document length normalisation, b in [0, 1]")
-      ->capture_default_str();
-  c->add_option("--hybrid-weight", hybrid_weight,
-                "hybrid: the query-to-document distance's weight against bm25's score (each "
-                "standardised; 0: bm25's ranking)")
-      ->capture_default_str();
+  add_parameter_flags(c, parameters, admits);
   c->add_option("--direction", direction,
                 "symmetric: max(D1, D2), how alike two documents are; query-to-document: D2 = "
                 "R(query -> document), each query word to its nearest document word (for short "
@@ -97,13 +99,32 @@ Direction QueryFlags::direction_asked() const {
       direction.empty() ? std::nullopt : std::optional(parse_direction(direction));
   if (one_sided && asked && *asked != Direction::document_to_query)
     throw Error("--one-sided is --direction document-to-query: give one of them");
-  return resolve_direction(describe(parse_method(method)), asked, one_sided);
+  return resolve_direction(method_asked().info(), asked, one_sided);
+}
+
+Method QueryFlags::method_asked() const { return Method(method); }
+
+ParameterValues QueryFlags::parameters_asked() const {
+  return app::parameters_asked(method_asked(), parameters);
+}
+
+ParameterValues parameters_asked(Method m, const std::map<std::string, std::string>& given) {
+  ParameterValues values;
+  try {
+    for (const auto& [name, text] : given)
+      if (!text.empty()) values.set(name, parse_value(*find_parameter(name), text));
+    return method_parameters(m, values);
+  } catch (const OptionError& e) {
+    std::string f = "--" + e.option();
+    std::replace(f.begin(), f.end(), '_', '-');
+    throw Error(f + ": " + e.what());
+  }
 }
 
 QueryOptions QueryFlags::query_options() const {
   QueryOptions o;
   o.weights = parse_query_weights(query_weights, direction_asked());
-  o.keep_term_only = describe(parse_method(method)).lexical;
+  o.keep_term_only = !method_asked()->vectors;
   return o;
 }
 
@@ -192,13 +213,10 @@ void QueryFlags::add_max_distance(CLI::App* c) {
 
 SearchOptions QueryFlags::options() const {
   SearchOptions o;
-  o.method = parse_method(method);
+  o.method = method_asked();
   o.direction = direction_asked();
   o.max_distance = max_distance;
-  o.act_steps = act_steps;
-  o.bm25_k1 = bm25_k1;
-  o.bm25_b = bm25_b;
-  o.hybrid_weight = hybrid_weight;
+  o.parameters = parameters_asked();
   try {
     check_options(o);
   } catch (const OptionError& e) {
@@ -232,9 +250,12 @@ SearcherOptions QueryFlags::searcher_options() const {
 }
 
 std::string describe(const SearchOptions& o) {
-  const MethodInfo& m = lcrwmd::describe(o.method);
+  const MethodInfo& m = o.method.info();
   std::string s = m.name;
-  if (m.reads_act_steps) s += "-" + std::to_string(o.act_steps);
+  // Its counts (act's k) belong to its name: act-2.
+  for (const Parameter& p : m.parameters)
+    if (p.kind == Parameter::Kind::integer)
+      s += "-" + format_value(p, parameter_value(o.method, o.parameters, p.name));
   if (m.document_to_query || m.query_to_document) s += std::string(" ") + to_string(o.direction);
   return s;
 }
@@ -254,10 +275,10 @@ std::string describe_backend(const SearcherOptions& o, const SearchStats& st) {
 // How much work the bounds saved: D2 (LC-RWMD) or EMD solves (WMD) per pair.
 void report_refinement(const SearchOptions& o, const SearchStats& st) {
   const double pairs = static_cast<double>(std::max<std::size_t>(st.distances, 1));
-  if (lcrwmd::describe(o.method).costly_exact)
+  if (o.method->costly_exact)
     note("  EMD solves: %zu of %zu pairs (%.2f%% avoided); tighter bounds: %zu", st.refined,
          st.distances, 100.0 * (1.0 - static_cast<double>(st.refined) / pairs), st.tightened);
-  else if (o.direction != Direction::document_to_query && lcrwmd::describe(o.method).bounded)
+  else if (o.direction != Direction::document_to_query && o.method->bounded)
     note(
         "  D2 computed for %zu of %zu pairs; tighter bounds of D2 (neighbourhoods, kept word "
         "distances): %zu",
@@ -331,8 +352,7 @@ Loaded load_queries(const QueryFlags& f) {
         docs.push_back(*doc);
         l.liked.push_back(static_cast<std::int64_t>(*doc));
       }
-      l.queries =
-          l.documents().documents_as_queries(docs, describe(parse_method(f.method)).reads_terms);
+      l.queries = l.documents().documents_as_queries(docs, f.method_asked()->reads_terms());
       return;
     }
     const QueryText text = read_query_text(f, l.indexes().front(), l.indexes().subspan(1));

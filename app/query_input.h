@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -42,6 +43,14 @@ void report_text(const TextReport& r, const char* what);
 // --embeddings and --stopwords, worded alike for every command that reads queries.
 void add_text_flags(CLI::App* c, std::string& embeddings, std::string& stopwords);
 
+// A flag for each parameter of the methods `admits` (--act-steps for act_steps, ...), its help
+// and default its description's; what is given lands in given[name] as typed.
+void add_parameter_flags(CLI::App* c, std::map<std::string, std::string>& given,
+                         bool (*admits)(const MethodInfo&));
+// The parameters of `m` from such flags: each given one checked (an Error naming its flag),
+// the rest at their defaults.
+ParameterValues parameters_asked(Method m, const std::map<std::string, std::string>& given);
+
 // --method (or another flag naming a method), its help listing the description of every
 // method `admits`.
 void add_method_flag(CLI::App* c, std::string& method, bool (*admits)(const MethodInfo&),
@@ -57,9 +66,8 @@ struct QueryFlags {
   std::vector<std::string> like;  // search --like: documents of the index as the queries
   bool one_sided = false, no_verify = false, tf32 = false;
   std::size_t batch = 0, memory_mib = 2048, device_memory_mib = 0, device_chunk = 0;
-  std::size_t act_steps = 1;
-  double bm25_k1 = SearchOptions{}.bm25_k1, bm25_b = SearchOptions{}.bm25_b;
-  double hybrid_weight = SearchOptions{}.hybrid_weight;
+  // The methods' parameters given (--act-steps, --bm25-k1, ...), as typed, by name.
+  std::map<std::string, std::string> parameters;
   float max_distance = std::numeric_limits<float>::infinity();
   int threads = 0, device = 0;
 
@@ -72,7 +80,7 @@ struct QueryFlags {
   // The backend's and its tuning (searcher_options): memory, threads, precision, backend,
   // devices, TF32.
   void add_backend(CLI::App* c);
-  // --method (of the methods `admits`), --act-steps, --bm25-k1, --bm25-b, --hybrid-weight,
+  // --method (of the methods `admits`), a flag for each of their parameters (--act-steps, ...),
   // --direction (or --one-sided) and --query-weights.
   void add_method_flags(CLI::App* c, bool (*admits)(const MethodInfo&));
   // Top-k commands only: a full matrix needs every exact distance.
@@ -84,6 +92,10 @@ struct QueryFlags {
   void add_distribute(CLI::App* c, const char* default_layout);
   // What each search asks for.
   SearchOptions options() const;
+  // The method asked for, and its parameters (the flags given, checked; the rest at their
+  // defaults).
+  Method method_asked() const;
+  ParameterValues parameters_asked() const;
   // --direction, or --one-sided's, or the method's default.
   Direction direction_asked() const;
   // How the queries are read: --query-weights for the direction asked.

@@ -15,15 +15,20 @@ namespace {
 using nlohmann::json;
 
 // Every key of `request` must be one of `known`: a misspelt option is an error, not a default.
-void only(const json& request, std::initializer_list<const char*> known, const std::string& at) {
+void only(const json& request, const std::vector<std::string>& known, const std::string& at) {
   for (const auto& item : request.items()) {
-    bool ok = false;
-    for (const char* k : known) ok = ok || item.key() == k;
-    if (ok) continue;
+    if (std::find(known.begin(), known.end(), item.key()) != known.end()) continue;
     std::string expected;
-    for (const char* k : known) expected += std::string(expected.empty() ? "" : ", ") + k;
+    for (const std::string& k : known) expected += (expected.empty() ? "" : ", ") + k;
     throw RequestError(400, at + item.key(), "unknown field (expected " + expected + ")");
   }
+}
+
+// `fields`, then every method's parameters: what a search or explain request may give.
+std::vector<std::string> with_parameters(std::initializer_list<const char*> fields) {
+  std::vector<std::string> known(fields.begin(), fields.end());
+  for (const Parameter* p : all_parameters()) known.emplace_back(p->name);
+  return known;
 }
 
 // An optional integer field from lo to hi; the same words for every way of missing it.
@@ -38,14 +43,6 @@ std::uint64_t integer(const json& request, const char* name, std::uint64_t fallb
                        "expected an integer from " + std::to_string(lo) + " to " +
                            std::to_string(hi) + ", got " + to_bytes(*it));
   return it->get<std::uint64_t>();
-}
-
-// An optional number field (its range is the library's to check).
-double number(const json& request, const char* name, double fallback) {
-  const auto it = request.find(name);
-  if (it == request.end() || it->is_null()) return fallback;
-  if (!it->is_number()) throw RequestError(400, name, "expected a number, got " + to_bytes(*it));
-  return it->get<double>();
 }
 
 bool boolean(const json& request, const char* name, bool fallback) {
@@ -66,9 +63,26 @@ void require_object(const json& request) {
   if (!request.is_object()) throw RequestError(400, "body", "expected a JSON object");
 }
 
-// method, direction (or the older "symmetric": false, document-to-query), act_steps and the
-// bm25 and hybrid parameters, checked by the library's rules (lcrwmd/search.h). Without a
-// method: default_method, or `otherwise` where a direction it lacks is asked.
+// The methods' parameters the request gives (each a field named as its description names it),
+// each a number of its kind: those within their ranges, the library checks (method_parameters).
+ParameterValues given_parameters(const json& request) {
+  ParameterValues given;
+  for (const Parameter* p : all_parameters()) {
+    const auto it = request.find(p->name);
+    if (it == request.end() || it->is_null()) continue;
+    const bool integer = p->kind == Parameter::Kind::integer;
+    if (integer ? !(it->is_number_unsigned() || it->is_number_integer()) : !it->is_number())
+      throw RequestError(400, p->name,
+                         std::string("expected ") + (integer ? "an integer" : "a number") +
+                             ", got " + to_bytes(*it));
+    given.set(p->name, it->get<double>());
+  }
+  return given;
+}
+
+// method, direction (or the older "symmetric": false, document-to-query) and the method's
+// parameters, checked by the library's rules (lcrwmd/search.h). Without a method:
+// default_method, or `otherwise` where a direction it lacks is asked.
 SearchOptions options(const json& request, Method default_method,
                       std::optional<Method> otherwise = std::nullopt) {
   SearchOptions o;
@@ -80,23 +94,19 @@ SearchOptions options(const json& request, Method default_method,
     throw RequestError(400, "direction", e.what());
   }
   if (!symmetric && !asked) asked = Direction::document_to_query;
-  if (otherwise && asked && !has_direction(describe(default_method), *asked))
-    default_method = *otherwise;
+  if (otherwise && asked && !default_method->has(*asked)) default_method = *otherwise;
   try {
-    o.method = parse_method(text(request, "method", to_string(default_method)));
+    o.method = Method(text(request, "method", to_string(default_method)));
   } catch (const Error& e) {
     throw RequestError(400, "method", e.what());
   }
   try {
-    o.direction = resolve_direction(describe(o.method), asked, !symmetric);
+    o.direction = resolve_direction(o.method.info(), asked, !symmetric);
   } catch (const Error& e) {
     throw RequestError(400, "symmetric", e.what());
   }
-  o.act_steps = integer(request, "act_steps", 1, 0, kMaxActSteps);
-  o.bm25_k1 = number(request, "bm25_k1", o.bm25_k1);
-  o.bm25_b = number(request, "bm25_b", o.bm25_b);
-  o.hybrid_weight = number(request, "hybrid_weight", o.hybrid_weight);
   try {
+    o.parameters = method_parameters(o.method, given_parameters(request));
     check_options(o);
   } catch (const OptionError& e) {  // named as the request spelt it
     throw RequestError(400, e.option() == "direction" && !symmetric ? "symmetric" : e.option(),
@@ -156,8 +166,8 @@ json parse_body(std::string_view body) {
 SearchRequest parse_search(const json& body, const RequestLimits& limits) {
   require_object(body);
   only(body,
-       {"queries", "like", "k", "method", "direction", "symmetric", "query_weights", "act_steps",
-        "bm25_k1", "bm25_b", "hybrid_weight", "text"},
+       with_parameters(
+           {"queries", "like", "k", "method", "direction", "symmetric", "query_weights", "text"}),
        "");
   SearchRequest r;
   r.k = integer(body, "k", 10, 1, limits.max_k);
@@ -169,7 +179,7 @@ SearchRequest parse_search(const json& body, const RequestLimits& limits) {
     if (!like->is_string()) throw RequestError(400, "like", "expected a document's id");
     r.like = like->get<std::string>();
     r.names.emplace_back(*r.like);
-    r.options = options(body, SearchOptions{}.method);
+    r.options = options(body, default_method(QueryKind::document));
     r.weights = query_weights(body, r.options.direction);
     return r;
   }
@@ -182,7 +192,7 @@ SearchRequest parse_search(const json& body, const RequestLimits& limits) {
                            std::to_string(limits.max_queries) + " per request");
   // A text: bm25, unless a direction it lacks is asked (lc-rwmd's then, as before bm25 was
   // the default).
-  r.options = options(body, kTextQueryMethod, SearchOptions{}.method);
+  r.options = options(body, default_method(QueryKind::text), default_method(QueryKind::document));
   r.weights = query_weights(body, r.options.direction);
   for (std::size_t i = 0; i < queries->size(); ++i) {
     const json& q = (*queries)[i];
@@ -211,7 +221,7 @@ SearchRequest parse_search(const json& body, const RequestLimits& limits) {
 
 ExplainRequest parse_explain(const json& body) {
   require_object(body);
-  only(body, {"query", "doc", "method", "direction", "symmetric", "query_weights", "act_steps"},
+  only(body, with_parameters({"query", "doc", "method", "direction", "symmetric", "query_weights"}),
        "");
   ExplainRequest r;
   const auto query = body.find("query");
@@ -223,7 +233,7 @@ ExplainRequest parse_explain(const json& body) {
   if (doc == body.end() || !doc->is_string())
     throw RequestError(400, "doc", "expected a document's id");
   r.doc = doc->get<std::string>();
-  r.options = options(body, Method::wmd);
+  r.options = options(body, Method("wmd"));
   r.weights = query_weights(body, r.options.direction);
   return r;
 }

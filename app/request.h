@@ -37,9 +37,9 @@ inline constexpr std::size_t kMaxDepth = 16;
 nlohmann::json parse_body(std::string_view body);
 
 // POST /search: {"queries": [text | {"text": ..., "id": ...}, ...] or "like": a document's id,
-// "k", "method", "direction" (or "symmetric"), "query_weights", "act_steps", "bm25_k1",
-// "bm25_b", "hybrid_weight", "text"}. Without a method, texts are ranked by kTextQueryMethod
-// and a document's likes by the symmetric distance.
+// "k", "method", "direction" (or "symmetric"), "query_weights", "text", and each of the methods'
+// parameters by its name ("act_steps", "bm25_k1", ...)}. Without a method, texts are ranked by
+// the text method (default_method) and a document's likes by the symmetric distance.
 struct SearchRequest {
   std::optional<std::string> like;    // "more like this": the document's id, not among the answers
   std::vector<RawDocument> queries;   // ids: their positions
@@ -52,7 +52,7 @@ struct SearchRequest {
 SearchRequest parse_search(const nlohmann::json& body, const RequestLimits& limits);
 
 // POST /explain: {"query": text, "doc": id, "method", "direction" (or "symmetric"),
-// "query_weights", "act_steps"}.
+// "query_weights", and the method's parameters ("act_steps")}.
 struct ExplainRequest {
   RawDocument query;
   std::string doc;

@@ -26,7 +26,7 @@ namespace lcrwmd::app {
 void write_results(const SearchResults& r, const std::vector<std::string>& query_ids,
                    const Describe& id_of, const Describe& text_of, bool with_text, Method method,
                    std::unique_ptr<AtomicFile> file) {
-  const bool scores = describe(method).ranks_by_score;
+  const bool scores = method->answer == Answer::score;
   // Written one query at a time: with a large --k the results need not fit in memory twice.
   std::string out;
   for (std::size_t q = 0; q < r.n_queries; ++q) {

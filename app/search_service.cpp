@@ -63,7 +63,7 @@ QuerySet SearchService::to_queries(const DocumentSnapshot& s, const std::vector<
   QueryOptions qo;
   qo.embeddings = embeddings_.get();
   qo.weights = weights;
-  qo.keep_term_only = describe(method).lexical;
+  qo.keep_term_only = !method->vectors;
   TextReport report;
   QuerySet qs = s.documents().make_query_set(texts, qo, &report);
   if (!report.empty_documents.empty())
@@ -87,7 +87,7 @@ json SearchService::search(const json& body) {
     r = without_self(
         batcher_
             .submit(DocumentSnapshot::searcher_of(snap),
-                    docs.documents_as_queries(self, describe(request.options.method).reads_terms),
+                    docs.documents_as_queries(self, request.options.method->reads_terms()),
                     request.k + 1, request.options)
             .get(),
         own, request.k);
@@ -99,7 +99,7 @@ json SearchService::search(const json& body) {
             .get();
   }
   // A method that ranks by a score (bm25, hybrid) answers the score, higher first.
-  const bool scores = describe(request.options.method).ranks_by_score;
+  const bool scores = request.options.method->answer == Answer::score;
   const char* ranked_by = scores ? "score" : "distance";
   json results = json::array();
   for (std::size_t q = 0; q < r.n_queries; ++q) {
@@ -131,7 +131,7 @@ json SearchService::explain(const json& body) const {
   const SearchOptions& o = request.options;
   // A document's distance is its segment's business, but term statistics are the whole
   // collection's: a lexical method is explained over one index only.
-  if (describe(o.method).reads_terms && snap->one_index() == nullptr)
+  if (o.method->reads_terms() && snap->one_index() == nullptr)
     throw RequestError(409, "method",
                        std::string(to_string(o.method)) +
                            " is explained over a collection of one segment "
@@ -143,7 +143,7 @@ json SearchService::explain(const json& body) const {
   Explanation e;
   try {
     e = lcrwmd::explain(docs.shard(segment), docs.for_shard(qs, segment), 0, local, o.method,
-                        o.direction, o.act_steps);
+                        o.direction, o.parameters);
   } catch (const Error& err) {
     throw RequestError(400, "method", err.what());
   }
@@ -212,9 +212,9 @@ json SearchService::info() const {
   const std::shared_ptr<const DocumentSnapshot> snap = current();
   const ShardSet& docs = snap->documents();
   json methods = json::array(), names = json::array();
-  for (const MethodInfo& m : lcrwmd::methods()) {
-    methods.push_back(method_json(m));
-    names.push_back(m.name);
+  for (const Method m : lcrwmd::methods()) {
+    methods.push_back(method_json(m.info()));
+    names.push_back(m.name());
   }
   json collection;  // null: an index file
   if (writer_)
@@ -236,8 +236,8 @@ json SearchService::info() const {
           {"max_queries_per_request", options_.limits.max_queries},
           {"methods", std::move(names)},
           {"method_details", std::move(methods)},
-          {"default_method", to_string(kTextQueryMethod)},
-          {"like_method", to_string(SearchOptions{}.method)}};
+          {"default_method", to_string(default_method(QueryKind::text))},
+          {"like_method", to_string(default_method(QueryKind::document))}};
 }
 
 void SearchService::record(const std::string& endpoint, int status, double seconds) {

@@ -43,8 +43,8 @@ void gpu_benchmarks(const Index& ix, const QuerySet& qs, int device, std::size_t
               dev.name.c_str(), ix.n_docs(), ix.vocab_size(), ix.dim(),
               static_cast<double>(ix.nnz()) / n, qs.size());
 
-  const SearchOptions one = gpu_options(Method::lc_rwmd, false, 1);
-  const SearchOptions sym = gpu_options(Method::lc_rwmd, true, 1);
+  const SearchOptions one = gpu_options(Method("lc-rwmd"), false, 1);
+  const SearchOptions sym = gpu_options(Method("lc-rwmd"), true, 1);
   // Two resident sets side by side, each with a third of the device's free memory to work in.
   GpuOptions go;
   go.device = device;
@@ -162,7 +162,7 @@ void gpu_benchmarks(const Index& ix, const QuerySet& qs, int device, std::size_t
   for (std::size_t b : batches) {
     const QuerySet q = slice(qs, 0, b);
     for (bool symmetric : {false, true}) {
-      const SearchOptions o = gpu_options(Method::lc_rwmd, symmetric, b);
+      const SearchOptions o = gpu_options(Method("lc-rwmd"), symmetric, b);
       double t = 1e30, t32 = 1e30;
       SearchStats st;
       SearchResults got, want;
@@ -202,7 +202,7 @@ void gpu_benchmarks(const Index& ix, const QuerySet& qs, int device, std::size_t
   // TF32 against FP32 on one batch: rank-wise distance error and shared neighbours.
   {
     const QuerySet q = slice(qs, 0, std::min<std::size_t>(qs.size(), 64));
-    const SearchOptions o = gpu_options(Method::lc_rwmd, false, 64);
+    const SearchOptions o = gpu_options(Method("lc-rwmd"), false, 64);
     const SearchResults exact = gpu->search(q, 10, o);
     gpu->set_allow_tf32(true);
     const SearchResults fast = gpu->search(q, 10, o);
@@ -230,7 +230,7 @@ void gpu_benchmarks(const Index& ix, const QuerySet& qs, int device, std::size_t
   // The paper's GPU baseline: quadratic RWMD, per pair, beside LC-RWMD's per pair.
   {
     const QuerySet q = slice(qs, 0, 1);
-    const SearchOptions o = gpu_options(Method::rwmd, true, 1);
+    const SearchOptions o = gpu_options(Method("rwmd"), true, 1);
     double t = 1e30;
     for (int r = 0; r < 2; ++r) t = std::min(t, seconds_of([&] { gpu->search(q, 10, o); }));
     const double lc_pair = median(t_sym) / n;

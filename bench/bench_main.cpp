@@ -145,7 +145,7 @@ void quadratic_vs_lc(const Index& ix, const QuerySet& qs, double one_sided, Repo
   const Index small = ix.shard(0, sample);
   const QuerySet q = slice(qs, 0, 1);
   SearchOptions o;
-  o.method = Method::rwmd;
+  o.method = Method("rwmd");
   const double quad = seconds_of([&] { search(small, q, 10, o); }) / static_cast<double>(sample);
   const double lcp = one_sided / static_cast<double>(ix.n_docs());
   rep.add("quadratic RWMD: time per document pair (us)", 1e6 * quad, "us");
@@ -159,8 +159,8 @@ void act_vs_lc(const Searcher& searcher, const QuerySet& qs, std::size_t reps, s
                const std::vector<std::size_t>& batches, Report& rep) {
   const auto act = [&](bool symmetric, std::size_t batch) {
     SearchOptions o = lc(symmetric, batch);
-    o.method = Method::act;
-    o.act_steps = steps;
+    o.method = Method("act");
+    o.parameters.set("act_steps", static_cast<double>(steps));
     return o;
   };
   const std::string name = "ACT-" + std::to_string(steps);

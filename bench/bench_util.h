@@ -78,7 +78,7 @@ inline double bare_sgemm(const Index& ix, std::size_t words) {
 // LC-RWMD in batches of `batch` queries.
 inline SearchOptions lc(bool symmetric, std::size_t batch) {
   SearchOptions o;
-  o.method = Method::lc_rwmd;
+  o.method = Method("lc-rwmd");
   o.direction = symmetric ? Direction::symmetric : Direction::document_to_query;
   o.batch = batch;
   return o;

@@ -274,38 +274,32 @@ PYBIND11_MODULE(_lcrwmd, m) {
           "search",
           [](const PyIndex& p, const py::sequence& queries, std::int64_t k,
              const std::string& method, const std::string& direction, const std::string& backend,
-             std::size_t batch, bool prune, std::size_t act_steps, const std::string& precision,
-             float max_distance, const std::string& query_weights, double bm25_k1, double bm25_b,
-             double hybrid_weight) {
-            SearchOptions o = make_options(method, direction, batch, prune, act_steps);
+             std::size_t batch, bool prune, const py::dict& parameters,
+             const std::string& precision, float max_distance, const std::string& query_weights) {
+            SearchOptions o = make_options(method, direction, batch, prune, parameters);
             o.max_distance = max_distance;
-            o.bm25_k1 = bm25_k1;
-            o.bm25_b = bm25_b;
-            o.hybrid_weight = hybrid_weight;
             check_options(o);
             return search_with(p, *p.searcher(backend, o, precision), queries, to_k(k), o,
                                query_weights);
           },
           py::arg("queries"), py::arg("k") = 10, py::arg("method") = "lc-rwmd",
           py::arg("direction") = "", py::arg("backend") = "auto", py::arg("batch") = 0,
-          py::arg("prune") = true, py::arg("act_steps") = 1, py::arg("precision") = "auto",
+          py::arg("prune") = true, py::arg("parameters") = py::dict(),
+          py::arg("precision") = "auto",
           py::arg("max_distance") = std::numeric_limits<float>::infinity(),
-          py::arg("query_weights") = "auto", py::arg("bm25_k1") = SearchOptions{}.bm25_k1,
-          py::arg("bm25_b") = SearchOptions{}.bm25_b,
-          py::arg("hybrid_weight") = SearchOptions{}.hybrid_weight)
+          py::arg("query_weights") = "auto")
       .def(
           "more_like",
           [](const PyIndex& p, const std::vector<std::size_t>& docs, std::int64_t k,
              const std::string& method, const std::string& direction, const std::string& backend,
-             std::size_t act_steps, const std::string& precision) {
-            const SearchOptions o = make_options(method, direction, 0, true, act_steps);
+             const py::dict& parameters, const std::string& precision) {
+            const SearchOptions o = make_options(method, direction, 0, true, parameters);
             const std::size_t kk = to_k(k);
             std::vector<std::int64_t> self(docs.begin(), docs.end());
             SearchResults r;
             {
               py::gil_scoped_release release;
-              const QuerySet qs =
-                  query_set_from_index(*p.index, docs, describe(o.method).reads_terms);
+              const QuerySet qs = query_set_from_index(*p.index, docs, o.method->reads_terms());
               r = without_self(p.searcher(backend, o, precision)->search(qs, kk + 1, o), self, kk);
             }
             const auto nq = static_cast<py::ssize_t>(r.n_queries),
@@ -317,37 +311,31 @@ PYBIND11_MODULE(_lcrwmd, m) {
             return py::make_tuple(d, i);
           },
           py::arg("docs"), py::arg("k") = 10, py::arg("method") = "lc-rwmd",
-          py::arg("direction") = "", py::arg("backend") = "auto", py::arg("act_steps") = 1,
-          py::arg("precision") = "auto")
+          py::arg("direction") = "", py::arg("backend") = "auto",
+          py::arg("parameters") = py::dict(), py::arg("precision") = "auto")
       .def(
           "explain",
           [](const PyIndex& p, const py::object& query, std::size_t doc, const std::string& method,
-             const std::string& direction, std::size_t act_steps,
+             const std::string& direction, const py::dict& parameters,
              const std::string& query_weights) {
-            return explain_with(p, query, doc, make_options(method, direction, 0, true, act_steps),
+            return explain_with(p, query, doc, make_options(method, direction, 0, true, parameters),
                                 query_weights);
           },
           py::arg("query"), py::arg("doc"), py::arg("method") = "wmd",
-          py::arg("direction") = "symmetric", py::arg("act_steps") = 1,
+          py::arg("direction") = "symmetric", py::arg("parameters") = py::dict(),
           py::arg("query_weights") = "auto")
       .def(
           "pairwise",
           [](const PyIndex& p, const py::sequence& queries, const std::string& method,
              const std::string& direction, const std::string& backend, std::size_t batch,
-             std::size_t act_steps, const std::string& precision, const std::string& query_weights,
-             double bm25_k1, double bm25_b, double hybrid_weight) {
-            SearchOptions o = make_options(method, direction, batch, true, act_steps);
-            o.bm25_k1 = bm25_k1;
-            o.bm25_b = bm25_b;
-            o.hybrid_weight = hybrid_weight;
-            check_options(o);
+             const py::dict& parameters, const std::string& precision,
+             const std::string& query_weights) {
+            const SearchOptions o = make_options(method, direction, batch, true, parameters);
             return pairwise_with(p, *p.searcher(backend, o, precision), queries, o, query_weights);
           },
           py::arg("queries"), py::arg("method") = "lc-rwmd", py::arg("direction") = "",
-          py::arg("backend") = "auto", py::arg("batch") = 0, py::arg("act_steps") = 1,
-          py::arg("precision") = "auto", py::arg("query_weights") = "auto",
-          py::arg("bm25_k1") = SearchOptions{}.bm25_k1, py::arg("bm25_b") = SearchOptions{}.bm25_b,
-          py::arg("hybrid_weight") = SearchOptions{}.hybrid_weight)
+          py::arg("backend") = "auto", py::arg("batch") = 0, py::arg("parameters") = py::dict(),
+          py::arg("precision") = "auto", py::arg("query_weights") = "auto")
       .def(
           "to_gpu",
           [](const PyIndex& p, int device, std::size_t memory_mib, bool tf32,
@@ -368,10 +356,10 @@ PYBIND11_MODULE(_lcrwmd, m) {
           "eval_knn",
           [](const PyIndex& p, const py::sequence& queries, std::vector<std::string> labels,
              std::vector<std::size_t> ks, const std::string& method, bool symmetric,
-             const std::string& backend, std::size_t act_steps, const std::string& precision) {
+             const std::string& backend, const py::dict& parameters, const std::string& precision) {
             if (ks.empty()) throw py::value_error("ks: give at least one k");
             const SearchOptions o =
-                make_options(method, direction_of(symmetric), 0, true, act_steps);
+                make_options(method, direction_of(symmetric), 0, true, parameters);
             const Queries q = to_queries(p, queries, labels);
             const std::shared_ptr<const Searcher> searcher = p.searcher(backend, o, precision);
             KnnReport rep;
@@ -393,8 +381,8 @@ PYBIND11_MODULE(_lcrwmd, m) {
             return out;
           },
           py::arg("queries"), py::arg("labels"), py::arg("ks"), py::arg("method") = "lc-rwmd",
-          py::arg("symmetric") = true, py::arg("backend") = "auto", py::arg("act_steps") = 1,
-          py::arg("precision") = "auto")
+          py::arg("symmetric") = true, py::arg("backend") = "auto",
+          py::arg("parameters") = py::dict(), py::arg("precision") = "auto")
       .def(
           "with_embeddings",
           [](const PyIndex& p, std::shared_ptr<const WordVectors> emb) {
@@ -447,24 +435,24 @@ PYBIND11_MODULE(_lcrwmd, m) {
           "search",
           [](const PyGpuSearcher& s, const py::sequence& queries, std::int64_t k,
              const std::string& method, const std::string& direction, std::size_t batch, bool prune,
-             float max_distance, std::size_t act_steps) {
-            SearchOptions o = make_options(method, direction, batch, prune, act_steps);
+             float max_distance, const py::dict& parameters) {
+            SearchOptions o = make_options(method, direction, batch, prune, parameters);
             o.max_distance = max_distance;
             return search_with(s.index, *s.gpu, queries, to_k(k), o, "auto");
           },
           py::arg("queries"), py::arg("k") = 10, py::arg("method") = "lc-rwmd",
           py::arg("direction") = "symmetric", py::arg("batch") = 0, py::arg("prune") = true,
           py::arg("max_distance") = std::numeric_limits<float>::infinity(),
-          py::arg("act_steps") = 1)
+          py::arg("parameters") = py::dict())
       .def(
           "pairwise",
           [](const PyGpuSearcher& s, const py::sequence& queries, const std::string& method,
-             const std::string& direction, std::size_t batch, std::size_t act_steps) {
+             const std::string& direction, std::size_t batch, const py::dict& parameters) {
             return pairwise_with(s.index, *s.gpu, queries,
-                                 make_options(method, direction, batch, true, act_steps), "auto");
+                                 make_options(method, direction, batch, true, parameters), "auto");
           },
           py::arg("queries"), py::arg("method") = "lc-rwmd", py::arg("direction") = "symmetric",
-          py::arg("batch") = 0, py::arg("act_steps") = 1)
+          py::arg("batch") = 0, py::arg("parameters") = py::dict())
       .def_property_readonly("uploads", [](const PyGpuSearcher& s) { return s.gpu->uploads(); })
       .def_property_readonly("device", [](const PyGpuSearcher& s) { return s.gpu->device().name; })
       .def_property_readonly("resident_bytes",
@@ -492,19 +480,30 @@ PYBIND11_MODULE(_lcrwmd, m) {
       "methods",
       [] {
         py::list out;
-        for (const MethodInfo& i : lcrwmd::methods()) {
+        for (const Method method : lcrwmd::methods()) {
+          const MethodInfo& i = method.info();
           py::dict d;
           d["name"] = i.name;
           d["summary"] = i.summary;
           for (const auto& [name, value] : method_properties(i)) d[name] = value;
           d["directions"] = directions(i);
+          d["answers"] = i.answer == Answer::score ? "score" : "distance";
+          py::list parameters;
+          for (const Parameter& p : i.parameters) parameters.append(parameter_dict(p));
+          d["parameters"] = parameters;
+          d["default_for"] = !i.default_for                      ? py::object(py::none())
+                             : *i.default_for == QueryKind::text ? py::str("text")
+                                                                 : py::str("document");
           out.append(d);
         }
         return out;
       },
       "Every method as the engine describes it, in order: a dict each with its name, a "
       "one-line summary, its directions, whether it has each one-sided form, prunes its top-k by "
-      "bounds, reads act_steps, runs on the GPU and can be explained.");
+      "bounds, runs on the GPU and can be explained, whether it answers a distance or a score, "
+      "its parameters (each a dict: name, the keyword argument; type, 'integer' or 'number'; "
+      "default; min; max, None for none; help) and the kind of query it is the default for "
+      "('text', 'document' or None).");
   m.def("cpu_simd_level", &cpu_simd_level,
         "The SIMD level of the CPU kernels here: 'scalar', 'avx2' or 'avx512'.");
   m.def(

@@ -67,13 +67,9 @@ class PyCollection {
   }
 
   py::tuple search(const py::sequence& queries, std::int64_t k, const std::string& method,
-                   const std::string& direction, std::size_t act_steps,
-                   const std::string& query_weights, double bm25_k1, double bm25_b,
-                   double hybrid_weight, float max_distance) {
-    SearchOptions o = make_options(method, direction, 0, true, act_steps);
-    o.bm25_k1 = bm25_k1;
-    o.bm25_b = bm25_b;
-    o.hybrid_weight = hybrid_weight;
+                   const std::string& direction, const py::dict& parameters,
+                   const std::string& query_weights, float max_distance) {
+    SearchOptions o = make_options(method, direction, 0, true, parameters);
     o.max_distance = max_distance;
     check_options(o);
     std::shared_ptr<const DocumentSnapshot> s;
@@ -85,8 +81,8 @@ class PyCollection {
         [&s](const std::vector<RawDocument>& raw, const QueryOptions& qo, TextReport& report) {
           return s->documents().make_query_set(raw, qo, &report);
         },
-        queries, std::nullopt, parse_query_weights(query_weights, o.direction),
-        describe(o.method).lexical, embeddings_.get());
+        queries, std::nullopt, parse_query_weights(query_weights, o.direction), !o.method->vectors,
+        embeddings_.get());
     return search_queries(s->searcher(), q, to_k(k), o);
   }
 
@@ -156,8 +152,8 @@ void bind_collection(py::module_& m) {
       .def("delete", &PyCollection::remove, py::arg("ids"), py::arg("wait") = 30.0)
       .def("compact", &PyCollection::compact, py::arg("wait") = 30.0)
       .def("search", &PyCollection::search, py::arg("queries"), py::arg("k"), py::arg("method"),
-           py::arg("direction"), py::arg("act_steps"), py::arg("query_weights"), py::arg("bm25_k1"),
-           py::arg("bm25_b"), py::arg("hybrid_weight"), py::arg("max_distance"))
+           py::arg("direction"), py::arg("parameters"), py::arg("query_weights"),
+           py::arg("max_distance"))
       .def_property_readonly("ids", &PyCollection::ids)
       .def_property_readonly("generation", &PyCollection::generation)
       .def_property_readonly("segments", &PyCollection::segments)

@@ -131,25 +131,51 @@ std::size_t to_k(std::int64_t k) {
 }
 
 SearchOptions make_options(const std::string& method, const std::string& direction,
-                           std::size_t batch, bool prune, std::size_t act_steps) {
+                           std::size_t batch, bool prune, const py::dict& parameters) {
   SearchOptions o;
-  o.method = parse_method(method);
+  o.method = Method(method);
   // "": the method's own (symmetric where it has it)
   o.direction = resolve_direction(
-      describe(o.method),
-      direction.empty() ? std::nullopt : std::optional(parse_direction(direction)), false);
+      o.method.info(), direction.empty() ? std::nullopt : std::optional(parse_direction(direction)),
+      false);
   o.batch = batch;
   o.prune = prune;
-  o.act_steps = act_steps;
+  ParameterValues given;
+  for (const auto& [key, value] : parameters) {
+    const auto name = key.cast<std::string>();
+    // A bool is an int to Python; no parameter is one.
+    if (py::isinstance<py::bool_>(value) ||
+        !(py::isinstance<py::int_>(value) || py::isinstance<py::float_>(value)))
+      throw py::type_error(name + ": expected a number, got " +
+                           py::str(py::type::of(value).attr("__name__")).cast<std::string>());
+    given.set(name, value.cast<double>());
+  }
+  o.parameters = method_parameters(o.method, given);
   check_options(o);
   return o;
 }
 
+py::dict parameter_dict(const Parameter& p) {
+  const bool integer = p.kind == Parameter::Kind::integer;
+  const auto number = [&](double v) -> py::object {
+    if (integer) return py::int_(static_cast<long long>(v));
+    return py::float_(v);
+  };
+  py::dict d;
+  d["name"] = p.name;
+  d["flag"] = flag(p);
+  d["type"] = integer ? "integer" : "number";
+  d["default"] = number(p.default_value);
+  d["min"] = number(p.min);
+  d["max"] = std::isfinite(p.max) ? number(p.max) : py::object(py::none());
+  d["help"] = p.help;
+  return d;
+}
+
 py::tuple search_with(const PyIndex& p, const Searcher& searcher, const py::sequence& queries,
                       std::size_t k, const SearchOptions& o, const std::string& query_weights) {
-  const Queries q =
-      to_queries(p, queries, std::nullopt, parse_query_weights(query_weights, o.direction),
-                 describe(o.method).lexical);
+  const Queries q = to_queries(p, queries, std::nullopt,
+                               parse_query_weights(query_weights, o.direction), !o.method->vectors);
   return search_queries(searcher, q, k, o);
 }
 
@@ -209,7 +235,7 @@ py::dict explain_with(const PyIndex& p, const py::object& query, std::size_t doc
   Explanation e;
   {
     py::gil_scoped_release release;
-    e = explain(*p.index, q.set, 0, doc, o.method, o.direction, o.act_steps);
+    e = explain(*p.index, q.set, 0, doc, o.method, o.direction, o.parameters);
   }
   py::dict d;
   d["doc"] = e.doc;
@@ -231,9 +257,8 @@ py::dict explain_with(const PyIndex& p, const py::object& query, std::size_t doc
 py::array_t<float> pairwise_with(const PyIndex& p, const Searcher& searcher,
                                  const py::sequence& queries, const SearchOptions& o,
                                  const std::string& query_weights) {
-  const Queries q =
-      to_queries(p, queries, std::nullopt, parse_query_weights(query_weights, o.direction),
-                 describe(o.method).lexical);
+  const Queries q = to_queries(p, queries, std::nullopt,
+                               parse_query_weights(query_weights, o.direction), !o.method->vectors);
   if (!q.excluded.empty())
     throw py::value_error("query " + q.excluded.front() +
                           " has no word known to the index or its embeddings");

@@ -103,9 +103,13 @@ Queries to_queries(const PyIndex& p, const py::sequence& docs,
 
 // Python's k is any int: below 1, the library's error (lcrwmd.Error), not pybind11's TypeError.
 std::size_t to_k(std::int64_t k);
-// direction: "symmetric" | "document-to-query" | "query-to-document"; checked by the library.
+// direction: "symmetric" | "document-to-query" | "query-to-document" ("": the method's own);
+// parameters: the method's, by name (the keyword arguments Python's wrappers take, each a
+// number; lcrwmd.methods() lists them): checked by the library, which names the one at fault.
 SearchOptions make_options(const std::string& method, const std::string& direction,
-                           std::size_t batch, bool prune, std::size_t act_steps = 1);
+                           std::size_t batch, bool prune, const py::dict& parameters);
+// A parameter's description as lcrwmd.methods() gives it.
+py::dict parameter_dict(const Parameter& p);
 // The direction the older keyword symmetric=True/False names.
 inline const char* direction_of(bool symmetric) {
   return symmetric ? "symmetric" : "document-to-query";

@@ -21,9 +21,9 @@ struct Classified {
 
 Classified classify_with(const PyIndex& p, const py::sequence& docs, std::int64_t k,
                          const std::string& method, bool symmetric, const std::string& backend,
-                         bool prune, std::size_t act_steps, const std::string& precision) {
+                         bool prune, const py::dict& parameters, const std::string& precision) {
   const std::size_t kk = to_k(k);
-  const SearchOptions o = make_options(method, direction_of(symmetric), 0, prune, act_steps);
+  const SearchOptions o = make_options(method, direction_of(symmetric), 0, prune, parameters);
   Classified c{to_queries(p, docs, std::nullopt), {}};
   const std::shared_ptr<const Searcher> searcher = p.searcher(backend, o, precision);
   const Index& index = *p.index;
@@ -36,9 +36,9 @@ Classified classify_with(const PyIndex& p, const py::sequence& docs, std::int64_
 }
 
 // The keyword arguments every classification call takes, after the queries.
-#define LCRWMD_CLASSIFY_ARGS                                                      \
-  py::arg("k") = 5, py::arg("method") = "lc-rwmd", py::arg("symmetric") = true,   \
-  py::arg("backend") = "auto", py::arg("prune") = true, py::arg("act_steps") = 1, \
+#define LCRWMD_CLASSIFY_ARGS                                                                \
+  py::arg("k") = 5, py::arg("method") = "lc-rwmd", py::arg("symmetric") = true,             \
+  py::arg("backend") = "auto", py::arg("prune") = true, py::arg("parameters") = py::dict(), \
   py::arg("precision") = "auto"
 
 // A binding taking the queries and the classification arguments, answering with
@@ -47,9 +47,9 @@ template <typename Answer>
 auto classifying(Answer answer) {
   return [answer](const PyIndex& p, const py::sequence& docs, std::int64_t k,
                   const std::string& method, bool symmetric, const std::string& backend, bool prune,
-                  std::size_t act_steps, const std::string& precision) {
+                  const py::dict& parameters, const std::string& precision) {
     return answer(
-        p, classify_with(p, docs, k, method, symmetric, backend, prune, act_steps, precision));
+        p, classify_with(p, docs, k, method, symmetric, backend, prune, parameters, precision));
   };
 }
 
@@ -122,9 +122,9 @@ void bind_tasks(py::class_<PyIndex>& cls) {
       .def(
           "pairs",
           [](const PyIndex& p, float max_distance, const std::string& method,
-             const std::string& backend, bool prune, std::size_t act_steps,
+             const std::string& backend, bool prune, const py::dict& parameters,
              const std::string& precision) {
-            const SearchOptions o = make_options(method, "symmetric", 0, prune, act_steps);
+            const SearchOptions o = make_options(method, "symmetric", 0, prune, parameters);
             const std::shared_ptr<const Searcher> searcher = p.searcher(backend, o, precision);
             std::vector<Pair> all;
             {
@@ -148,21 +148,22 @@ void bind_tasks(py::class_<PyIndex>& cls) {
             return py::make_tuple(a, b, d);
           },
           py::arg("max_distance"), py::arg("method") = "lc-rwmd", py::arg("backend") = "auto",
-          py::arg("prune") = true, py::arg("act_steps") = 1, py::arg("precision") = "auto",
+          py::arg("prune") = true, py::arg("parameters") = py::dict(),
+          py::arg("precision") = "auto",
           "Every pair of the index's documents within max_distance, once (a < b): arrays a, b, "
           "distance, by a, then distance.")
       .def(
           "cluster",
           [](const PyIndex& p, std::size_t k, std::uint64_t seed, const std::string& method,
              std::size_t iterations, std::size_t candidates, std::size_t members,
-             const std::string& backend, std::size_t act_steps, const std::string& precision) {
+             const std::string& backend, const py::dict& parameters, const std::string& precision) {
             ClusterOptions o;
             o.k = k;
             o.seed = seed;
             o.max_iterations = iterations;
             o.candidates = candidates;
             o.members = members;
-            o.search = make_options(method, "symmetric", 0, true, act_steps);
+            o.search = make_options(method, "symmetric", 0, true, parameters);
             const std::shared_ptr<const Searcher> searcher =
                 p.searcher(backend, o.search, precision);
             Clustering c;
@@ -184,7 +185,8 @@ void bind_tasks(py::class_<PyIndex>& cls) {
           },
           py::arg("k"), py::arg("seed") = 0, py::arg("method") = "lc-rwmd",
           py::arg("iterations") = 20, py::arg("candidates") = 32, py::arg("members") = 256,
-          py::arg("backend") = "auto", py::arg("act_steps") = 1, py::arg("precision") = "auto",
+          py::arg("backend") = "auto", py::arg("parameters") = py::dict(),
+          py::arg("precision") = "auto",
           "k-medoids over the index's documents: a dict with labels (each document's cluster), "
           "medoids (each cluster's document), distances (from its medoid) and objective (per "
           "iteration).");

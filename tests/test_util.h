@@ -188,8 +188,8 @@ inline void expect_topk_matches_sort(const Searcher& searcher, const QuerySet& q
       // One-sided LC-RWMD refines a single query's first ~64 + 2k documents at once (without a
       // tighter bound between): a small index it may refine whole.
       const bool bounded =
-          o.method == Method::wmd || (o.method == Method::lc_rwmd &&
-                                      (o.direction == Direction::symmetric || ix.n_docs() > 200));
+          o.method == Method("wmd") || (o.method == Method("lc-rwmd") &&
+                                        (o.direction == Direction::symmetric || ix.n_docs() > 200));
       if (bounded && prune && k < 10) {
         EXPECT_LT(st.refined, qs.size() * ix.n_docs()) << "pruning skipped nothing";
       }

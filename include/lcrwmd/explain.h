@@ -1,7 +1,7 @@
 #pragma once
 // Why a document is at its distance from a query: which words carried the distance.
 //
-//   Explanation e = explain(index, queries, 0, doc, Method::wmd);
+//   Explanation e = explain(index, queries, 0, doc, Method("wmd"));
 //   for (const WordFlow& f : e.flows) ...   // query word -> document word, mass, cost
 //
 // wmd: the optimal flow of the EMD solver (the one search's distance comes from). rwmd and
@@ -30,7 +30,7 @@ struct WordFlow {
 
 struct Explanation {
   std::string query, doc;  // ids
-  Method method = Method::wmd;
+  Method method{"wmd"};
   Direction direction = Direction::symmetric;
   // As search reports it (a float); the flows' mass * cost sum to it within that rounding.
   double distance = 0;
@@ -42,13 +42,15 @@ struct Explanation {
   std::vector<WordFlow> doc_to_query, query_to_doc;
   double doc_to_query_distance = 0, query_to_doc_distance = 0;
   bool doc_to_query_set_distance = true;
-  bool sides = false;  // the two directions above are filled (the relaxations; not wmd)
+  bool sides = false;   // the two directions above are filled (the relaxations; not wmd)
+  bool capped = false;  // each word moves in capped steps to its nearest words (act, ict)
 };
 
-// Query q of `queries` against document `doc` of the index (act_steps: act's k). Throws
-// lcrwmd::Error for wcd (a distance of centroids moves no word) or an index out of range.
+// Query q of `queries` against document `doc` of the index, with the method's parameters (act:
+// act_steps). Throws lcrwmd::Error for wcd (a distance of centroids moves no word) or an index
+// out of range.
 Explanation explain(const Index& index, const QuerySet& queries, std::size_t q, std::size_t doc,
                     Method method, Direction direction = Direction::symmetric,
-                    std::size_t act_steps = 1);
+                    const ParameterValues& parameters = {});
 
 }  // namespace lcrwmd

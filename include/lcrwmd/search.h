@@ -33,25 +33,15 @@ enum class Backend {
 const char* to_string(Backend b);
 Backend parse_backend(std::string_view s);  // "cpu" | "cuda" | "auto"
 
-// ACT's k at most: a step per word of a document, and no document holds a million distinct words.
-inline constexpr std::size_t kMaxActSteps = 1'000'000;
-
-// What one search asks for, on any backend. (How a backend tiles its work belongs to the
-// backend: CpuOptions here, GpuOptions in lcrwmd/gpu.h.)
 struct SearchOptions {
-  Method method = Method::lc_rwmd;
+  // What is measured, and its parameters by name as its description names them (lcrwmd/method.h:
+  // act_steps, bm25_k1, ...; one not set takes its default). Where none is named: the symmetric
+  // distance of documents (default_method(QueryKind::document)).
+  Method method = default_method(QueryKind::document);
+  ParameterValues parameters;
   // The relaxations: symmetric D = max(D1, D2), or one of its sides (lcrwmd/method.h). WMD and
   // WCD are symmetric only.
   Direction direction = Direction::symmetric;
-  // act: k, the capped steps of each word's transfer (0 is RWMD; more: tighter, costlier; at
-  // most kMaxActSteps, past which every transfer is ICT's anyway).
-  std::size_t act_steps = 1;
-  // bm25: term frequency saturation (k1 >= 0) and length normalisation (b in [0, 1]).
-  double bm25_k1 = 1.2;
-  double bm25_b = 0.75;
-  // hybrid: the weight of the query-to-document distance's z-score against bm25's (0: bm25's
-  // ranking; 0.3 was the best of 0.3, 0.5, 1 and 2 on the retrieval task used for tuning).
-  double hybrid_weight = 0.3;
   // Queries that share one phase-1 pass (one GEMM against all their distinct words), at most;
   // 0: as many as the backend's memory budget holds (bulk search is fastest in large batches;
   // the CPU's LC-RWMD stops at 65,536 query words, a pruned top-k at 32,768, past which
@@ -97,12 +87,6 @@ struct SearchStats {
   std::size_t device_chunks = 0;  // CUDA: resident chunks the documents were split into
 };
 
-// What a search means where the front end names no method: a search box's text is ranked by
-// bm25 (recall@10 0.86-0.87 on the retrieval tasks of RESULTS.md, where symmetric LC-RWMD finds
-// 0.38-0.46); "more like this document" by the symmetric distance of the document's own words
-// (SearchOptions' default method).
-inline constexpr Method kTextQueryMethod = Method::bm25;
-
 // Adds one search's counts (of a shard, a rank) to a total.
 void accumulate(SearchStats& total, const SearchStats& part);
 
@@ -128,22 +112,9 @@ SearchResults without_self(const SearchResults& r, std::span<const std::int64_t>
 // rows[r * n_docs + i] the distance of query first_query + r to document i.
 using RowSink = std::function<void(std::size_t, std::size_t, const float*)>;
 
-// A search that cannot run as asked, and the option at fault as SearchOptions (or search's k)
-// spells it: "k", "symmetric", ... Front ends point at their own spelling of it (--one-sided,
-// a JSON field, a keyword argument); the rule and its message are the library's.
-class OptionError : public Error {
- public:
-  OptionError(std::string option, const std::string& message)
-      : Error(message), option_(std::move(option)) {}
-  const std::string& option() const { return option_; }
-
- private:
-  std::string option_;
-};
-
 // The rules every searcher, explain and front end applies before any work: k is at least 1; a
-// direction the method lacks (has_direction) is refused, never silently made symmetric; act's
-// steps are within kMaxActSteps.
+// direction the method lacks is refused, never silently made symmetric; each parameter is the
+// method's and within what its description allows (check_parameters).
 void check_k(std::size_t k);
 void check_options(const SearchOptions& options);
 

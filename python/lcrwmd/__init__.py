@@ -14,6 +14,8 @@ with the engine's message. The methods (`method=`), as lcrwmd.methods() describe
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import warnings
 from typing import Iterable, Optional, Sequence, Union
@@ -105,6 +107,44 @@ def _direction(direction: Optional[str], symmetric: bool) -> str:
     return direction
 
 
+def _method_parameters() -> dict:
+    """Every method's parameters by name, each once: (its description, the methods with it)."""
+    out = {}
+    for m in methods():
+        for p in m["parameters"]:
+            out.setdefault(p["name"], (p, []))[1].append(m["name"])
+    return out
+
+
+def _takes_parameters(f):
+    """f's **parameters are the methods' parameters (act_steps, bm25_k1, ...), passed on to the
+    engine, which checks them: its signature and docstring list them as lcrwmd.methods()
+    describes them, defaults included, and a name no method has is a TypeError."""
+    described = _method_parameters()
+    own = inspect.signature(f).parameters
+
+    @functools.wraps(f)
+    def checked(*args, **kwargs):
+        for name in kwargs:
+            if name not in own and name not in described:
+                raise TypeError(f"{f.__name__}() got an unexpected keyword argument {name!r} "
+                                f"(the methods' parameters: {', '.join(described)})")
+        return f(*args, **kwargs)
+
+    signature = inspect.signature(f)
+    kept = [q for q in signature.parameters.values() if q.kind != q.VAR_KEYWORD]
+    kept += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=p["default"],
+                               annotation=int if p["type"] == "integer" else float)
+             for name, (p, _) in described.items()]
+    checked.__signature__ = signature.replace(parameters=kept)
+    lines = [f"    {name} ({', '.join(ms)}; {p['type']}, default {p['default']}): {p['help']}"
+             for name, (p, ms) in described.items()]
+    checked.__doc__ = ((f.__doc__ or "") + "\n\n        The methods' parameters, as keyword "
+                       "arguments (each read by the methods named):\n" +
+                       "\n".join("        " + line for line in lines))
+    return checked
+
+
 def _range(max_distance):
     return float("inf") if max_distance is None else float(max_distance)
 
@@ -190,13 +230,13 @@ class Index:
                                          neighbors, held_out, patience, strength,
                                          epoch_documents, seed)
 
+    @_takes_parameters
     def search(self, queries: Union[Document, Sequence[Document]], k: int = 10,
                method: str = "lc-rwmd", symmetric: bool = True, backend: str = "auto",
                batch: int = 0, prune: bool = True, return_ids: bool = False,
-               act_steps: int = 1, precision: str = "auto",
-               max_distance: Optional[float] = None, direction: Optional[str] = None,
-               query_weights: str = "auto", bm25_k1: float = 1.2,
-               bm25_b: float = 0.75, hybrid_weight: float = 0.3) -> SearchResult:
+               precision: str = "auto", max_distance: Optional[float] = None,
+               direction: Optional[str] = None, query_weights: str = "auto",
+               **parameters) -> SearchResult:
         """The k nearest documents of each query: (distances, indices), both (n_queries, k),
         ascending distance, ties by the smaller index; -1 (and inf) where fewer than k
         documents exist or a query has no known word. return_ids=True adds the documents'
@@ -218,105 +258,112 @@ class Index:
         weighted by hybrid_weight."""
         d, i, excluded = self._native.search(_documents(queries), k, method,
                                              _direction(direction, symmetric), backend, batch,
-                                             prune, act_steps, precision, _range(max_distance),
-                                             query_weights, bm25_k1, bm25_b, hybrid_weight)
+                                             prune, parameters, precision, _range(max_distance),
+                                             query_weights)
         return _results(self, d, i, excluded, return_ids)
 
+    @_takes_parameters
     def more_like(self, docs: Union[int, str, Sequence[Union[int, str]]], k: int = 10,
                   method: str = "lc-rwmd", direction: Optional[str] = None,
-                  backend: str = "auto", act_steps: int = 1, precision: str = "auto",
-                  return_ids: bool = False) -> SearchResult:
+                  backend: str = "auto", precision: str = "auto",
+                  return_ids: bool = False, **parameters) -> SearchResult:
         """More like these documents of the index (positions or ids): each one's own words as
         the query, the document itself left out of its k neighbours; by default the symmetric
         distance (how alike two documents are). As search otherwise."""
         one = isinstance(docs, (int, str, np.integer))
         rows = [self._position(d, "more_like") for d in ([docs] if one else docs)]
-        d, i = self._native.more_like(rows, k, method, direction or "", backend, act_steps,
+        d, i = self._native.more_like(rows, k, method, direction or "", backend, parameters,
                                       precision)
         return _results(self, d, i, [], return_ids)
 
+    @_takes_parameters
     def range_search(self, queries: Union[Document, Sequence[Document]], max_distance: float,
                      k: Optional[int] = None, method: str = "lc-rwmd", symmetric: bool = True,
-                     backend: str = "auto", act_steps: int = 1, precision: str = "auto",
-                     direction: Optional[str] = None, query_weights: str = "auto"
+                     backend: str = "auto", precision: str = "auto",
+                     direction: Optional[str] = None, query_weights: str = "auto", **parameters
                      ) -> list[tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]]:
         """Every document within max_distance of each query, nearest first (at most k; None:
         no cap): a (distances, indices) pair per query. A bounded method computes exact
         distances only where its bound is within the range."""
         d, i = self.search(queries, k=self.n_docs if k is None else k, method=method,
-                           symmetric=symmetric, backend=backend, act_steps=act_steps,
-                           precision=precision, max_distance=max_distance, direction=direction,
-                           query_weights=query_weights)
+                           symmetric=symmetric, backend=backend, precision=precision,
+                           max_distance=max_distance, direction=direction,
+                           query_weights=query_weights, **parameters)
         return [(d[j][i[j] >= 0], i[j][i[j] >= 0]) for j in range(len(d))]
 
+    @_takes_parameters
     def pairwise(self, queries: Union[Document, Sequence[Document]], method: str = "lc-rwmd",
                  symmetric: bool = True, backend: str = "auto", batch: int = 0,
-                 act_steps: int = 1, precision: str = "auto", direction: Optional[str] = None,
-                 query_weights: str = "auto", bm25_k1: float = 1.2,
-                 bm25_b: float = 0.75, hybrid_weight: float = 0.3) -> npt.NDArray[np.float32]:
+                 precision: str = "auto", direction: Optional[str] = None,
+                 query_weights: str = "auto", **parameters) -> npt.NDArray[np.float32]:
         """The (n_queries, n_docs) matrix of distances, float32 (precision, direction,
-        query_weights, bm25's and hybrid's parameters: as for search)."""
+        query_weights and the methods' parameters: as for search)."""
         return self._native.pairwise(_documents(queries), method,
-                                     _direction(direction, symmetric), backend, batch, act_steps,
-                                     precision, query_weights, bm25_k1, bm25_b, hybrid_weight)
+                                     _direction(direction, symmetric), backend, batch, parameters,
+                                     precision, query_weights)
 
+    @_takes_parameters
     def classify(self, queries: Union[Document, Sequence[Document]], k: int = 5,
                  method: str = "lc-rwmd", symmetric: bool = True, backend: str = "auto",
-                 prune: bool = True, act_steps: int = 1,
-                 precision: str = "auto") -> list[Optional[dict]]:
+                 prune: bool = True, precision: str = "auto",
+                 **parameters) -> list[Optional[dict]]:
         """Each query's label by the vote of its k nearest documents: a dict with "label",
         "votes" ({label: count}, most first) and "voters"; None for a query with no known word.
         A tie is settled as eval_knn settles it: by the k - 1 nearest, and so on down to the
         nearest alone. The queries need no labels; the index's documents do."""
         return self._native.classify(_documents(queries), k, method, symmetric, backend, prune,
-                                     act_steps, precision)
+                                     parameters, precision)
 
+    @_takes_parameters
     def predict(self, queries: Union[Document, Sequence[Document]], k: int = 5,
                 method: str = "lc-rwmd", symmetric: bool = True, backend: str = "auto",
-                prune: bool = True, act_steps: int = 1,
-                precision: str = "auto") -> list[Optional[str]]:
+                prune: bool = True, precision: str = "auto",
+                **parameters) -> list[Optional[str]]:
         """Each query's label, as classify decides it (None: no known word)."""
         return self._native.predict(_documents(queries), k, method, symmetric, backend, prune,
-                                    act_steps, precision)
+                                    parameters, precision)
 
+    @_takes_parameters
     def predict_proba(self, queries: Union[Document, Sequence[Document]], k: int = 5,
                       method: str = "lc-rwmd", symmetric: bool = True, backend: str = "auto",
-                      prune: bool = True, act_steps: int = 1,
-                      precision: str = "auto") -> npt.NDArray[np.float64]:
+                      prune: bool = True, precision: str = "auto",
+                      **parameters) -> npt.NDArray[np.float64]:
         """(n_queries, len(classes)): each class's votes / voters among the k nearest
         (scikit-learn's uniform weights); a row of NaN for a query with no known word."""
         return self._native.predict_proba(_documents(queries), k, method, symmetric, backend,
-                                          prune, act_steps, precision)
+                                          prune, parameters, precision)
 
+    @_takes_parameters
     def pairs(self, max_distance: float, method: str = "lc-rwmd", backend: str = "auto",
-              prune: bool = True, act_steps: int = 1, precision: str = "auto"
+              prune: bool = True, precision: str = "auto", **parameters
               ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         """Every pair of the index's documents within max_distance (near-duplicates), each
         once, a < b: the arrays (a, b, distance), by a, then distance. A bounded method
         computes exact distances only where its bound is within the range."""
-        return self._native.pairs(float(max_distance), method, backend, prune, act_steps,
+        return self._native.pairs(float(max_distance), method, backend, prune, parameters,
                                   precision)
 
+    @_takes_parameters
     def cluster(self, k: int, seed: int = 0, method: str = "lc-rwmd", iterations: int = 20,
                 candidates: int = 32, members: int = 256, backend: str = "auto",
-                act_steps: int = 1, precision: str = "auto") -> dict:
+                precision: str = "auto", **parameters) -> dict:
         """k-medoids over the documents (each cluster represented by one of them): a dict with
         "labels" (each document's cluster), "medoids" (each cluster's document), "distances"
         (from its medoid) and "objective" (their sum, per iteration). Each iteration assigns
         every document to its nearest medoid, then tries `candidates` members of each cluster
         as its medoid, scored on `members` of them; the same seed, the same clusters."""
         return self._native.cluster(k, seed, method, iterations, candidates, members, backend,
-                                    act_steps, precision)
+                                    parameters, precision)
 
     @property
     def classes(self) -> list[str]:
         """The distinct labels of the documents, sorted: predict_proba's columns."""
         return self._native.classes
 
+    @_takes_parameters
     def explain(self, query: Document, doc: Union[int, str], method: str = "wmd",
-                symmetric: bool = True, act_steps: int = 1,
-                precision: str = "auto", direction: Optional[str] = None,
-                query_weights: str = "auto") -> Explanation:
+                symmetric: bool = True, precision: str = "auto", direction: Optional[str] = None,
+                query_weights: str = "auto", **parameters) -> Explanation:
         """Which words carried the distance of `query` to document `doc` (its position, or its
         id as a str): an Explanation with the flows, largest contribution first. For "wmd" its
         distance is the one search reports and its flows' mass * cost sum to it; "rwmd" and
@@ -327,7 +374,7 @@ class Index:
         cpu_precision(precision)  # a precision this CPU lacks: an error, as for search
         doc = self._position(doc, "explain")
         return _explanation(self._native.explain(query, doc, method,
-                                                 _direction(direction, symmetric), act_steps,
+                                                 _direction(direction, symmetric), parameters,
                                                  query_weights))
 
     def _position(self, doc: Union[int, str], what: str) -> int:
@@ -423,14 +470,15 @@ def wcd(doc_a: Document, doc_b: Document, embeddings: Embeddings,
     return _pair("wcd", True, doc_a, doc_b, embeddings, stopwords)
 
 
+@_takes_parameters
 def eval_knn(index: Index, queries: Sequence[Document], labels: Sequence,
              ks: Iterable[int] = range(1, 20), method: str = "lc-rwmd", symmetric: bool = True,
-             backend: str = "auto", act_steps: int = 1, precision: str = "auto") -> dict:
+             backend: str = "auto", precision: str = "auto", **parameters) -> dict:
     """kNN classification error of labelled queries against the index's labels: a dict with
     "errors" {k: rate}, "best_k", "best_error", "n_queries" and "excluded_queries"
     (precision: as for Index.search)."""
     return index._native.eval_knn(_documents(queries), _strings(labels), [int(k) for k in ks],
-                                  method, symmetric, backend, act_steps, precision)
+                                  method, symmetric, backend, parameters, precision)
 
 
 class Collection:
@@ -474,16 +522,15 @@ class Collection:
         """Rewrites the live documents as one segment: what one build of them gives."""
         return self._native.compact(wait)
 
+    @_takes_parameters
     def search(self, queries: Union[Document, Sequence[Document]], k: int = 10,
                method: str = "lc-rwmd", direction: Optional[str] = None,
-               query_weights: str = "auto", act_steps: int = 1, bm25_k1: float = 1.2,
-               bm25_b: float = 0.75, hybrid_weight: float = 0.3,
-               max_distance: Optional[float] = None, return_ids: bool = False) -> SearchResult:
+               query_weights: str = "auto", max_distance: Optional[float] = None,
+               return_ids: bool = False, **parameters) -> SearchResult:
         """As Index.search, over the live documents of the last commit (positions in `ids`),
         on the CPU."""
         d, i, excluded = self._native.search(_documents(queries), k, method, direction or "",
-                                             act_steps, query_weights, bm25_k1, bm25_b,
-                                             hybrid_weight, _range(max_distance))
+                                             parameters, query_weights, _range(max_distance))
         return _results(self, d, i, excluded, return_ids)
 
     @property
@@ -521,23 +568,25 @@ class GpuSearcher:
         self.index = index
         self._native = native
 
+    @_takes_parameters
     def search(self, queries: Union[Document, Sequence[Document]], k: int = 10,
                method: str = "lc-rwmd", symmetric: bool = True, batch: int = 0,
                prune: bool = True, return_ids: bool = False,
                max_distance: Optional[float] = None, direction: Optional[str] = None,
-               act_steps: int = 1) -> SearchResult:
+               **parameters) -> SearchResult:
         """As Index.search, on this GPU (which has no query-to-document direction)."""
         d, i, excluded = self._native.search(_documents(queries), k, method,
                                              _direction(direction, symmetric), batch, prune,
-                                             _range(max_distance), act_steps)
+                                             _range(max_distance), parameters)
         return _results(self.index, d, i, excluded, return_ids)
 
+    @_takes_parameters
     def pairwise(self, queries: Union[Document, Sequence[Document]], method: str = "lc-rwmd",
                  symmetric: bool = True, batch: int = 0, direction: Optional[str] = None,
-                 act_steps: int = 1) -> npt.NDArray[np.float32]:
+                 **parameters) -> npt.NDArray[np.float32]:
         """As Index.pairwise, on this GPU."""
         return self._native.pairwise(_documents(queries), method,
-                                     _direction(direction, symmetric), batch, act_steps)
+                                     _direction(direction, symmetric), batch, parameters)
 
     @property
     def uploads(self) -> int:

@@ -23,7 +23,19 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
-from . import Embeddings, Index, StopWords, _documents
+from . import Embeddings, Index, StopWords, _documents, _method_parameters, _takes_parameters
+
+
+def _keep_parameters(estimator, given: dict) -> None:
+    """Every method's parameter as an estimator parameter (get_params, set_params, clone and
+    GridSearchCV see them), at its default where not given."""
+    for name, (p, _) in _method_parameters().items():
+        setattr(estimator, name, given.get(name, p["default"]))
+
+
+def _parameters(estimator) -> dict:
+    """The methods' parameters an estimator holds, as search takes them."""
+    return {name: getattr(estimator, name) for name in _method_parameters()}
 
 
 def _samples(X) -> list:
@@ -124,10 +136,12 @@ class KNeighborsClassifier(ClassifierMixin, BaseEstimator):
     (a clone of it, with this classifier's embeddings, stop words and weighting; fitted as
     metric_) and the documents indexed in its space."""
 
+    @_takes_parameters
     def __init__(self, embeddings: Optional[Embeddings] = None, n_neighbors: int = 5,
                  method: str = "lc-rwmd", symmetric: bool = True, weighting: str = "tf",
-                 stopwords: StopWords = None, act_steps: int = 1, backend: str = "auto",
-                 precision: str = "auto", metric: Optional[SupervisedMetric] = None):
+                 stopwords: StopWords = None, backend: str = "auto",
+                 precision: str = "auto", metric: Optional[SupervisedMetric] = None,
+                 **parameters):
         self.metric = metric
         self.embeddings = embeddings
         self.n_neighbors = n_neighbors
@@ -135,9 +149,9 @@ class KNeighborsClassifier(ClassifierMixin, BaseEstimator):
         self.symmetric = symmetric
         self.weighting = weighting
         self.stopwords = stopwords
-        self.act_steps = act_steps
         self.backend = backend
         self.precision = precision
+        _keep_parameters(self, parameters)
 
     def fit(self, X, y) -> KNeighborsClassifier:
         if self.embeddings is None:
@@ -168,7 +182,7 @@ class KNeighborsClassifier(ClassifierMixin, BaseEstimator):
 
     def _options(self) -> dict:
         return dict(k=self.n_neighbors, method=self.method, symmetric=self.symmetric,
-                    backend=self.backend, act_steps=self.act_steps, precision=self.precision)
+                    backend=self.backend, precision=self.precision, **_parameters(self))
 
     def predict_proba(self, X) -> np.ndarray:
         check_is_fitted(self, "index_")
@@ -195,7 +209,7 @@ class KNeighborsClassifier(ClassifierMixin, BaseEstimator):
             warnings.simplefilter("ignore")  # rows of -1 are documented here
             d, i = self.index_.search(_samples(X), k=k, method=self.method,
                                       symmetric=self.symmetric, backend=self.backend,
-                                      act_steps=self.act_steps, precision=self.precision)
+                                      precision=self.precision, **_parameters(self))
         i = np.where(i >= 0, self.rows_[np.maximum(i, 0)], -1)
         return (d, i) if return_distance else i
 
@@ -215,12 +229,12 @@ class DocumentRetriever(BaseEstimator):
     KNeighborsClassifier's otherwise; rows of -1 (and inf) where a query finds fewer documents
     (bm25: only those sharing a word with it) or has no known word."""
 
+    @_takes_parameters
     def __init__(self, embeddings: Optional[Embeddings] = None, n_neighbors: int = 10,
                  method: str = "bm25", direction: Optional[str] = None,
                  query_weights: str = "auto", weighting: str = "tf",
-                 stopwords: StopWords = None, bm25_k1: float = 1.2, bm25_b: float = 0.75,
-                 hybrid_weight: float = 0.3, act_steps: int = 1, backend: str = "auto",
-                 precision: str = "auto"):
+                 stopwords: StopWords = None, backend: str = "auto",
+                 precision: str = "auto", **parameters):
         self.embeddings = embeddings
         self.n_neighbors = n_neighbors
         self.method = method
@@ -228,12 +242,9 @@ class DocumentRetriever(BaseEstimator):
         self.query_weights = query_weights
         self.weighting = weighting
         self.stopwords = stopwords
-        self.bm25_k1 = bm25_k1
-        self.bm25_b = bm25_b
-        self.hybrid_weight = hybrid_weight
-        self.act_steps = act_steps
         self.backend = backend
         self.precision = precision
+        _keep_parameters(self, parameters)
 
     def fit(self, X, y=None) -> DocumentRetriever:
         if self.embeddings is None:
@@ -255,9 +266,8 @@ class DocumentRetriever(BaseEstimator):
             warnings.simplefilter("ignore")  # rows of -1 are documented here
             d, i = self.index_.search(_samples(X), k=k, method=self.method,
                                       direction=self.direction, backend=self.backend,
-                                      act_steps=self.act_steps, precision=self.precision,
-                                      query_weights=self.query_weights, bm25_k1=self.bm25_k1,
-                                      bm25_b=self.bm25_b, hybrid_weight=self.hybrid_weight)
+                                      precision=self.precision,
+                                      query_weights=self.query_weights, **_parameters(self))
         i = np.where(i >= 0, self.rows_[np.maximum(i, 0)], -1)
         return (d, i) if return_distance else i
 
@@ -272,10 +282,11 @@ class DocumentRetriever(BaseEstimator):
         return {"X_types": ["string"], "requires_y": False}
 
 
+@_takes_parameters
 def pairwise_distances(X, Y=None, embeddings: Optional[Embeddings] = None,
                        method: str = "lc-rwmd", symmetric: bool = True, weighting: str = "tf",
-                       stopwords: StopWords = None, act_steps: int = 1, backend: str = "auto",
-                       precision: str = "auto") -> np.ndarray:
+                       stopwords: StopWords = None, backend: str = "auto",
+                       precision: str = "auto", **parameters) -> np.ndarray:
     """(len(X), len(Y)) distances between documents, float64, for estimators taking
     metric="precomputed"; Y=None: X against itself. A document with no known word has no
     distance: a ValueError names it."""
@@ -290,7 +301,7 @@ def pairwise_distances(X, Y=None, embeddings: Optional[Embeddings] = None,
                          f"{'Y' if Y is not None else 'X'}[{index.excluded[0]}]"
                          f"{' and others' if len(index.excluded) > 1 else ''}")
     return index.pairwise(rows, method=method, symmetric=symmetric, backend=backend,
-                          act_steps=act_steps, precision=precision).astype(np.float64)
+                          precision=precision, **parameters).astype(np.float64)
 
 
 __all__: Sequence[str] = ["DocumentRetriever", "KNeighborsClassifier", "pairwise_distances"]

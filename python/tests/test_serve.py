@@ -37,8 +37,8 @@ def queries():
 
 
 class Server:
-    def __init__(self, index, *flags, text=TEXT):
-        self.proc = subprocess.Popen([CLI, "serve", "--index", index, "--port", "0", *text, *flags],
+    def __init__(self, index, *flags, text=TEXT, cli=CLI):
+        self.proc = subprocess.Popen([cli, "serve", "--index", index, "--port", "0", *text, *flags],
                                      stderr=subprocess.PIPE, text=True)
         self.banner = self.proc.stderr.readline()
         assert "listening on http://" in self.banner, self.banner

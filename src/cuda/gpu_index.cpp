@@ -33,8 +33,8 @@ using namespace cuda;
 
 WorkShape GpuIndex::Impl::shape(const SearchOptions& opt, std::size_t k, bool full) const {
   WorkShape w;
-  w.method = opt.method;
-  w.symmetric = opt.direction == Direction::symmetric && opt.method != Method::wcd;
+  w.pass = implementation(opt.method).gpu;
+  w.symmetric = opt.direction == Direction::symmetric && w.pass != GpuPass::centroids;
   w.full_matrix = full || !opt.prune;
   w.vocab = index.vocab_size();
   w.dim = index.dim();
@@ -44,33 +44,29 @@ WorkShape GpuIndex::Impl::shape(const SearchOptions& opt, std::size_t k, bool fu
   return w;
 }
 
-// The methods with LC-RWMD's phase 1 against the whole vocabulary.
-bool GpuIndex::Impl::linear(Method m) {
-  return m == Method::lc_rwmd || m == Method::act || m == Method::ict;
-}
+// The pipelines with LC-RWMD's phase 1 against the whole vocabulary.
+bool GpuIndex::Impl::linear(GpuPass p) { return p == GpuPass::nearest || p == GpuPass::capped; }
 
 void GpuIndex::Impl::linear_phase1(const QueryBatch& b, Reverse rev, const SearchOptions& opt) {
-  if (opt.method == Method::lc_rwmd) phase1(b, rev, rev != Reverse::none, true);
-  if (opt.method == Method::act || opt.method == Method::ict) act_phase1(b, rev, opt);
+  const GpuPass pass = implementation(opt.method).gpu;
+  if (pass == GpuPass::nearest) phase1(b, rev, rev != Reverse::none, true);
+  if (pass == GpuPass::capped) act_phase1(b, rev, opt);
 }
 
 // dst[j * n_c + i]: distances (or, for Reverse::bound, bounds) of the batch to chunk c.
 void GpuIndex::Impl::block(const QueryBatch& b, const QuerySet& q, Chunk& c,
                            const SearchOptions& opt, Reverse rev, std::size_t gather_bytes,
                            float* dst) {
-  switch (opt.method) {
-    case Method::wcd:
+  switch (implementation(opt.method).gpu) {
+    case GpuPass::centroids:
       return wcd_block(b, q, c, dst);
-    case Method::rwmd:
+    case GpuPass::quadratic:
       return quadratic_block(b, c, opt.direction == Direction::symmetric, gather_bytes, dst);
-    case Method::lc_rwmd:
+    case GpuPass::nearest:
       return lc_rwmd_block(b, c, rev, dst);
-    case Method::act:
-    case Method::ict:
+    case GpuPass::capped:
       return act_block(b, c, opt, rev, dst);
-    case Method::wmd:
-    case Method::bm25:
-    case Method::hybrid:
+    case GpuPass::none:
       break;
   }
   throw Error(std::string(to_string(opt.method)) + " does not run on the GPU");  // unreachable
@@ -103,9 +99,9 @@ void GpuIndex::Impl::for_each_batch(const QuerySet& q, const SearchOptions& opt,
   st.device_chunks = set.ranges.size();
   // What phase 1 runs at: LC-RWMD's is certified in the set's precision, the others' float
   // (TF32 is reported as f32: uncertified); WCD has none.
-  st.precision = opt.method == Method::wcd                              ? Precision::automatic
-                 : opt.method == Method::lc_rwmd && !options.allow_tf32 ? set.precision
-                                                                        : Precision::f32;
+  st.precision = ws.pass == GpuPass::centroids                        ? Precision::automatic
+                 : ws.pass == GpuPass::nearest && !options.allow_tf32 ? set.precision
+                                                                      : Precision::f32;
   for (const GpuBatch& gb : batches) {
     const QueryBatch b(index, q, gb.begin, gb.end, gb.tile_words, set.precision);
     batch = uploader.upload(b, stream.get());
@@ -129,10 +125,11 @@ SearchResults GpuIndex::Impl::search(const QuerySet& q, std::size_t k, const Sea
   const DeviceGuard on_device(device.id);
   SearchResults res = empty_results(q.size(), std::min(k, index.n_docs()));
   SearchStats st;
-  const bool symmetric = opt.direction == Direction::symmetric && opt.method != Method::wcd;
-  const Reverse rev = !linear(opt.method) || !symmetric ? Reverse::none
-                      : opt.prune                       ? Reverse::bound
-                                                        : Reverse::full;
+  const GpuPass pass = implementation(opt.method).gpu;
+  const bool symmetric = opt.direction == Direction::symmetric && pass != GpuPass::centroids;
+  const Reverse rev = !linear(pass) || !symmetric ? Reverse::none
+                      : opt.prune                 ? Reverse::bound
+                                                  : Reverse::full;
   std::vector<std::uint64_t> keys;
   for_each_batch(q, opt, res.k, false, st, [&](const QueryBatch& b, std::size_t gather_bytes) {
     linear_phase1(b, rev, opt);
@@ -181,8 +178,9 @@ void GpuIndex::Impl::pairwise(const QuerySet& q, const SearchOptions& opt, const
   const DeviceGuard on_device(device.id);
   SearchStats st;
   const std::size_t n_all = index.n_docs();
-  const bool symmetric = opt.direction == Direction::symmetric && opt.method != Method::wcd;
-  const Reverse rev = linear(opt.method) && symmetric ? Reverse::full : Reverse::none;
+  const GpuPass pass = implementation(opt.method).gpu;
+  const bool symmetric = opt.direction == Direction::symmetric && pass != GpuPass::centroids;
+  const Reverse rev = linear(pass) && symmetric ? Reverse::full : Reverse::none;
   std::size_t t = 0;
   struct Pending {
     std::size_t first = 0, count = 0;

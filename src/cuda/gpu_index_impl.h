@@ -90,7 +90,7 @@ struct GpuIndex::Impl {
   // wcd_driver.cpp
   void wcd_block(const cuda::QueryBatch& b, const QuerySet& q, cuda::Chunk& c, float* dst);
   // gpu_index.cpp
-  static bool linear(Method m);
+  static bool linear(GpuPass p);
   void linear_phase1(const cuda::QueryBatch& b, cuda::Reverse rev, const SearchOptions& opt);
   cuda::WorkShape shape(const SearchOptions& opt, std::size_t k, bool full) const;
   void block(const cuda::QueryBatch& b, const QuerySet& q, cuda::Chunk& c, const SearchOptions& opt,

@@ -7,6 +7,7 @@
 #include "cuda/limits.h"
 #include "cuda/sort_key.h"
 #include "lcrwmd/error.h"
+#include "methods/act_steps.h"
 
 namespace lcrwmd::cuda {
 namespace {
@@ -52,19 +53,19 @@ std::vector<DocRange> plan_doc_chunks(std::span<const std::uint64_t> indptr, std
 
 std::uint32_t act_reach(const SearchOptions& opt) {
   constexpr std::uint32_t kAll = std::numeric_limits<std::uint32_t>::max();
-  if (opt.method == Method::ict) return kAll;
-  if (opt.method != Method::act) return 0;
-  return opt.act_steps >= kAll - 1 ? kAll : static_cast<std::uint32_t>(opt.act_steps + 1);
+  if (implementation(opt.method).gpu != GpuPass::capped) return 0;
+  const std::size_t steps = act_steps(opt);  // ICT: every step
+  return steps >= kAll - 1 ? kAll : static_cast<std::uint32_t>(steps + 1);
 }
 
 std::size_t batch_bytes(const WorkShape& s, std::size_t queries, std::size_t words) {
   const std::size_t n = s.docs, f = sizeof(float);
   std::size_t bytes = words * (s.dim * f + f + 8 + 2 * 4) + queries * 64;  // query side
-  if (s.method == Method::wcd)
+  if (s.pass == GpuPass::centroids)
     return bytes + queries * s.dim * f + 2 * queries * n * f +
            queries * select_capacity(n, s.k) * 16;
-  const bool act = s.method == Method::act || s.method == Method::ict;
-  if (s.method == Method::lc_rwmd || act) {
+  const bool act = s.pass == GpuPass::capped;
+  if (s.pass == GpuPass::nearest || act) {
     bytes += s.vocab * queries * f + words * f;  // Z, nearest other words
     // The squared distances D2 reads (and ACT's slots are chosen from).
     if (s.symmetric || act) bytes += s.vocab * words * f;
@@ -91,7 +92,7 @@ std::vector<GpuBatch> plan_gpu_batches(const WorkShape& s,
                                        std::size_t budget, std::size_t max_batch,
                                        std::size_t max_tile_words) {
   const std::size_t nq = query_indptr.size() - 1;
-  const bool quadratic = s.method == Method::rwmd;
+  const bool quadratic = s.pass == GpuPass::quadratic;
   // The kernels give each query of a batch its own row of blocks (a grid's y: 65535 at most).
   // max_batch 0: as many as the budget holds.
   max_batch = quadratic ? 1 : std::clamp<std::size_t>(max_batch ? max_batch : 65535, 1, 65535);
@@ -109,7 +110,7 @@ std::vector<GpuBatch> plan_gpu_batches(const WorkShape& s,
     // One vocabulary row per word of the tile: LC-RWMD's rows; the quadratic RWMD's rows are
     // its gathered document words, planned per chunk (plan_gather_chunks).
     const std::size_t row_bytes =
-        quadratic || s.method == Method::wcd ? 0 : s.vocab * sizeof(float);
+        quadratic || s.pass == GpuPass::centroids ? 0 : s.vocab * sizeof(float);
     if (fixed + row_bytes > budget)
       throw Error("the device memory budget (" + mib(budget) + ") is too small for query " +
                   std::to_string(begin) + " against " + std::to_string(s.docs) +

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lcrwmd/search.h"
+#include "methods/method_impl.h"
 
 namespace lcrwmd::cuda {
 
@@ -25,13 +26,13 @@ std::size_t csr_bytes(std::span<const std::uint64_t> indptr, std::size_t begin, 
 std::vector<DocRange> plan_doc_chunks(std::span<const std::uint64_t> indptr, std::size_t max_bytes,
                                       std::size_t max_docs);
 
-// ACT-k and ICT: the most of a query's words one transfer reaches (k + 1; ICT: all, written
-// as the largest value); 0 for the other methods.
+// ACT-k and ICT (GpuPass::capped): the most of a query's words one transfer reaches (k + 1;
+// ICT: all, written as the largest value); 0 for the other methods.
 std::uint32_t act_reach(const SearchOptions& opt);
 
 // What one batch's working memory depends on.
 struct WorkShape {
-  Method method = Method::lc_rwmd;
+  GpuPass pass = GpuPass::nearest;  // the method's (MethodImpl::gpu)
   bool symmetric = true;
   bool full_matrix = false;  // pairwise: every distance comes back, none is pruned
   std::size_t vocab = 0, dim = 0;

@@ -11,7 +11,7 @@
 namespace lcrwmd {
 
 Rows top_k_rows(const SearchOptions& opt) {
-  return opt.prune && implementation(opt.method).bounds_rows &&
+  return opt.prune && implementation(opt.method).cpu.bounds_rows &&
                  opt.direction != Direction::query_to_document
              ? Rows::bounds
              : Rows::distances;
@@ -22,7 +22,7 @@ namespace {
 // The methods that keep phase 1's word distances keep them for D2: symmetric and
 // query-to-document (WMD is symmetric).
 bool caches_word_distances(const SearchOptions& opt) {
-  return describe(opt.method).caches_word_distances &&
+  return implementation(opt.method).cpu.caches_word_distances &&
          opt.direction != Direction::document_to_query;
 }
 
@@ -31,7 +31,7 @@ bool caches_word_distances(const SearchOptions& opt) {
 // the query's words), with symmetric LC-RWMD's minimum beside them (query-to-document: that
 // minimum's place alone, which holds D2's bound).
 std::size_t phase1_bytes(const SearchOptions& opt, std::size_t words, Rows rows) {
-  switch (describe(opt.method).word_pass) {
+  switch (implementation(opt.method).cpu.word_pass) {
     case WordPass::none:
       return 0;
     case WordPass::nearest:
@@ -71,7 +71,7 @@ std::vector<BatchPlan> plan_with_max(const Index& index, const QuerySet& qs,
                                      std::size_t max_batch) {
   const std::size_t v = index.vocab_size();
   const std::size_t per_word = phase1_scratch_per_word(index, opt, cpu);
-  const bool nearest = describe(opt.method).word_pass == WordPass::nearest;
+  const bool nearest = implementation(opt.method).cpu.word_pass == WordPass::nearest;
   std::vector<BatchPlan> plans;
   std::size_t q = 0;
   while (q < qs.size()) {
@@ -101,12 +101,12 @@ std::size_t cpu_query_bytes(const Index& index, const SearchOptions& options,
 
 std::size_t phase1_scratch_per_word(const Index& index, const SearchOptions& opt,
                                     const CpuOptions& cpu) {
-  if (describe(opt.method).word_pass == WordPass::none) return 0;
+  if (implementation(opt.method).cpu.word_pass == WordPass::none) return 0;
   const std::size_t rows =
       std::min(cpu.tile_rows ? cpu.tile_rows : kDefaultTileRows, index.vocab_size());
   // The tile's estimates, and its lower bounds: a strip of them for LC-RWMD, all for ACT/ICT.
   const std::size_t floats =
-      describe(opt.method).word_pass == WordPass::nearest ? rows + kStripRows : 2 * rows;
+      implementation(opt.method).cpu.word_pass == WordPass::nearest ? rows + kStripRows : 2 * rows;
   return static_cast<std::size_t>(omp_get_max_threads()) * floats * sizeof(float);
 }
 
@@ -114,7 +114,7 @@ std::vector<BatchPlan> plan_batches(const Index& index, const QuerySet& qs,
                                     const SearchOptions& opt, const CpuOptions& cpu, Rows rows) {
   // batch 0: as many queries as the budget holds.
   const std::size_t asked = opt.batch ? opt.batch : qs.size();
-  const std::size_t cap = describe(opt.method).max_cpu_batch;
+  const std::size_t cap = implementation(opt.method).cpu.max_batch;
   const std::size_t max_batch = std::max<std::size_t>(cap ? std::min(asked, cap) : asked, 1);
   std::vector<BatchPlan> plans = plan_with_max(index, qs, opt, cpu, rows, max_batch);
   // Cramped: the memory budget, not the requested batch size, keeps batches small.

@@ -142,10 +142,42 @@ std::unique_ptr<BatchDistance> make_bm25(const Index& index, QueryRange queries,
   return std::make_unique<Bm25>(index, queries, k1, b);
 }
 
-const MethodImpl kBm25Impl{[](const MethodContext& c) {
-                             return make_bm25(c.index, c.queries, c.options.bm25_k1,
-                                              c.options.bm25_b);
-                           },
-                           nullptr, false};
+Bm25Parameters bm25_parameters(const SearchOptions& o) {
+  return {parameter_value(o.method, o.parameters, kBm25K1.name),
+          parameter_value(o.method, o.parameters, kBm25B.name)};
+}
+
+namespace {
+constexpr Parameter kBm25Parameters[] = {kBm25K1, kBm25B};
+constexpr MethodImpl kBm25Impl{.cpu = {.make =
+                                           [](const MethodContext& c) {
+                                             const Bm25Parameters p = bm25_parameters(c.options);
+                                             return make_bm25(c.index, c.queries, p.k1, p.b);
+                                           },
+                                       .word_pass = WordPass::none,
+                                       .caches_word_distances = false,
+                                       .bounds_rows = false,
+                                       .max_batch = 0},
+                               .gpu = GpuPass::none,
+                               .explain = nullptr};
+}  // namespace
+
+extern const MethodInfo kBm25Method{
+    .name = "bm25",
+    .summary =
+        "Okapi BM25 (k1 = bm25_k1, b = bm25_b) over the documents' terms, with a vector or "
+        "without; its distance is minus its score (front ends show the score), and only "
+        "documents sharing a term are found; the default for typed text",
+    .symmetric = false,
+    .document_to_query = false,
+    .query_to_document = true,
+    .vectors = false,
+    .needs = Needs::term_statistics,
+    .answer = Answer::score,
+    .bounded = false,
+    .costly_exact = false,
+    .parameters = kBm25Parameters,
+    .default_for = QueryKind::text,
+    .impl = &kBm25Impl};
 
 }  // namespace lcrwmd

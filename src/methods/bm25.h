@@ -5,16 +5,38 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "lcrwmd/index.h"
+#include "lcrwmd/method.h"
 #include "lcrwmd/query.h"
+#include "lcrwmd/search.h"
 #include "lcrwmd/sharded.h"
 
 namespace lcrwmd {
+
+// bm25's parameters, described once: bm25 and the hybrid (whose lexical half it is) read both.
+inline constexpr Parameter kBm25K1{.name = "bm25_k1",
+                                   .kind = Parameter::Kind::number,
+                                   .default_value = 1.2,
+                                   .min = 0,
+                                   .max = std::numeric_limits<double>::infinity(),
+                                   .help = "term frequency saturation, k1 >= 0"};
+inline constexpr Parameter kBm25B{.name = "bm25_b",
+                                  .kind = Parameter::Kind::number,
+                                  .default_value = 0.75,
+                                  .min = 0,
+                                  .max = 1,
+                                  .help = "document length normalisation, b in [0, 1]"};
+struct Bm25Parameters {
+  double k1, b;
+};
+// Those of a search whose method has them (bm25, hybrid).
+Bm25Parameters bm25_parameters(const SearchOptions& o);
 
 // A score as the distance bm25 ranks by: its negation, 0 for a document sharing no term.
 inline float bm25_distance(double score) { return score > 0 ? -static_cast<float>(score) : 0.0f; }

@@ -230,7 +230,7 @@ void for_each_batch(const Index& index, const QuerySet& queries, const SearchOpt
   for (const BatchPlan& plan : plan_batches(index, queries, opt, cpu, rows)) {
     const QueryRange range{queries, plan.begin, plan.end};
     const auto dist =
-        implementation(opt.method).make({index, range, opt, p1, plan.cache_budget, rows});
+        implementation(opt.method).cpu.make({index, range, opt, p1, plan.cache_budget, rows});
     block.resize(range.size() * n);
     dist->compute(block.data());
     ++st.batches;
@@ -263,7 +263,7 @@ const cpu::WordGemm& CpuSearcher::word_gemm() const {
 }
 
 std::optional<Phase1> CpuSearcher::phase1(const SearchOptions& opt) const {
-  if (describe(opt.method).word_pass == WordPass::none) return std::nullopt;
+  if (implementation(opt.method).cpu.word_pass == WordPass::none) return std::nullopt;
   return Phase1{word_gemm(), options_.tile_rows, options_.tile_words};
 }
 

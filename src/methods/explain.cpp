@@ -71,6 +71,7 @@ void explain_act(const Index& index, const QuerySet& qs, std::size_t q, std::siz
                  const SearchOptions& o, Explanation& e) {
   std::vector<PairFlow> doc_moves, query_moves;
   const ActPair d = act_pair_moves(index, doc, qs, q, act_steps(o), doc_moves, query_moves);
+  e.capped = true;
   const std::size_t db = index.indptr()[doc], qb = qs.indptr[q];
   const auto flow = [&](const PairFlow& f) {
     return WordFlow{query_word(index, qs, qs.words[qb + f.query_word]),
@@ -93,15 +94,15 @@ void explain_wmd(const Index& index, const QuerySet& qs, std::size_t q, std::siz
 }
 
 Explanation explain(const Index& index, const QuerySet& queries, std::size_t q, std::size_t doc,
-                    Method method, Direction direction, std::size_t act_steps) {
+                    Method method, Direction direction, const ParameterValues& parameters) {
   SearchOptions o;
   o.method = method;
   o.direction = direction;
-  o.act_steps = act_steps;
-  if (!describe(method).explains)  // before its direction: no direction of it explains
+  o.parameters = parameters;
+  if (!method->explains())  // before its direction: no direction of it explains
     throw OptionError("method", std::string("explain: ") + to_string(method) +
                                     " has no words to show; use " +
-                                    method_names([](const MethodInfo& m) { return m.explains; }));
+                                    method_names([](const MethodInfo& m) { return m.explains(); }));
   check_options(o);
   if (q >= queries.size())
     throw Error("explain: query " + std::to_string(q) + " of " + std::to_string(queries.size()));
@@ -113,7 +114,7 @@ Explanation explain(const Index& index, const QuerySet& queries, std::size_t q, 
   e.doc = index.doc_id(doc);
   e.method = method;
   e.direction = direction;
-  implementation(method).explain(index, queries, q, doc, o, e);
+  method->impl->explain(index, queries, q, doc, o, e);
   return e;
 }
 

@@ -70,9 +70,9 @@ class Hybrid final : public BatchDistance {
       : n_(c.index.n_docs()),
         skip_(c.options.skip),
         q_(c.queries),
-        weight_(c.options.hybrid_weight),
-        scorer_(c.index, c.queries.set, c.queries.begin, c.queries.end, c.options.bm25_k1,
-                c.options.bm25_b),
+        weight_(hybrid_weight(c.options)),
+        scorer_(c.index, c.queries.set, c.queries.begin, c.queries.end,
+                bm25_parameters(c.options).k1, bm25_parameters(c.options).b),
         distance_(make_lc_rwmd(c.index, c.queries, Direction::query_to_document, *c.phase1,
                                c.cache_budget, Rows::exact)) {}
 
@@ -115,9 +115,41 @@ void fuse_hybrid(float* distances, const double* scores, std::size_t n,
     distances[i] = static_cast<float>(weight * (distances[i] - dm) / ds - (scores[i] - sm) / ss);
 }
 
-const MethodImpl kHybridImpl{[](const MethodContext& c) -> std::unique_ptr<BatchDistance> {
-                               return std::make_unique<Hybrid>(c);
-                             },
-                             nullptr, false};
+double hybrid_weight(const SearchOptions& o) {
+  return parameter_value(o.method, o.parameters, kHybridWeight.name);
+}
+
+namespace {
+constexpr Parameter kHybridParameters[] = {kHybridWeight, kBm25K1, kBm25B};
+// Phase 1 and its cache as LC-RWMD's query-to-document, which it computes for every document.
+constexpr MethodImpl kHybridImpl{
+    .cpu = {.make = [](const MethodContext& c) -> std::unique_ptr<BatchDistance> {
+              return std::make_unique<Hybrid>(c);
+            },
+            .word_pass = WordPass::nearest,
+            .caches_word_distances = true,
+            .bounds_rows = false,
+            .max_batch = 0},
+    .gpu = GpuPass::none,
+    .explain = nullptr};
+}  // namespace
+
+extern const MethodInfo kHybridMethod{
+    .name = "hybrid",
+    .summary =
+        "bm25's score and lc-rwmd's query-to-document distance, each standardised over the "
+        "documents (z-scores), summed with the distance's weight hybrid_weight: lexical and "
+        "embedding evidence together",
+    .symmetric = false,
+    .document_to_query = false,
+    .query_to_document = true,
+    .vectors = true,
+    .needs = Needs::whole_rows,
+    .answer = Answer::score,
+    .bounded = false,
+    .costly_exact = false,
+    .parameters = kHybridParameters,
+    .default_for = std::nullopt,
+    .impl = &kHybridImpl};
 
 }  // namespace lcrwmd

@@ -372,12 +372,38 @@ std::unique_ptr<BatchDistance> make_lc_rwmd(const Index& index, QueryRange queri
   return std::make_unique<LcRwmd>(index, queries, direction, phase1, cache_budget, rows);
 }
 
+namespace {
 // The same relaxation as quadratic RWMD: the same values, explained alike.
-const MethodImpl kLcRwmdImpl{[](const MethodContext& c) {
-                               return make_lc_rwmd(c.index, c.queries, c.options.direction,
-                                                   *c.phase1, c.cache_budget, c.rows);
-                             },
-                             explain_rwmd, true};
+constexpr MethodImpl kLcRwmdImpl{.cpu = {.make =
+                                             [](const MethodContext& c) {
+                                               return make_lc_rwmd(c.index, c.queries,
+                                                                   c.options.direction, *c.phase1,
+                                                                   c.cache_budget, c.rows);
+                                             },
+                                         .word_pass = WordPass::nearest,
+                                         .caches_word_distances = true,
+                                         .bounds_rows = true,
+                                         .max_batch = 0},
+                                 .gpu = GpuPass::nearest,
+                                 .explain = explain_rwmd};
+}  // namespace
+
+extern const MethodInfo kLcRwmdMethod{
+    .name = "lc-rwmd",
+    .summary =
+        "linear-complexity RWMD (Atasu et al. 2017): rwmd's values, each vocabulary word's "
+        "nearest query word found once per query; the default for documents as queries",
+    .symmetric = true,
+    .document_to_query = true,
+    .query_to_document = true,
+    .vectors = true,
+    .needs = Needs::nothing,
+    .answer = Answer::distance,
+    .bounded = true,
+    .costly_exact = false,
+    .parameters = {},
+    .default_for = QueryKind::document,
+    .impl = &kLcRwmdImpl};
 
 std::size_t lc_rwmd_pair_bytes(Rows rows) {
   return sizeof(float) + (rows == Rows::bounds ? sizeof(cpu::KeptLeast) : 0);

@@ -1,9 +1,8 @@
 #pragma once
 // What the library runs for a method, beside its description (lcrwmd/method.h): its CPU batch
-// computation and the flows explain shows (hnswlib's SpaceInterface, per method). Each method's
-// file defines its MethodImpl, and its one entry in methods() (methods.cpp) points at it, so a
-// new method is its own file plus that entry; the searchers, the planner and explain ask here
-// instead of testing the method's name.
+// computation with what the planner must know of it, the GPU pipeline it runs there (or none),
+// and the flows explain shows. Each method's folder defines its MethodImpl next to its
+// MethodInfo; the searchers, the planners and explain ask here instead of testing the method.
 #include <cstddef>
 #include <memory>
 
@@ -23,28 +22,52 @@ struct MethodContext {
   Rows rows;                 // distances, or bounds a top-k refines
 };
 
-struct MethodImpl {
-  // The CPU's distances (or bounds) of a batch of queries to every document.
-  std::unique_ptr<BatchDistance> (*make)(const MethodContext& context);
-  // explain's flows for query q and document doc (Explanation's fields), in the arithmetic of
-  // the method's reference; null where a distance moves no word (MethodInfo::explains false).
-  void (*explain)(const Index& index, const QuerySet& queries, std::size_t q, std::size_t doc,
-                  const SearchOptions& options, Explanation& out);
-  // A pruned top-k asks phase 1 for bounds (Rows::bounds) and refines the few documents that
-  // need it (LC-RWMD's D1); otherwise every method computes its distances or its own bounds.
-  bool bounds_rows;
+// What phase 1 (every vocabulary word against a batch's distinct query words) keeps for each
+// (vocabulary word, query).
+enum class WordPass {
+  none,     // no phase 1: the method works per pair, on centroids or on terms
+  nearest,  // the distance to the query's nearest word (LC-RWMD's Z)
+  capped,   // the query's k + 1 nearest words with their costs and weights (ACT's slots; ICT: all)
 };
 
-// The methods' implementations, each defined in the method's own file (ICT's is ACT's: its
-// steps are all of them, act_steps).
-extern const MethodImpl kWcdImpl, kRwmdImpl, kLcRwmdImpl, kWmdImpl, kActImpl, kBm25Impl,
-    kHybridImpl;
+// The CPU's distances (or bounds) of a batch of queries to every document, and what planning
+// that batch's memory must know of them.
+struct CpuBatch {
+  std::unique_ptr<BatchDistance> (*make)(const MethodContext& context);
+  WordPass word_pass;
+  // The symmetric and query-to-document forms keep phase 1's word distances (vocabulary x the
+  // batch's query words) for D2 and its bounds: 4 bytes per vocabulary word per query word.
+  bool caches_word_distances;
+  // A pruned top-k asks phase 1 for bounds (Rows::bounds) and refines the few documents that
+  // need it (LC-RWMD's D1); otherwise the method computes its distances or its own bounds.
+  bool bounds_rows;
+  // The most queries one batch shares (0: as many as the memory budget holds).
+  std::size_t max_batch;
+};
 
-inline const MethodImpl& implementation(Method m) { return *describe(m).impl; }
+// The pipeline the CUDA backend runs for a method (src/cuda/gpu_index.cpp), or none.
+enum class GpuPass {
+  none,       // the CPU's only
+  centroids,  // WCD's kernel over the documents' centroids
+  quadratic,  // each pair's word costs, the documents' own words as phase 1's rows
+  nearest,    // phase 1 against the vocabulary keeping each word's nearest query word (LC-RWMD)
+  capped,     // phase 1 keeping ACT's capped slots (act_steps_of: k, or every step)
+};
+
+struct MethodImpl {
+  CpuBatch cpu;
+  GpuPass gpu;
+  // explain's flows for query q and document doc (Explanation's fields), in the arithmetic of
+  // the method's reference; null where a distance moves no word.
+  void (*explain)(const Index& index, const QuerySet& queries, std::size_t q, std::size_t doc,
+                  const SearchOptions& options, Explanation& out);
+};
+
+inline const MethodImpl& implementation(Method m) { return *m->impl; }
 
 // explain's flows of the families of methods (explain.cpp), as MethodImpl::explain: both
 // directions of RWMD from each word's nearest counterpart; ACT-k's capped transfers (ICT's
-// with act_steps); WMD's optimal flow.
+// with every step); WMD's optimal flow.
 void explain_rwmd(const Index& index, const QuerySet& queries, std::size_t q, std::size_t doc,
                   const SearchOptions& options, Explanation& e);
 void explain_act(const Index& index, const QuerySet& queries, std::size_t q, std::size_t doc,

@@ -30,7 +30,7 @@ std::size_t estimate_size(std::size_t k, std::size_t ranks) {
 // A method whose distances need the whole collection's statistics (hybrid) over several ranks:
 // an OptionError (the ranks do not share their distances' moments).
 void check_ranks(const SearchOptions& o, std::size_t ranks) {
-  if (ranks > 1 && describe(o.method).whole_index)
+  if (ranks > 1 && o.method->needs == Needs::whole_rows)
     throw OptionError("method", std::string(to_string(o.method)) +
                                     " standardises its evidence over all the documents, which " +
                                     std::to_string(ranks) +
@@ -48,7 +48,7 @@ SearchResults RankShards::top_k(const QuerySet& queries, std::size_t k,
   SearchStats local_stats;
   std::vector<float> ceilings;
   if (comm_.size() > 1 && options.prune && k > 0 && !options.estimate &&
-      describe(options.method).costly_exact) {
+      options.method->costly_exact) {
     ceilings = shared_ceilings(q, k, options, local_stats);
     o.ceilings = ceilings;
   }

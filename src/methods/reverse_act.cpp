@@ -122,11 +122,67 @@ std::unique_ptr<BatchDistance> make_act(const Index& index, QueryRange queries, 
   return std::make_unique<ReverseAct>(index, queries, direction, steps, phase1, cache_budget);
 }
 
+namespace {
+constexpr Parameter kActParameters[] = {
+    {.name = "act_steps",
+     .kind = Parameter::Kind::integer,
+     .default_value = 1,
+     .min = 0,
+     .max = static_cast<double>(kMaxActSteps),
+     .help = "capped steps per word, k (0 is RWMD; more: tighter, costlier)",
+     .hint = "use method ict for every step"}};
+
 // ACT's and ICT's (whose steps are all of them: act_steps).
-const MethodImpl kActImpl{[](const MethodContext& c) {
-                            return make_act(c.index, c.queries, c.options.direction,
-                                            act_steps(c.options), *c.phase1, c.cache_budget);
-                          },
-                          explain_act, false};
+constexpr MethodImpl kActImpl{.cpu = {.make =
+                                          [](const MethodContext& c) {
+                                            return make_act(c.index, c.queries, c.options.direction,
+                                                            act_steps(c.options), *c.phase1,
+                                                            c.cache_budget);
+                                          },
+                                      .word_pass = WordPass::capped,
+                                      .caches_word_distances = true,
+                                      .bounds_rows = false,
+                                      .max_batch = 0},
+                              .gpu = GpuPass::capped,
+                              .explain = explain_act};
+}  // namespace
+
+extern const MethodInfo kActMethod{
+    .name = "act",
+    .summary =
+        "ACT-k (Atasu & Mittelholzer 2019): each word's transfer capped over its k = act_steps "
+        "nearest words; RWMD <= ACT-k <= WMD, linear complexity",
+    .symmetric = true,
+    .document_to_query = true,
+    .query_to_document = true,
+    .vectors = true,
+    .needs = Needs::nothing,
+    .answer = Answer::distance,
+    .bounded = true,
+    .costly_exact = false,
+    .parameters = kActParameters,
+    .default_for = std::nullopt,
+    .impl = &kActImpl};
+
+// ACT with every step: the same computation, k fixed (act_steps).
+extern const MethodInfo kIctMethod{
+    .name = "ict",
+    .summary = "ICT: ACT with every capped step it can take; ACT-k <= ICT <= WMD",
+    .symmetric = true,
+    .document_to_query = true,
+    .query_to_document = true,
+    .vectors = true,
+    .needs = Needs::nothing,
+    .answer = Answer::distance,
+    .bounded = true,
+    .costly_exact = false,
+    .parameters = {},
+    .default_for = std::nullopt,
+    .impl = &kActImpl};
+
+std::size_t act_steps(const SearchOptions& o) {
+  if (o.method == Method(kIctMethod)) return kIctSteps;
+  return static_cast<std::size_t>(parameter_value(o.method, o.parameters, "act_steps"));
+}
 
 }  // namespace lcrwmd

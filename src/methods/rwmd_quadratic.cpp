@@ -77,9 +77,35 @@ std::unique_ptr<BatchDistance> make_quadratic_rwmd(const Index& index, QueryRang
   return std::make_unique<QuadraticRwmd>(index, queries, direction);
 }
 
-const MethodImpl kRwmdImpl{[](const MethodContext& c) {
-                             return make_quadratic_rwmd(c.index, c.queries, c.options.direction);
-                           },
-                           explain_rwmd, false};
+namespace {
+constexpr MethodImpl kRwmdImpl{.cpu = {.make =
+                                           [](const MethodContext& c) {
+                                             return make_quadratic_rwmd(c.index, c.queries,
+                                                                        c.options.direction);
+                                           },
+                                       .word_pass = WordPass::none,
+                                       .caches_word_distances = false,
+                                       .bounds_rows = false,
+                                       .max_batch = 0},
+                               .gpu = GpuPass::quadratic,
+                               .explain = explain_rwmd};
+}  // namespace
+
+extern const MethodInfo kRwmdMethod{
+    .name = "rwmd",
+    .summary =
+        "quadratic RWMD: each pair's word costs, their row and column minima (the reference the "
+        "linear-complexity methods are tested against)",
+    .symmetric = true,
+    .document_to_query = true,
+    .query_to_document = true,
+    .vectors = true,
+    .needs = Needs::nothing,
+    .answer = Answer::distance,
+    .bounded = false,
+    .costly_exact = false,
+    .parameters = {},
+    .default_for = std::nullopt,
+    .impl = &kRwmdImpl};
 
 }  // namespace lcrwmd

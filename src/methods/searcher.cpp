@@ -20,23 +20,15 @@ void check_k(std::size_t k) {
 void check_options(const SearchOptions& o) {
   if (std::isnan(o.max_distance))
     throw OptionError("max_distance", "not a number: give a distance (or none for all)");
-  if (o.act_steps > kMaxActSteps)
-    throw OptionError("act_steps", "act_steps must be at most " + std::to_string(kMaxActSteps) +
-                                       " (use method ict for every step)");
-  if (!(o.bm25_k1 >= 0) || !std::isfinite(o.bm25_k1))
-    throw OptionError("bm25_k1", "bm25's k1 must be a finite number at least 0");
-  if (!(o.bm25_b >= 0 && o.bm25_b <= 1))
-    throw OptionError("bm25_b", "bm25's b must be within [0, 1]");
-  if (!(o.hybrid_weight >= 0) || !std::isfinite(o.hybrid_weight))
-    throw OptionError("hybrid_weight", "hybrid's weight must be a finite number at least 0");
-  const MethodInfo& m = describe(o.method);
-  if (!has_direction(m, o.direction))
+  check_parameters(o.method, o.parameters);
+  const MethodInfo& m = o.method.info();
+  if (!m.has(o.direction))
     throw OptionError("direction", std::string(m.name) + " has no " + to_string(o.direction) +
                                        " form; " + m.name + ": " + direction_names(m));
 }
 
 bool runs_on_gpu(const SearchOptions& o) {
-  return describe(o.method).runs_on_gpu && o.direction != Direction::query_to_document;
+  return o.method->runs_on_gpu() && o.direction != Direction::query_to_document;
 }
 
 // Top-k leaving out options.skip where the backend cannot (the GPU's): the k + skipped best,
@@ -72,11 +64,11 @@ SearchResults Searcher::search(const QuerySet& queries, std::size_t k, const Sea
                         ? top_k(queries, k, options, stats)
                         : top_k_without_skipped(queries, k, options, stats);
   // Rows run in ascending distance: what lies beyond the range is each row's tail; for a
-  // lexical method, so are the documents that share no term with the query (distance 0).
-  const float limit =
-      describe(options.method).lexical
-          ? std::min(options.max_distance, -std::numeric_limits<float>::denorm_min())
-          : options.max_distance;
+  // method without vectors (bm25), so are the documents that share no term with the query
+  // (distance 0).
+  const float limit = !options.method->vectors ? std::min(options.max_distance,
+                                                          -std::numeric_limits<float>::denorm_min())
+                                               : options.max_distance;
   if (limit < std::numeric_limits<float>::infinity())
     for (std::size_t i = 0; i < r.distances.size(); ++i)
       if (r.indices[i] >= 0 && !(r.distances[i] <= limit)) {
@@ -114,7 +106,7 @@ Backend parse_backend(std::string_view s) {
 Backend resolve_backend(Backend b, const SearchOptions& o) {
   const bool gpu = runs_on_gpu(o);
   if (b == Backend::cuda && !gpu) {
-    if (!describe(o.method).runs_on_gpu)
+    if (!o.method->runs_on_gpu())
       throw OptionError("method", std::string(to_string(o.method)) +
                                       " runs on the CPU backend only (backend cpu or auto)");
     throw OptionError("direction", std::string(to_string(o.direction)) +

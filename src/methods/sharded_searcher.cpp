@@ -28,7 +28,8 @@ SearchResults bm25_top_k(const ShardSet& shards, const QuerySet& queries, std::s
                          const SearchOptions& o, SearchStats* stats) {
   const std::size_t nq = queries.size();
   SearchResults r = empty_results(nq, std::min(k, shards.n_docs()));
-  const Bm25Scorer scorer(shards, queries, 0, nq, o.bm25_k1, o.bm25_b);
+  const Bm25Parameters bm25 = bm25_parameters(o);
+  const Bm25Scorer scorer(shards, queries, 0, nq, bm25.k1, bm25.b);
   const std::size_t n = scorer.n_docs();
   std::vector<std::vector<float>> rows(static_cast<std::size_t>(omp_get_max_threads()));
   SearchStats st;
@@ -77,8 +78,8 @@ SearchResults ShardedSearcher::top_k(const QuerySet& queries, std::size_t k,
                       "others");
   if (n_shards == 1 && !shards_.has_deletions())
     return searchers_.front()->search(queries, k, options, stats);
-  if (options.method == Method::bm25) return bm25_top_k(shards_, queries, k, options, stats);
-  if (describe(options.method).whole_index) return whole_top_k(queries, k, options, stats);
+  if (options.method == Method("bm25")) return bm25_top_k(shards_, queries, k, options, stats);
+  if (options.method->needs == Needs::whole_rows) return whole_top_k(queries, k, options, stats);
   // The k best of the shards searched so far; its k-th is the next shard's ceiling, since the
   // next shard's documents come later and lose ties.
   ShardMerge best(nq, std::min(k, n_docs()));
@@ -129,10 +130,12 @@ void ShardedSearcher::live_rows(const QuerySet& part, const SearchOptions& o, fl
 void ShardedSearcher::hybrid_rows(const QuerySet& part, const SearchOptions& o, float* rows,
                                   SearchStats& total) const {
   SearchOptions distance = o;
-  distance.method = Method::lc_rwmd;
+  distance.method = Method("lc-rwmd");
+  distance.parameters = {};
   distance.direction = Direction::query_to_document;
   live_rows(part, distance, rows, total);
-  const Bm25Scorer scorer(shards_, part, 0, part.size(), o.bm25_k1, o.bm25_b);
+  const Bm25Parameters bm25 = bm25_parameters(o);
+  const Bm25Scorer scorer(shards_, part, 0, part.size(), bm25.k1, bm25.b);
   const std::size_t n = n_docs();
   scorer.score_each(0, part.size(), [&](std::size_t j, const std::vector<double>& score) {
     std::vector<double> live;  // the live documents' scores, in the collection's order
@@ -140,7 +143,7 @@ void ShardedSearcher::hybrid_rows(const QuerySet& part, const SearchOptions& o, 
     for (std::size_t s = 0; s < shards_.size(); ++s)
       for_each_kept(shards_.shard(s).n_docs(), shards_.deleted(s),
                     [&](std::size_t i) { live.push_back(score[scorer.first(s) + i]); });
-    fuse_hybrid(rows + j * n, live.data(), n, {}, o.hybrid_weight);
+    fuse_hybrid(rows + j * n, live.data(), n, {}, hybrid_weight(o));
   });
 }
 
@@ -176,7 +179,7 @@ void ShardedSearcher::all_distances(const QuerySet& queries, const SearchOptions
     const std::size_t end = std::min(nq, begin + chunk);
     const QuerySet part = subset(queries, begin, end);
     rows.assign((end - begin) * n, 0.0f);
-    if (describe(options.method).whole_index)
+    if (options.method->needs == Needs::whole_rows)
       hybrid_rows(part, options, rows.data(), total);
     else
       live_rows(part, options, rows.data(), total);

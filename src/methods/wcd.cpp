@@ -43,7 +43,32 @@ std::unique_ptr<BatchDistance> make_wcd(const Index& index, QueryRange queries) 
   return std::make_unique<Wcd>(index, queries);
 }
 
-const MethodImpl kWcdImpl{[](const MethodContext& c) { return make_wcd(c.index, c.queries); },
-                          nullptr, false};
+namespace {
+constexpr MethodImpl kWcdImpl{
+    .cpu = {.make = [](const MethodContext& c) { return make_wcd(c.index, c.queries); },
+            .word_pass = WordPass::none,
+            .caches_word_distances = false,
+            .bounds_rows = false,
+            .max_batch = 0},
+    .gpu = GpuPass::centroids,
+    .explain = nullptr};
+}  // namespace
+
+extern const MethodInfo kWcdMethod{
+    .name = "wcd",
+    .summary =
+        "Word Centroid Distance: between the documents' weighted mean vectors; below RWMD, the "
+        "cheapest",
+    .symmetric = true,
+    .document_to_query = false,
+    .query_to_document = false,
+    .vectors = true,
+    .needs = Needs::nothing,
+    .answer = Answer::distance,
+    .bounded = false,
+    .costly_exact = false,
+    .parameters = {},
+    .default_for = std::nullopt,
+    .impl = &kWcdImpl};
 
 }  // namespace lcrwmd

@@ -338,8 +338,37 @@ std::unique_ptr<BatchDistance> make_wmd(const Index& index, QueryRange queries,
   return std::make_unique<Wmd>(index, queries, phase1, cache_budget);
 }
 
-const MethodImpl kWmdImpl{
-    [](const MethodContext& c) { return make_wmd(c.index, c.queries, *c.phase1, c.cache_budget); },
-    explain_wmd, false};
+namespace {
+// WMD's batch only shares phase 1 among queries whose pruned solves then dominate; a smaller one
+// keeps its cache of word distances smaller and closer to the CPU (BENCHMARKS.md).
+constexpr MethodImpl kWmdImpl{.cpu = {.make =
+                                          [](const MethodContext& c) {
+                                            return make_wmd(c.index, c.queries, *c.phase1,
+                                                            c.cache_budget);
+                                          },
+                                      .word_pass = WordPass::nearest,
+                                      .caches_word_distances = true,
+                                      .bounds_rows = false,
+                                      .max_batch = 16},
+                              .gpu = GpuPass::none,
+                              .explain = explain_wmd};
+}  // namespace
+
+extern const MethodInfo kWmdMethod{
+    .name = "wmd",
+    .summary =
+        "exact Word Mover's Distance, an EMD per pair; top-k solves only the pairs the RWMD and "
+        "dual bounds leave a chance",
+    .symmetric = true,
+    .document_to_query = false,
+    .query_to_document = false,
+    .vectors = true,
+    .needs = Needs::nothing,
+    .answer = Answer::distance,
+    .bounded = true,
+    .costly_exact = true,
+    .parameters = {},
+    .default_for = std::nullopt,
+    .impl = &kWmdImpl};
 
 }  // namespace lcrwmd

@@ -111,7 +111,7 @@ struct Sample {
 std::vector<double> score(const Index& index, const Searcher& searcher, const SearchOptions& o,
                           const std::vector<Sample>& samples, const IndexData* whole) {
   std::vector<double> cost;
-  if (!describe(o.method).costly_exact) {
+  if (!o.method->costly_exact) {
     std::vector<std::size_t> candidates, owner;
     for (std::size_t m = 0; m < samples.size(); ++m)
       for (const std::size_t x : samples[m].candidates) candidates.push_back(x), owner.push_back(m);
@@ -196,7 +196,7 @@ Clustering k_medoids(const Index& index, const Searcher& searcher, const Cluster
   c.medoids = seed_medoids(index, searcher, o, opt.k, rng);
   // What a costly method's medoid updates cut their sub-indexes from.
   const std::optional<IndexData> whole =
-      describe(o.method).costly_exact ? std::optional(index.data()) : std::nullopt;
+      o.method->costly_exact ? std::optional(index.data()) : std::nullopt;
   for (std::size_t it = 0;; ++it) {
     c.objective.push_back(assign(index, searcher, o, c));
     if (opt.progress) opt.progress(it, c.objective.back());

@@ -191,9 +191,16 @@ TEST(CliMethods, TheDocsTableIsTheCommandsOutput) {
   const auto j = nlohmann::json::parse(js.out);
   ASSERT_EQ(j.size(), methods().size());
   for (std::size_t i = 0; i < j.size(); ++i) {
-    EXPECT_EQ(j[i]["name"], methods()[i].name);
-    EXPECT_EQ(j[i]["document_to_query"], methods()[i].document_to_query);
-    EXPECT_EQ(j[i]["query_to_document"], methods()[i].query_to_document);
+    EXPECT_EQ(j[i]["name"], methods()[i].name());
+    EXPECT_EQ(j[i]["document_to_query"], methods()[i]->document_to_query);
+    EXPECT_EQ(j[i]["query_to_document"], methods()[i]->query_to_document);
+    const auto& parameters = methods()[i]->parameters;
+    ASSERT_EQ(j[i]["parameters"].size(), parameters.size());
+    for (std::size_t p = 0; p < parameters.size(); ++p) {
+      EXPECT_EQ(j[i]["parameters"][p]["name"], parameters[p].name);
+      EXPECT_EQ(j[i]["parameters"][p]["flag"], flag(parameters[p]));
+      EXPECT_EQ(j[i]["parameters"][p]["default"].get<double>(), parameters[p].default_value);
+    }
   }
 }
 

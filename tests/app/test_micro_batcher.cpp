@@ -22,7 +22,7 @@ TEST(Concat, KeepsEachSetsQueriesAndExtraWords) {
   const QuerySet ab = concat(ix, {&a, &b});
   ASSERT_EQ(ab.size(), a.size() + b.size());
   SearchOptions o;
-  o.method = Method::wmd;
+  o.method = Method("wmd");
   const SearchResults both = search(ix, ab, 5, o), ra = search(ix, a, 5, o),
                       rb = search(ix, b, 5, o);
   std::vector<std::int64_t> want = ra.indices;

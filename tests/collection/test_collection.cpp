@@ -59,13 +59,13 @@ struct Demo {
 // Every method and direction, and query-to-document LC-RWMD with IDF query weights.
 std::vector<std::pair<SearchOptions, QueryWeights>> every_search() {
   std::vector<std::pair<SearchOptions, QueryWeights>> out;
-  for (const MethodInfo& m : methods())
+  for (const Method m : methods())
     for (const Direction d : kDirections) {
-      if (!has_direction(m, d)) continue;
+      if (!m->has(d)) continue;
       SearchOptions o;
-      o.method = m.method;
+      o.method = m;
       o.direction = d;
-      o.act_steps = 2;
+      o.parameters.set("act_steps", 2);
       out.emplace_back(o, QueryWeights::index);
     }
   SearchOptions o;
@@ -95,7 +95,7 @@ void expect_one_builds_answers(const Demo& d, const Collection& c,
     QueryOptions qo;
     qo.embeddings = &d.emb;
     qo.weights = weights;
-    qo.keep_term_only = describe(o.method).lexical;
+    qo.keep_term_only = !o.method->vectors;
     const QuerySet qc = set.make_query_set(d.queries, qo),
                    qw = make_query_set(whole, d.queries, qo);
     const SearchResults a = collection.search(qc, k, o), b = one.search(qw, k, o);
@@ -114,7 +114,7 @@ void expect_one_builds_answers(const Demo& d, const Collection& c,
       EXPECT_TRUE(tie) << what(o, weights) << " entry " << e << ": document " << a.indices[e]
                        << " where one build has " << b.indices[e];
     }
-    if (o.method == Method::bm25) {
+    if (o.method == Method("bm25")) {
       // One pass over every segment's postings: one build's very bytes and order, also where
       // k passes the documents that share a term with a query (the rest, deleted ones
       // included, never listed).

@@ -40,7 +40,7 @@ struct GpuCase {
 
 std::string describe(const GpuCase& c) {
   std::string s = to_string(c.method);
-  if (c.method == Method::act) s += std::to_string(c.act_steps);
+  if (c.method == Method("act")) s += std::to_string(c.act_steps);
   std::replace(s.begin(), s.end(), '-', '_');
   s += c.symmetric ? "_sym" : "_one";
   s += "_n" + std::to_string(c.n_docs) + "_b" + std::to_string(c.batch) + "_t" +
@@ -72,7 +72,7 @@ TEST_P(GpuVsCpu, SameDistancesAndTopK) {
   SearchOptions cpu;
   cpu.method = c.method;
   cpu.direction = c.symmetric ? Direction::symmetric : Direction::document_to_query;
-  cpu.act_steps = c.act_steps;
+  cpu.parameters.set("act_steps", static_cast<double>(c.act_steps));
   SearchOptions gpu = cpu;
   gpu.batch = c.batch;
   gpu.prune = c.prune;
@@ -123,46 +123,46 @@ TEST_P(GpuVsCpu, SameDistancesAndTopK) {
 std::vector<GpuCase> gpu_cases() {
   std::vector<GpuCase> cases;
   for (std::size_t n : {std::size_t{1}, std::size_t{31}, std::size_t{1021}}) {
-    cases.push_back({Method::lc_rwmd, false, n, 64, 0, 0, true});
-    cases.push_back({Method::lc_rwmd, true, n, 64, 0, 0, true});
-    cases.push_back({Method::lc_rwmd, true, n, 4, 0, 0, false});
-    cases.push_back({Method::wcd, true, n, 64, 0, 0, true});
-    cases.push_back({Method::rwmd, true, n, 1, 0, 0, true});
-    cases.push_back({Method::rwmd, false, n, 1, 0, 0, true});
+    cases.push_back({Method("lc-rwmd"), false, n, 64, 0, 0, true});
+    cases.push_back({Method("lc-rwmd"), true, n, 64, 0, 0, true});
+    cases.push_back({Method("lc-rwmd"), true, n, 4, 0, 0, false});
+    cases.push_back({Method("wcd"), true, n, 64, 0, 0, true});
+    cases.push_back({Method("rwmd"), true, n, 1, 0, 0, true});
+    cases.push_back({Method("rwmd"), false, n, 1, 0, 0, true});
   }
   // Forced tiny tiles (several GEMMs per batch) and chunks (several resident chunks).
-  cases.push_back({Method::lc_rwmd, true, 1021, 1, 3, 0, true});
-  cases.push_back({Method::lc_rwmd, true, 1021, 5, 1, 100, true});
-  cases.push_back({Method::lc_rwmd, false, 1021, 3, 2, 7, true});
-  cases.push_back({Method::lc_rwmd, true, 31, 64, 5, 7, false});
-  cases.push_back({Method::rwmd, true, 1021, 1, 2, 300, true});
-  cases.push_back({Method::wcd, true, 1021, 2, 0, 64, true});
+  cases.push_back({Method("lc-rwmd"), true, 1021, 1, 3, 0, true});
+  cases.push_back({Method("lc-rwmd"), true, 1021, 5, 1, 100, true});
+  cases.push_back({Method("lc-rwmd"), false, 1021, 3, 2, 7, true});
+  cases.push_back({Method("lc-rwmd"), true, 31, 64, 5, 7, false});
+  cases.push_back({Method("rwmd"), true, 1021, 1, 2, 300, true});
+  cases.push_back({Method("wcd"), true, 1021, 2, 0, 64, true});
   // Batches whose words span several tiles, symmetric (the cache D2 reads holds them all).
-  cases.push_back({Method::lc_rwmd, true, 1021, 9, 4, 0, true});
-  cases.push_back({Method::lc_rwmd, true, 1021, 9, 8, 0, false});
-  cases.push_back({Method::lc_rwmd, false, 1021, 9, 5, 0, true});
+  cases.push_back({Method("lc-rwmd"), true, 1021, 9, 4, 0, true});
+  cases.push_back({Method("lc-rwmd"), true, 1021, 9, 8, 0, false});
+  cases.push_back({Method("lc-rwmd"), false, 1021, 9, 5, 0, true});
   // A budget so small that batches shrink to one query.
-  cases.push_back({Method::lc_rwmd, true, 1021, 64, 0, 0, true, 40});
-  cases.push_back({Method::lc_rwmd, false, 1021, 64, 0, 0, true, 40});
+  cases.push_back({Method("lc-rwmd"), true, 1021, 64, 0, 0, true, 40});
+  cases.push_back({Method("lc-rwmd"), false, 1021, 64, 0, 0, true, 40});
   // ACT-k (k = 0, 1, 2, 5) and ICT: one-sided, symmetric top-k refined by ACT's D2, and every
   // distance; single queries and batches, tiny tiles, several chunks, a tight budget.
   for (std::size_t steps : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{5}})
     for (std::size_t n : {std::size_t{1}, std::size_t{1021}}) {
-      cases.push_back({Method::act, false, n, 64, 0, 0, true, 0, steps});
-      cases.push_back({Method::act, true, n, 64, 0, 0, true, 0, steps});
-      cases.push_back({Method::act, true, n, 1, 0, 0, false, 0, steps});
+      cases.push_back({Method("act"), false, n, 64, 0, 0, true, 0, steps});
+      cases.push_back({Method("act"), true, n, 64, 0, 0, true, 0, steps});
+      cases.push_back({Method("act"), true, n, 1, 0, 0, false, 0, steps});
     }
   for (std::size_t n : {std::size_t{1}, std::size_t{31}, std::size_t{1021}}) {
-    cases.push_back({Method::ict, false, n, 64, 0, 0, true});
-    cases.push_back({Method::ict, true, n, 64, 0, 0, true});
-    cases.push_back({Method::ict, true, n, 4, 0, 0, false});
+    cases.push_back({Method("ict"), false, n, 64, 0, 0, true});
+    cases.push_back({Method("ict"), true, n, 64, 0, 0, true});
+    cases.push_back({Method("ict"), true, n, 4, 0, 0, false});
   }
-  cases.push_back({Method::act, true, 1021, 9, 4, 100, true, 0, 1});
-  cases.push_back({Method::act, false, 1021, 1, 3, 7, true, 0, 2});
-  cases.push_back({Method::ict, true, 1021, 9, 5, 0, true});
-  cases.push_back({Method::ict, false, 31, 5, 1, 7, false});
-  cases.push_back({Method::act, true, 1021, 64, 0, 0, true, 40, 1});
-  cases.push_back({Method::ict, true, 1021, 64, 0, 0, true, 40});
+  cases.push_back({Method("act"), true, 1021, 9, 4, 100, true, 0, 1});
+  cases.push_back({Method("act"), false, 1021, 1, 3, 7, true, 0, 2});
+  cases.push_back({Method("ict"), true, 1021, 9, 5, 0, true});
+  cases.push_back({Method("ict"), false, 31, 5, 1, 7, false});
+  cases.push_back({Method("act"), true, 1021, 64, 0, 0, true, 40, 1});
+  cases.push_back({Method("ict"), true, 1021, 64, 0, 0, true, 40});
   return cases;
 }
 
@@ -210,7 +210,7 @@ TEST(Gpu, AutomaticSearcherSendsWmdToTheCpu) {
   SearchStats st;
   searcher->search(qs, 3, o, &st);
   EXPECT_EQ(st.backend, Backend::cuda);
-  o.method = Method::wmd;
+  o.method = Method("wmd");
   const SearchResults r = searcher->search(qs, 3, o, &st);
   EXPECT_EQ(st.backend, Backend::cpu);
   EXPECT_EQ(r.indices, search(ix, qs, 3, o).indices);
@@ -332,13 +332,13 @@ TEST(Gpu, WmdIsCpuOnly) {
   const std::vector<std::size_t> docs{0};
   const QuerySet qs = query_set_from_index(ix, docs);
   SearchOptions o;
-  o.method = Method::wmd;
+  o.method = Method("wmd");
   SearcherOptions so;
   so.backend = Backend::cuda;
   // Without a GPU the searcher cannot be made; with one, it refuses wmd.
   EXPECT_THROW(make_searcher(ix, so)->search(qs, 3, o), Error);
   SearchOptions wmd;
-  wmd.method = Method::wmd;
+  wmd.method = Method("wmd");
   EXPECT_THROW(resolve_backend(Backend::cuda, wmd), OptionError);
 }
 

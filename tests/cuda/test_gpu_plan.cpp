@@ -97,11 +97,12 @@ TEST(GpuPlan, BatchesFitTheBudget) {
   std::vector<std::uint64_t> qptr{0};
   std::mt19937 rng(9);
   for (int q = 0; q < 300; ++q) qptr.push_back(qptr.back() + 1 + rng() % 120);
-  for (Method method : {Method::wcd, Method::rwmd, Method::lc_rwmd, Method::act, Method::ict})
+  for (Method method :
+       {Method("wcd"), Method("rwmd"), Method("lc-rwmd"), Method("act"), Method("ict")})
     for (bool symmetric : {false, true})
       for (bool full : {false, true}) {
         cuda::WorkShape s;
-        s.method = method;
+        s.pass = implementation(method).gpu;
         SearchOptions o;
         o.method = method;
         s.act_reach = cuda::act_reach(o);
@@ -118,7 +119,7 @@ TEST(GpuPlan, BatchesFitTheBudget) {
           for (const cuda::GpuBatch& b : batches) {
             EXPECT_EQ(b.begin, next);
             EXPECT_GT(b.end, b.begin);
-            EXPECT_LE(b.end - b.begin, method == Method::rwmd ? 1u : 64u);
+            EXPECT_LE(b.end - b.begin, method == Method("rwmd") ? 1u : 64u);
             EXPECT_GE(b.tile_words, 1u);
             if (max_tile) {
               EXPECT_LE(b.tile_words, max_tile);
@@ -128,7 +129,7 @@ TEST(GpuPlan, BatchesFitTheBudget) {
             if (b.end - b.begin > 1) {
               EXPECT_LE(fixed, budget / 2);
             }
-            if (method != Method::wcd && method != Method::rwmd) {
+            if (method != Method("wcd") && method != Method("rwmd")) {
               EXPECT_LE(fixed + s.vocab * sizeof(float) * b.tile_words, budget);
             }
             next = b.end;
@@ -143,14 +144,14 @@ TEST(GpuPlan, BatchesFitTheBudget) {
 TEST(GpuPlan, ActCountsItsSlots) {
   SearchOptions o;
   EXPECT_EQ(cuda::act_reach(o), 0u);
-  o.method = Method::act;
-  o.act_steps = 0;
+  o.method = Method("act");
+  o.parameters.set("act_steps", 0);
   EXPECT_EQ(cuda::act_reach(o), 1u);
-  o.act_steps = 5;
+  o.parameters.set("act_steps", 5);
   EXPECT_EQ(cuda::act_reach(o), 6u);
-  o.act_steps = std::numeric_limits<std::size_t>::max();
-  EXPECT_EQ(cuda::act_reach(o), std::numeric_limits<std::uint32_t>::max());
-  o.method = Method::ict;
+  o.parameters.set("act_steps", static_cast<double>(kMaxActSteps));
+  EXPECT_EQ(cuda::act_reach(o), kMaxActSteps + 1);
+  o.method = Method("ict");
   EXPECT_EQ(cuda::act_reach(o), std::numeric_limits<std::uint32_t>::max());
 
   cuda::WorkShape s;
@@ -161,7 +162,7 @@ TEST(GpuPlan, ActCountsItsSlots) {
   s.k = 5;
   const std::size_t queries = 4, words = 40, f = sizeof(float);
   const std::size_t lc = cuda::batch_bytes(s, queries, words);
-  s.method = Method::act;
+  s.pass = GpuPass::capped;
   s.act_reach = 2;
   const std::size_t act1 = cuda::batch_bytes(s, queries, words);
   EXPECT_EQ(act1 - lc, s.vocab * words * f + s.vocab * (queries * 2 * 2 * f + f));
@@ -212,12 +213,12 @@ TEST(Backend, ParseAndResolve) {
   for (Backend b : {Backend::cpu, Backend::cuda, Backend::automatic})
     EXPECT_EQ(parse_backend(to_string(b)), b);
   EXPECT_THROW(parse_backend("gpu"), Error);
-  EXPECT_THROW(resolve_backend(Backend::cuda, of(Method::wmd)), Error);
-  EXPECT_EQ(resolve_backend(Backend::automatic, of(Method::wmd)), Backend::cpu);
-  for (Method m : {Method::wcd, Method::rwmd, Method::lc_rwmd, Method::act, Method::ict})
+  EXPECT_THROW(resolve_backend(Backend::cuda, of(Method("wmd"))), Error);
+  EXPECT_EQ(resolve_backend(Backend::automatic, of(Method("wmd"))), Backend::cpu);
+  for (Method m : {Method("wcd"), Method("rwmd"), Method("lc-rwmd"), Method("act"), Method("ict")})
     EXPECT_EQ(resolve_backend(Backend::cuda, of(m)), Backend::cuda) << to_string(m);
-  EXPECT_EQ(resolve_backend(Backend::cpu, of(Method::lc_rwmd)), Backend::cpu);
-  EXPECT_EQ(resolve_backend(Backend::automatic, of(Method::lc_rwmd)),
+  EXPECT_EQ(resolve_backend(Backend::cpu, of(Method("lc-rwmd"))), Backend::cpu);
+  EXPECT_EQ(resolve_backend(Backend::automatic, of(Method("lc-rwmd"))),
             gpu_device_count() == 0 ? Backend::cpu : Backend::cuda);
 }
 
@@ -253,7 +254,7 @@ TEST(Backend, SearchersAnswerAsTheFreeFunctions) {
   EXPECT_EQ(searcher->backend(), Backend::cpu);
   EXPECT_EQ(&searcher->index(), &ix);
   EXPECT_EQ(searcher->n_docs(), ix.n_docs());
-  for (Method m : {Method::wcd, Method::rwmd, Method::lc_rwmd, Method::wmd}) {
+  for (Method m : {Method("wcd"), Method("rwmd"), Method("lc-rwmd"), Method("wmd")}) {
     SearchOptions so;
     so.method = m;
     const SearchResults a = searcher->search(qs, 4, so), b = search(ix, qs, 4, so);

@@ -18,7 +18,7 @@ int main() {
       {"s", "sport", "goal match", 1}, {"t", "tennis", "tennis racket", 2}, {"m", "", "match", 3}};
   const Index index = Index::from_data(build_index_data(emb, docs, {}));
   const QuerySet q = make_query_set(index, {{"q", "", "racket tennis tennis", 1}}, {&emb});
-  for (const Method m : {Method::lc_rwmd, Method::wmd}) {
+  for (const Method m : {Method("lc-rwmd"), Method("wmd")}) {
     SearchOptions o;
     o.method = m;
     const SearchResults r = search(index, q, 1, o);

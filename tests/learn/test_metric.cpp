@@ -96,13 +96,13 @@ std::shared_ptr<const Metric> random_metric(const Embeddings& e, std::size_t out
 // here are read from text, so they have them).
 std::vector<SearchOptions> every_method() {
   std::vector<SearchOptions> out;
-  for (const MethodInfo& m : methods())
+  for (const Method m : methods())
     for (const Direction direction : kDirections) {
-      if (!has_direction(m, direction)) continue;
+      if (!m->has(direction)) continue;
       SearchOptions o;
-      o.method = m.method;
+      o.method = m;
       o.direction = direction;
-      o.act_steps = 2;
+      o.parameters.set("act_steps", 2);
       out.push_back(o);
     }
   return out;

@@ -18,14 +18,14 @@ namespace lcrwmd::test {
 // which these tests' queries, made by hand, do not have (test_bm25.cpp has them).
 inline std::vector<SearchOptions> every_method() {
   std::vector<SearchOptions> out;
-  for (const MethodInfo& m : methods())
+  for (const Method m : methods())
     for (const Direction direction : kDirections) {
-      if (m.reads_terms) continue;
-      if (!has_direction(m, direction)) continue;
+      if (m->reads_terms()) continue;
+      if (!m->has(direction)) continue;
       SearchOptions o;
-      o.method = m.method;
+      o.method = m;
       o.direction = direction;
-      o.act_steps = 2;
+      o.parameters.set("act_steps", 2);
       out.push_back(o);
     }
   return out;

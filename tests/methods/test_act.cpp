@@ -142,15 +142,15 @@ TEST(ActSearch, TopKAndMatrixEqualThePerPairReference) {
         for (bool prune : {true, false})
           for (std::size_t batch : {std::size_t{1}, std::size_t{64}}) {
             SearchOptions o;
-            o.method = steps == kIctSteps ? Method::ict : Method::act;
-            o.act_steps = steps == kIctSteps ? 1 : steps;
+            o.method = steps == kIctSteps ? Method("ict") : Method("act");
+            o.parameters.set("act_steps", static_cast<double>(steps == kIctSteps ? 1 : steps));
             o.direction = direction;
             o.prune = prune;
             o.batch = batch;
             CpuOptions cpu;
             if (!cached) cpu.memory_budget = 1;
             const std::string what = std::string(to_string(o.method)) + " steps " +
-                                     std::to_string(o.act_steps) + " " + to_string(direction) +
+                                     std::to_string(act_steps(o)) + " " + to_string(direction) +
                                      (cached ? " cached" : "") + (prune ? " pruned" : "") +
                                      " batch " + std::to_string(batch);
             const CpuSearcher searcher(ix, cpu);
@@ -189,8 +189,8 @@ TEST(RealCorpus, ActAndIctEqualThePerPairReferenceOnBbcsport) {
     for (std::size_t x = 0; x < want.size(); ++x) want[x] = act_pair(ix, x % n, qs, x / n, steps);
     for (const Direction direction : kDirections) {
       SearchOptions o;
-      o.method = steps == kIctSteps ? Method::ict : Method::act;
-      o.act_steps = steps == kIctSteps ? 1 : steps;
+      o.method = steps == kIctSteps ? Method("ict") : Method("act");
+      o.parameters.set("act_steps", static_cast<double>(steps == kIctSteps ? 1 : steps));
       o.direction = direction;
       const std::vector<float> m = test::matrix(ix, qs, o);
       for (std::size_t x = 0; x < m.size(); ++x) {

@@ -45,13 +45,13 @@ TEST(BatchPlan, BatchZeroTakesAllTheBudgetHolds) {
 TEST(BatchPlan, CoversTheQueriesWithinTheBatchSize) {
   const Index ix = Index::from_data(test::random_index(200, 90, 6, 12, 4));
   const QuerySet qs = test::mixed_queries(ix, 40, 6);
-  for (Method m : {Method::wcd, Method::rwmd, Method::lc_rwmd, Method::wmd})
+  for (Method m : {Method("wcd"), Method("rwmd"), Method("lc-rwmd"), Method("wmd")})
     for (std::size_t batch : {std::size_t{1}, std::size_t{7}, std::size_t{64}}) {
       SearchOptions o;
       o.method = m;
       o.batch = batch;
       const auto plans = plan_batches(ix, qs, o, CpuOptions{});
-      if (m == Method::wmd) {  // WMD's batches hold at most 16 queries
+      if (m == Method("wmd")) {  // WMD's batches hold at most 16 queries
         expect_cover(plans, qs.size(), std::min<std::size_t>(batch, 16));
         if (batch == 64) {
           EXPECT_EQ(plans.size(), (qs.size() + 15) / 16);
@@ -71,7 +71,7 @@ TEST(BatchPlan, TheBudgetSplitsBatchesAndLeavesTheCacheWhatRemains) {
   SearchOptions o;
   o.direction =
       Direction::document_to_query;  // no word-distance cache: rows, minima and phase 1's tiles
-  o.method = Method::wcd;            // no phase 1 either: rows and centroids alone
+  o.method = Method("wcd");          // no phase 1 either: rows and centroids alone
   CpuOptions cpu;
   const std::size_t per_query = 4 * ix.n_docs();
   cpu.memory_budget = 5 * per_query;
@@ -82,7 +82,7 @@ TEST(BatchPlan, TheBudgetSplitsBatchesAndLeavesTheCacheWhatRemains) {
     EXPECT_EQ(p.cache_budget, cpu.memory_budget - (p.end - p.begin) * per_query);
   }
   // LC-RWMD: each query's minima, and phase 1's tiles per batch word.
-  o.method = Method::lc_rwmd;
+  o.method = Method("lc-rwmd");
   const std::size_t per_word = phase1_scratch_per_word(ix, o, cpu);
   EXPECT_GT(per_word, 0u);
   cpu.memory_budget = 4 * (ix.n_docs() + ix.vocab_size()) * 3 + per_word * qs.length(0) * 2;

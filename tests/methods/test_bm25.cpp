@@ -98,10 +98,10 @@ Index build(const Corpus& c, std::span<const RawDocument> docs) {
 
 SearchOptions bm25(double k1 = 1.2, double b = 0.75) {
   SearchOptions o;
-  o.method = Method::bm25;
+  o.method = Method("bm25");
   o.direction = Direction::query_to_document;
-  o.bm25_k1 = k1;
-  o.bm25_b = b;
+  o.parameters.set("bm25_k1", k1);
+  o.parameters.set("bm25_b", b);
   return o;
 }
 
@@ -296,8 +296,8 @@ TEST(Bm25, OptionsAndDirections) {
   const Index ix = build(c, c.docs);
   const QuerySet qs = make_query_set(ix, as_docs(kQueries), {});
   const CpuSearcher s(ix);
-  EXPECT_EQ(default_direction(describe(Method::bm25)), Direction::query_to_document);
-  EXPECT_EQ(default_direction(describe(Method::lc_rwmd)), Direction::symmetric);
+  EXPECT_EQ(Method("bm25")->default_direction(), Direction::query_to_document);
+  EXPECT_EQ(Method("lc-rwmd")->default_direction(), Direction::symmetric);
   SearchOptions o = bm25();
   o.direction = Direction::symmetric;
   EXPECT_THROW(s.search(qs, 3, o), OptionError);
@@ -343,9 +343,9 @@ TEST(Hybrid, TheStandardisedSumOfBm25AndQueryToDocument) {
   };
   for (const double w : {0.3, 0.0, 2.0}) {
     SearchOptions o;
-    o.method = Method::hybrid;
+    o.method = Method("hybrid");
     o.direction = Direction::query_to_document;
-    o.hybrid_weight = w;
+    o.parameters.set("hybrid_weight", w);
     const std::vector<float> got = test::matrix(ix, qs, o);
     for (std::size_t q = 0; q < qs.size(); ++q) {
       const std::vector<double> zs = z(score, q, -1.0), zd = z(dist, q, 1.0);
@@ -358,7 +358,7 @@ TEST(Hybrid, TheStandardisedSumOfBm25AndQueryToDocument) {
   // refined) and, with no room to keep those, a document at a time: the same bits, and within
   // rounding of quadratic RWMD's, computed pair by pair.
   SearchOptions rwmd = q2d;
-  rwmd.method = Method::rwmd;
+  rwmd.method = Method("rwmd");
   const std::vector<float> pairs = test::matrix(ix, qs, rwmd);
   for (std::size_t e = 0; e < pairs.size(); ++e) ASSERT_NEAR(dist[e], pairs[e], 1e-5) << e;
   CpuOptions cramped;
@@ -366,7 +366,7 @@ TEST(Hybrid, TheStandardisedSumOfBm25AndQueryToDocument) {
   const auto matrix = [&](const CpuOptions& cpu, SearchStats& stats) {
     std::vector<float> m(qs.size() * n);
     SearchOptions o;
-    o.method = Method::hybrid;
+    o.method = Method("hybrid");
     o.direction = Direction::query_to_document;
     CpuSearcher(ix, cpu).pairwise(
         qs, o,
@@ -386,7 +386,7 @@ TEST(Hybrid, TheStandardisedSumOfBm25AndQueryToDocument) {
   std::vector<Index> parts;
   for (const IndexData& d : split_index_data(ix.data(), 3)) parts.push_back(Index::from_data(d));
   SearchOptions o;
-  o.method = Method::hybrid;
+  o.method = Method("hybrid");
   o.direction = Direction::query_to_document;
   const ShardSet three({&parts[0], &parts[1], &parts[2]});
   const QuerySet q3 = three.make_query_set(as_docs(kQueries), {});
@@ -404,7 +404,7 @@ TEST(Hybrid, TheStandardisedSumOfBm25AndQueryToDocument) {
       },
       nullptr);
   for (std::size_t e = 0; e < whole.size(); ++e) ASSERT_NEAR(split[e], whole[e], 1e-5) << e;
-  o.hybrid_weight = -1;
+  o.parameters.set("hybrid_weight", -1);
   EXPECT_THROW(CpuSearcher(ix).search(qs, 3, o), OptionError);
 }
 

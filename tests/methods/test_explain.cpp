@@ -70,11 +70,11 @@ class Explain : public ::testing::Test {
 
 TEST_F(Explain, WmdFlowMovesBothSidesAndCostsTheReportedDistance) {
   SearchOptions o;
-  o.method = Method::wmd;
+  o.method = Method("wmd");
   const std::vector<float> d = test::matrix(ix, qs, o);
   for (std::size_t q = 0; q < qs.size(); ++q)
     for (std::size_t doc : {std::size_t{0}, std::size_t{7}, ix.n_docs() - 1}) {
-      const Explanation e = explain(ix, qs, q, doc, Method::wmd);
+      const Explanation e = explain(ix, qs, q, doc, Method("wmd"));
       EXPECT_EQ(e.distance, d[q * ix.n_docs() + doc]) << q << " " << doc;  // what search says
       const Sides s = sum_flows(e.flows);
       EXPECT_NEAR(s.total, e.distance, 1e-6 * (1 + e.distance));
@@ -86,10 +86,10 @@ TEST_F(Explain, WmdFlowMovesBothSidesAndCostsTheReportedDistance) {
 }
 
 TEST_F(Explain, RwmdDirectionsAreEachWordsNearestAndSetTheMax) {
-  for (const Method method : {Method::rwmd, Method::lc_rwmd})
+  for (const Method method : {Method("rwmd"), Method("lc-rwmd")})
     for (const Direction direction : kDirections) {
       SearchOptions o;
-      o.method = Method::rwmd;
+      o.method = Method("rwmd");
       o.direction = direction;
       const std::vector<float> d = test::matrix(ix, qs, o);
       for (std::size_t q = 0; q < qs.size(); ++q)
@@ -122,19 +122,19 @@ TEST_F(Explain, ActAndIctMoveEachWordInCappedStepsAndSetTheMax) {
     Method method;
     std::size_t steps;
   };
-  for (const Variant v : {Variant{Method::act, 0}, Variant{Method::act, 1}, Variant{Method::act, 3},
-                          Variant{Method::ict, 1}})
+  for (const Variant v : {Variant{Method("act"), 0}, Variant{Method("act"), 1},
+                          Variant{Method("act"), 3}, Variant{Method("ict"), 1}})
     for (const Direction direction : kDirections) {
       SearchOptions o;
       o.method = v.method;
-      o.act_steps = v.steps;
+      o.parameters.set("act_steps", static_cast<double>(v.steps));
       o.direction = direction;
       const std::vector<float> d = test::matrix(ix, qs, o);
       for (std::size_t q = 0; q < qs.size(); ++q)
         for (std::size_t doc = 0; doc < ix.n_docs(); doc += 7) {
           SCOPED_TRACE(std::string(to_string(v.method)) + " k=" + std::to_string(v.steps) +
                        " query " + std::to_string(q) + " doc " + std::to_string(doc));
-          const Explanation e = explain(ix, qs, q, doc, v.method, direction, v.steps);
+          const Explanation e = explain(ix, qs, q, doc, v.method, direction, o.parameters);
           EXPECT_NEAR(e.distance, d[q * ix.n_docs() + doc], 1e-5 * (1 + e.distance));
           const Sides d1 = sum_flows(e.doc_to_query), d2 = sum_flows(e.query_to_doc);
           EXPECT_NEAR(d1.total, e.doc_to_query_distance, 1e-12);
@@ -149,7 +149,7 @@ TEST_F(Explain, ActAndIctMoveEachWordInCappedStepsAndSetTheMax) {
           std::map<std::string, std::size_t> d_steps, q_steps;
           for (const WordFlow& f : e.doc_to_query) ++d_steps[f.doc_word];
           for (const WordFlow& f : e.query_to_doc) ++q_steps[f.query_word];
-          if (v.method == Method::act) {
+          if (v.method == Method("act")) {
             for (const auto& [w, n] : d_steps) EXPECT_LE(n, v.steps + 1) << w;
             for (const auto& [w, n] : q_steps) EXPECT_LE(n, v.steps + 1) << w;
           }
@@ -159,8 +159,8 @@ TEST_F(Explain, ActAndIctMoveEachWordInCappedStepsAndSetTheMax) {
           EXPECT_LE(over_capacity, d_steps.size());
           const double set = test::directed(direction, d1.total, d2.total);
           EXPECT_NEAR(sum_flows(e.flows).total, set, 1e-12);
-          if (v.method == Method::act && v.steps == 0) {  // ACT-0 is RWMD
-            const Explanation r = explain(ix, qs, q, doc, Method::rwmd, direction);
+          if (v.method == Method("act") && v.steps == 0) {  // ACT-0 is RWMD
+            const Explanation r = explain(ix, qs, q, doc, Method("rwmd"), direction);
             EXPECT_NEAR(e.doc_to_query_distance, r.doc_to_query_distance, 1e-5);
             EXPECT_NEAR(e.query_to_doc_distance, r.query_to_doc_distance, 1e-5);
           }
@@ -173,7 +173,7 @@ TEST_F(Explain, ADocumentAgainstItselfMovesEveryWordOntoItselfForFree) {
   const QuerySet self = query_set_from_index(ix, docs);
   for (std::size_t q = 0; q < docs.size(); ++q)
     for (const Method method :
-         {Method::wmd, Method::rwmd, Method::lc_rwmd, Method::act, Method::ict}) {
+         {Method("wmd"), Method("rwmd"), Method("lc-rwmd"), Method("act"), Method("ict")}) {
       const Explanation e = explain(ix, self, q, docs[q], method);
       EXPECT_EQ(e.distance, 0.0);
       ASSERT_FALSE(e.flows.empty());
@@ -181,7 +181,7 @@ TEST_F(Explain, ADocumentAgainstItselfMovesEveryWordOntoItselfForFree) {
         EXPECT_EQ(f.cost, 0.0);
         // WMD leaves each word's mass in place; RWMD's (and ACT's) nearest word may be another
         // with the same vector (random_index duplicates some), at the same cost 0.
-        if (method == Method::wmd) {
+        if (method == Method("wmd")) {
           EXPECT_EQ(f.query_word, f.doc_word);
         }
       }
@@ -189,9 +189,9 @@ TEST_F(Explain, ADocumentAgainstItselfMovesEveryWordOntoItselfForFree) {
 }
 
 TEST_F(Explain, RefusesWcdAndOutOfRange) {
-  EXPECT_THROW(explain(ix, qs, 0, 0, Method::wcd), Error);
-  EXPECT_THROW(explain(ix, qs, qs.size(), 0, Method::wmd), Error);
-  EXPECT_THROW(explain(ix, qs, 0, ix.n_docs(), Method::wmd), Error);
+  EXPECT_THROW(explain(ix, qs, 0, 0, Method("wcd")), Error);
+  EXPECT_THROW(explain(ix, qs, qs.size(), 0, Method("wmd")), Error);
+  EXPECT_THROW(explain(ix, qs, 0, ix.n_docs(), Method("wmd")), Error);
 }
 
 }  // namespace

@@ -19,24 +19,23 @@ namespace {
 
 TEST(MethodInfo, EveryMethodOnceByItsName) {
   std::set<std::string> names;
-  std::set<Method> seen;
-  for (const MethodInfo& m : methods()) {
-    EXPECT_TRUE(names.insert(m.name).second) << m.name;
-    EXPECT_TRUE(seen.insert(m.method).second) << m.name;
-    EXPECT_EQ(parse_method(m.name), m.method);
-    EXPECT_STREQ(to_string(m.method), m.name);
-    EXPECT_EQ(&describe(m.method), &m);
-    EXPECT_GT(std::string(m.summary).size(), 20u) << m.name;
+  std::set<const MethodInfo*> seen;
+  for (const Method m : methods()) {
+    EXPECT_TRUE(names.insert(m.name()).second) << m.name();
+    EXPECT_TRUE(seen.insert(&m.info()).second) << m.name();
+    EXPECT_EQ(Method(m.name()), m);
+    EXPECT_STREQ(to_string(m), m.name());
+    EXPECT_GT(std::string(m->summary).size(), 20u) << m.name();
   }
   EXPECT_EQ(seen.size(), 8u);
   try {
-    parse_method("emd");
+    (void)Method("emd");
     FAIL() << "an unknown method was taken";
   } catch (const Error& e) {
     for (const std::string& n : names) EXPECT_NE(std::string(e.what()).find(n), std::string::npos);
   }
-  EXPECT_EQ(method_names([](const MethodInfo& m) { return m.method == Method::wmd; }), "wmd");
-  EXPECT_EQ(method_names(), "wcd, rwmd, lc-rwmd, wmd, act, ict, bm25 or hybrid");
+  EXPECT_EQ(method_names([](const MethodInfo& m) { return Method(m) == Method("wmd"); }), "wmd");
+  EXPECT_EQ(method_names(), "bm25, hybrid, wcd, rwmd, lc-rwmd, wmd, act or ict");
 }
 
 // One rule for a direction: refused where the method does not have it, by the library's check,
@@ -45,43 +44,43 @@ TEST(MethodInfo, EveryMethodOnceByItsName) {
 TEST(MethodInfo, EachDirectionOnlyWhereTheMethodHasIt) {
   const Index ix = Index::from_data(test::random_index(20, 30, 5, 4, 2));
   const QuerySet qs = test::mixed_queries(ix, 2, 1);
-  for (const MethodInfo& m : methods()) {
-    const bool search_box = m.method == Method::bm25 || m.method == Method::hybrid;
-    const bool relaxation = m.method != Method::wmd && m.method != Method::wcd && !search_box;
-    EXPECT_EQ(m.document_to_query, relaxation) << m.name;
-    EXPECT_EQ(m.query_to_document, relaxation || search_box) << m.name;
-    EXPECT_EQ(m.symmetric, !search_box) << m.name;
+  for (const Method m : methods()) {
+    const bool search_box = m == Method("bm25") || m == Method("hybrid");
+    const bool relaxation = m != Method("wmd") && m != Method("wcd") && !search_box;
+    EXPECT_EQ(m->document_to_query, relaxation) << m.name();
+    EXPECT_EQ(m->query_to_document, relaxation || search_box) << m.name();
+    EXPECT_EQ(m->symmetric, !search_box) << m.name();
     for (const Direction d : kDirections) {
       SearchOptions o;
-      o.method = m.method;
+      o.method = m;
       o.direction = d;
-      if (has_direction(m, d)) {
-        EXPECT_NO_THROW(check_options(o)) << m.name;
+      if (m->has(d)) {
+        EXPECT_NO_THROW(check_options(o)) << m.name();
         // bm25 reads its queries' terms from text (test_bm25.cpp); these are made by hand.
-        if (!m.reads_terms) {
-          EXPECT_NO_THROW(search(ix, qs, 3, o)) << m.name;
+        if (!m->reads_terms()) {
+          EXPECT_NO_THROW(search(ix, qs, 3, o)) << m.name();
         }
         continue;
       }
       try {
         check_options(o);
-        FAIL() << m.name << ": a " << to_string(d) << " search was taken";
+        FAIL() << m.name() << ": a " << to_string(d) << " search was taken";
       } catch (const OptionError& e) {
         EXPECT_EQ(e.option(), "direction");
-        EXPECT_NE(std::string(e.what()).find(m.name), std::string::npos);
+        EXPECT_NE(std::string(e.what()).find(m.name()), std::string::npos);
         EXPECT_NE(std::string(e.what()).find(to_string(d)), std::string::npos);
       }
-      EXPECT_THROW(search(ix, qs, 3, o), OptionError) << m.name;
-      if (m.explains) {
-        EXPECT_THROW(explain(ix, qs, 0, 0, m.method, d), OptionError) << m.name;
+      EXPECT_THROW(search(ix, qs, 3, o), OptionError) << m.name();
+      if (m->explains()) {
+        EXPECT_THROW(explain(ix, qs, 0, 0, m, d), OptionError) << m.name();
       }
     }
   }
   EXPECT_EQ(parse_direction("query-to-document"), Direction::query_to_document);
   EXPECT_THROW(parse_direction("both"), Error);
   SearchOptions too_many;
-  too_many.method = Method::act;
-  too_many.act_steps = kMaxActSteps + 1;
+  too_many.method = Method("act");
+  too_many.parameters.set("act_steps", static_cast<double>(kMaxActSteps + 1));
   EXPECT_THROW(check_options(too_many), OptionError);
 }
 
@@ -89,44 +88,44 @@ TEST(MethodInfo, EachDirectionOnlyWhereTheMethodHasIt) {
 // computation for each, explain's flows exactly where the description says it explains, lazy
 // bounds for LC-RWMD's top-k alone.
 TEST(MethodInfo, EachDescriptionHasItsImplementation) {
-  for (const MethodInfo& m : methods()) {
-    ASSERT_NE(m.impl, nullptr) << m.name;
-    EXPECT_NE(implementation(m.method).make, nullptr) << m.name;
-    EXPECT_EQ(implementation(m.method).explain != nullptr, m.explains) << m.name;
+  for (const Method m : methods()) {
+    ASSERT_NE(m->impl, nullptr) << m.name();
+    EXPECT_NE(implementation(m).cpu.make, nullptr) << m.name();
+    EXPECT_EQ(implementation(m).explain != nullptr, m->explains()) << m.name();
     SearchOptions o;
-    o.method = m.method;
-    EXPECT_EQ(top_k_rows(o) == Rows::bounds, m.method == Method::lc_rwmd) << m.name;
+    o.method = m;
+    EXPECT_EQ(top_k_rows(o) == Rows::bounds, m == Method("lc-rwmd")) << m.name();
     o.prune = false;
-    EXPECT_EQ(top_k_rows(o), Rows::distances) << m.name;
+    EXPECT_EQ(top_k_rows(o), Rows::distances) << m.name();
   }
 }
 
 TEST(MethodInfo, BackendAndExplainFollowTheDescription) {
   const Index ix = Index::from_data(test::random_index(20, 30, 5, 4, 2));
   const QuerySet qs = test::mixed_queries(ix, 2, 1);
-  for (const MethodInfo& m : methods()) {
+  for (const Method m : methods()) {
     SearchOptions o;
-    o.method = m.method;
-    if (m.runs_on_gpu)
-      EXPECT_EQ(resolve_backend(Backend::cuda, o), Backend::cuda) << m.name;
+    o.method = m;
+    if (m->runs_on_gpu())
+      EXPECT_EQ(resolve_backend(Backend::cuda, o), Backend::cuda) << m.name();
     else
-      EXPECT_THROW(resolve_backend(Backend::cuda, o), OptionError) << m.name;
-    if (m.query_to_document) {  // the CPU's alone: cuda refuses it, auto takes the CPU
+      EXPECT_THROW(resolve_backend(Backend::cuda, o), OptionError) << m.name();
+    if (m->query_to_document) {  // the CPU's alone: cuda refuses it, auto takes the CPU
       o.direction = Direction::query_to_document;
       try {
         resolve_backend(Backend::cuda, o);
-        FAIL() << m.name << " query-to-document on cuda";
+        FAIL() << m.name() << " query-to-document on cuda";
       } catch (const OptionError& e) {
-        EXPECT_EQ(e.option(), m.runs_on_gpu ? "direction" : "method") << m.name;
+        EXPECT_EQ(e.option(), m->runs_on_gpu() ? "direction" : "method") << m.name();
       }
-      EXPECT_EQ(resolve_backend(Backend::automatic, o), Backend::cpu) << m.name;
+      EXPECT_EQ(resolve_backend(Backend::automatic, o), Backend::cpu) << m.name();
     }
-    if (m.explains) {
-      EXPECT_NO_THROW(explain(ix, qs, 0, 1, m.method)) << m.name;
+    if (m->explains()) {
+      EXPECT_NO_THROW(explain(ix, qs, 0, 1, m)) << m.name();
     } else {
       try {
-        explain(ix, qs, 0, 1, m.method);
-        FAIL() << m.name << " explained";
+        explain(ix, qs, 0, 1, m);
+        FAIL() << m.name() << " explained";
       } catch (const OptionError& e) {
         EXPECT_EQ(e.option(), "method");
       }
@@ -137,13 +136,14 @@ TEST(MethodInfo, BackendAndExplainFollowTheDescription) {
 TEST(MethodInfo, BatchesHoldAtMostTheMethodsCap) {
   const Index ix = Index::from_data(test::random_index(60, 40, 5, 6, 3));
   const QuerySet qs = test::mixed_queries(ix, 50, 4);
-  for (const MethodInfo& m : methods()) {
+  for (const Method m : methods()) {
     SearchOptions o;
-    o.method = m.method;
+    o.method = m;
     std::size_t largest = 0;
     for (const BatchPlan& p : plan_batches(ix, qs, o, CpuOptions{}))
       largest = std::max(largest, p.end - p.begin);
-    EXPECT_EQ(largest, m.max_cpu_batch ? m.max_cpu_batch : qs.size()) << m.name;
+    const std::size_t cap = implementation(m).cpu.max_batch;
+    EXPECT_EQ(largest, cap ? cap : qs.size()) << m.name();
   }
 }
 
@@ -172,7 +172,7 @@ TEST(MethodInfo, LcRwmdBatchesStopAtTheirWordCap) {
     EXPECT_EQ(top_k[2].end, n);
   }
   SearchOptions act;
-  act.method = Method::act;
+  act.method = Method("act");
   EXPECT_EQ(plan_batches(ix, qs, act, big).size(), 1u);
 }
 
@@ -193,10 +193,11 @@ TEST(MethodInfo, QueryWorkingMemory) {
   o.direction = Direction::query_to_document;  // the cache and B2's terms, no bounds to refine
   EXPECT_EQ(cpu_query_bytes(ix, o, h), 4 * n + 4 * v + 4 * v * h);
   o.direction = Direction::symmetric;
-  o.method = Method::wcd;
+  o.method = Method("wcd");
   EXPECT_EQ(cpu_query_bytes(ix, o, h), 4 * n);
-  o.method = Method::act;
-  o.act_steps = 2;  // three (cost, weight) pairs and the symmetric minimum, and the cache
+  o.method = Method("act");
+  // Three (cost, weight) pairs and the symmetric minimum, and the cache.
+  o.parameters.set("act_steps", 2);
   EXPECT_EQ(cpu_query_bytes(ix, o, h), 4 * (n + v * 7 + v * h));
 }
 

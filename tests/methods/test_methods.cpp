@@ -67,12 +67,12 @@ TEST_P(LcRwmdVsReference, EqualsQuadraticRwmd) {
   const Index ix = Index::from_data(test::random_index(131, 97, 13, 15, 7));
   const QuerySet qs = test::mixed_queries(ix, 9, 11);
   SearchOptions o;
-  o.method = Method::lc_rwmd;
+  o.method = Method("lc-rwmd");
   o.direction = c.direction;
   o.batch = c.batch;
   const CpuSearcher tiled(ix, {c.budget, c.tile_rows, c.tile_words});
   const std::vector<float> got = test::matrix(tiled, qs, o);
-  o.method = Method::rwmd;
+  o.method = Method("rwmd");
   const std::vector<float> quad = test::matrix(tiled, qs, o);
   for (std::size_t q = 0; q < qs.size(); ++q)
     for (std::size_t i = 0; i < ix.n_docs(); ++i) {
@@ -109,10 +109,10 @@ TEST(Methods, DocumentAgainstItselfIsZero) {
   std::vector<std::size_t> all(ix.n_docs());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   const QuerySet qs = query_set_from_index(ix, all);
-  for (Method m : {Method::wcd, Method::rwmd, Method::lc_rwmd})
+  for (Method m : {Method("wcd"), Method("rwmd"), Method("lc-rwmd")})
     for (const Direction direction : kDirections)
       for (std::size_t tiles : {0u, 3u}) {
-        if (!has_direction(describe(m), direction)) continue;
+        if (!m->has(direction)) continue;
         SearchOptions o;
         o.method = m;
         o.direction = direction;
@@ -131,7 +131,7 @@ TEST(Methods, WcdMatchesDirectCentroids) {
   const Index ix = Index::from_data(test::random_index(40, 30, 9, 8, 5));
   const QuerySet qs = test::mixed_queries(ix, 6, 2);
   SearchOptions o;
-  o.method = Method::wcd;
+  o.method = Method("wcd");
   const auto d = test::matrix(ix, qs, o);
   const std::size_t m = ix.dim();
   auto centroid = [&](auto words, auto weights, std::size_t h, auto vec) {
@@ -166,9 +166,9 @@ TEST(Search, TopKMatchesFullSort) {
   test::append_copies(d, 5, 2, "dup");
   const Index ix = Index::from_data(d);
   const QuerySet qs = test::mixed_queries(ix, 12, 4);
-  for (Method m : {Method::wcd, Method::rwmd, Method::lc_rwmd, Method::wmd})
+  for (Method m : {Method("wcd"), Method("rwmd"), Method("lc-rwmd"), Method("wmd")})
     for (const Direction direction : kDirections) {
-      if (!has_direction(describe(m), direction)) continue;
+      if (!m->has(direction)) continue;
       SearchOptions o;
       o.method = m;
       o.direction = direction;
@@ -203,10 +203,10 @@ TEST(RealCorpus, LcRwmdEqualsQuadraticOnBbcsport) {
   for (const Direction direction : kDirections) {
     SearchOptions o;
     o.direction = direction;
-    o.method = Method::rwmd;
+    o.method = Method("rwmd");
     const auto quad = test::matrix(ix, qs, o);
     for (std::size_t tiles : {0u, 5u}) {
-      o.method = Method::lc_rwmd;
+      o.method = Method("lc-rwmd");
       o.batch = tiles ? 7 : 64;
       const CpuSearcher tiled(ix, {CpuOptions{}.memory_budget, tiles, tiles});
       const auto lc = test::matrix(tiled, qs, o);
@@ -228,7 +228,8 @@ TEST(Methods, DegenerateShapes) {
     qs.extra_words = {"x"};
     qs.extra_vectors.assign(dim, 0.25f);
     test::add_query(qs, "x", std::array{1u});  // a second query: only the extra word
-    for (Method m : {Method::wcd, Method::rwmd, Method::lc_rwmd, Method::act, Method::ict}) {
+    for (Method m :
+         {Method("wcd"), Method("rwmd"), Method("lc-rwmd"), Method("act"), Method("ict")}) {
       SearchOptions o;
       o.method = m;
       const SearchResults r = search(ix, qs, 3, o);
@@ -259,7 +260,7 @@ TEST(RealCorpus, TfIdfQueryOfResidentTextIsAtZero) {
   EXPECT_FALSE(report.empty_documents.empty());  // small.vec misses many tweets' words
   const QuerySet qs = make_query_set(ix, docs, {});
   ASSERT_EQ(qs.size(), ix.n_docs());
-  for (Method m : {Method::wcd, Method::rwmd, Method::lc_rwmd}) {
+  for (Method m : {Method("wcd"), Method("rwmd"), Method("lc-rwmd")}) {
     SearchOptions o;
     o.method = m;
     const SearchResults r = search(ix, qs, 1, o);
@@ -278,9 +279,9 @@ namespace {
 TEST(Shard, SameDistancesAsTheWholeIndex) {
   const Index ix = Index::from_data(test::random_index(97, 60, 9, 12, 21));
   const QuerySet qs = test::mixed_queries(ix, 7, 5);
-  for (Method method : {Method::wcd, Method::rwmd, Method::lc_rwmd, Method::wmd})
+  for (Method method : {Method("wcd"), Method("rwmd"), Method("lc-rwmd"), Method("wmd")})
     for (const Direction direction : kDirections) {
-      if (!has_direction(describe(method), direction)) continue;
+      if (!method->has(direction)) continue;
       SearchOptions o;
       o.method = method;
       o.direction = direction;

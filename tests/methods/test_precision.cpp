@@ -90,22 +90,22 @@ struct Answers {
 Answers answers(const Index& ix, const QuerySet& qs, const SearchOptions& o, const CpuOptions& c) {
   const CpuSearcher s(ix, c);
   Answers a;
-  if (o.method != Method::wmd) a.matrix = test::matrix(s, qs, o);
+  if (o.method != Method("wmd")) a.matrix = test::matrix(s, qs, o);
   a.top = s.search(qs, 7, o);
   return a;
 }
 
 std::vector<SearchOptions> every_method() {
   std::vector<SearchOptions> out;
-  for (Method m : {Method::lc_rwmd, Method::act, Method::ict, Method::wmd})
+  for (Method m : {Method("lc-rwmd"), Method("act"), Method("ict"), Method("wmd")})
     for (const Direction direction : kDirections) {
-      if (!has_direction(describe(m), direction)) continue;
+      if (!m->has(direction)) continue;
       for (std::size_t steps : {0, 1, 2, 5}) {
-        if (!describe(m).reads_act_steps && steps != 1) continue;
+        if (!m->parameter("act_steps") && steps != 1) continue;
         SearchOptions o;
         o.method = m;
         o.direction = direction;
-        o.act_steps = steps;
+        o.parameters.set("act_steps", static_cast<double>(steps));
         out.push_back(o);
       }
     }
@@ -114,7 +114,7 @@ std::vector<SearchOptions> every_method() {
 
 std::string name(const SearchOptions& o) {
   return std::string(to_string(o.method)) +
-         (o.method == Method::act ? std::to_string(o.act_steps) : "") + " " +
+         (o.method == Method("act") ? std::to_string(act_steps(o)) : "") + " " +
          to_string(o.direction);
 }
 
@@ -303,8 +303,8 @@ TEST(RealCorpus, EveryPrecisionGivesTheSameTopKOnBbcsportAnd20news) {
     const test::RealData d = test::real_corpus(corpus.name, 0, corpus.queries);
     const QuerySet wmd_queries = subset(d.queries, 0, corpus.wmd_queries);
     for (const SearchOptions& o : every_method()) {
-      if (o.method == Method::act && o.act_steps != 1 && o.act_steps != 5) continue;
-      const QuerySet& qs = o.method == Method::wmd ? wmd_queries : d.queries;
+      if (o.method == Method("act") && act_steps(o) != 1 && act_steps(o) != 5) continue;
+      const QuerySet& qs = o.method == Method("wmd") ? wmd_queries : d.queries;
       CpuOptions base;
       base.precision = Precision::f32;
       const SearchResults want = CpuSearcher(d.index, base).search(qs, 10, o);
@@ -421,24 +421,24 @@ TEST(Search, AQueryWithNoWords) {
   }
   add_empty();
   const std::size_t n = ix.n_docs();
-  for (const MethodInfo& m : methods())
+  for (const Method m : methods())
     for (const Direction direction : kDirections) {
-      if (!has_direction(m, direction) || m.reads_terms) continue;  // test_bm25.cpp
+      if (!m->has(direction) || m->reads_terms()) continue;  // test_bm25.cpp
       SearchOptions o;
-      o.method = m.method;
+      o.method = m;
       o.direction = direction;
       const std::vector<float> alone = test::matrix(ix, some, o), with = test::matrix(ix, qs, o);
       for (std::size_t q = 0; q < some.size(); ++q)
         for (std::size_t i = 0; i < n; ++i)
           EXPECT_EQ(with[kept[q] * n + i], alone[q * n + i])
-              << m.name << " " << to_string(direction);
+              << m.name() << " " << to_string(direction);
     }
   for (const Direction direction : kDirections) {
     SearchOptions o;
     o.direction = direction;
-    o.method = Method::rwmd;
+    o.method = Method("rwmd");
     const std::vector<float> want = test::matrix(ix, qs, o);
-    o.method = Method::lc_rwmd;
+    o.method = Method("lc-rwmd");
     for (const std::size_t rows : {std::size_t{0}, std::size_t{3}})
       for (const Precision precision : available_precisions()) {
         CpuOptions c;
@@ -462,7 +462,7 @@ TEST(Search, IctBatchOfOneAndThreeWordQueries) {
   test::add_query(qs, "1", std::array{1u, 7u, 20u});
   for (const Direction direction : kDirections) {
     SearchOptions o;
-    o.method = Method::ict;
+    o.method = Method("ict");
     o.direction = direction;
     const std::vector<float> together = test::matrix(ix, qs, o);
     o.batch = 1;

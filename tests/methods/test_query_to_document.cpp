@@ -25,7 +25,7 @@ SearchOptions q2d(Method m, std::size_t steps = 1) {
   SearchOptions o;
   o.method = m;
   o.direction = kQ2d;
-  o.act_steps = steps;
+  o.parameters.set("act_steps", static_cast<double>(steps));
   return o;
 }
 
@@ -60,14 +60,14 @@ TEST(QueryToDocument, EveryMethodAgainstItsReferenceAndTopKAgainstSorting) {
     std::size_t steps;
   };
   for (const Variant v :
-       {Variant{Method::rwmd, 1}, Variant{Method::lc_rwmd, 1}, Variant{Method::act, 0},
-        Variant{Method::act, 1}, Variant{Method::act, 3}, Variant{Method::ict, 1}}) {
+       {Variant{Method("rwmd"), 1}, Variant{Method("lc-rwmd"), 1}, Variant{Method("act"), 0},
+        Variant{Method("act"), 1}, Variant{Method("act"), 3}, Variant{Method("ict"), 1}}) {
     std::vector<double> want(qs.size() * n);
     for (std::size_t q = 0; q < qs.size(); ++q)
       for (std::size_t doc = 0; doc < n; ++doc)
         want[q * n + doc] =
-            v.method == Method::act || v.method == Method::ict
-                ? act_pair(ix, doc, qs, q, v.method == Method::ict ? kIctSteps : v.steps).d2
+            v.method == Method("act") || v.method == Method("ict")
+                ? act_pair(ix, doc, qs, q, v.method == Method("ict") ? kIctSteps : v.steps).d2
                 : rwmd_pair(ix, doc, qs, q).d2;
     struct Shape {
       std::size_t budget, batch, tiles;
@@ -102,7 +102,7 @@ TEST(QueryToDocument, ShortQueriesRefineFewDocumentsAndFindTheirWordsFirst) {
   test::add_query(qs, "two", two);
   const std::size_t n = ix.n_docs(), k = 5;
   SearchStats st;
-  const SearchResults r = CpuSearcher(ix).search(qs, k, q2d(Method::lc_rwmd), &st);
+  const SearchResults r = CpuSearcher(ix).search(qs, k, q2d(Method("lc-rwmd")), &st);
   EXPECT_LT(st.refined, qs.size() * n / 2) << "the bounds settled too few documents";
   const auto holds = [&](std::size_t doc, std::span<const std::uint32_t> words) {
     const auto d = ix.indices().subspan(ix.indptr()[doc], ix.indptr()[doc + 1] - ix.indptr()[doc]);
@@ -121,7 +121,7 @@ TEST(QueryToDocument, ShortQueriesRefineFewDocumentsAndFindTheirWordsFirst) {
       EXPECT_EQ(r.distances[q * k + t], 0.0f);
     }
   }
-  test::expect_topk_matches_sort(CpuSearcher(ix), qs, q2d(Method::lc_rwmd));
+  test::expect_topk_matches_sort(CpuSearcher(ix), qs, q2d(Method("lc-rwmd")));
 }
 
 // Documents that are copies of each other tie exactly: the smaller index first, pruned or not.
@@ -130,7 +130,7 @@ TEST(QueryToDocument, TiesBetweenCopiesAreBrokenByIndex) {
   test::append_copies(d, 4, 3, "copy");
   const Index ix = Index::from_data(d);
   const QuerySet qs = short_queries(ix, 8, 65);
-  for (const Method m : {Method::lc_rwmd, Method::act, Method::ict})
+  for (const Method m : {Method("lc-rwmd"), Method("act"), Method("ict")})
     test::expect_topk_matches_sort(CpuSearcher(ix), qs, q2d(m));
 }
 
@@ -139,7 +139,7 @@ TEST(QueryToDocument, TiesBetweenCopiesAreBrokenByIndex) {
 TEST(QueryToDocument, RefusedWhereItIsNotDefined) {
   const Index ix = Index::from_data(test::random_index(20, 30, 5, 4, 66));
   const QuerySet qs = short_queries(ix, 2, 67);
-  for (const Method m : {Method::wmd, Method::wcd})
+  for (const Method m : {Method("wmd"), Method("wcd")})
     EXPECT_THROW(search(ix, qs, 3, q2d(m)), OptionError) << to_string(m);
 }
 

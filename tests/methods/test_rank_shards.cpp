@@ -128,7 +128,7 @@ TEST(RankShards, AnEstimateBoundsTheKthBestFromAbove) {
   const Index index = Index::from_data(test::random_index(150, 90, 6, 9, 41));
   const QuerySet q = test::mixed_queries(index, 6, 9);
   for (SearchOptions o : every_method()) {
-    if (!describe(o.method).bounded || o.direction == Direction::document_to_query) continue;
+    if (!o.method->bounded || o.direction == Direction::document_to_query) continue;
     o.prune = false;
     const std::vector<float> all = test::matrix(CpuSearcher(index), q, o);
     const SearchResults best = search(index, q, 4, o);
@@ -162,7 +162,7 @@ TEST(RankShards, SharedKthBestKeepsTiesAcrossRanks) {
   const std::vector<RawDocument> docs = word_queries();
   const QuerySet q = set.make_query_set(docs, {});
   SearchOptions o;
-  o.method = Method::wmd;
+  o.method = Method("wmd");
   for (const std::size_t k : {1, 2, 3, 5}) {
     const SearchResults want = ShardedSearcher(set, {}).search(q, k, o);
     ASSERT_EQ(want.indices[0], 4);
@@ -240,7 +240,7 @@ TEST(RankShards, MoreRanksThanDocuments) {
   const Index index = Index::from_data(test::random_index(4, 30, 4, 6, 5));
   const QuerySet q = test::mixed_queries(index, 3, 6);
   SearchOptions o;
-  o.method = Method::wmd;
+  o.method = Method("wmd");
   const SearchResults want = search(index, q, 5, o);
   SearchResults got;
   on_ranks(6, [&](int r, Communicator& comm) {

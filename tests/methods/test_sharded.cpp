@@ -166,7 +166,7 @@ TEST(Sharded, CeilingsFromEarlierShardsChangeNothing) {
   const ShardSet set(s.pointers());
   const QuerySet q = test::mixed_queries(set.shard(0), 8, 9);
   for (SearchOptions o : every_method()) {
-    if (!describe(o.method).bounded || o.direction == Direction::document_to_query) continue;
+    if (!o.method->bounded || o.direction == Direction::document_to_query) continue;
     const ShardedSearcher sharded(set, {});
     SearchStats pruned_stats;
     const SearchResults pruned = sharded.search(q, 4, o, &pruned_stats);

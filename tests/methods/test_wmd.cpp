@@ -263,9 +263,9 @@ TEST(Wmd, OneWordDocumentMovesEverythingToThatWord) {
 // RWMD <= WMD and WCD <= WMD for every pair (to float rounding of the bounds).
 void expect_bounds_below_wmd(const Index& ix, const QuerySet& qs) {
   SearchOptions o;
-  o.method = Method::wmd;
+  o.method = Method("wmd");
   const auto wmd = test::matrix(ix, qs, o);
-  for (Method m : {Method::lc_rwmd, Method::wcd}) {
+  for (Method m : {Method("lc-rwmd"), Method("wcd")}) {
     o.method = m;
     const auto bound = test::matrix(ix, qs, o);
     for (std::size_t p = 0; p < wmd.size(); ++p)
@@ -323,7 +323,7 @@ TEST(RealCorpus, WmdBoundsAndPrunedTopKOnBbcsport) {
   const auto [before, after] = expect_pricing_below_wmd(d.index, d.queries);
   EXPECT_GT(after, before + 0.08);
   SearchOptions o;
-  o.method = Method::wmd;
+  o.method = Method("wmd");
   for (std::size_t k : {1u, 10u}) {
     o.prune = false;
     const SearchResults brute = search(d.index, d.queries, k, o);
@@ -340,7 +340,7 @@ TEST(Wmd, PrunedTopKOnOneThreadAndInBatches) {
   const Index ix = Index::from_data(test::random_index(200, 60, 8, 12, 17));
   const QuerySet qs = test::mixed_queries(ix, 10, 2);
   SearchOptions o;
-  o.method = Method::wmd;
+  o.method = Method("wmd");
   o.prune = false;
   const SearchResults brute = search(ix, qs, 7, o);
   o.prune = true;

@@ -44,7 +44,7 @@ TEST(KMedoids, NearTheExhaustiveOptimumAndConsistent) {
     const CpuSearcher searcher(index);
     for (const std::string method : {"lc-rwmd", "wmd"}) {
       SearchOptions o;
-      o.method = parse_method(method);
+      o.method = Method(method);
       const std::vector<float> m = test::matrix(searcher, query_set_from_index(index, all), o);
       for (const std::size_t k : {2, 3, 4}) {
         const double best = exhaustive(m, n, k);

@@ -85,7 +85,7 @@ TEST(RangeSearch, TheBoundsSettleWhatLiesBeyond) {
   const Index index = Index::from_data(test::random_index(150, 80, 5, 8, 29));
   const QuerySet q = test::mixed_queries(index, 4, 9);
   for (SearchOptions o : every_method()) {
-    if (!describe(o.method).bounded || o.direction == Direction::document_to_query) continue;
+    if (!o.method->bounded || o.direction == Direction::document_to_query) continue;
     SearchStats all, ranged;
     CpuSearcher(index).search(q, index.n_docs(), o, &all);
     o.prune = false;
@@ -215,7 +215,7 @@ TEST(CliPairs, TheLibrarysPairsById) {
   const std::string path = demo_index("pairs_demo.idx");
   const Index index = Index::load(path);
   SearchOptions o;
-  o.method = Method::wmd;
+  o.method = Method("wmd");
   for (const char* r : {"7.5", "0"}) {
     std::string want;
     pairs_within(index, CpuSearcher(index), std::stof(r), o, [&](std::span<const Pair> p) {
