@@ -5,7 +5,11 @@
 // the method and direction that answered, "more like this" on each (the document's own words,
 // the symmetric distance), and the word alignment of the one clicked (a method without words to
 // show: /explain's default, wmd), each direction drawn from the side whose words move (POST
-// /search, POST /explain). Plain HTML and JavaScript, no external file.
+// /search, POST /explain). Above them, what is served (/info's counts); beside the method, an
+// input for each of its parameters, as its description gives it (name, default, range, help).
+// A search is a link: /?q=TEXT (with &method=, &direction=, &k= and any parameter by its name)
+// fills the form and runs it, and each search puts its own in the address bar.
+// Plain HTML and JavaScript, no external file.
 namespace lcrwmd::app {
 
 inline constexpr const char* kServePage = R"html(<!doctype html>
@@ -21,9 +25,10 @@ tr.hit{cursor:pointer}tr.hit:hover,tr.open{background:#eef}
 td.text{color:#555;font-size:90%}h3{font-size:100%;margin:1em 0 .3em}
 </style></head><body>
 <h1>lcrwmd</h1>
+<p id="served"></p>
 <form id="f"><textarea id="text" placeholder="a query text"></textarea>
 <p>k <input id="k" type="number" value="10" min="1" style="width:5em">
-method <select id="method"></select>
+method <select id="method"></select> <span id="params"></span>
 direction <select id="direction">
 <option value="query-to-document" title="each query word to its nearest document word: for a few typed words">query-to-document</option>
 <option value="symmetric" title="max of both directions: how alike two documents are">symmetric</option>
@@ -42,12 +47,24 @@ async function post(path, body) {
 }
 // The methods, each with its one-line description and its directions, as the server describes
 // them; a direction the method lacks cannot be chosen (wmd and wcd: symmetric only).
-let explains = {}, directions = {};
+let explains = {}, directions = {}, parameters = {};
 function directionsOf() {
   const have = directions[$("method").value] || ["symmetric"];
   for (const o of $("direction").options) o.disabled = !have.includes(o.value);
   if ($("direction").selectedOptions[0].disabled)
     $("direction").value = [...$("direction").options].find(o => !o.disabled).value;
+  // The method's parameters, each an input holding its default (from the query string if given).
+  const given = new URLSearchParams(location.search);
+  $("params").replaceChildren();
+  for (const p of parameters[$("method").value] || []) {
+    const input = Object.assign(document.createElement("input"), {type: "number", id: "p_" + p.name,
+      value: given.get(p.name) ?? p.default, min: p.min, step: p.type === "integer" ? 1 : "any", title: p.help});
+    if (p.max !== null) input.max = p.max;
+    input.style.width = "5em";
+    const label = document.createElement("label"); label.title = p.help;
+    label.append(p.name + " ", input, " ");
+    $("params").append(label);
+  }
 }
 $("method").onchange = directionsOf;
 fetch("/info").then(r => r.json()).then(info => {
@@ -55,9 +72,18 @@ fetch("/info").then(r => r.json()).then(info => {
     $("method").append(Object.assign(document.createElement("option"), {value: m.name, textContent: m.name, title: m.summary}));
     explains[m.name] = m.explains;
     directions[m.name] = m.directions;
+    parameters[m.name] = m.parameters;
   }
-  $("method").value = info.default_method;
+  const c = info.collection;
+  $("served").textContent = `${info.documents} document${info.documents === 1 ? "" : "s"}, ` +
+    `${info.vocabulary} words` + (c ? `; a collection of ${c.segments} segment${c.segments === 1 ? "" : "s"}` +
+    `, ${c.deleted} deleted, generation ${c.generation}` : "");
+  const given = new URLSearchParams(location.search);
+  $("method").value = directions[given.get("method")] ? given.get("method") : info.default_method;
+  if (given.get("k")) $("k").value = given.get("k");
+  if (given.get("direction")) $("direction").value = given.get("direction");
   directionsOf();
+  if (given.get("q")) { $("text").value = given.get("q"); $("f").requestSubmit(); }
 });
 function cell(tr, text) { const td = document.createElement("td"); td.textContent = text; tr.append(td); }
 // Shows an answer of /search: its method and direction, and each neighbour with "more like
@@ -85,9 +111,16 @@ $("f").onsubmit = async e => {
   e.preventDefault();
   clear();
   const method = $("method").value, direction = $("direction").value, text = $("text").value;
+  const body = {queries: [text], k: +$("k").value, method, direction, text: true};
+  const link = new URLSearchParams({q: text, method, direction, k: body.k});
+  for (const p of parameters[method] || []) {
+    body[p.name] = +$("p_" + p.name).value;
+    link.set(p.name, body[p.name]);
+  }
+  history.replaceState(null, "", "?" + link);
   try {
     const t0 = performance.now();
-    show(await post("/search", {queries: [text], k: +$("k").value, method, direction, text: true}), "", t0, text);
+    show(await post("/search", body), "", t0, text);
   } catch (err) { fail(err); }
 };
 // More like a document: its own words, by the service's default for documents.

@@ -120,6 +120,12 @@ PYBIND11_MODULE(_lcrwmd, m) {
           "to `path` whole or not at all, and returns it (a FastTextModel). One thread and one "
           "seed give the same model byte for byte.")
       .def("__len__", &Embeddings::size, "Number of words.")
+      .def("__repr__",
+           [](const Embeddings& e) {
+             return "lcrwmd.Embeddings(" + std::to_string(e.size()) + " words, dim " +
+                    std::to_string(e.dim()) +
+                    (e.source().empty() ? std::string() : ", from " + e.source()) + ")";
+           })
       .def(py::pickle(
           [](const Embeddings& e) { return py::make_tuple(words_of(e), vectors_of(e)); },
           [](const py::tuple& t) {
@@ -135,6 +141,12 @@ PYBIND11_MODULE(_lcrwmd, m) {
       "A fastText model (.bin) as word vectors: fastText's own vector for every word, from its "
       "character n-grams alone for a word it never saw. Pickled by its path.")
       .def("__len__", &FastTextModel::words, "Words in its dictionary.")
+      .def("__repr__",
+           [](const FastTextModel& f) {
+             return "lcrwmd.FastTextModel(" + std::to_string(f.words()) + " words, dim " +
+                    std::to_string(f.dim()) + ", " + std::to_string(f.buckets()) +
+                    " n-gram buckets, from " + f.source() + ")";
+           })
       .def_property_readonly(
           "words",
           [](const FastTextModel& f) {

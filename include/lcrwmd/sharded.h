@@ -118,11 +118,12 @@ class ShardSet {
 // A Searcher over a ShardSet: a searcher per shard (of one backend), run one after another;
 // each shard's top-k merged in the collection's order (ascending distance, ties by the smaller
 // document). For WMD and the symmetric relaxations, a shard's search skips documents whose
-// lower bound cannot beat the k-th best of the shards before it. bm25 instead scores every
-// shard's postings in one pass with one top-k (one index's bytes); the hybrid standardises
-// every shard's distances and scores over the whole collection's live documents, as one index
-// of them does (Lucene's collection-wide statistics). index() is the first shard (queries are
-// written over its vocabulary); n_docs() the collection's.
+// lower bound cannot beat the k-th best of the shards before it. A method with a way of its own
+// over a collection's segments takes it instead: bm25 scores every shard's postings in one pass
+// with one top-k (one index's bytes); the hybrid standardises every shard's distances and
+// scores over the whole collection's live documents, as one index of them does (Lucene's
+// collection-wide statistics). index() is the first shard (queries are written over its
+// vocabulary); n_docs() the collection's.
 class ShardedSearcher final : public Searcher {
  public:
   ShardedSearcher(const ShardSet& shards, const SearcherOptions& options);
@@ -142,9 +143,6 @@ class ShardedSearcher final : public Searcher {
   // collection's order.
   void live_rows(const QuerySet& part, const SearchOptions& o, float* rows,
                  SearchStats& total) const;
-  // rows: the hybrid's distances, its evidence standardised over all the live documents.
-  void hybrid_rows(const QuerySet& part, const SearchOptions& o, float* rows,
-                   SearchStats& total) const;
   // Top-k from every distance (a method whose distances need the whole collection: hybrid).
   SearchResults whole_top_k(const QuerySet& queries, std::size_t k, const SearchOptions& options,
                             SearchStats* stats) const;

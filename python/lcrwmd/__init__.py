@@ -31,9 +31,14 @@ from .explanation import Explanation, Flow, _explanation, plot_alignment
 
 __doc__ = (__doc__ or "") + "".join(f"\n    {m['name']}: {m['summary']}" for m in methods())
 
-__all__ = ["Embeddings", "FastTextModel", "WordVectors", "Index", "Collection", "GpuSearcher", "Error", "Flow", "Explanation", "wmd", "rwmd",
+__all__ = ["ExcludedDocumentsWarning", "Embeddings", "FastTextModel", "WordVectors", "Index", "Collection", "GpuSearcher", "Error", "Flow", "Explanation", "wmd", "rwmd",
            "wcd", "eval_knn", "plot_alignment", "tokenize", "set_threads", "cuda_devices",
            "cpu_simd_level", "cpu_precision", "methods"]
+
+class ExcludedDocumentsWarning(UserWarning):
+    """Documents with no known word were left out of an index: its results number the index's
+    documents, not the caller's list (Index.ids maps them back)."""
+
 
 #: A document: a string (tokenized by lcrwmd.tokenize) or a sequence of tokens taken as they are.
 Document = Union[str, Sequence[str]]
@@ -145,6 +150,13 @@ def _takes_parameters(f):
     return checked
 
 
+def _quietly(build, *args, **kwargs):
+    """An index built where its caller reports the documents left out in its own words."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ExcludedDocumentsWarning)
+        return build(*args, **kwargs)
+
+
 def _range(max_distance):
     return float("inf") if max_distance is None else float(max_distance)
 
@@ -173,17 +185,27 @@ class Index:
               keep_text: bool = True, unit_vectors: Optional[bool] = None,
               metric: Optional[str] = None) -> Index:
         """Index documents (str or token lists) with `embeddings` (an Embeddings table or a
-        FastTextModel). Documents left with no known word are excluded; their ids are in
-        `excluded`. The index records its stop words, weighting and document frequencies, and
+        FastTextModel). Documents left with no known word are excluded (a warning names
+        them); their ids are in `excluded`, and results number the index's documents
+        (`ids` maps them back). The index records its stop words, weighting and document frequencies, and
         reads queries with them; keep_text keeps each document's text (compressed) for
         `text(i)`; unit_vectors scales every word vector to length 1 (queries' too; default
         off, or as the metric was learned). metric: a metric file from `lcrwmd learn`, which
         maps the vectors and weighs the words for every method, queries included; it must have
         been learned on these embeddings."""
-        return cls(_NativeIndex.build(embeddings, _documents(docs), _strings(ids),
-                                      _strings(labels), _stopwords(stopwords), weighting,
-                                      keep_text, unit_vectors,
-                                      None if metric is None else str(metric)))
+        index = cls(_NativeIndex.build(embeddings, _documents(docs), _strings(ids),
+                                       _strings(labels), _stopwords(stopwords), weighting,
+                                       keep_text, unit_vectors,
+                                       None if metric is None else str(metric)))
+        if index.excluded:
+            named = "ids" if ids is not None else "positions in docs"
+            warnings.warn(f"{len(index.excluded)} documents have no known word and are not in "
+                          f"the index ({named} {', '.join(index.excluded[:10])}"
+                          f"{', ...' if len(index.excluded) > 10 else ''}): search results "
+                          f"number the index's documents, not docs; index.ids names them "
+                          f"(docs[int(index.ids[i])] without ids=)", ExcludedDocumentsWarning,
+                          stacklevel=2)
+        return index
 
     @classmethod
     def from_csr(cls, embeddings: Embeddings, matrix, ids: Optional[Sequence] = None,

@@ -21,7 +21,7 @@ from typing import Optional, Sequence, Union
 
 import numpy as np
 
-from . import Embeddings, Index, methods
+from . import Embeddings, Index, _quietly, methods
 
 __all__ = ["WmdSimilarity", "wmdistance"]
 
@@ -101,7 +101,7 @@ def wmdistance(kv, document1: Tokens, document2: Tokens, norm: bool = True) -> f
     if not a or not b:
         return float("inf")
     emb = _embeddings(kv, norm, sorted(set(a) | set(b)))
-    index = Index.build(emb, [b])
+    index = _quietly(Index.build, emb, [b])
     d = float(index.pairwise([a], method="wmd", backend="cpu")[0, 0])
     return _gensim_distance(d, a, b, emb.__getitem__)
 
@@ -137,7 +137,8 @@ class WmdSimilarity:
         # The native index holds the documents with a known token; _position maps its rows back.
         self._position = np.array([i for i, d in enumerate(self._known_docs) if d],
                                   dtype=np.int64)
-        self._lc = (Index.build(self._emb, [self._known_docs[i] for i in self._position])
+        self._lc = (_quietly(Index.build, self._emb,
+                             [self._known_docs[i] for i in self._position])
                     if len(self._position) else None)
 
     def _outside(self, docs: Sequence[Sequence[str]], known: Optional[Embeddings] = None) -> list:

@@ -23,7 +23,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
-from . import Embeddings, Index, StopWords, _documents, _method_parameters, _takes_parameters
+from . import (Embeddings, Index, StopWords, _documents, _method_parameters, _quietly,
+               _takes_parameters)
 
 
 def _keep_parameters(estimator, given: dict) -> None:
@@ -87,8 +88,8 @@ class SupervisedMetric(BaseEstimator):
         docs, y = _samples(X), np.asarray(y)
         if y.ndim != 1 or len(y) != len(docs):
             raise ValueError(f"{len(docs)} documents and {y.shape} labels")
-        index = Index.build(self.embeddings, docs, labels=[str(v) for v in y],
-                            stopwords=self.stopwords, weighting=self.weighting, keep_text=False)
+        index = _quietly(Index.build, self.embeddings, docs, labels=[str(v) for v in y],
+                         stopwords=self.stopwords, weighting=self.weighting, keep_text=False)
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "metric.lcm")
             report = index.learn_metric(path, dim=self.dim, epochs=self.epochs,
@@ -117,9 +118,9 @@ class SupervisedMetric(BaseEstimator):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "metric.lcm")
             self.save(path)
-            return Index.build(self.embeddings, _samples(X), ids=ids, labels=labels,
-                               stopwords=self.stopwords, weighting=self.weighting,
-                               keep_text=keep_text, metric=path)
+            return _quietly(Index.build, self.embeddings, _samples(X), ids=ids, labels=labels,
+                            stopwords=self.stopwords, weighting=self.weighting,
+                            keep_text=keep_text, metric=path)
 
     def _more_tags(self):
         return {"X_types": ["string"], "requires_y": True}
@@ -167,11 +168,12 @@ class KNeighborsClassifier(ClassifierMixin, BaseEstimator):
             self.metric_ = clone(self.metric).set_params(
                 embeddings=self.embeddings, stopwords=self.stopwords, weighting=self.weighting)
             self.metric_.fit(docs, codes)
-            self.index_ = self.metric_.build(docs, ids=ids, labels=labels, keep_text=False)
+            self.index_ = _quietly(self.metric_.build, docs, ids=ids, labels=labels,
+                                   keep_text=False)
         else:
-            self.index_ = Index.build(self.embeddings, docs, ids=ids, labels=labels,
-                                      stopwords=self.stopwords, weighting=self.weighting,
-                                      keep_text=False)
+            self.index_ = _quietly(Index.build, self.embeddings, docs, ids=ids, labels=labels,
+                                   stopwords=self.stopwords, weighting=self.weighting,
+                                   keep_text=False)
         if self.index_.excluded:
             warnings.warn(f"{len(self.index_.excluded)} training documents have no known word "
                           f"and are left out")
@@ -250,9 +252,10 @@ class DocumentRetriever(BaseEstimator):
         if self.embeddings is None:
             raise ValueError("DocumentRetriever needs embeddings (an lcrwmd.Embeddings)")
         docs = _samples(X)
-        self.index_ = Index.build(self.embeddings, docs, ids=[str(i) for i in range(len(docs))],
-                                  stopwords=self.stopwords, weighting=self.weighting,
-                                  keep_text=False)
+        self.index_ = _quietly(Index.build, self.embeddings, docs,
+                               ids=[str(i) for i in range(len(docs))],
+                               stopwords=self.stopwords, weighting=self.weighting,
+                               keep_text=False)
         if self.index_.excluded:
             warnings.warn(f"{len(self.index_.excluded)} documents have no known word and are "
                           f"left out")
@@ -294,8 +297,8 @@ def pairwise_distances(X, Y=None, embeddings: Optional[Embeddings] = None,
         raise ValueError("pairwise_distances needs embeddings (an lcrwmd.Embeddings)")
     rows = _samples(X)
     cols = rows if Y is None else _samples(Y)
-    index = Index.build(embeddings, cols, ids=[str(i) for i in range(len(cols))],
-                        stopwords=stopwords, weighting=weighting, keep_text=False)
+    index = _quietly(Index.build, embeddings, cols, ids=[str(i) for i in range(len(cols))],
+                     stopwords=stopwords, weighting=weighting, keep_text=False)
     if index.excluded:
         raise ValueError(f"documents with no known word have no distance: "
                          f"{'Y' if Y is not None else 'X'}[{index.excluded[0]}]"

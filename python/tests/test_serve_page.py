@@ -120,3 +120,27 @@ def test_type_a_query_see_neighbours_open_an_alignment(index, browser):  # noqa:
         assert "lc-rwmd symmetric" in browser.find_element(By.ID, "status").text
     finally:
         assert server.stop() == 0
+
+
+def test_a_search_is_a_link_and_its_parameters_come_from_the_descriptions(index, browser):  # noqa: F811,E501
+    server = Server(index)
+    try:
+        status, info = server.request("/info")
+        status, want = server.request("/search", {"queries": ["goal"], "k": 4, "method": "bm25",
+                                                  "bm25_k1": 0.5})
+        assert status == 200
+        browser.get(server.url + "/?q=goal&method=bm25&k=4&bm25_k1=0.5")
+        wait = WebDriverWait(browser, 60)
+        rows = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#hits tr.hit") or None)
+        assert [r.find_elements(By.TAG_NAME, "td")[1].text for r in rows] == \
+            [n["id"] for n in want["results"][0]["neighbors"]]
+        assert f"{info['documents']} documents" in browser.find_element(By.ID, "served").text
+        # bm25's parameters, each an input with its description's default (k1 from the link).
+        assert browser.find_element(By.ID, "p_bm25_k1").get_attribute("value") == "0.5"
+        assert browser.find_element(By.ID, "p_bm25_b").get_attribute("value") == "0.75"
+        assert "q=goal" in browser.current_url and "bm25_b=0.75" in browser.current_url
+        Select(browser.find_element(By.ID, "method")).select_by_visible_text("act")
+        assert browser.find_element(By.ID, "p_act_steps").get_attribute("value") == "1"
+        assert not browser.find_elements(By.ID, "p_bm25_k1")
+    finally:
+        assert server.stop() == 0

@@ -7,7 +7,7 @@
 #include "cuda/limits.h"
 #include "cuda/sort_key.h"
 #include "lcrwmd/error.h"
-#include "methods/act_steps.h"
+#include "methods/act/act_steps.h"
 
 namespace lcrwmd::cuda {
 namespace {

@@ -12,8 +12,8 @@
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
-#include "methods/act_steps.h"
-#include "methods/phase1.h"
+#include "methods/act/act_steps.h"
+#include "methods/lc_rwmd/phase1.h"
 
 namespace lcrwmd {
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "lcrwmd/error.h"
-#include "methods/act_steps.h"
+#include "methods/act/act_steps.h"
 #include "methods/method_impl.h"
 #include "methods/pair_distances.h"
 

@@ -4,10 +4,12 @@
 // and the flows explain shows. Each method's folder defines its MethodImpl next to its
 // MethodInfo; the searchers, the planners and explain ask here instead of testing the method.
 #include <cstddef>
+#include <functional>
 #include <memory>
 
 #include "lcrwmd/explain.h"
 #include "lcrwmd/method.h"
+#include "lcrwmd/sharded.h"
 #include "methods/batch_distance.h"
 
 namespace lcrwmd {
@@ -54,9 +56,28 @@ enum class GpuPass {
   capped,     // phase 1 keeping ACT's capped slots (act_steps_of: k, or every step)
 };
 
+// Rows (queries x the collection's live documents) of a search each segment's searcher answers,
+// written into `rows` in the collection's order: what a method reading whole rows builds on.
+using SegmentRows = std::function<void(const SearchOptions& search, float* rows)>;
+
+// How a method answers a collection's segments together (ShardedSearcher) where its way is not
+// the default one: each segment's searcher in turn, the k-th best so far the next segment's
+// ceiling, the lists merged (methods needing nothing of the collection: their distance is the
+// document's own).
+struct SegmentsWay {
+  // Its top-k over every segment at once; null: the default.
+  SearchResults (*top_k)(const ShardSet& segments, const QuerySet& queries, std::size_t k,
+                         const SearchOptions& options, SearchStats* stats);
+  // Needs::whole_rows: its rows over the segments' live documents (part.size() x n_docs), from
+  // rows of other searches (rows_of) and the collection; a top-k selects from them.
+  void (*rows)(const ShardSet& segments, const SegmentRows& rows_of, const QuerySet& part,
+               const SearchOptions& options, float* rows);
+};
+
 struct MethodImpl {
   CpuBatch cpu;
   GpuPass gpu;
+  SegmentsWay segments;
   // explain's flows for query q and document doc (Explanation's fields), in the arithmetic of
   // the method's reference; null where a distance moves no word.
   void (*explain)(const Index& index, const QuerySet& queries, std::size_t q, std::size_t doc,
@@ -64,6 +85,11 @@ struct MethodImpl {
 };
 
 inline const MethodImpl& implementation(Method m) { return *m->impl; }
+
+// The library's methods, each described in its folder: the registry lists them, and a method
+// built on another names it (the hybrid's distance is lc-rwmd's).
+extern constinit const MethodInfo kBm25Method, kHybridMethod, kWcdMethod, kRwmdMethod,
+    kLcRwmdMethod, kWmdMethod, kActMethod, kIctMethod;
 
 // explain's flows of the families of methods (explain.cpp), as MethodImpl::explain: both
 // directions of RWMD from each word's nearest counterpart; ACT-k's capped transfers (ICT's

@@ -7,7 +7,7 @@
 
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
-#include "methods/act_steps.h"
+#include "methods/act/act_steps.h"
 #include "ot/dual_bound.h"
 
 namespace lcrwmd {

@@ -13,10 +13,6 @@
 
 namespace lcrwmd {
 
-// Each method's description, defined in its folder.
-extern const MethodInfo kBm25Method, kHybridMethod, kWcdMethod, kRwmdMethod, kLcRwmdMethod,
-    kWmdMethod, kActMethod, kIctMethod;
-
 namespace {
 
 std::vector<Method>& registry() {

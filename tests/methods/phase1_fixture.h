@@ -4,7 +4,7 @@
 #include <cstddef>
 
 #include "cpu/word_gemm.h"
-#include "methods/phase1.h"
+#include "methods/lc_rwmd/phase1.h"
 
 namespace lcrwmd::test {
 

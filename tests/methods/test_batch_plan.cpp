@@ -1,7 +1,7 @@
 // The CPU backend's batches: every query once, in order, within the memory budget.
 #include <gtest/gtest.h>
 
-#include "methods/batch_plan.h"
+#include "search/batch_plan.h"
 #include "test_util.h"
 
 namespace lcrwmd {

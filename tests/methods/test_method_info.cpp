@@ -10,8 +10,8 @@
 #include "lcrwmd/gpu.h"
 #include "lcrwmd/method.h"
 #include "lcrwmd/searcher.h"
-#include "methods/batch_plan.h"
 #include "methods/method_impl.h"
+#include "search/batch_plan.h"
 #include "test_util.h"
 
 namespace lcrwmd {

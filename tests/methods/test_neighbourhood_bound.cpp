@@ -1,5 +1,5 @@
-// D2's neighbourhood bound (methods/neighbourhood_bound.h): each batch word's least bounds kept
-// whatever order the strips come in, and a bound of D2 that is never above it (a direct
+// D2's neighbourhood bound (methods/lc_rwmd/neighbourhood_bound.h): each batch word's least bounds
+// kept whatever order the strips come in, and a bound of D2 that is never above it (a direct
 // computation in double), equal to the nearest word's bound on one-word documents.
 #include <gtest/gtest.h>
 
@@ -12,8 +12,8 @@
 
 #include "core/batch_words.h"
 #include "lcrwmd/index.h"
-#include "methods/neighbourhood_bound.h"
-#include "methods/phase1.h"
+#include "methods/lc_rwmd/neighbourhood_bound.h"
+#include "methods/lc_rwmd/phase1.h"
 #include "test_util.h"
 
 namespace lcrwmd {

@@ -12,7 +12,7 @@
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
 #include "lcrwmd/sharded.h"
-#include "methods/act_steps.h"
+#include "methods/act/act_steps.h"
 #include "methods/pair_distances.h"
 #include "test_util.h"
 

@@ -1,4 +1,4 @@
-#include "methods/tile_minima.h"
+#include "methods/lc_rwmd/tile_minima.h"
 
 #include <algorithm>
 #include <limits>

@@ -1,4 +1,4 @@
-#include "methods/neighbourhood_bound.h"
+#include "methods/lc_rwmd/neighbourhood_bound.h"
 
 #include <algorithm>
 #include <atomic>

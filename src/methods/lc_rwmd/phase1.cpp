@@ -1,4 +1,4 @@
-#include "methods/phase1.h"
+#include "methods/lc_rwmd/phase1.h"
 
 #include <algorithm>
 

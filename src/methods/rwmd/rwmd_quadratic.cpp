@@ -88,10 +88,11 @@ constexpr MethodImpl kRwmdImpl{.cpu = {.make =
                                        .bounds_rows = false,
                                        .max_batch = 0},
                                .gpu = GpuPass::quadratic,
+                               .segments = {},
                                .explain = explain_rwmd};
 }  // namespace
 
-extern const MethodInfo kRwmdMethod{
+extern constinit const MethodInfo kRwmdMethod{
     .name = "rwmd",
     .summary =
         "quadratic RWMD: each pair's word costs, their row and column minima (the reference the "

@@ -1,8 +1,8 @@
 #pragma once
 // LC-RWMD's query-to-document side for one batch: D2 = R(q_j -> doc) = sum_t F_j[t] *
 // min_{u in doc} c(u, w_t), each query word to its nearest document word, from the word
-// distances phase 1 kept (methods/word_distance_cache.h) or, where the budget held none, from
-// the vectors. A document's exact D2 (a refinement), a lower bound of it (a gather over the
+// distances phase 1 kept (methods/lc_rwmd/word_distance_cache.h) or, where the budget held none,
+// from the vectors. A document's exact D2 (a refinement), a lower bound of it (a gather over the
 // kept bounds), or every document's at once once the kept distances are made exact.
 #include <cstddef>
 #include <cstdint>
@@ -10,7 +10,7 @@
 #include "core/batch_words.h"
 #include "lcrwmd/index.h"
 #include "methods/batch_distance.h"
-#include "methods/word_distance_cache.h"
+#include "methods/lc_rwmd/word_distance_cache.h"
 
 namespace lcrwmd {
 

@@ -51,10 +51,11 @@ constexpr MethodImpl kWcdImpl{
             .bounds_rows = false,
             .max_batch = 0},
     .gpu = GpuPass::centroids,
+    .segments = {},
     .explain = nullptr};
 }  // namespace
 
-extern const MethodInfo kWcdMethod{
+extern constinit const MethodInfo kWcdMethod{
     .name = "wcd",
     .summary =
         "Word Centroid Distance: between the documents' weighted mean vectors; below RWMD, the "

@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "methods/lc_act.h"
+#include "methods/act/lc_act.h"
 #include "methods/method_impl.h"
 
 namespace lcrwmd {
@@ -144,10 +144,11 @@ constexpr MethodImpl kActImpl{.cpu = {.make =
                                       .bounds_rows = false,
                                       .max_batch = 0},
                               .gpu = GpuPass::capped,
+                              .segments = {},
                               .explain = explain_act};
 }  // namespace
 
-extern const MethodInfo kActMethod{
+extern constinit const MethodInfo kActMethod{
     .name = "act",
     .summary =
         "ACT-k (Atasu & Mittelholzer 2019): each word's transfer capped over its k = act_steps "
@@ -165,7 +166,7 @@ extern const MethodInfo kActMethod{
     .impl = &kActImpl};
 
 // ACT with every step: the same computation, k fixed (act_steps).
-extern const MethodInfo kIctMethod{
+extern constinit const MethodInfo kIctMethod{
     .name = "ict",
     .summary = "ICT: ACT with every capped step it can take; ACT-k <= ICT <= WMD",
     .symmetric = true,

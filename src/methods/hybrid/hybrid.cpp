@@ -6,7 +6,7 @@
 // (a score's range grows with its terms, a distance's does not), at the cost of every
 // document's distance (no pruning): LC-RWMD's linear pass over the exact word distances
 // (Rows::exact).
-#include "methods/hybrid.h"
+#include "methods/hybrid/hybrid.h"
 
 #include <algorithm>
 #include <cmath>
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "methods/batch_distance.h"
-#include "methods/bm25.h"
+#include "methods/bm25/bm25.h"
 #include "methods/method_impl.h"
 #include "util/parallel_errors.h"
 #include "util/sorted_ids.h"
@@ -120,6 +120,30 @@ double hybrid_weight(const SearchOptions& o) {
 }
 
 namespace {
+
+// A collection's segments: LC-RWMD's query-to-document distances from each segment's searcher,
+// bm25's scores over every segment's postings, both standardised over all the live documents,
+// as one index of them does (Lucene's collection-wide statistics).
+void segments_rows(const ShardSet& segments, const SegmentRows& rows_of, const QuerySet& part,
+                   const SearchOptions& o, float* rows) {
+  SearchOptions distance = o;
+  distance.method = kLcRwmdMethod;
+  distance.parameters = {};
+  distance.direction = Direction::query_to_document;
+  rows_of(distance, rows);
+  const Bm25Parameters bm25 = bm25_parameters(o);
+  const Bm25Scorer scorer(segments, part, 0, part.size(), bm25.k1, bm25.b);
+  const std::size_t n = segments.n_docs();
+  scorer.score_each(0, part.size(), [&](std::size_t j, const std::vector<double>& score) {
+    std::vector<double> live;  // the live documents' scores, in the collection's order
+    live.reserve(n);
+    for (std::size_t s = 0; s < segments.size(); ++s)
+      for_each_kept(segments.shard(s).n_docs(), segments.deleted(s),
+                    [&](std::size_t i) { live.push_back(score[scorer.first(s) + i]); });
+    fuse_hybrid(rows + j * n, live.data(), n, {}, hybrid_weight(o));
+  });
+}
+
 constexpr Parameter kHybridParameters[] = {kHybridWeight, kBm25K1, kBm25B};
 // Phase 1 and its cache as LC-RWMD's query-to-document, which it computes for every document.
 constexpr MethodImpl kHybridImpl{
@@ -131,10 +155,11 @@ constexpr MethodImpl kHybridImpl{
             .bounds_rows = false,
             .max_batch = 0},
     .gpu = GpuPass::none,
+    .segments = {.top_k = nullptr, .rows = segments_rows},
     .explain = nullptr};
 }  // namespace
 
-extern const MethodInfo kHybridMethod{
+extern constinit const MethodInfo kHybridMethod{
     .name = "hybrid",
     .summary =
         "bm25's score and lc-rwmd's query-to-document distance, each standardised over the "

@@ -1,4 +1,4 @@
-#include "methods/word_distance_cache.h"
+#include "methods/lc_rwmd/word_distance_cache.h"
 
 #include <algorithm>
 

@@ -18,10 +18,10 @@
 #include "core/batch_words.h"
 #include "cpu/simd.h"
 #include "methods/batch_distance.h"
-#include "methods/certified_order.h"
+#include "methods/lc_rwmd/certified_order.h"
+#include "methods/lc_rwmd/phase1.h"
+#include "methods/lc_rwmd/word_distance_cache.h"
 #include "methods/pair_distances.h"
-#include "methods/phase1.h"
-#include "methods/word_distance_cache.h"
 #include "util/large_array.h"
 
 namespace lcrwmd {

@@ -1,6 +1,6 @@
 // Linear-complexity ACT-k and ICT, one-sided (lc_act.h), and what both backends take from an
 // index for ICT.
-#include "methods/lc_act.h"
+#include "methods/act/lc_act.h"
 
 namespace lcrwmd {
 

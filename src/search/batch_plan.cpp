@@ -1,12 +1,12 @@
-#include "methods/batch_plan.h"
+#include "search/batch_plan.h"
 
 #include <omp.h>
 
 #include <algorithm>
 
 #include "methods/batch_distance.h"
+#include "methods/lc_rwmd/phase1.h"
 #include "methods/method_impl.h"
-#include "methods/phase1.h"
 
 namespace lcrwmd {
 

@@ -1,5 +1,5 @@
 #pragma once
-// The hybrid's fusion of a query's evidence, written once for one index (methods/hybrid.cpp)
+// The hybrid's fusion of a query's evidence, written once for one index (methods/hybrid/hybrid.cpp)
 // and for a collection's segments together (ShardedSearcher).
 #include <cstddef>
 #include <cstdint>

@@ -13,7 +13,7 @@
 #include "core/batch_words.h"
 #include "cpu/simd.h"
 #include "lcrwmd/index.h"
-#include "methods/phase1.h"
+#include "methods/lc_rwmd/phase1.h"
 
 namespace lcrwmd {
 

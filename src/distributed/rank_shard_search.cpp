@@ -1,16 +1,16 @@
 // RankShards (lcrwmd/sharded.h): search, with WMD's shared k-th best, and pairwise. Every step
-// is collective (methods/collective.h).
+// is collective (distributed/collective.h).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "distributed/collective.h"
+#include "distributed/rank_messages.h"
+#include "distributed/shard_merge.h"
 #include "io/byte_stream.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/sharded.h"
 #include "lcrwmd/wire.h"
-#include "methods/collective.h"
-#include "methods/rank_messages.h"
-#include "methods/shard_merge.h"
 
 namespace lcrwmd {
 namespace {

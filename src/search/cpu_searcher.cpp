@@ -18,8 +18,8 @@
 #include "lcrwmd/gpu.h"
 #include "lcrwmd/topk.h"
 #include "methods/batch_distance.h"
-#include "methods/batch_plan.h"
 #include "methods/method_impl.h"
+#include "search/batch_plan.h"
 #include "util/large_array.h"
 #include "util/parallel_errors.h"
 

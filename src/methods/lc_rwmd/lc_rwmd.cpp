@@ -1,16 +1,16 @@
 // Linear-complexity RWMD (Atasu et al. 2017) on the CPU.
 //
 // Phase 1: squared distances between every vocabulary word and every distinct query word of
-//   the batch, tile by tile from the searcher's GEMM as certified intervals (methods/phase1.h),
-//   then for each query the minimum over its own words, Z[u, j] = min_{w in q_j} c(u, w): the
-//   smallest upper bound among a query's words limits where the nearest can be, and only the
-//   words whose lower bound is under that limit are recomputed from the vectors
-//   (methods/tile_minima.h).
+//   the batch, tile by tile from the searcher's GEMM as certified intervals
+//   (methods/lc_rwmd/phase1.h), then for each query the minimum over its own words, Z[u, j] =
+//   min_{w in q_j} c(u, w): the smallest upper bound among a query's words limits where the nearest
+//   can be, and only the words whose lower bound is under that limit are recomputed from the
+//   vectors (methods/lc_rwmd/tile_minima.h).
 // Phase 2: D1 = X1 . Z (CSR times dense): D1[i, j] = R(doc_i -> q_j) for every document.
 // D2[i, j] = R(q_j -> doc_i) reuses phase 1's lower bounds (kept when the memory budget allows)
 //   as a gather-min over the document's words, so no second GEMM is needed: first as a bound,
 //   then, where that does not rule the document out, exactly (the candidates recomputed;
-//   methods/query_to_document.h).
+//   methods/lc_rwmd/query_to_document.h).
 // A top-k (Rows::bounds) skips phase 1's exact minima: Z holds the square root of each pair's
 //   least lower bound, so D1 from it bounds D1 from below, tightly (one-sided, on 20news and
 //   Set 1, 10-14 documents per query have a bound under the 10th distance). refine() then finds
@@ -22,7 +22,7 @@
 //   (a by-product of phase 1), so D2 >= B2 = sum_t F_t nn(t) - sum_{t in doc} F_t nn(t). With
 //   D1 alone as the bound, ~7x more documents need D2 on the Set-1 shape. The driver's top-k
 //   tightens a candidate's bound twice before its D2: from each query word's nearest words
-//   (methods/neighbourhood_bound.h, kept by phase 1), then from the cache's gather.
+//   (methods/lc_rwmd/neighbourhood_bound.h, kept by phase 1), then from the cache's gather.
 // Query-to-document (D2 alone) runs the same phase 1 without Z's minima (only the cache and
 //   each batch word's nearest other word), so that phase 2's bound is B2 and the driver's top-k
 //   tightens it from the cache and refines it to D2 as the symmetric form does; linear in the
@@ -43,12 +43,12 @@
 #include "core/numerics.h"
 #include "cpu/simd.h"
 #include "methods/batch_distance.h"
+#include "methods/lc_rwmd/neighbourhood_bound.h"
+#include "methods/lc_rwmd/phase1.h"
+#include "methods/lc_rwmd/query_to_document.h"
+#include "methods/lc_rwmd/tile_minima.h"
+#include "methods/lc_rwmd/word_distance_cache.h"
 #include "methods/method_impl.h"
-#include "methods/neighbourhood_bound.h"
-#include "methods/phase1.h"
-#include "methods/query_to_document.h"
-#include "methods/tile_minima.h"
-#include "methods/word_distance_cache.h"
 #include "util/large_array.h"
 
 namespace lcrwmd {
@@ -385,10 +385,11 @@ constexpr MethodImpl kLcRwmdImpl{.cpu = {.make =
                                          .bounds_rows = true,
                                          .max_batch = 0},
                                  .gpu = GpuPass::nearest,
+                                 .segments = {},
                                  .explain = explain_rwmd};
 }  // namespace
 
-extern const MethodInfo kLcRwmdMethod{
+extern constinit const MethodInfo kLcRwmdMethod{
     .name = "lc-rwmd",
     .summary =
         "linear-complexity RWMD (Atasu et al. 2017): rwmd's values, each vocabulary word's "

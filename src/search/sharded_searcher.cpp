@@ -1,66 +1,19 @@
 // ShardedSearcher (lcrwmd/sharded.h): each shard searched by its own searcher, in order, the
-// k-th best so far handed to the next shard as each query's ceiling; bm25 over all the shards'
-// postings in one pass; the hybrid from every shard's distances and scores, standardised over
-// the whole collection.
-#include <omp.h>
-
+// k-th best so far handed to the next shard as each query's ceiling; a method with a way of its
+// own over the segments (MethodImpl::segments: bm25's one pass over every segment's postings,
+// the hybrid's rows standardised over the whole collection) takes it. No method is named here.
 #include <algorithm>
 #include <limits>
 
+#include "distributed/shard_merge.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/sharded.h"
 #include "lcrwmd/topk.h"
-#include "methods/bm25.h"
-#include "methods/hybrid.h"
-#include "methods/shard_merge.h"
+#include "methods/method_impl.h"
 #include "util/sorted_ids.h"
 
 namespace lcrwmd {
 
-namespace {
-
-// bm25 over every shard's postings in one pass: a row of scores over all their documents (the
-// deleted ones then left out) and one top-k, as one index of the live documents ranks them
-// (the same bytes: each document's sum reads its own terms in the same order). Shard after
-// shard, each would look every query term up again and run its own passes and top-k (2.8x the
-// time of one index over four segments of 20news).
-SearchResults bm25_top_k(const ShardSet& shards, const QuerySet& queries, std::size_t k,
-                         const SearchOptions& o, SearchStats* stats) {
-  const std::size_t nq = queries.size();
-  SearchResults r = empty_results(nq, std::min(k, shards.n_docs()));
-  const Bm25Parameters bm25 = bm25_parameters(o);
-  const Bm25Scorer scorer(shards, queries, 0, nq, bm25.k1, bm25.b);
-  const std::size_t n = scorer.n_docs();
-  std::vector<std::vector<float>> rows(static_cast<std::size_t>(omp_get_max_threads()));
-  SearchStats st;
-  constexpr std::size_t kChunk = 256;  // queries between progress reports
-  for (std::size_t first = 0; first < nq; first += kChunk) {
-    const std::size_t count = std::min(kChunk, nq - first);
-    scorer.score_each(first, count, [&](std::size_t j, const std::vector<double>& score) {
-      std::vector<float>& row = rows[static_cast<std::size_t>(omp_get_thread_num())];
-      row.resize(n);
-      for (std::size_t i = 0; i < n; ++i) row[i] = bm25_distance(score[i]);
-      for (std::size_t s = 0; s < shards.size(); ++s)
-        for (const std::uint32_t d : shards.deleted(s))
-          row[scorer.first(s) + d] = std::numeric_limits<float>::infinity();
-      const std::vector<Neighbor> top = select_topk(row, r.k);
-      const std::size_t q = first + j;
-      for (std::size_t t = 0; t < top.size(); ++t) {
-        if (top[t].distance == std::numeric_limits<float>::infinity()) break;  // deleted
-        const auto [s, i] = scorer.locate(static_cast<std::size_t>(top[t].index));
-        r.distances[q * r.k + t] = top[t].distance;
-        r.indices[q * r.k + t] = static_cast<std::int64_t>(shards.collection_doc(s, i));
-      }
-    });
-    ++st.batches;
-    st.distances += count * shards.n_docs();
-    if (o.progress) o.progress(first + count, nq);
-  }
-  if (stats) *stats = st;
-  return r;
-}
-
-}  // namespace
 ShardedSearcher::ShardedSearcher(const ShardSet& shards, const SearcherOptions& options)
     : shards_(shards) {
   for (std::size_t s = 0; s < shards.size(); ++s)
@@ -78,8 +31,9 @@ SearchResults ShardedSearcher::top_k(const QuerySet& queries, std::size_t k,
                       "others");
   if (n_shards == 1 && !shards_.has_deletions())
     return searchers_.front()->search(queries, k, options, stats);
-  if (options.method == Method("bm25")) return bm25_top_k(shards_, queries, k, options, stats);
-  if (options.method->needs == Needs::whole_rows) return whole_top_k(queries, k, options, stats);
+  const SegmentsWay& way = implementation(options.method).segments;
+  if (way.top_k) return way.top_k(shards_, queries, k, options, stats);
+  if (way.rows) return whole_top_k(queries, k, options, stats);
   // The k best of the shards searched so far; its k-th is the next shard's ceiling, since the
   // next shard's documents come later and lose ties.
   ShardMerge best(nq, std::min(k, n_docs()));
@@ -127,26 +81,6 @@ void ShardedSearcher::live_rows(const QuerySet& part, const SearchOptions& o, fl
   }
 }
 
-void ShardedSearcher::hybrid_rows(const QuerySet& part, const SearchOptions& o, float* rows,
-                                  SearchStats& total) const {
-  SearchOptions distance = o;
-  distance.method = Method("lc-rwmd");
-  distance.parameters = {};
-  distance.direction = Direction::query_to_document;
-  live_rows(part, distance, rows, total);
-  const Bm25Parameters bm25 = bm25_parameters(o);
-  const Bm25Scorer scorer(shards_, part, 0, part.size(), bm25.k1, bm25.b);
-  const std::size_t n = n_docs();
-  scorer.score_each(0, part.size(), [&](std::size_t j, const std::vector<double>& score) {
-    std::vector<double> live;  // the live documents' scores, in the collection's order
-    live.reserve(n);
-    for (std::size_t s = 0; s < shards_.size(); ++s)
-      for_each_kept(shards_.shard(s).n_docs(), shards_.deleted(s),
-                    [&](std::size_t i) { live.push_back(score[scorer.first(s) + i]); });
-    fuse_hybrid(rows + j * n, live.data(), n, {}, hybrid_weight(o));
-  });
-}
-
 SearchResults ShardedSearcher::whole_top_k(const QuerySet& queries, std::size_t k,
                                            const SearchOptions& options, SearchStats* stats) const {
   const std::size_t n = n_docs();
@@ -179,8 +113,10 @@ void ShardedSearcher::all_distances(const QuerySet& queries, const SearchOptions
     const std::size_t end = std::min(nq, begin + chunk);
     const QuerySet part = subset(queries, begin, end);
     rows.assign((end - begin) * n, 0.0f);
-    if (options.method->needs == Needs::whole_rows)
-      hybrid_rows(part, options, rows.data(), total);
+    if (const auto rows_of = implementation(options.method).segments.rows)
+      rows_of(
+          shards_, [&](const SearchOptions& o, float* into) { live_rows(part, o, into, total); },
+          part, options, rows.data());
     else
       live_rows(part, options, rows.data(), total);
     sink(begin, end - begin, rows.data());

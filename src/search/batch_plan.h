@@ -27,7 +27,7 @@ std::vector<BatchPlan> plan_batches(const Index& index, const QuerySet& queries,
                                     Rows rows = Rows::distances);
 
 // Phase 1's scratch per word of a batch: every thread's tile of estimates and lower bounds for
-// each batch word (methods/phase1.h), part of a batch's working memory.
+// each batch word (methods/lc_rwmd/phase1.h), part of a batch's working memory.
 std::size_t phase1_scratch_per_word(const Index& index, const SearchOptions& options,
                                     const CpuOptions& cpu);
 

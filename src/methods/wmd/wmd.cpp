@@ -18,9 +18,9 @@
 #include "lcrwmd/error.h"
 #include "lcrwmd/topk.h"
 #include "methods/batch_distance.h"
+#include "methods/lc_rwmd/word_distance_cache.h"
 #include "methods/method_impl.h"
 #include "methods/pair_distances.h"
-#include "methods/word_distance_cache.h"
 #include "ot/dual_bound.h"
 
 namespace lcrwmd {
@@ -351,10 +351,11 @@ constexpr MethodImpl kWmdImpl{.cpu = {.make =
                                       .bounds_rows = false,
                                       .max_batch = 16},
                               .gpu = GpuPass::none,
+                              .segments = {},
                               .explain = explain_wmd};
 }  // namespace
 
-extern const MethodInfo kWmdMethod{
+extern constinit const MethodInfo kWmdMethod{
     .name = "wmd",
     .summary =
         "exact Word Mover's Distance, an EMD per pair; top-k solves only the pairs the RWMD and "

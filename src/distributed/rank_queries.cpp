@@ -1,17 +1,17 @@
 // RankQueries (lcrwmd/rank_queries.h): the queries spread over the ranks, every rank the whole
-// index. Every step ends with every rank knowing whether any failed (methods/collective.h).
+// index. Every step ends with every rank knowing whether any failed (distributed/collective.h).
 #include "lcrwmd/rank_queries.h"
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
+#include "distributed/collective.h"
+#include "distributed/rank_messages.h"
+#include "distributed/shard_merge.h"
 #include "io/byte_stream.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/wire.h"
-#include "methods/collective.h"
-#include "methods/rank_messages.h"
-#include "methods/shard_merge.h"
 
 namespace lcrwmd {
 namespace {

@@ -1,13 +1,17 @@
-// bm25: Okapi BM25 (methods/bm25.h), each query's row of scores given as distances (minus the
+// bm25: Okapi BM25 (methods/bm25/bm25.h), each query's row of scores given as distances (minus the
 // scores), so that it ranks through the same top-k as every method.
-#include "methods/bm25.h"
+#include "methods/bm25/bm25.h"
+
+#include <omp.h>
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include "lcrwmd/error.h"
+#include "lcrwmd/topk.h"
 #include "methods/batch_distance.h"
 #include "methods/method_impl.h"
 
@@ -148,6 +152,48 @@ Bm25Parameters bm25_parameters(const SearchOptions& o) {
 }
 
 namespace {
+
+// bm25 over every shard's postings in one pass: a row of scores over all their documents (the
+// deleted ones then left out) and one top-k, as one index of the live documents ranks them
+// (the same bytes: each document's sum reads its own terms in the same order). Shard after
+// shard, each would look every query term up again and run its own passes and top-k
+// (BENCHMARKS.md, "Collections that change").
+SearchResults segments_top_k(const ShardSet& shards, const QuerySet& queries, std::size_t k,
+                             const SearchOptions& o, SearchStats* stats) {
+  const std::size_t nq = queries.size();
+  SearchResults r = empty_results(nq, std::min(k, shards.n_docs()));
+  const Bm25Parameters bm25 = bm25_parameters(o);
+  const Bm25Scorer scorer(shards, queries, 0, nq, bm25.k1, bm25.b);
+  const std::size_t n = scorer.n_docs();
+  std::vector<std::vector<float>> rows(static_cast<std::size_t>(omp_get_max_threads()));
+  SearchStats st;
+  constexpr std::size_t kChunk = 256;  // queries between progress reports
+  for (std::size_t first = 0; first < nq; first += kChunk) {
+    const std::size_t count = std::min(kChunk, nq - first);
+    scorer.score_each(first, count, [&](std::size_t j, const std::vector<double>& score) {
+      std::vector<float>& row = rows[static_cast<std::size_t>(omp_get_thread_num())];
+      row.resize(n);
+      for (std::size_t i = 0; i < n; ++i) row[i] = bm25_distance(score[i]);
+      for (std::size_t s = 0; s < shards.size(); ++s)
+        for (const std::uint32_t d : shards.deleted(s))
+          row[scorer.first(s) + d] = std::numeric_limits<float>::infinity();
+      const std::vector<Neighbor> top = select_topk(row, r.k);
+      const std::size_t q = first + j;
+      for (std::size_t t = 0; t < top.size(); ++t) {
+        if (top[t].distance == std::numeric_limits<float>::infinity()) break;  // deleted
+        const auto [s, i] = scorer.locate(static_cast<std::size_t>(top[t].index));
+        r.distances[q * r.k + t] = top[t].distance;
+        r.indices[q * r.k + t] = static_cast<std::int64_t>(shards.collection_doc(s, i));
+      }
+    });
+    ++st.batches;
+    st.distances += count * shards.n_docs();
+    if (o.progress) o.progress(first + count, nq);
+  }
+  if (stats) *stats = st;
+  return r;
+}
+
 constexpr Parameter kBm25Parameters[] = {kBm25K1, kBm25B};
 constexpr MethodImpl kBm25Impl{.cpu = {.make =
                                            [](const MethodContext& c) {
@@ -159,10 +205,11 @@ constexpr MethodImpl kBm25Impl{.cpu = {.make =
                                        .bounds_rows = false,
                                        .max_batch = 0},
                                .gpu = GpuPass::none,
+                               .segments = {.top_k = segments_top_k, .rows = nullptr},
                                .explain = nullptr};
 }  // namespace
 
-extern const MethodInfo kBm25Method{
+extern constinit const MethodInfo kBm25Method{
     .name = "bm25",
     .summary =
         "Okapi BM25 (k1 = bm25_k1, b = bm25_b) over the documents' terms, with a vector or "

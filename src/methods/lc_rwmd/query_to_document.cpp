@@ -1,4 +1,4 @@
-#include "methods/query_to_document.h"
+#include "methods/lc_rwmd/query_to_document.h"
 
 #include <algorithm>
 #include <cmath>

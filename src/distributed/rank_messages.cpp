@@ -1,11 +1,11 @@
-#include "methods/rank_messages.h"
+#include "distributed/rank_messages.h"
 
 #include <algorithm>
 
+#include "distributed/collective.h"
 #include "io/byte_stream.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/wire.h"
-#include "methods/collective.h"
 
 namespace lcrwmd::rank_messages {
 namespace {

@@ -1,8 +1,8 @@
 #pragma once
 // Which of a word's neighbours come first, decided from certified intervals: words t < h whose
-// squared distances d_t are known to lie in [lo(t), hi(t)] (methods/phase1.h), computed exactly
-// by exact(t) only where the intervals cannot decide. The order is by (d_t, t): ties go to the
-// smaller position, so the result is the same whatever intervals a precision gave.
+// squared distances d_t are known to lie in [lo(t), hi(t)] (methods/lc_rwmd/phase1.h), computed
+// exactly by exact(t) only where the intervals cannot decide. The order is by (d_t, t): ties go to
+// the smaller position, so the result is the same whatever intervals a precision gave.
 //
 //   count < h:  the count nearest, in order.
 //   count == h: the order as far as a transfer of mass `reach` goes (the shortest prefix whose

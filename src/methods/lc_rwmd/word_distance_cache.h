@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/batch_words.h"
-#include "methods/phase1.h"
+#include "methods/lc_rwmd/phase1.h"
 #include "util/large_array.h"
 
 namespace lcrwmd {

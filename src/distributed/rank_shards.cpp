@@ -8,12 +8,12 @@
 
 #include "core/query_words.h"
 #include "core/shard_signature.h"
+#include "distributed/collective.h"
 #include "io/byte_stream.h"
 #include "lcrwmd/communicator.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/sharded.h"
 #include "lcrwmd/wire.h"
-#include "methods/collective.h"
 
 namespace lcrwmd {
 namespace {
