@@ -289,7 +289,8 @@ void report_refinement(const SearchOptions& o, const SearchStats& st) {
          st.word_pairs);
 }
 
-QueryText read_query_text(const QueryFlags& f, const Index& index, std::span<const Index> also) {
+QueryText read_query_text(const QueryFlags& f, const ShardSet& indexes) {
+  const Index& index = indexes.shard(0);
   if (!f.stopwords.empty())
     check_stopwords(index, StopWords::load(f.stopwords, index.tokenizer_version()),
                     "--stopwords " + f.stopwords);
@@ -298,10 +299,12 @@ QueryText read_query_text(const QueryFlags& f, const Index& index, std::span<con
   if (f.embeddings.empty()) return text;
   // The queries' words and every index's: each index's words must be there, unchanged.
   WordSet words = distinct_tokens(text.docs, index.tokenizer_version());
-  for (const Index& other : also)
-    for (std::size_t u = 0; u < other.vocab_size(); ++u) words.emplace(other.word(u));
+  for (std::size_t s = 1; s < indexes.size(); ++s)
+    for (std::size_t u = 0; u < indexes.shard(s).vocab_size(); ++u)
+      words.emplace(indexes.shard(s).word(u));
   text.embeddings = load_query_embeddings(index, f.embeddings, &words);
-  for (const Index& other : also) check_embeddings(other, *text.embeddings);
+  for (std::size_t s = 1; s < indexes.size(); ++s)
+    check_embeddings(indexes.shard(s), *text.embeddings);
   return text;
 }
 
@@ -312,7 +315,7 @@ const Index& Loaded::index() const {
                 " segments with deleted documents; this command reads one index: `lcrwmd compact "
                 "--index " +
                 c->path() + "` makes it one");
-  return indexes().front();
+  return documents().shard(0);
 }
 
 Loaded load_queries(const QueryFlags& f) {
@@ -335,7 +338,7 @@ Loaded load_queries(const QueryFlags& f) {
           since(t));
     } else {
       for (std::size_t i = 0; i < f.indexes.size(); ++i) {
-        const Index& ix = l.indexes()[i];
+        const Index& ix = l.documents().shard(i);
         note("index %s: %zu documents, %zu words, dim %zu (%.2f s)", f.indexes[i].c_str(),
              ix.n_docs(), ix.vocab_size(), ix.dim(), since(t));
       }
@@ -355,7 +358,7 @@ Loaded load_queries(const QueryFlags& f) {
       l.queries = l.documents().documents_as_queries(docs, f.method_asked()->reads_terms());
       return;
     }
-    const QueryText text = read_query_text(f, l.indexes().front(), l.indexes().subspan(1));
+    const QueryText text = read_query_text(f, l.documents());
     QueryOptions qo = f.query_options();
     qo.embeddings = text.embeddings.get();
     TextReport report;
@@ -363,7 +366,7 @@ Loaded load_queries(const QueryFlags& f) {
     report_text(report, "queries");
     if (!l.queries.extra_words.empty() && text.embeddings)
       note("queries: %zu words not in the %s taken from %s", l.queries.extra_words.size(),
-           l.indexes().size() > 1 ? "first shard" : "index", f.embeddings.c_str());
+           l.documents().size() > 1 ? "first shard" : "index", f.embeddings.c_str());
     l.excluded = report.empty_documents.size();
   });
   if (cluster.size() > 1) {

@@ -112,13 +112,14 @@ std::string describe_backend(const SearcherOptions& o, const SearchStats& st);
 // phase 1's recomputed word distances.
 void report_refinement(const SearchOptions& o, const SearchStats& st);
 
-// Rank 0's query documents and --embeddings: --stopwords checked against `index`'s own, and the
-// embeddings holding the words of `index` and of `also` (other shards) with their vectors.
+// Rank 0's query documents and --embeddings: --stopwords checked against the first index's own,
+// and the embeddings holding the words of every index (the first's, and the other shards') with
+// their vectors.
 struct QueryText {
   std::vector<RawDocument> docs;
   std::unique_ptr<WordVectors> embeddings;  // null without --embeddings
 };
-QueryText read_query_text(const QueryFlags& f, const Index& index, std::span<const Index> also);
+QueryText read_query_text(const QueryFlags& f, const ShardSet& indexes);
 
 struct Loaded {
   // --index: the index files (in order) or the collection directory, as one collection.
@@ -126,9 +127,8 @@ struct Loaded {
   QuerySet queries;                 // over the collection (ShardSet::make_query_set)
   std::size_t excluded = 0;         // queries left with no known word
   std::vector<std::int64_t> liked;  // search --like: each query's document in the collection
-  const ShardSet& documents() const { return opened->documents(); }
   // The index files, or the collection's segments.
-  std::span<const Index> indexes() const { return opened->indexes(); }
+  const ShardSet& documents() const { return opened->documents(); }
   // The index of a command that takes one (a collection: an Error unless it is one index).
   const Index& index() const;
 };

@@ -43,7 +43,7 @@ std::unique_ptr<RankInput> open_shards(const QueryFlags& f) {
   });
   QueryText text;
   cluster.step([&] {
-    if (cluster.root()) text = read_query_text(f, *in->shard, {});
+    if (cluster.root()) text = read_query_text(f, ShardSet({&*in->shard}));
   });
   QueryOptions qo = f.query_options();
   qo.embeddings = text.embeddings.get();

@@ -83,7 +83,6 @@ void ServiceWriter::run() {
 }
 
 void ServiceWriter::commit(std::vector<Pending*>& group) {
-  const std::shared_ptr<const DocumentSnapshot> before = served_.acquire();
   // One version of each id is written: the last add's, as one add after the other leaves it.
   StringMap<std::size_t> last;
   for (std::size_t g = 0; g < group.size(); ++g)
@@ -113,11 +112,13 @@ void ServiceWriter::commit(std::vector<Pending*>& group) {
   const std::unordered_set<std::string> empty(c.report.empty_documents.begin(),
                                               c.report.empty_documents.end());
   const std::size_t live = served_.acquire()->documents().n_docs();
-  std::unordered_set<std::string> earlier;  // ids the group's earlier adds gave
+  // Ids live before the group, as the writer found them; and ids the group's earlier adds gave.
+  const std::unordered_set<std::string> live_before(c.replaced_ids.begin(), c.replaced_ids.end());
+  std::unordered_set<std::string> earlier;
   for (Pending* p : group) {
     Added a;
     for (const RawDocument& d : p->docs) {
-      if (before->documents().find_doc(d.id) || earlier.contains(d.id)) ++a.replaced;
+      if (live_before.contains(d.id) || earlier.contains(d.id)) ++a.replaced;
       if (nothing || empty.contains(d.id))
         a.not_indexed.push_back(d.id);
       else

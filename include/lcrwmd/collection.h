@@ -39,6 +39,17 @@
 
 namespace lcrwmd {
 
+// One segment of a commit, in one record: its file's number and size, its deletion file, its
+// documents (mapped) and which of them are deleted.
+struct Segment {
+  std::uint64_t number = 0;            // its file is seg-N.idx
+  std::uint64_t bytes = 0;             // that file's size
+  std::string deletions;               // its deletion file (seg-N.del-G), or empty: none deleted
+  Index index;                         // its documents, live or deleted
+  std::vector<std::uint32_t> deleted;  // which are deleted: its own numbers, ascending
+  std::size_t live() const { return index.n_docs() - deleted.size(); }
+};
+
 class Collection {
  public:
   // Whether `path` is a collection directory (holds a manifest).
@@ -60,10 +71,10 @@ class Collection {
   const std::string& path() const { return path_; }
   std::uint64_t generation() const { return generation_; }  // commits so far
   std::size_t n_segments() const { return segments_.size(); }
-  const Index& segment(std::size_t s) const { return segments_[s]; }
-  std::span<const Index> segments() const { return segments_; }
+  std::span<const Segment> segments() const { return segments_; }
+  const Index& segment(std::size_t s) const { return segments_[s].index; }
   // Segment s's deleted documents (its own numbers, ascending).
-  std::span<const std::uint32_t> deleted(std::size_t s) const { return deleted_[s]; }
+  std::span<const std::uint32_t> deleted(std::size_t s) const { return segments_[s].deleted; }
   std::size_t n_docs() const { return live_; }  // live documents
   std::size_t n_deleted() const;                // deleted, until a compaction drops them
   const std::string& embeddings() const { return embeddings_; }
@@ -76,15 +87,14 @@ class Collection {
   ShardSet documents() const;
   // Whether it is one segment without deletions: one index file (segment(0)) holds exactly
   // its documents, for what reads a single index.
-  bool is_one_index() const { return segments_.size() == 1 && deleted_[0].empty(); }
+  bool is_one_index() const { return segments_.size() == 1 && segments_[0].deleted.empty(); }
 
  private:
   Collection() = default;
   std::string path_, embeddings_;
   std::uint64_t generation_ = 0, fingerprint_ = 0;
   std::size_t live_ = 0;
-  std::vector<Index> segments_;
-  std::vector<std::vector<std::uint32_t>> deleted_;
+  std::vector<Segment> segments_;
 };
 
 // An index file, or a collection that is one index (Collection::is_one_index): its segment.
@@ -104,13 +114,14 @@ struct NothingToAdd : Error {
 
 // What one change did.
 struct CollectionChange {
-  std::uint64_t generation = 0;        // the collection's, after it
-  std::size_t added = 0;               // documents written (replacements included)
-  std::size_t replaced = 0;            // of those, ids that were live before
-  std::size_t deleted = 0;             // delete: documents deleted
-  std::vector<std::string> not_found;  // delete: ids no live document has
-  std::size_t segments = 0;            // segments after it
-  TextReport report;                   // add: what reading the documents kept and dropped
+  std::uint64_t generation = 0;           // the collection's, after it
+  std::size_t added = 0;                  // documents written (replacements included)
+  std::size_t replaced = 0;               // of those, ids that were live before
+  std::vector<std::string> replaced_ids;  // add: those ids, in the order of the documents given
+  std::size_t deleted = 0;                // delete: documents deleted
+  std::vector<std::string> not_found;     // delete: ids no live document has
+  std::size_t segments = 0;               // segments after it
+  TextReport report;                      // add: what reading the documents kept and dropped
 };
 
 // Changes a collection: each call takes the writer's lock (waiting up to wait_seconds for

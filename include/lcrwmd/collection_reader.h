@@ -40,11 +40,8 @@ class DocumentSnapshot {
   DocumentSnapshot(const DocumentSnapshot&) = delete;
   DocumentSnapshot& operator=(const DocumentSnapshot&) = delete;
 
+  // The index files, or the collection's segments, as one set of documents.
   const ShardSet& documents() const { return *documents_; }
-  // The index files, or the collection's segments.
-  std::span<const Index> indexes() const {
-    return collection_ ? collection_->segments() : std::span<const Index>(files_);
-  }
   // The collection's commit; null for index files.
   const Collection* collection() const { return collection_ ? &*collection_ : nullptr; }
   // The collection's generation; 0 for index files.

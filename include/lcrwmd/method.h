@@ -114,28 +114,29 @@ enum class QueryKind {
 
 struct MethodImpl;  // what the library runs for it (src/methods/method_impl.h)
 
+// A method's description. A method lists what sets it apart; the rest keeps these defaults.
 struct MethodInfo {
   const char* name;     // as every front end spells it
   const char* summary;  // one line: what it computes
   // Its directions: the symmetric form (its default direction where it has one), D1 =
   // R(document -> query) (--direction document-to-query, or --one-sided) and D2 = R(query ->
   // document). A direction a method lacks is refused rather than silently made symmetric.
-  bool symmetric, document_to_query, query_to_document;
+  bool symmetric = true, document_to_query = false, query_to_document = false;
   // It measures word vectors; without (bm25), only documents sharing a term are found, and a
   // query none of whose words has a vector is searched by its terms.
-  bool vectors;
-  Needs needs;
-  Answer answer;
+  bool vectors = true;
+  Needs needs = Needs::nothing;
+  Answer answer = Answer::distance;
   // A top-k computes exact distances only where cheaper lower bounds leave a document a chance
   // (--prune); the results are the same either way.
-  bool bounded;
+  bool bounded = false;
   // An exact distance costs far more than its bound (an EMD solve): shards on several ranks
   // first share an estimate of each query's k-th best, so that none solves pairs the others'
   // documents have already beaten.
-  bool costly_exact;
-  std::span<const Parameter> parameters;
-  std::optional<QueryKind> default_for;  // the method a search of this kind takes by default
-  const MethodImpl* impl;
+  bool costly_exact = false;
+  std::span<const Parameter> parameters = {};
+  std::optional<QueryKind> default_for = std::nullopt;  // the kind of search it is the default of
+  const MethodImpl* impl = nullptr;
 
   bool has(Direction d) const;
   // Where a search names none: symmetric where it has it, else its one direction.

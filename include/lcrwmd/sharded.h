@@ -47,24 +47,22 @@ class ShardSet {
   // deleted ones, and the document frequencies queries are weighted with count only them.
   ShardSet(std::vector<const Index*> shards, std::vector<std::span<const std::uint32_t>> deleted);
 
-  std::size_t size() const { return shards_.size(); }
-  const Index& shard(std::size_t s) const { return *shards_[s]; }
+  std::size_t size() const { return parts_.size(); }
+  const Index& shard(std::size_t s) const { return *parts_[s].index; }
   // Document i of shard s is document first_doc(s) + i of the collection (less the deleted
   // documents before it: collection_doc).
-  std::size_t first_doc(std::size_t s) const { return first_[s]; }
-  std::size_t n_docs() const { return first_.back(); }
+  std::size_t first_doc(std::size_t s) const { return parts_[s].first; }
+  std::size_t n_docs() const { return n_docs_; }
   // Shard s's deleted documents (empty: none), and whether any shard has some.
-  std::span<const std::uint32_t> deleted(std::size_t s) const {
-    return deleted_.empty() ? std::span<const std::uint32_t>() : deleted_[s];
-  }
-  bool has_deletions() const { return !deleted_.empty(); }
+  std::span<const std::uint32_t> deleted(std::size_t s) const { return parts_[s].deleted; }
+  bool has_deletions() const { return deletions_; }
   // Shard s's live document i as the collection's document.
   std::size_t collection_doc(std::size_t s, std::size_t i) const;
   // Distinct words over all shards.
   std::size_t vocab_size() const {
-    return size() == 1 ? shards_.front()->vocab_size() : words_.size();
+    return size() == 1 ? parts_.front().index->vocab_size() : words_.size();
   }
-  std::size_t dim() const { return shards_.front()->dim(); }
+  std::size_t dim() const { return parts_.front().index->dim(); }
 
   // The shard of the collection's document i, and its index there.
   std::pair<std::size_t, std::size_t> locate(std::size_t doc) const;
@@ -100,13 +98,20 @@ class ShardSet {
     std::uint32_t shard, word;
   };
   void index_words();
-  std::vector<const Index*> shards_;
-  std::vector<std::size_t> first_;
+  // Each shard, one record: its index, its deleted documents, and the collection's number of its
+  // first live document.
+  struct Part {
+    const Index* index;
+    std::span<const std::uint32_t> deleted;
+    std::size_t first;
+  };
+  std::vector<Part> parts_;
+  std::size_t n_docs_ = 0;
+  bool deletions_ = false;
   // Each word: the first shard holding it, and its id there (empty for one shard).
   StringMap<Where> words_;
-  // With deletions: each shard's, and what the deleted documents add to the shards' counts
-  // (of each word, of each term, of tokens), taken off the collection's.
-  std::vector<std::span<const std::uint32_t>> deleted_;
+  // With deletions: what the deleted documents add to the shards' counts (of each word, of each
+  // term, of tokens), taken off the collection's.
   StringMap<std::uint32_t> deleted_words_, deleted_terms_;
   std::uint64_t deleted_tokens_ = 0;
   // find_term's: the shard with the most terms, and the others' terms (built on first use).

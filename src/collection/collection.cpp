@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "collection/collection_files.h"
 #include "collection/commit.h"
@@ -15,10 +16,54 @@
 #include "lcrwmd/error.h"
 #include "lcrwmd/string_map.h"
 #include "lcrwmd/text.h"
+#include "util/sorted_ids.h"
 
 namespace lcrwmd {
 
 using namespace collection;
+
+namespace {
+
+// Segments [b, e) replaced by one segment of their live documents, in order (merge_documents).
+void merge_segments(const std::string& dir, State& st, std::size_t b, std::size_t e) {
+  std::vector<const Index*> parts;
+  std::vector<std::vector<std::size_t>> live;
+  for (std::size_t s = b; s < e; ++s) {
+    parts.push_back(&st.segments[s].index);
+    std::vector<std::size_t>& kept = live.emplace_back();
+    for_each_kept(st.segments[s].index.n_docs(), st.segments[s].deleted,
+                  [&](std::size_t i) { kept.push_back(i); });
+  }
+  Segment merged = write_segment(dir, st.manifest, merge_documents(parts, live));
+  const auto at = [&](std::size_t i) {
+    return st.segments.begin() + static_cast<std::ptrdiff_t>(i);
+  };
+  st.segments.erase(at(b), at(e));
+  st.segments.insert(at(b), std::move(merged));
+}
+
+// The merges the policy asks for, one after another, each on the segments the last one left.
+void merge_due(const std::string& dir, State& st) {
+  std::optional<std::size_t> distinct;  // merges leave the distinct words as they are
+  const auto distinct_words = [&] {
+    if (!distinct) {
+      WordSet words;
+      for (const Segment& seg : st.segments)
+        for (std::size_t u = 0; u < seg.index.vocab_size(); ++u) words.emplace(seg.index.word(u));
+      distinct = words.size();
+    }
+    return *distinct;
+  };
+  for (;;) {
+    std::vector<SegmentSummary> seen;
+    for (const Segment& seg : st.segments) seen.push_back({seg.live(), seg.index.vocab_size()});
+    const std::optional<MergeCandidate> due = next_merge(seen, distinct_words);
+    if (!due) return;
+    merge_segments(dir, st, due->begin, due->end);
+  }
+}
+
+}  // namespace
 
 bool Collection::exists(const std::string& path) {
   struct stat st {};
@@ -37,9 +82,7 @@ Collection Collection::open(const std::string& path, bool verify) {
   c.generation_ = st.manifest.generation;
   c.fingerprint_ = st.manifest.embeddings_fingerprint;
   c.segments_ = std::move(st.segments);
-  c.deleted_ = std::move(st.deleted);
-  for (std::size_t s = 0; s < c.segments_.size(); ++s)
-    c.live_ += c.segments_[s].n_docs() - c.deleted_[s].size();
+  for (const Segment& seg : c.segments_) c.live_ += seg.live();
   return c;
 }
 
@@ -66,22 +109,22 @@ void Collection::create(const std::string& dir, const IndexData& first,
     throw Error(dir + ": not a directory");
   }
   const WriterLock lock(dir, 0);
-  Manifest m;
-  m.embeddings = absolute(embeddings);
-  m.embeddings_fingerprint = file_fingerprint(m.embeddings);
-  m.segments.push_back(write_segment(dir, m, first));
-  commit(dir, m);
+  State st;
+  st.manifest.embeddings = absolute(embeddings);
+  st.manifest.embeddings_fingerprint = file_fingerprint(st.manifest.embeddings);
+  append_segment(dir, st, first);
+  commit(dir, st);
 }
 
 Index load_index(const std::string& path, bool verify) {
   if (!Collection::exists(path)) return Index::load(path, verify);
   State st = read_state(path, verify);
-  if (st.segments.size() != 1 || !st.deleted[0].empty())
+  if (st.segments.size() != 1 || !st.segments[0].deleted.empty())
     throw Error(path + ": a collection of " + std::to_string(st.segments.size()) +
                 " segments with deleted documents; this reads one index: `lcrwmd compact "
                 "--index " +
                 path + "` makes it one");
-  return std::move(st.segments[0]);
+  return std::move(st.segments[0].index);
 }
 
 Collection::Collection(Collection&&) noexcept = default;
@@ -90,16 +133,16 @@ Collection::~Collection() = default;
 
 std::size_t Collection::n_deleted() const {
   std::size_t n = 0;
-  for (const auto& d : deleted_) n += d.size();
+  for (const Segment& seg : segments_) n += seg.deleted.size();
   return n;
 }
 
 ShardSet Collection::documents() const {
   std::vector<const Index*> shards;
   std::vector<std::span<const std::uint32_t>> deleted;
-  for (std::size_t s = 0; s < segments_.size(); ++s) {
-    shards.push_back(&segments_[s]);
-    deleted.emplace_back(deleted_[s]);
+  for (const Segment& seg : segments_) {
+    shards.push_back(&seg.index);
+    deleted.emplace_back(seg.deleted);
   }
   return ShardSet(std::move(shards), std::move(deleted));
 }
@@ -129,7 +172,7 @@ CollectionChange CollectionWriter::add(const std::vector<RawDocument>& docs,
   const WriterLock lock(dir_, wait_);
   State st = read_state(dir_, false);
   CollectionChange out;
-  const Index& first = st.segments.front();
+  const Index& first = st.segments.front().index;
   if (first.tokenizer_version() != kTokenizerVersion)
     throw Error(dir_ + ": its documents were read with tokenizer version " +
                 std::to_string(first.tokenizer_version()) + ", this program reads text with " +
@@ -155,7 +198,10 @@ CollectionChange CollectionWriter::add(const std::vector<RawDocument>& docs,
   const StringMap<Place> ids = live_ids(st);
   std::vector<Place> replaced;
   for (const RawDocument& d : docs)
-    if (const auto it = ids.find(d.id); it != ids.end()) replaced.push_back(it->second);
+    if (const auto it = ids.find(d.id); it != ids.end()) {
+      replaced.push_back(it->second);
+      out.replaced_ids.push_back(d.id);
+    }
   if (!data && replaced.empty())
     throw NothingToAdd("no document has a word with an embedding: nothing to add (" +
                        std::to_string(docs.size()) + " documents read)");
@@ -167,13 +213,10 @@ CollectionChange CollectionWriter::add(const std::vector<RawDocument>& docs,
   if (data) {
     append_segment(dir_, st, *data);
     out.added = data->ids.size();
-    if (merge_) {
-      merge_tiers(dir_, st);
-      merge_overlapping(dir_, st);
-    }
+    if (merge_) merge_due(dir_, st);
   }
-  out.generation = commit(dir_, st.manifest);
-  out.segments = st.manifest.segments.size();
+  out.generation = commit(dir_, st);
+  out.segments = st.segments.size();
   return out;
 }
 
@@ -202,15 +245,15 @@ CollectionChange CollectionWriter::remove(const std::vector<std::string>& ids) {
   out.deleted = places.size();
   if (places.empty()) {  // nothing changes: no commit
     out.generation = st.manifest.generation;
-    out.segments = st.manifest.segments.size();
+    out.segments = st.segments.size();
     return out;
   }
   if (places.size() == live.size())
     throw Error(dir_ + ": deleting every document would leave an empty collection");
   delete_places(dir_, st, places);
   drop_empty(st);
-  out.generation = commit(dir_, st.manifest);
-  out.segments = st.manifest.segments.size();
+  out.generation = commit(dir_, st);
+  out.segments = st.segments.size();
   return out;
 }
 
@@ -218,12 +261,10 @@ CollectionChange CollectionWriter::merge() {
   const WriterLock lock(dir_, wait_);
   State st = read_state(dir_, false);
   CollectionChange out;
-  const std::size_t before = st.manifest.segments.size();  // a merge makes fewer
-  merge_tiers(dir_, st);
-  merge_overlapping(dir_, st);
-  out.generation =
-      st.manifest.segments.size() == before ? st.manifest.generation : commit(dir_, st.manifest);
-  out.segments = st.manifest.segments.size();
+  const std::size_t before = st.segments.size();  // a merge makes fewer
+  merge_due(dir_, st);
+  out.generation = st.segments.size() == before ? st.manifest.generation : commit(dir_, st);
+  out.segments = st.segments.size();
   return out;
 }
 
@@ -231,15 +272,15 @@ CollectionChange CollectionWriter::compact() {
   const WriterLock lock(dir_, wait_);
   State st = read_state(dir_, true);
   CollectionChange out;
-  const bool deletions =
-      std::any_of(st.deleted.begin(), st.deleted.end(), [](const auto& d) { return !d.empty(); });
+  const bool deletions = std::any_of(st.segments.begin(), st.segments.end(),
+                                     [](const Segment& seg) { return !seg.deleted.empty(); });
   if (st.segments.size() > 1 || deletions) {
     merge_segments(dir_, st, 0, st.segments.size());
-    out.generation = commit(dir_, st.manifest);
+    out.generation = commit(dir_, st);
   } else {
     out.generation = st.manifest.generation;
   }
-  out.segments = st.manifest.segments.size();
+  out.segments = st.segments.size();
   return out;
 }
 

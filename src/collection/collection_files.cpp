@@ -140,7 +140,11 @@ Manifest parse_manifest(std::string_view text, const std::string& where) {
     } else if (key == "segment") {
       SegmentEntry e;
       e.file = std::string(field(rest));
-      if (!is_segment_name(e.file)) throw bad("a bad segment file name '" + e.file + "'");
+      // seg-N.idx, as the collection writes it: its number names its deletion files too.
+      if (!is_segment_name(e.file) ||
+          !parse_u64(std::string_view(e.file).substr(4, e.file.size() - 8), e.number) ||
+          segment_file(e.number) != e.file)
+        throw bad("a bad segment file name '" + e.file + "'");
       if (!parse_u64(field(rest), e.docs) || !parse_u64(field(rest), e.bytes) ||
           !parse_u64(field(rest), e.deleted))
         throw bad("a bad segment line");

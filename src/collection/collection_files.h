@@ -23,6 +23,7 @@ inline constexpr const char* kManifest = "manifest";
 inline constexpr const char* kLock = "write.lock";
 
 struct SegmentEntry {
+  std::uint64_t number = 0;   // N
   std::string file;           // seg-N.idx
   std::uint64_t docs = 0;     // documents in the file, live or deleted
   std::uint64_t bytes = 0;    // the file's size

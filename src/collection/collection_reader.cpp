@@ -48,7 +48,8 @@ std::shared_ptr<const DocumentSnapshot> CollectionReader::open(bool verify) cons
   std::shared_ptr<const DocumentSnapshot> s =
       DocumentSnapshot::open({path_}, verify, options_.searcher);
   if (options_.query_vectors != nullptr)
-    for (const Index& ix : s->indexes()) check_embeddings(ix, *options_.query_vectors);
+    for (std::size_t i = 0; i < s->documents().size(); ++i)
+      check_embeddings(s->documents().shard(i), *options_.query_vectors);
   (void)s->searcher();
   return s;
 }

@@ -103,9 +103,9 @@ State read_state(const std::string& dir, bool verify) {
         if (const std::uint64_t bytes = file_size(path); bytes != e.bytes)
           throw Error(path + ": " + std::to_string(bytes) + " bytes where the manifest says " +
                       std::to_string(e.bytes) + ": truncated or replaced");
-        st.segments.push_back(Index::load(path, verify));
-        if (st.segments.back().n_docs() != e.docs)
-          throw Error(path + ": " + std::to_string(st.segments.back().n_docs()) +
+        Index index = Index::load(path, verify);
+        if (index.n_docs() != e.docs)
+          throw Error(path + ": " + std::to_string(index.n_docs()) +
                       " documents where the manifest says " + std::to_string(e.docs));
         std::vector<std::uint32_t> del;
         if (!e.deletions.empty()) {
@@ -117,8 +117,13 @@ State read_state(const std::string& dir, bool verify) {
             throw Error(dpath + ": " + std::to_string(del.size()) +
                         " deleted documents where the manifest says " + std::to_string(e.deleted));
         }
-        st.deleted.push_back(std::move(del));
+        st.segments.push_back({.number = e.number,
+                               .bytes = e.bytes,
+                               .deletions = e.deletions,
+                               .index = std::move(index),
+                               .deleted = std::move(del)});
       }
+      st.manifest.segments.clear();  // the segments are the record now
       return st;
     } catch (const std::exception& e) {
       // A commit since the manifest was read may have removed what it named: read the new one.
@@ -153,61 +158,61 @@ WriterLock::WriterLock(const std::string& dir, double wait) {
 
 WriterLock::~WriterLock() { ::close(fd_); }  // closing releases the lock
 
-// Commits `m` as the next generation, then removes what it no longer names.
-std::uint64_t commit(const std::string& dir, Manifest& m) {
-  ++m.generation;
+// Commits the state as the next generation, then removes what it no longer names.
+std::uint64_t commit(const std::string& dir, State& st) {
+  Manifest m = st.manifest;
+  m.generation = st.manifest.generation + 1;
+  for (const Segment& seg : st.segments)
+    m.segments.push_back({.number = seg.number,
+                          .file = segment_file(seg.number),
+                          .docs = seg.index.n_docs(),
+                          .bytes = seg.bytes,
+                          .deletions = seg.deletions,
+                          .deleted = seg.deleted.size()});
   write_atomically(join(dir, kManifest), format_manifest(m));
+  st.manifest.generation = m.generation;
   fault_point("collection:committed");
   remove_unreferenced(dir, m);
   return m.generation;
 }
 
-// Writes `data` as the collection's next segment; its manifest entry.
-SegmentEntry write_segment(const std::string& dir, Manifest& m, const IndexData& data) {
-  SegmentEntry e;
-  e.file = segment_file(m.next_segment++);
-  const std::string path = join(dir, e.file);
+// Writes `data` as the collection's next segment, mapped.
+Segment write_segment(const std::string& dir, Manifest& m, const IndexData& data) {
+  const std::uint64_t number = m.next_segment++;
+  const std::string path = join(dir, segment_file(number));
   Index::save(data, path);
-  e.docs = data.ids.size();
-  e.bytes = file_size(path);
+  const std::uint64_t bytes = file_size(path);
   fault_point("collection:segment-written");
-  return e;
+  return {.number = number,
+          .bytes = bytes,
+          .deletions = {},
+          .index = Index::load(path, false),
+          .deleted = {}};
 }
 
-// Segment s's deletions as `del` (ascending): a new deletion file, or the segment dropped
+// The segment's deletions as `del` (ascending): a new deletion file, or the segment dropped
 // where none of its documents is left.
-void set_deleted(const std::string& dir, Manifest& m, std::size_t s,
-                 const std::vector<std::uint32_t>& del) {
-  SegmentEntry& e = m.segments[s];
-  e.deleted = del.size();
-  if (del.empty()) {
-    e.deletions.clear();
+void set_deleted(const std::string& dir, const Manifest& m, Segment& seg,
+                 std::vector<std::uint32_t> del) {
+  seg.deleted = std::move(del);  // what later merges of this change read
+  if (seg.deleted.empty()) {
+    seg.deletions.clear();
     return;
   }
-  e.deletions = deletions_file(std::stoull(e.file.substr(4)), m.generation + 1);
-  if (del.size() < e.docs) write_atomically(join(dir, e.deletions), format_deletions(e.docs, del));
+  seg.deletions = deletions_file(seg.number, m.generation + 1);
+  if (seg.live() > 0)
+    write_atomically(join(dir, seg.deletions), format_deletions(seg.index.n_docs(), seg.deleted));
   fault_point("collection:deletions-written");
 }
 
 // Drops the segments none of whose documents is live.
 void drop_empty(State& st) {
-  for (std::size_t s = st.segments.size(); s-- > 0;)
-    if (st.manifest.segments[s].deleted == st.manifest.segments[s].docs) {
-      st.manifest.segments.erase(st.manifest.segments.begin() + static_cast<std::ptrdiff_t>(s));
-      st.segments.erase(st.segments.begin() + static_cast<std::ptrdiff_t>(s));
-      st.deleted.erase(st.deleted.begin() + static_cast<std::ptrdiff_t>(s));
-    }
+  std::erase_if(st.segments, [](const Segment& seg) { return seg.live() == 0; });
 }
 
 // Appends a segment of `data` to the state (written, then mapped).
 void append_segment(const std::string& dir, State& st, const IndexData& data) {
-  st.manifest.segments.push_back(write_segment(dir, st.manifest, data));
-  st.segments.push_back(Index::load(join(dir, st.manifest.segments.back().file), false));
-  st.deleted.emplace_back();
-}
-
-std::size_t live_docs(const State& st, std::size_t s) {
-  return st.segments[s].n_docs() - st.deleted[s].size();
+  st.segments.push_back(write_segment(dir, st.manifest, data));
 }
 
 // The embeddings to read new words from: `given` (or the recorded path), checked to be the
@@ -230,11 +235,13 @@ std::string checked_embeddings(const Manifest& m, const std::string& given) {
 
 StringMap<Place> live_ids(const State& st) {
   StringMap<Place> ids;
-  for (std::size_t s = 0; s < st.segments.size(); ++s)
-    for_each_kept(st.segments[s].n_docs(), st.deleted[s], [&](std::size_t i) {
-      ids.insert_or_assign(std::string(st.segments[s].doc_id(i)),
+  for (std::size_t s = 0; s < st.segments.size(); ++s) {
+    const Segment& seg = st.segments[s];
+    for_each_kept(seg.index.n_docs(), seg.deleted, [&](std::size_t i) {
+      ids.insert_or_assign(std::string(seg.index.doc_id(i)),
                            Place{static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(i)});
     });
+  }
   return ids;
 }
 
@@ -244,12 +251,11 @@ void delete_places(const std::string& dir, State& st, const std::vector<Place>& 
   for (const Place& p : places) add[p.segment].push_back(p.doc);
   for (std::size_t s = 0; s < add.size(); ++s) {
     if (add[s].empty()) continue;
-    std::vector<std::uint32_t> del = st.deleted[s];
+    std::vector<std::uint32_t> del = st.segments[s].deleted;
     del.insert(del.end(), add[s].begin(), add[s].end());
     std::sort(del.begin(), del.end());
     del.erase(std::unique(del.begin(), del.end()), del.end());
-    set_deleted(dir, st.manifest, s, del);
-    st.deleted[s] = std::move(del);  // what later merges of this change read
+    set_deleted(dir, st.manifest, st.segments[s], std::move(del));
   }
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "collection/collection_files.h"
+#include "lcrwmd/collection.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/string_map.h"
 
@@ -23,11 +24,11 @@ std::string absolute(const std::string& path);
 // The manifest of the last commit, checked (text: its bytes).
 Manifest read_manifest(const std::string& dir, std::string* text = nullptr);
 
-// A commit read back: its manifest and the files it names, position by position.
+// A commit read back: the manifest's fields (its segment list left empty: `segments` is what the
+// next commit writes it from) and its segments, each one record (lcrwmd/collection.h).
 struct State {
   Manifest manifest;
-  std::vector<Index> segments;
-  std::vector<std::vector<std::uint32_t>> deleted;
+  std::vector<Segment> segments;
 };
 
 // The commit the manifest names now, every file checked (verify: the segments' checksums too).
@@ -48,21 +49,20 @@ class WriterLock {
   int fd_ = -1;
 };
 
-// Commits `m` as the next generation (the manifest replaced atomically), then removes what it
-// no longer names. Returns the generation.
-std::uint64_t commit(const std::string& dir, Manifest& m);
+// Commits the state as the next generation (its manifest, written from its segments, replaces
+// the last atomically), then removes what it no longer names. Returns the generation.
+std::uint64_t commit(const std::string& dir, State& st);
 
-// Writes `data` as the collection's next segment; its manifest entry.
-SegmentEntry write_segment(const std::string& dir, Manifest& m, const IndexData& data);
+// Writes `data` as the collection's next segment (numbered from the state's manifest), mapped.
+Segment write_segment(const std::string& dir, Manifest& m, const IndexData& data);
 // Appends a segment of `data` to the state (written, then mapped).
 void append_segment(const std::string& dir, State& st, const IndexData& data);
-// Segment s's deletions as `del` (ascending): a new deletion file, or, where none of its
-// documents is left, nothing (drop_empty then drops the segment).
-void set_deleted(const std::string& dir, Manifest& m, std::size_t s,
-                 const std::vector<std::uint32_t>& del);
+// Segment `seg`'s deletions as `del` (ascending), as of the next commit after `m`'s: a new
+// deletion file, or, where none of its documents is left, nothing (drop_empty then drops it).
+void set_deleted(const std::string& dir, const Manifest& m, Segment& seg,
+                 std::vector<std::uint32_t> del);
 // Drops the segments none of whose documents is live.
 void drop_empty(State& st);
-std::size_t live_docs(const State& st, std::size_t s);
 
 // The embeddings to read new words from: `given` (or the recorded path), checked to be the
 // recorded file's bytes.

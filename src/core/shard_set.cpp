@@ -24,32 +24,26 @@ struct ShardSet::TermTable {
   std::vector<Place> places;
 };
 
-ShardSet::ShardSet(std::vector<const Index*> shards) : shards_(std::move(shards)) {
-  if (shards_.empty()) throw Error("a collection needs at least one index");
-  first_.push_back(0);
-  for (const Index* ix : shards_) first_.push_back(first_.back() + ix->n_docs());
-  index_words();
-}
+ShardSet::ShardSet(std::vector<const Index*> shards)
+    : ShardSet(shards, std::vector<std::span<const std::uint32_t>>(shards.size())) {}
 
 ShardSet::ShardSet(std::vector<const Index*> shards,
-                   std::vector<std::span<const std::uint32_t>> deleted)
-    : shards_(std::move(shards)) {
-  if (shards_.empty()) throw Error("a collection needs at least one index");
-  if (deleted.size() != shards_.size()) throw Error("a collection's deletions: one list per shard");
-  first_.push_back(0);
-  for (std::size_t s = 0; s < shards_.size(); ++s) {
-    const Index& ix = *shards_[s];
+                   std::vector<std::span<const std::uint32_t>> deleted) {
+  if (shards.empty()) throw Error("a collection needs at least one index");
+  if (deleted.size() != shards.size()) throw Error("a collection's deletions: one list per shard");
+  for (std::size_t s = 0; s < shards.size(); ++s) {
+    const Index& ix = *shards[s];
     if (!ascending_below(deleted[s], ix.n_docs()))
       throw Error(ix.source() + ": its deleted documents are out of order or range");
-    first_.push_back(first_.back() + ix.n_docs() - deleted[s].size());
+    parts_.push_back({&ix, deleted[s], n_docs_});
+    n_docs_ += ix.n_docs() - deleted[s].size();
+    deletions_ = deletions_ || !deleted[s].empty();
   }
-  if (std::any_of(deleted.begin(), deleted.end(), [](const auto& d) { return !d.empty(); }))
-    deleted_ = std::move(deleted);
   index_words();
   // What the deleted documents count for, taken off the shards' document frequencies.
-  for (std::size_t s = 0; s < deleted_.size(); ++s) {
-    const Index& ix = *shards_[s];
-    const std::span<const std::uint32_t> del = deleted_[s];
+  for (const Part& part : parts_) {
+    const Index& ix = *part.index;
+    const std::span<const std::uint32_t> del = part.deleted;
     if (del.empty()) continue;
     if (ix.idf_docs() != ix.n_docs())
       throw Error(ix.source() + ": a shard of a larger build cannot have deleted documents");
@@ -69,22 +63,22 @@ ShardSet::ShardSet(std::vector<const Index*> shards,
 
 void ShardSet::index_words() {
   terms_ = std::make_shared<TermTable>();
-  for (std::size_t s = 1; s < shards_.size(); ++s)
-    if (shards_[s]->n_terms() > shards_[most_terms_]->n_terms()) most_terms_ = s;
-  const ShardSignature first = ShardSignature::of(*shards_[0]);
-  for (std::size_t s = 0; s < shards_.size(); ++s) {
-    const Index& ix = *shards_[s];
+  for (std::size_t s = 1; s < parts_.size(); ++s)
+    if (parts_[s].index->n_terms() > parts_[most_terms_].index->n_terms()) most_terms_ = s;
+  const ShardSignature first = ShardSignature::of(*parts_[0].index);
+  for (std::size_t s = 0; s < parts_.size(); ++s) {
+    const Index& ix = *parts_[s].index;
     if (const std::string why = shard_disagreement(first, ShardSignature::of(ix)); !why.empty())
       throw Error(why);
     // Words only matter between shards: one index answers for its own (Index::find_word).
-    if (shards_.size() == 1) break;
+    if (parts_.size() == 1) break;
     const std::size_t m = ix.dim();
     for (std::size_t u = 0; u < ix.vocab_size(); ++u) {
       const auto [it, fresh] =
           words_.try_emplace(std::string(ix.word(u)),
                              Where{static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(u)});
       if (fresh) continue;
-      const Index& other = *shards_[it->second.shard];
+      const Index& other = *parts_[it->second.shard].index;
       const std::uint32_t w = it->second.word;
       if (std::memcmp(ix.vector(u), other.vector(w), m * sizeof(float)) != 0)
         throw Error(ix.source() + ": the word '" + std::string(ix.word(u)) +
@@ -104,12 +98,12 @@ std::pair<std::size_t, std::size_t> ShardSet::locate(std::size_t doc) const {
   if (doc >= n_docs())
     throw Error("document " + std::to_string(doc) + " of a collection of " +
                 std::to_string(n_docs()));
-  const auto s = static_cast<std::size_t>(std::upper_bound(first_.begin(), first_.end(), doc) -
-                                          first_.begin()) -
+  const auto s = static_cast<std::size_t>(std::ranges::upper_bound(parts_, doc, {}, &Part::first) -
+                                          parts_.begin()) -
                  1;
   // The r-th live document is r + p, p the deleted ones before it: the first p with
   // del[p] - p > r (del[p] - p never decreases).
-  const std::size_t r = doc - first_[s];
+  const std::size_t r = doc - parts_[s].first;
   const std::span<const std::uint32_t> del = deleted(s);
   std::size_t lo = 0, hi = del.size();
   while (lo < hi) {
@@ -124,32 +118,33 @@ std::pair<std::size_t, std::size_t> ShardSet::locate(std::size_t doc) const {
 
 std::size_t ShardSet::collection_doc(std::size_t s, std::size_t i) const {
   const std::span<const std::uint32_t> del = deleted(s);
-  return first_[s] + i -
+  return parts_[s].first + i -
          static_cast<std::size_t>(std::lower_bound(del.begin(), del.end(), i) - del.begin());
 }
 
 std::string_view ShardSet::doc_id(std::size_t doc) const {
   const auto [s, i] = locate(doc);
-  return shards_[s]->doc_id(i);
+  return parts_[s].index->doc_id(i);
 }
 
 std::string_view ShardSet::label(std::size_t doc) const {
   const auto [s, i] = locate(doc);
-  return shards_[s]->label(i);
+  return parts_[s].index->label(i);
 }
 
 std::string ShardSet::text(std::size_t doc) const {
   const auto [s, i] = locate(doc);
-  return shards_[s]->text(i);
+  return parts_[s].index->text(i);
 }
 
 bool ShardSet::has_text() const {
-  return std::all_of(shards_.begin(), shards_.end(), [](const Index* s) { return s->has_text(); });
+  return std::all_of(parts_.begin(), parts_.end(),
+                     [](const Part& p) { return p.index->has_text(); });
 }
 
 std::optional<std::size_t> ShardSet::find_doc(std::string_view id) const {
   for (std::size_t s = 0; s < size(); ++s)
-    if (const auto i = shards_[s]->find_doc(id)) {
+    if (const auto i = parts_[s].index->find_doc(id)) {
       const std::span<const std::uint32_t> del = deleted(s);
       // A segment's ids are distinct: a deleted one has its live version, if any, later.
       if (!std::binary_search(del.begin(), del.end(), static_cast<std::uint32_t>(*i)))
@@ -160,18 +155,19 @@ std::optional<std::size_t> ShardSet::find_doc(std::string_view id) const {
 
 QuerySet ShardSet::make_query_set(const std::vector<RawDocument>& docs, const QueryOptions& options,
                                   TextReport* report) const {
-  const Index& first = *shards_.front();
+  const Index& first = *parts_.front().index;
   const FindExtraWord other_shards = [this](std::string_view t) -> std::optional<ExtraWord> {
     const auto it = words_.find(t);
     if (it == words_.end()) return std::nullopt;
-    const Index& holder = *shards_[it->second.shard];
+    const Index& holder = *parts_[it->second.shard].index;
     return ExtraWord{holder.vector(it->second.word), holder.doc_freq(it->second.word)};
   };
   // IDF and BM25 over shards built apart (each counting its own documents): the sums of their
   // counts. One build's shards each hold the whole build's, which the first answers for.
   const bool apart = (size() > 1 || has_deletions()) &&
-                     std::all_of(shards_.begin(), shards_.end(),
-                                 [](const Index* s) { return s->idf_docs() == s->n_docs(); });
+                     std::all_of(parts_.begin(), parts_.end(), [](const Part& p) {
+                       return p.index->idf_docs() == p.index->n_docs();
+                     });
   // A count over the shards, less the deleted documents'.
   const auto less_deleted = [](const StringMap<std::uint32_t>& deleted, std::string_view key) {
     const auto it = deleted.find(key);
@@ -182,21 +178,23 @@ QuerySet ShardSet::make_query_set(const std::vector<RawDocument>& docs, const Qu
                                term_statistics(first));
   const auto summed = [this, less_deleted](std::string_view word) {
     std::size_t df = 0;
-    for (const Index* s : shards_)
-      if (const auto u = s->find_word(word)) df += s->doc_freq(*u);
+    for (const Part& p : parts_)
+      if (const auto u = p.index->find_word(word)) df += p.index->doc_freq(*u);
     return df - less_deleted(deleted_words_, word);
   };
   std::optional<TermStatistics> terms;
-  if (std::all_of(shards_.begin(), shards_.end(), [](const Index* s) { return s->has_terms(); })) {
+  if (std::all_of(parts_.begin(), parts_.end(),
+                  [](const Part& p) { return p.index->has_terms(); })) {
     terms = TermStatistics{[this, less_deleted](std::string_view t) {
                              std::size_t df = 0;
-                             for (const Index* s : shards_)
-                               if (const auto u = s->find_term(t)) df += s->term_doc_freq(*u);
+                             for (const Part& p : parts_)
+                               if (const auto u = p.index->find_term(t))
+                                 df += p.index->term_doc_freq(*u);
                              return df - less_deleted(deleted_terms_, t);
                            },
                            n_docs(), 0.0};
     std::uint64_t tokens = 0;
-    for (const Index* s : shards_) tokens += static_cast<std::uint64_t>(s->idf_length());
+    for (const Part& p : parts_) tokens += static_cast<std::uint64_t>(p.index->idf_length());
     terms->length = static_cast<double>(tokens - deleted_tokens_);
   }
   if (options.weights == QueryWeights::idf)
@@ -209,23 +207,24 @@ QuerySet ShardSet::documents_as_queries(std::span<const std::size_t> docs, bool 
   for (const std::size_t doc : docs) {
     const auto [s, i] = locate(doc);
     const std::size_t one[] = {i};
-    QuerySet q = query_set_from_index(*shards_[s], one, with_terms);
-    parts.push_back(s == 0 ? std::move(q) : translate_queries(*shards_[s], q, *shards_.front()));
+    QuerySet q = query_set_from_index(*parts_[s].index, one, with_terms);
+    parts.push_back(s == 0 ? std::move(q)
+                           : translate_queries(*parts_[s].index, q, *parts_.front().index));
   }
   std::vector<const QuerySet*> all;
   for (const QuerySet& q : parts) all.push_back(&q);
-  return concat(*shards_.front(), all);
+  return concat(*parts_.front().index, all);
 }
 
 void ShardSet::find_term(std::string_view term, std::span<std::uint32_t> ids) const {
   std::fill(ids.begin(), ids.end(), kNoTerm);
-  if (const auto t = shards_[most_terms_]->find_term(term)) ids[most_terms_] = *t;
+  if (const auto t = parts_[most_terms_].index->find_term(term)) ids[most_terms_] = *t;
   if (size() == 1) return;
   TermTable& table = *terms_;
   std::call_once(table.once, [&] {
     for (std::size_t s = 0; s < size(); ++s) {
       if (s == most_terms_) continue;
-      const Index& ix = *shards_[s];
+      const Index& ix = *parts_[s].index;
       for (std::size_t t = 0; t < ix.n_terms(); ++t) {
         const auto at = static_cast<std::uint32_t>(table.places.size());
         const auto [it, fresh] = table.first.try_emplace(std::string(ix.term(t)), at);
@@ -242,7 +241,7 @@ void ShardSet::find_term(std::string_view term, std::span<std::uint32_t> ids) co
 }
 
 QuerySet ShardSet::for_shard(const QuerySet& q, std::size_t s) const {
-  return s == 0 ? q : translate_queries(*shards_.front(), q, *shards_[s]);
+  return s == 0 ? q : translate_queries(*parts_.front().index, q, *parts_[s].index);
 }
 
 }  // namespace lcrwmd

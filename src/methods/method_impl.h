@@ -35,16 +35,16 @@ enum class WordPass {
 // The CPU's distances (or bounds) of a batch of queries to every document, and what planning
 // that batch's memory must know of them.
 struct CpuBatch {
-  std::unique_ptr<BatchDistance> (*make)(const MethodContext& context);
-  WordPass word_pass;
+  std::unique_ptr<BatchDistance> (*make)(const MethodContext& context) = nullptr;
+  WordPass word_pass = WordPass::none;
   // The symmetric and query-to-document forms keep phase 1's word distances (vocabulary x the
   // batch's query words) for D2 and its bounds: 4 bytes per vocabulary word per query word.
-  bool caches_word_distances;
+  bool caches_word_distances = false;
   // A pruned top-k asks phase 1 for bounds (Rows::bounds) and refines the few documents that
   // need it (LC-RWMD's D1); otherwise the method computes its distances or its own bounds.
-  bool bounds_rows;
+  bool bounds_rows = false;
   // The most queries one batch shares (0: as many as the memory budget holds).
-  std::size_t max_batch;
+  std::size_t max_batch = 0;
 };
 
 // The pipeline the CUDA backend runs for a method (src/cuda/gpu_index.cpp), or none.
@@ -67,21 +67,22 @@ using SegmentRows = std::function<void(const SearchOptions& search, float* rows)
 struct SegmentsWay {
   // Its top-k over every segment at once; null: the default.
   SearchResults (*top_k)(const ShardSet& segments, const QuerySet& queries, std::size_t k,
-                         const SearchOptions& options, SearchStats* stats);
+                         const SearchOptions& options, SearchStats* stats) = nullptr;
   // Needs::whole_rows: its rows over the segments' live documents (part.size() x n_docs), from
   // rows of other searches (rows_of) and the collection; a top-k selects from them.
   void (*rows)(const ShardSet& segments, const SegmentRows& rows_of, const QuerySet& part,
-               const SearchOptions& options, float* rows);
+               const SearchOptions& options, float* rows) = nullptr;
 };
 
+// What the library runs for a method. A method sets what it has; the rest keeps these defaults.
 struct MethodImpl {
   CpuBatch cpu;
-  GpuPass gpu;
-  SegmentsWay segments;
+  GpuPass gpu = GpuPass::none;
+  SegmentsWay segments = {};
   // explain's flows for query q and document doc (Explanation's fields), in the arithmetic of
   // the method's reference; null where a distance moves no word.
   void (*explain)(const Index& index, const QuerySet& queries, std::size_t q, std::size_t doc,
-                  const SearchOptions& options, Explanation& out);
+                  const SearchOptions& options, Explanation& out) = nullptr;
 };
 
 inline const MethodImpl& implementation(Method m) { return *m->impl; }

@@ -51,17 +51,15 @@ std::size_t row_bytes(const Index& index, const SearchOptions& opt, std::size_t 
 
 // Symmetric LC-RWMD caches 4·v·h bytes of word distances per query. Where the budget admits only
 // a few queries per batch, their phase-1 minima (v x batch) outgrow the CPU caches while too few
-// queries share each row the sparse pass gathers, and one query at a time is faster (Set 1,
-// 2 GiB: ~10 queries per batch took 1.26x the single-query time; BENCHMARKS.md).
+// queries share each row the sparse pass gathers, and one query at a time is faster (Set 1 in
+// BENCHMARKS.md, "One query and batches on the CPU").
 constexpr std::size_t kMinSymmetricBatch = 16;
 // LC-RWMD's batches hold at most this many query words (repeats counted) however much memory
 // there is: past it the strip of phase 1's bounds (64 bytes per distinct batch word) outgrows
 // the L2 cache, and the batch's minima (v x batch floats, fresh memory) its first touches cost
-// more than the shared GEMM columns save. 20news bulk, one-sided: 14.4 s at ~720 queries (this
-// many words) per batch against 16.2 s at 3,757 (BENCHMARKS.md). A top-k keeps four times the
-// bytes per (vocabulary word, query) (lc_rwmd_pair_bytes) and stops at half as many words
-// (~375 20news queries): 11.4-11.9 s in batches of 512 queries and 11.6-13.1 s at 384, against
-// 12.1-13.2 s at ~750-1,140; peak memory 0.6-0.7 against 1.6 GB.
+// more than the shared GEMM columns save. A top-k keeps four times the bytes per (vocabulary
+// word, query) (lc_rwmd_pair_bytes) and stops at half as many words, faster and in less memory
+// (both measured on 20news: BENCHMARKS.md, "Precision", where batches stop at 65,536 words).
 constexpr std::size_t kMaxNearestBatchWords = std::size_t{1} << 16;
 std::size_t max_nearest_batch_words(Rows rows) {
   return rows == Rows::bounds ? kMaxNearestBatchWords / 2 : kMaxNearestBatchWords;

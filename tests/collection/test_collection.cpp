@@ -326,12 +326,23 @@ TEST(CollectionFiles, ManifestRoundTripsAndEveryDamageIsCaught) {
   m.next_segment = 4;
   m.embeddings = "/data/vectors with spaces.bin";
   m.embeddings_fingerprint = 0x0123456789abcdefULL;
-  m.segments.push_back({"seg-000001.idx", 100, 4096, "seg-000001.del-000006", 3});
-  m.segments.push_back({"seg-000003.idx", 5, 512, "", 0});
+  m.segments.push_back({1, "seg-000001.idx", 100, 4096, "seg-000001.del-000006", 3});
+  m.segments.push_back({3, "seg-000003.idx", 5, 512, "", 0});
   const std::string text = collection::format_manifest(m);
   const collection::Manifest back = collection::parse_manifest(text, "m");
   EXPECT_EQ(collection::format_manifest(back), text);
   EXPECT_EQ(back.embeddings, m.embeddings);
+  ASSERT_EQ(back.segments.size(), 2u);
+  EXPECT_EQ(back.segments[0].number, 1u);  // read from its file's name
+  EXPECT_EQ(back.segments[1].number, 3u);
+  // A segment named otherwise than the collection names them (its number is its deletion
+  // files' too): refused, not renamed at the next commit.
+  for (const char* name : {"seg-1.idx", "seg-99999999999999999999999.idx"}) {
+    collection::Manifest odd = m;
+    odd.segments[1].file = name;
+    odd.segments[1].deletions.clear();
+    EXPECT_THROW(collection::parse_manifest(collection::format_manifest(odd), "m"), Error) << name;
+  }
   for (std::size_t i = 0; i < text.size(); ++i) {
     std::string bad = text;
     bad[i] ^= 0x20;

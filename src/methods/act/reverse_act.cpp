@@ -140,11 +140,8 @@ constexpr MethodImpl kActImpl{.cpu = {.make =
                                                             c.cache_budget);
                                           },
                                       .word_pass = WordPass::capped,
-                                      .caches_word_distances = true,
-                                      .bounds_rows = false,
-                                      .max_batch = 0},
+                                      .caches_word_distances = true},
                               .gpu = GpuPass::capped,
-                              .segments = {},
                               .explain = explain_act};
 }  // namespace
 
@@ -153,32 +150,19 @@ extern constinit const MethodInfo kActMethod{
     .summary =
         "ACT-k (Atasu & Mittelholzer 2019): each word's transfer capped over its k = act_steps "
         "nearest words; RWMD <= ACT-k <= WMD, linear complexity",
-    .symmetric = true,
     .document_to_query = true,
     .query_to_document = true,
-    .vectors = true,
-    .needs = Needs::nothing,
-    .answer = Answer::distance,
     .bounded = true,
-    .costly_exact = false,
     .parameters = kActParameters,
-    .default_for = std::nullopt,
     .impl = &kActImpl};
 
 // ACT with every step: the same computation, k fixed (act_steps).
 extern constinit const MethodInfo kIctMethod{
     .name = "ict",
     .summary = "ICT: ACT with every capped step it can take; ACT-k <= ICT <= WMD",
-    .symmetric = true,
     .document_to_query = true,
     .query_to_document = true,
-    .vectors = true,
-    .needs = Needs::nothing,
-    .answer = Answer::distance,
     .bounded = true,
-    .costly_exact = false,
-    .parameters = {},
-    .default_for = std::nullopt,
     .impl = &kActImpl};
 
 std::size_t act_steps(const SearchOptions& o) {

@@ -199,14 +199,8 @@ constexpr MethodImpl kBm25Impl{.cpu = {.make =
                                            [](const MethodContext& c) {
                                              const Bm25Parameters p = bm25_parameters(c.options);
                                              return make_bm25(c.index, c.queries, p.k1, p.b);
-                                           },
-                                       .word_pass = WordPass::none,
-                                       .caches_word_distances = false,
-                                       .bounds_rows = false,
-                                       .max_batch = 0},
-                               .gpu = GpuPass::none,
-                               .segments = {.top_k = segments_top_k, .rows = nullptr},
-                               .explain = nullptr};
+                                           }},
+                               .segments = {.top_k = segments_top_k}};
 }  // namespace
 
 extern constinit const MethodInfo kBm25Method{
@@ -216,13 +210,10 @@ extern constinit const MethodInfo kBm25Method{
         "without; its distance is minus its score (front ends show the score), and only "
         "documents sharing a term are found; the default for typed text",
     .symmetric = false,
-    .document_to_query = false,
     .query_to_document = true,
     .vectors = false,
     .needs = Needs::term_statistics,
     .answer = Answer::score,
-    .bounded = false,
-    .costly_exact = false,
     .parameters = kBm25Parameters,
     .default_for = QueryKind::text,
     .impl = &kBm25Impl};

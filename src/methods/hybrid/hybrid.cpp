@@ -151,12 +151,8 @@ constexpr MethodImpl kHybridImpl{
               return std::make_unique<Hybrid>(c);
             },
             .word_pass = WordPass::nearest,
-            .caches_word_distances = true,
-            .bounds_rows = false,
-            .max_batch = 0},
-    .gpu = GpuPass::none,
-    .segments = {.top_k = nullptr, .rows = segments_rows},
-    .explain = nullptr};
+            .caches_word_distances = true},
+    .segments = {.rows = segments_rows}};
 }  // namespace
 
 extern constinit const MethodInfo kHybridMethod{
@@ -166,15 +162,10 @@ extern constinit const MethodInfo kHybridMethod{
         "documents (z-scores), summed with the distance's weight hybrid_weight: lexical and "
         "embedding evidence together",
     .symmetric = false,
-    .document_to_query = false,
     .query_to_document = true,
-    .vectors = true,
     .needs = Needs::whole_rows,
     .answer = Answer::score,
-    .bounded = false,
-    .costly_exact = false,
     .parameters = kHybridParameters,
-    .default_for = std::nullopt,
     .impl = &kHybridImpl};
 
 }  // namespace lcrwmd

@@ -382,10 +382,8 @@ constexpr MethodImpl kLcRwmdImpl{.cpu = {.make =
                                              },
                                          .word_pass = WordPass::nearest,
                                          .caches_word_distances = true,
-                                         .bounds_rows = true,
-                                         .max_batch = 0},
+                                         .bounds_rows = true},
                                  .gpu = GpuPass::nearest,
-                                 .segments = {},
                                  .explain = explain_rwmd};
 }  // namespace
 
@@ -394,15 +392,9 @@ extern constinit const MethodInfo kLcRwmdMethod{
     .summary =
         "linear-complexity RWMD (Atasu et al. 2017): rwmd's values, each vocabulary word's "
         "nearest query word found once per query; the default for documents as queries",
-    .symmetric = true,
     .document_to_query = true,
     .query_to_document = true,
-    .vectors = true,
-    .needs = Needs::nothing,
-    .answer = Answer::distance,
     .bounded = true,
-    .costly_exact = false,
-    .parameters = {},
     .default_for = QueryKind::document,
     .impl = &kLcRwmdImpl};
 

@@ -82,13 +82,8 @@ constexpr MethodImpl kRwmdImpl{.cpu = {.make =
                                            [](const MethodContext& c) {
                                              return make_quadratic_rwmd(c.index, c.queries,
                                                                         c.options.direction);
-                                           },
-                                       .word_pass = WordPass::none,
-                                       .caches_word_distances = false,
-                                       .bounds_rows = false,
-                                       .max_batch = 0},
+                                           }},
                                .gpu = GpuPass::quadratic,
-                               .segments = {},
                                .explain = explain_rwmd};
 }  // namespace
 
@@ -97,16 +92,8 @@ extern constinit const MethodInfo kRwmdMethod{
     .summary =
         "quadratic RWMD: each pair's word costs, their row and column minima (the reference the "
         "linear-complexity methods are tested against)",
-    .symmetric = true,
     .document_to_query = true,
     .query_to_document = true,
-    .vectors = true,
-    .needs = Needs::nothing,
-    .answer = Answer::distance,
-    .bounded = false,
-    .costly_exact = false,
-    .parameters = {},
-    .default_for = std::nullopt,
     .impl = &kRwmdImpl};
 
 }  // namespace lcrwmd

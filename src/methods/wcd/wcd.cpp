@@ -45,14 +45,8 @@ std::unique_ptr<BatchDistance> make_wcd(const Index& index, QueryRange queries) 
 
 namespace {
 constexpr MethodImpl kWcdImpl{
-    .cpu = {.make = [](const MethodContext& c) { return make_wcd(c.index, c.queries); },
-            .word_pass = WordPass::none,
-            .caches_word_distances = false,
-            .bounds_rows = false,
-            .max_batch = 0},
-    .gpu = GpuPass::centroids,
-    .segments = {},
-    .explain = nullptr};
+    .cpu = {.make = [](const MethodContext& c) { return make_wcd(c.index, c.queries); }},
+    .gpu = GpuPass::centroids};
 }  // namespace
 
 extern constinit const MethodInfo kWcdMethod{
@@ -60,16 +54,6 @@ extern constinit const MethodInfo kWcdMethod{
     .summary =
         "Word Centroid Distance: between the documents' weighted mean vectors; below RWMD, the "
         "cheapest",
-    .symmetric = true,
-    .document_to_query = false,
-    .query_to_document = false,
-    .vectors = true,
-    .needs = Needs::nothing,
-    .answer = Answer::distance,
-    .bounded = false,
-    .costly_exact = false,
-    .parameters = {},
-    .default_for = std::nullopt,
     .impl = &kWcdImpl};
 
 }  // namespace lcrwmd

@@ -348,10 +348,7 @@ constexpr MethodImpl kWmdImpl{.cpu = {.make =
                                           },
                                       .word_pass = WordPass::nearest,
                                       .caches_word_distances = true,
-                                      .bounds_rows = false,
                                       .max_batch = 16},
-                              .gpu = GpuPass::none,
-                              .segments = {},
                               .explain = explain_wmd};
 }  // namespace
 
@@ -360,16 +357,8 @@ extern constinit const MethodInfo kWmdMethod{
     .summary =
         "exact Word Mover's Distance, an EMD per pair; top-k solves only the pairs the RWMD and "
         "dual bounds leave a chance",
-    .symmetric = true,
-    .document_to_query = false,
-    .query_to_document = false,
-    .vectors = true,
-    .needs = Needs::nothing,
-    .answer = Answer::distance,
     .bounded = true,
     .costly_exact = true,
-    .parameters = {},
-    .default_for = std::nullopt,
     .impl = &kWmdImpl};
 
 }  // namespace lcrwmd

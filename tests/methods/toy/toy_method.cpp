@@ -53,28 +53,12 @@ class Toy final : public BatchDistance {
 
 constexpr MethodImpl kToyImpl{
     .cpu = {.make = [](const MethodContext& c) -> std::unique_ptr<BatchDistance> {
-              return std::make_unique<Toy>(c);
-            },
-            .word_pass = WordPass::none,
-            .caches_word_distances = false,
-            .bounds_rows = false,
-            .max_batch = 0},
-    .gpu = GpuPass::none,
-    .segments = {},
-    .explain = nullptr};
+      return std::make_unique<Toy>(c);
+    }}};
 
 constinit const MethodInfo kToyMethod{.name = "toy",
                                       .summary = "a test's method: toy_scale * wcd^toy_power",
-                                      .symmetric = true,
-                                      .document_to_query = false,
-                                      .query_to_document = false,
-                                      .vectors = true,
-                                      .needs = Needs::nothing,
-                                      .answer = Answer::distance,
-                                      .bounded = false,
-                                      .costly_exact = false,
                                       .parameters = kToyParameters,
-                                      .default_for = std::nullopt,
                                       .impl = &kToyImpl};
 
 [[maybe_unused]] const bool kRegistered = (register_method(kToyMethod), true);
