@@ -31,8 +31,8 @@ Precision parse_precision(std::string_view s) {
 Precision resolve_precision(Precision p) {
   if (p == Precision::automatic) {
     // With AMX both GEMMs are cheap and bf16's narrower intervals leave fewer distances to
-    // recompute (Set 1, batches of 64: 48 ms a query against int8's 60); without, int8's VNNI
-    // GEMM runs at about twice AVX-512 BF16's speed.
+    // recompute; without, int8's VNNI GEMM runs well ahead of AVX-512 BF16's (BENCHMARKS.md,
+    // "Precision").
     const Precision first = cpu::has_amx() ? Precision::bf16 : Precision::int8;
     for (Precision q : {first, first == Precision::bf16 ? Precision::int8 : Precision::bf16})
       if (cpu::missing_instructions(q).empty()) return q;

@@ -37,9 +37,8 @@ struct Least3 {
 
 // What a top-k's phase 1 keeps of a (vocabulary word, query) pair beside Z's bound, for refining
 // to find the pair's nearest word exactly: the second and third least lower bounds, and the
-// positions among the query's words of the least two. (bfloat16 bounds, rounded down, took 8
-// bytes a pair, not 12, but sent 20% more distances through the scan of every word, and ran
-// slower.)
+// positions among the query's words of the least two. (bfloat16 bounds, rounded down, took
+// fewer bytes a pair but sent more distances through the scan of every word, and ran slower.)
 struct KeptLeast {
   float v2, v3;
   std::uint16_t a1, a2;

@@ -3,8 +3,8 @@
 // query-word vectors, in one precision, with the terms that bound each product's error
 // (cpu/word_bounds.h):
 //
-//   f32   oneDNN's f32 matmul on the vectors as stored (on Set 1's and 20news's phase-1 tiles
-//         ~1.8x as fast as OpenBLAS's SGEMM on an AVX-512 Xeon: BENCHMARKS.md).
+//   f32   oneDNN's f32 matmul on the vectors as stored (on phase-1 tiles faster than OpenBLAS's
+//         SGEMM on an AVX-512 Xeon: BENCHMARKS.md, "Precision").
 //   bf16  both sides rounded to bfloat16 (products exact in float, sums in float): oneDNN on
 //         AMX-BF16 or AVX-512 BF16.
 //   int8  both sides as int8 times a scale per vector (sums exact in int32): oneDNN on AMX-INT8,

@@ -197,8 +197,8 @@ void launch_phase1(const Phase1Args& a, cudaStream_t s) {
   }();
   (void)opted_in;
   // With nearest, each block merges its minima into global memory once: long-lived blocks, but
-  // enough of them that the certified rows' recomputations overlap (Set 1, H200: 1,024 blocks
-  // left the symmetric epilogue latency-bound, ~1.5x the one-sided one); without, enough to
+  // enough of them that the certified rows' recomputations overlap (fewer left the symmetric
+  // epilogue latency-bound, well behind the one-sided one, on an H200); without, enough to
   // cover the rows.
   const unsigned blocks =
       kNearest ? std::min(blocks_for(a.rows, kWarps), 8192u) : blocks_for(a.rows, kWarps);

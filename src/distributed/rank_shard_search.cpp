@@ -20,9 +20,8 @@ using collective::settle;
 
 // The exact distances each rank solves for its estimate of a query's k-th best: together twice
 // k (at most k each), so that the estimate's k-th is close to the true one where the best
-// documents are spread unevenly. (20news WMD top-10, 100 queries: at 8 ranks 2k/ranks each
-// left 4,844 EMD solves where each rank alone made 12,108, and 17% less CPU time; k each, or
-// k/ranks, left more.)
+// documents are spread unevenly; k each, or k/ranks, left more EMD solves (BENCHMARKS.md,
+// "Shards and MPI").
 std::size_t estimate_size(std::size_t k, std::size_t ranks) {
   return std::clamp<std::size_t>((2 * k + ranks - 1) / ranks, 1, k);
 }

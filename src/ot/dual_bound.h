@@ -18,10 +18,9 @@ struct DualEffort {
   int iterations;
 };
 // The WMD search's two: the quick one for every pair the RWMD leaves a chance, the close one for
-// those the quick one leaves. Measured on bbcsport test vs train top-10 (BENCHMARKS.md): one
-// bound of 8 iterations at 3% of the mean cost left 3,087 EMD solves; these two leave 2,690 in
-// ~10% less time. (ACT-1 between the RWMD and the dual bounds, ~0.82 of the WMD against the
-// RWMD's ~0.80, cost more than the dual bounds it saved.)
+// those the quick one leaves. Two leave fewer EMD solves than one bound of middling effort, in
+// less time; ACT-1 between the RWMD and the dual bounds, barely tighter than the RWMD, cost
+// more than the dual bounds it saved (BENCHMARKS.md, "Exact WMD").
 inline constexpr DualEffort kQuickDual{0.05, 3}, kCloseDual{0.02, 16};
 // With `potentials`: b's potentials g (nb of them) whose c-transform gives the bound, and that
 // c-transform f (na), f_i = min_j cost_ij - g_j, so f_i + g_j <= cost_ij: for reuse against

@@ -71,8 +71,8 @@ void north_west_corner(const std::vector<std::int64_t>& qa, const std::vector<st
 // restricted problem always has one); its optimal potentials then price every arc exactly, in
 // the integers the solver used. No arc of negative reduced cost: the flow is optimal for the
 // complete graph (primal and dual feasible, complementary slack). Otherwise those arcs join
-// and it solves again. On bbcsport's WMD problems (~115 x 115) this takes ~2.3 rounds of
-// ~1,200 arcs and 0.72-0.75x the time of one solve on all ~13,000 (BENCHMARKS.md).
+// and it solves again: a few rounds of a tenth of the arcs take less time than one solve on
+// all of them (BENCHMARKS.md, "Exact WMD").
 constexpr std::size_t kGuessArcsFrom = 1024;  // na * nb; below, every arc
 constexpr double kReducedCostSlack = 0.04;    // of the mean cost
 

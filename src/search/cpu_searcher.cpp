@@ -321,7 +321,7 @@ SearchResults CpuSearcher::top_k(const QuerySet& queries, std::size_t k, const S
         // One query: no parallel region around it, so that its own steps (refinements,
         // selection) run on every thread, in the process's thread pool. (A region of one
         // thread around them would have each of their regions start and end threads of its
-        // own: 8 ms a search on two cores, more than a small segment's whole search.)
+        // own, which costs more than a small segment's whole search.)
         ParallelErrors errors;
         if (size == 1) {
           errors.run([&] { row_top_k(0); });

@@ -104,9 +104,9 @@ TEST(MergePolicy, AGrowingCollectionKeepsFewSegmentsPerTier) {
       }
       if (s.size() >= 10) {
         const std::size_t t = tier(s.back().live_docs);
-        ASSERT_FALSE(std::all_of(s.end() - 10, s.end(), [&](const SegmentSummary& x) {
-          return tier(x.live_docs) == t;
-        })) << "the newest ten share tier " << t;
+        ASSERT_FALSE(std::all_of(s.end() - 10, s.end(),
+                                 [&](const SegmentSummary& x) { return tier(x.live_docs) == t; }))
+            << "the newest ten share tier " << t;
       }
       if (largest_add == 1) {
         std::map<std::size_t, std::size_t> per_tier;

@@ -30,8 +30,8 @@
 // Every document's D2 (Rows::exact: a distance matrix, the hybrid) is the same gather-min over
 //   the cache made exact (every vocabulary word against every batch word, from the vectors): a
 //   GEMM's worth of exact distances and one sparse pass, where refining each document would
-//   recompute a few distances per word of every document (the Set-1 hybrid: ~0.3 s a query
-//   against 3.4 s).
+//   recompute a few distances per word of every document (an order of magnitude slower for
+//   the Set-1 hybrid).
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -238,8 +238,8 @@ class LcRwmd final : public BatchDistance {
     ++recomputed;
     if (!(l.v3 <= best)) return best;
     if (cache_) {
-      // int8's wide intervals send ~1.5% of a 20news search's refined words here; every other
-      // word of their (long) queries was 78% of its recomputations.
+      // int8's wide intervals send a few of a search's refined words here; recomputing every
+      // other word of their (long) queries was most of its recomputations.
       const float* lo = cache_->row(u) + c0;
       for (std::uint64_t p = c0; p < c1; ++p)
         if (p != p1 && p != p2 && !(lo[p - c0] > best)) {

@@ -27,8 +27,8 @@
 namespace lcrwmd {
 
 // Neighbours per batch word: more cost phase 1 more insertions and the table more entries,
-// and rule out fewer documents each (20news: 8 leave 34% of B2's candidates to the gather,
-// 16 about 16%, 64 about 10%).
+// and rule out fewer documents each; fewer leave more of B2's candidates to the gather
+// (BENCHMARKS.md, "A tighter bound before the gather").
 inline constexpr std::size_t kNeighbours = 16;
 
 // Each batch word's kNeighbours + 1 least lower bounds over the vocabulary, with their words.

@@ -7,10 +7,10 @@ namespace lcrwmd {
 namespace {
 // Batch words per GEMM call: a tile's hi block (tile rows x this) stays in the CPU's L2.
 constexpr std::size_t kDefaultBlockWords = 1024;
-// kDefaultTileRows: oneDNN's calls cost ~25% more at 64 rows than at 256 on one query's words,
-// and a batch's word vectors, read once per tile by the recomputation, want tall tiles too
-// (Set 1, 64 queries: 48 rows took 1.25x the phase-1 time of 256); the tile's estimates for a
-// large batch (rows x words floats) then live in L3, which costs less.
+// kDefaultTileRows: oneDNN's calls cost more per row in short tiles, and a batch's word vectors,
+// read once per tile by the recomputation, want tall tiles too; the tile's estimates for a
+// large batch (rows x words floats) then live in L3, which costs less (BENCHMARKS.md,
+// "Precision").
 }  // namespace
 
 Phase1Tiles::Phase1Tiles(const Index& index, const Phase1& phase1, const BatchWords& batch)

@@ -1,9 +1,9 @@
 // Exact Word Mover's Distance (Kusner et al. 2015): the EMD between two documents' weights
 // with Euclidean word costs. For top-k search it comes with lower bounds, each cheaper than the
 // next step: symmetric LC-RWMD's bound and then a pricing bound (raise_bounds) for every
-// document at once, two dual bounds of the pair's EMD (~95% and ~98% of it, for a few passes
-// over the cost matrix), then the EMD itself. (The pair's RWMD, once a step between, settled
-// 0.15% of the pairs on bbcsport: it cost more than it saved.)
+// document at once, two dual bounds of the pair's EMD (a quick and a close one, each a few
+// passes over the cost matrix), then the EMD itself. (The pair's RWMD, once a step between,
+// settled too few pairs to pay for itself: BENCHMARKS.md, "Exact WMD".)
 #include <cblas.h>
 
 #include <algorithm>
@@ -46,8 +46,8 @@ void gather_f64(const Index& index, const QuerySet* qs, const std::uint32_t* wor
 
 using numerics::kWmdCostRecomputeBelow;
 
-// Rows of the word-distance cache are read this many ahead of their use (measured on bbcsport:
-// the pair problems' gathers 13% -> 11% of the search, the pricing bound's pass 6% -> 3%).
+// Rows of the word-distance cache are read this many ahead of their use: the pair problems'
+// gathers and the pricing bound's pass wait on memory otherwise (BENCHMARKS.md, "Exact WMD").
 constexpr std::size_t kRowsAhead = 8;
 void prefetch(const float* row, std::size_t bytes) {
   const char* p = reinterpret_cast<const char*>(row);
@@ -194,9 +194,9 @@ namespace {
 
 using numerics::kWmdBoundSlack;
 
-// The pricing bound's potentials come from the mean of this many documents of lowest bound
-// (bbcsport top-10: 10 of them lift ~62% of the documents past the 10th WMD, 30 ~72%, 100 ~77%
-// at thrice the dual's cost).
+// The pricing bound's potentials come from the mean of this many documents of lowest bound:
+// fewer lift fewer documents past the k-th WMD, more cost more duals than they save
+// (BENCHMARKS.md, "Exact WMD").
 constexpr std::size_t kPricingDocs = 30;
 
 class Wmd final : public BatchDistance {
