@@ -10,6 +10,7 @@
 #include "lcrwmd/collection.h"
 #include "lcrwmd/corpus.h"
 #include "lcrwmd/error.h"
+#include "lcrwmd/plural.h"
 
 namespace lcrwmd::app {
 namespace {
@@ -30,11 +31,9 @@ void add_collection_flags(CLI::App* c, CollectionFlags& f) {
 
 void report(const std::string& path, const CollectionChange& ch) {
   const Collection c = Collection::open(path, false);
-  note(
-      "collection %s: generation %llu, %zu live documents in %zu segment%s, %zu deleted awaiting "
-      "compaction",
-      path.c_str(), static_cast<unsigned long long>(ch.generation), c.n_docs(), c.n_segments(),
-      c.n_segments() == 1 ? "" : "s", c.n_deleted());
+  note("collection %s: generation %llu, %s in %s, %zu deleted awaiting compaction", path.c_str(),
+       static_cast<unsigned long long>(ch.generation), plural(c.n_docs(), "live document").c_str(),
+       plural(c.n_segments(), "segment").c_str(), c.n_deleted());
 }
 
 // Ids, one per line (blank lines skipped, a trailing CR dropped).
@@ -71,8 +70,8 @@ void add_collection_commands(CLI::App& app) {
       CollectionWriter w(f->index, f->wait, !*no_merge);
       const CollectionChange ch = w.add(documents, f->embeddings);
       report_text(ch.report, "documents");
-      note("added %zu documents (%zu replacing documents with their ids) (%.2f s)", ch.added,
-           ch.replaced, since(t));
+      note("added %s (%zu replacing documents with their ids) (%.2f s)",
+           plural(ch.added, "document").c_str(), ch.replaced, since(t));
       report(f->index, ch);
     });
   }
@@ -91,7 +90,7 @@ void add_collection_commands(CLI::App& app) {
       if (all.empty()) throw Error("delete: give --ids FILE or --id ID");
       CollectionWriter w(f->index, f->wait);
       const CollectionChange ch = w.remove(all);
-      note("deleted %zu documents", ch.deleted);
+      note("deleted %s", plural(ch.deleted, "document").c_str());
       if (!ch.not_found.empty()) {
         std::string list;
         for (std::size_t i = 0; i < ch.not_found.size() && i < 5; ++i)

@@ -9,6 +9,7 @@
 #include "lcrwmd/embeddings.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/gpu.h"
+#include "lcrwmd/plural.h"
 #include "lcrwmd/wire.h"
 
 namespace lcrwmd::app {
@@ -198,8 +199,8 @@ void QueryFlags::add_distribute(CLI::App* c, const char* default_layout) {
   c->add_option("--distribute", distribute,
                 "Under mpirun with one --index: 'docs' gives each rank a contiguous part of the "
                 "documents (the resident set spread), 'queries' a part of the queries (each rank "
-                "maps the whole index). With --index once per rank, each rank searches its own "
-                "shard")
+                "maps the whole index). With --index once per rank, or a collection that is not "
+                "one index (each rank a run of its segments), each rank searches its own part")
       ->check(CLI::IsMember({"docs", "queries"}))
       ->capture_default_str();
 }
@@ -311,10 +312,7 @@ QueryText read_query_text(const QueryFlags& f, const ShardSet& indexes) {
 const Index& Loaded::index() const {
   const Collection* c = opened->collection();
   if (c != nullptr && !c->is_one_index())
-    throw Error(c->path() + ": a collection of " + std::to_string(c->n_segments()) +
-                " segments with deleted documents; this command reads one index: `lcrwmd compact "
-                "--index " +
-                c->path() + "` makes it one");
+    throw Error(not_one_index(c->path(), c->n_segments(), c->n_deleted()));
   return documents().shard(0);
 }
 
@@ -331,11 +329,9 @@ Loaded load_queries(const QueryFlags& f) {
     l.opened = DocumentSnapshot::open(f.indexes, !f.no_verify);
     const ShardSet& all = l.documents();
     if (const Collection* c = l.opened->collection()) {
-      note(
-          "collection %s: %zu documents in %zu segments (%zu deleted), %zu distinct words "
-          "(%.2f s)",
-          c->path().c_str(), all.n_docs(), c->n_segments(), c->n_deleted(), all.vocab_size(),
-          since(t));
+      note("collection %s: %s in %s (%zu deleted), %zu distinct words (%.2f s)", c->path().c_str(),
+           plural(all.n_docs(), "document").c_str(), plural(c->n_segments(), "segment").c_str(),
+           c->n_deleted(), all.vocab_size(), since(t));
     } else {
       for (std::size_t i = 0; i < f.indexes.size(); ++i) {
         const Index& ix = l.documents().shard(i);

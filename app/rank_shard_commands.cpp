@@ -1,4 +1,4 @@
-// search and pairwise with a shard per mpirun rank (rank_shard_commands.h).
+// search and pairwise with a part of the collection per mpirun rank (rank_shard_commands.h).
 #include "app/rank_shard_commands.h"
 
 #include <cstdio>
@@ -8,42 +8,70 @@
 #include "lcrwmd/collection.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/npy_writer.h"
+#include "lcrwmd/plural.h"
 #include "lcrwmd/rank_queries.h"
 #include "lcrwmd/sharded.h"
 
 namespace lcrwmd::app {
 namespace {
 
-// This rank's shard, the ranks' collection, and rank 0's queries read over it.
+// This rank's part (a shard file, or a run of the collection's segments), the ranks'
+// collection, and rank 0's queries read over it.
 struct RankInput {
   std::optional<Index> shard;
+  std::optional<Collection> segments;
+  std::optional<ShardSet> mine;
   std::unique_ptr<RankShards> shards;
   QuerySet queries;
 };
 
 std::unique_ptr<RankInput> open_shards(const QueryFlags& f) {
   Cluster& cluster = Cluster::current();
+  const bool collection = f.indexes.size() == 1;
   together([&] {
-    if (f.indexes.size() != static_cast<std::size_t>(cluster.size()))
+    if (!collection && f.indexes.size() != static_cast<std::size_t>(cluster.size()))
       throw Error("--index given " + std::to_string(f.indexes.size()) + " times under mpirun -np " +
                   std::to_string(cluster.size()) +
                   ": give one shard per rank, or one index for the ranks to share");
   });
   set_threads(f.threads);
   auto in = std::make_unique<RankInput>();
+  const auto rank = static_cast<std::size_t>(cluster.rank());
   cluster.step([&] {
     const auto t = Clock::now();
-    in->shard = load_index(f.indexes[static_cast<std::size_t>(cluster.rank())], !f.no_verify);
-    note("shard of rank 0, %s: %zu documents, %zu words (%.2f s)", in->shard->source().c_str(),
-         in->shard->n_docs(), in->shard->vocab_size(), since(t));
+    if (collection) {
+      in->segments = Collection::open_share(f.indexes[0], rank,
+                                            static_cast<std::size_t>(cluster.size()), !f.no_verify);
+      in->mine.emplace(in->segments->documents());
+      note("collection %s, rank 0's %s: %zu documents (%zu deleted) (%.2f s)", f.indexes[0].c_str(),
+           plural(in->segments->n_segments(), "segment").c_str(), in->mine->n_docs(),
+           in->segments->n_deleted(), since(t));
+    } else {
+      in->shard = load_index(f.indexes[rank], !f.no_verify);
+      in->mine.emplace(std::vector<const Index*>{&*in->shard});
+      note("shard of rank 0, %s: %zu documents, %zu words (%.2f s)", in->shard->source().c_str(),
+           in->shard->n_docs(), in->shard->vocab_size(), since(t));
+    }
   });
+  // The ranks' runs of segments must be of one commit: a writer's commit between their opening
+  // would mix two.
+  if (collection)
+    cluster.step([&] {
+      const std::vector<std::string> read =
+          cluster.gather(std::to_string(in->segments->generation()));
+      for (std::size_t r = 1; r < read.size(); ++r)
+        if (read[r] != read[0])
+          throw Error(f.indexes[0] + ": committed to while the ranks opened it (rank 0 read " +
+                      "generation " + read[0] + ", rank " + std::to_string(r) + " " + read[r] +
+                      "): run again");
+    });
   in->shards = together([&] {
-    return std::make_unique<RankShards>(cluster, *in->shard,
+    return std::make_unique<RankShards>(cluster, *in->mine,
                                         for_rank(cluster, f.searcher_options()));
   });
   QueryText text;
   cluster.step([&] {
-    if (cluster.root()) text = read_query_text(f, ShardSet({&*in->shard}));
+    if (cluster.root()) text = read_query_text(f, *in->mine);
   });
   QueryOptions qo = f.query_options();
   qo.embeddings = text.embeddings.get();
@@ -54,6 +82,13 @@ std::unique_ptr<RankInput> open_shards(const QueryFlags& f) {
 }
 
 }  // namespace
+
+bool part_per_rank(const QueryFlags& f) {
+  if (Cluster::current().size() == 1) return false;
+  if (f.indexes.size() > 1) return true;
+  return f.indexes.size() == 1 && Collection::exists(f.indexes[0]) &&
+         !Collection::holds_one_index(f.indexes[0]);
+}
 
 std::unique_ptr<IndexRanks> spread_index(const Loaded& l, const SearcherOptions& options,
                                          const std::string& layout) {
@@ -91,8 +126,9 @@ void search_rank_shards(const QueryFlags& f, std::size_t k, bool with_text,
   const std::vector<std::string> ids = together([&] { return shards.doc_ids(r.indices); });
   const std::vector<std::string> texts =
       with_text ? together([&] { return shards.texts(r.indices); }) : std::vector<std::string>();
-  note("search: %zu queries x %zu documents in %d shards, one per rank, %s, %.3f s", r.n_queries,
-       shards.n_docs(), cluster.size(), describe(o).c_str(), since(t));
+  note("search: %s x %s in %d parts, one per rank, %s, %.3f s",
+       plural(r.n_queries, "query").c_str(), plural(shards.n_docs(), "document").c_str(),
+       cluster.size(), describe(o).c_str(), since(t));
   report_refinement(o, st);
   cluster.step([&] {
     if (cluster.root())
@@ -130,7 +166,7 @@ void pairwise_rank_shards(const QueryFlags& f, const std::string& output,
     }
     npy->commit();
   });
-  note("pairwise: %zu x %zu matrix written to %s in %d shards, one per rank (%.3f s)", nq, n,
+  note("pairwise: %zu x %zu matrix written to %s in %d parts, one per rank (%.3f s)", nq, n,
        output.c_str(), cluster.size(), since(t));
 }
 

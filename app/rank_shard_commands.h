@@ -1,7 +1,8 @@
 #pragma once
-// The commands' searchers under mpirun: with a shard per rank (--index once per rank) each rank
-// maps only its own file (lcrwmd::RankShards); with one index every rank maps it and takes a
-// part of its documents or of the queries. And how search writes its results, shared by all.
+// The commands' searchers under mpirun: with a part of the collection per rank (--index once per
+// rank, or a collection's segments, each rank a run of them) each rank maps only its own files
+// (lcrwmd::RankShards); with one index every rank maps it and takes a part of its documents or
+// of the queries. And how search writes its results, shared by all.
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -36,6 +37,9 @@ struct IndexRanks {
 std::unique_ptr<IndexRanks> spread_index(const Loaded& l, const SearcherOptions& options,
                                          const std::string& layout);
 
+// Whether, under mpirun, each rank takes a part of the collection (search_rank_shards,
+// pairwise_rank_shards): an --index per rank, or a collection that is not one index.
+bool part_per_rank(const QueryFlags& f);
 void search_rank_shards(const QueryFlags& f, std::size_t k, bool with_text,
                         std::unique_ptr<AtomicFile> file);
 void pairwise_rank_shards(const QueryFlags& f, const std::string& output,

@@ -88,9 +88,11 @@ void add_search(CLI::App& app) {
       if (cluster.root() && !output->empty()) file = std::make_unique<AtomicFile>(*output);
     });
     if (f->queries.empty() && f->like.empty()) throw Error("give --queries or --like");
-    if (cluster.size() > 1 && f->indexes.size() > 1) {
+    if (part_per_rank(*f)) {
       if (!f->like.empty())
-        throw Error("--like: not with a shard per rank under mpirun (give one --index)");
+        throw Error(
+            "--like: not with a part of the collection per rank under mpirun (give one "
+            "index)");
       return search_rank_shards(*f, *k, *with_text, std::move(file));
     }
     Loaded l = load_queries(*f);
@@ -126,8 +128,7 @@ void add_pairwise(CLI::App& app) {
   // writes them.
   c->callback([f, output, row_ids] {
     Cluster& cluster = Cluster::current();
-    if (cluster.size() > 1 && f->indexes.size() > 1)
-      return pairwise_rank_shards(*f, *output, *row_ids);
+    if (part_per_rank(*f)) return pairwise_rank_shards(*f, *output, *row_ids);
     Loaded l = load_queries(*f);
     auto t = Clock::now();
     const std::size_t n = l.documents().n_docs();

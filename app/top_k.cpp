@@ -4,6 +4,7 @@
 
 #include "app/cluster.h"
 #include "app/rank_shard_commands.h"
+#include "lcrwmd/plural.h"
 #include "lcrwmd/sharded.h"
 
 namespace lcrwmd::app {
@@ -20,9 +21,9 @@ SearchResults top_k(const QueryFlags& f, const Loaded& l, std::size_t k, SearchS
   } else {
     r = ShardedSearcher(l.documents(), so).search(l.queries, k, o, &st);
   }
-  note("search: %zu queries x %zu documents, %s, %.3f s (%zu batches, %s)", r.n_queries,
-       l.documents().n_docs(), describe(o).c_str(), since(t), st.batches,
-       describe_backend(for_rank(cluster, so), st).c_str());
+  note("search: %s x %s, %s, %.3f s (%s, %s)", plural(r.n_queries, "query").c_str(),
+       plural(l.documents().n_docs(), "document").c_str(), describe(o).c_str(), since(t),
+       plural(st.batches, "batch").c_str(), describe_backend(for_rank(cluster, so), st).c_str());
   if (cluster.size() > 1)
     note("  %d ranks, %s spread", cluster.size(), f.distribute == "docs" ? "documents" : "queries");
   report_refinement(o, st);

@@ -86,7 +86,7 @@ PYBIND11_MODULE(_lcrwmd, m) {
              std::optional<std::vector<std::string>> stopwords, const std::string& model,
              std::size_t dim, std::size_t epochs, std::size_t min_count, std::size_t minn,
              std::size_t maxn, std::size_t buckets, std::size_t window, std::size_t negatives,
-             double lr, std::size_t threads, std::uint32_t seed) {
+             double lr, std::size_t threads, std::uint32_t seed, const py::object& progress) {
             const std::vector<RawDocument> raw = to_documents(docs, {}, {});
             const StopWords stop = to_stopwords(stopwords);
             const FastTextOptions o{.model = model,
@@ -101,8 +101,33 @@ PYBIND11_MODULE(_lcrwmd, m) {
                                     .learning_rate = lr,
                                     .threads = threads,
                                     .seed = seed};
-            py::gil_scoped_release release;
-            train_fasttext(raw, &stop, o, path, "the documents given");
+            // progress(fraction, words_per_second, eta_seconds) now and then, with the GIL; a
+            // false answer, an exception or Ctrl-C stops the training (no model written), the
+            // exception raised here.
+            std::optional<py::error_already_set> raised;
+            TrainingCallback report;
+            if (!progress.is_none())
+              report = [&](const TrainingProgress& p) {
+                py::gil_scoped_acquire gil;
+                if (raised) return false;
+                try {
+                  if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+                  const py::object go = progress(p.fraction, p.words_per_second, p.eta_seconds);
+                  return go.is_none() || PyObject_IsTrue(go.ptr()) == 1;
+                } catch (py::error_already_set& e) {
+                  raised.emplace(std::move(e));
+                  return false;
+                }
+              };
+            {
+              py::gil_scoped_release release;
+              try {
+                train_fasttext(raw, &stop, o, path, "the documents given", report);
+              } catch (const Error&) {
+                if (!raised) throw;
+              }
+            }
+            if (raised) throw std::move(*raised);
             return std::shared_ptr<FastTextModel>(FastTextModel::load(path));
           },
           py::arg("docs"), py::arg("path"), py::arg("stopwords") = py::none(),
@@ -114,11 +139,13 @@ PYBIND11_MODULE(_lcrwmd, m) {
           py::arg("window") = FastTextOptions{}.window,
           py::arg("negatives") = FastTextOptions{}.negatives,
           py::arg("lr") = FastTextOptions{}.learning_rate, py::arg("threads") = 0,
-          py::arg("seed") = 0,
+          py::arg("seed") = 0, py::arg("progress") = py::none(),
           "Trains fastText word vectors on documents (texts or token lists), read as an index "
           "reads them (its tokenizer; `stopwords` left out: give the index's), writes the model "
           "to `path` whole or not at all, and returns it (a FastTextModel). One thread and one "
-          "seed give the same model byte for byte.")
+          "seed give the same model byte for byte. progress: called now and then as "
+          "progress(fraction, words_per_second, eta_seconds); False from it, an exception or "
+          "Ctrl-C stops the training, writing nothing.")
       .def("__len__", &Embeddings::size, "Number of words.")
       .def("__repr__",
            [](const Embeddings& e) {

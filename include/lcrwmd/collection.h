@@ -57,6 +57,11 @@ class Collection {
   // The collection's state at its last commit, every file checked (verify: the segments'
   // checksums too); an Error naming the file and what is wrong with it.
   static Collection open(const std::string& path, bool verify = true);
+  // Part `part` of `parts` of it: a contiguous run of its segments (whole segments, deletions
+  // and all), what one of mpirun's ranks searches (RankShards); its documents() are the run's.
+  // An Error where it has fewer segments than parts.
+  static Collection open_share(const std::string& path, std::size_t part, std::size_t parts,
+                               bool verify = true);
   // The generation of its last commit (its manifest alone read): whether to open it again.
   static std::uint64_t last_generation(const std::string& path);
   // A new collection in `dir` (absent, or an empty directory) holding `first`'s documents. New
@@ -88,6 +93,8 @@ class Collection {
   // Whether it is one segment without deletions: one index file (segment(0)) holds exactly
   // its documents, for what reads a single index.
   bool is_one_index() const { return segments_.size() == 1 && segments_[0].deleted.empty(); }
+  // The same of its last commit, from its manifest alone.
+  static bool holds_one_index(const std::string& path);
 
  private:
   Collection() = default;
@@ -101,6 +108,8 @@ class Collection {
 // For what reads a single index; a collection of several segments or with deletions is an
 // Error saying to compact it.
 Index load_index(const std::string& path, bool verify = true);
+// That Error's words: the collection, what it holds, and how to make it one index.
+std::string not_one_index(const std::string& path, std::size_t segments, std::size_t deleted);
 
 // Another process held the collection's writer lock for longer than the writer waits.
 struct CollectionBusy : Error {

@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "lcrwmd/collection_statistics.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
@@ -71,6 +72,12 @@ class ShardSet {
   std::string text(std::size_t doc) const;
   bool has_text() const;
   std::optional<std::size_t> find_doc(std::string_view id) const;
+  // The first shard holding a word, and its id there.
+  struct WordPlace {
+    std::size_t shard;
+    std::uint32_t word;
+  };
+  std::optional<WordPlace> find_word(std::string_view word) const;
 
   // Queries for a ShardedSearcher, read as every shard's documents were: the first shard's
   // vocabulary, the words only other shards hold as extra words (with their vectors), words of
@@ -85,6 +92,18 @@ class ShardSet {
   // Such queries over shard s's own vocabulary (the words it lacks as extra words): what its
   // searcher takes.
   QuerySet for_shard(const QuerySet& queries, std::size_t s) const;
+  // The same set searched with portable queries (lcrwmd/query.h), each shard's read from them
+  // directly (for_shard): what a rank of mpirun holding a run of a collection's segments
+  // searches, so that each of its segments reads a query as in one process holding them all
+  // (the words it lacks in the same order, hence the same bits).
+  ShardSet reading_portable_queries() const;
+  bool reads_portable_queries() const { return portable_; }
+
+  // The collection's statistics (lcrwmd/collection_statistics.h): one build's shards answer with
+  // the build's (the first's); shards built apart (a collection's segments, files built one by
+  // one), or any with deleted documents, with their sums less the deleted documents'.
+  CollectionStatistics statistics() const;
+  bool built_apart() const;
 
   // Each shard's id of `term` into ids[s] (kNoTerm where shard s has none): a binary search in
   // the shard with the most terms, and one hash lookup for all the others (their table built
@@ -107,7 +126,7 @@ class ShardSet {
   };
   std::vector<Part> parts_;
   std::size_t n_docs_ = 0;
-  bool deletions_ = false;
+  bool deletions_ = false, portable_ = false;
   // Each word: the first shard holding it, and its id there (empty for one shard).
   StringMap<Where> words_;
   // With deletions: what the deleted documents add to the shards' counts (of each word, of each
@@ -148,45 +167,51 @@ class ShardedSearcher final : public Searcher {
   // collection's order.
   void live_rows(const QuerySet& part, const SearchOptions& o, float* rows,
                  SearchStats& total) const;
-  // Top-k from every distance (a method whose distances need the whole collection: hybrid).
-  SearchResults whole_top_k(const QuerySet& queries, std::size_t k, const SearchOptions& options,
-                            SearchStats* stats) const;
 
   const ShardSet& shards_;
   std::vector<std::unique_ptr<Searcher>> searchers_;
 };
 
-// One shard per rank of a Communicator (mpirun): each rank maps only its own index file, and
-// the ranks answer together for the collection of their shards in rank order. A Searcher whose
-// every call is collective: every rank makes it, in the same order. Queries are read on rank 0
-// (make_query_set: portable, lcrwmd/query.h; the other ranks' are ignored) and results come
-// back there (empty elsewhere); a failure on any rank is an Error on every rank. The results
-// are the bytes a ShardedSearcher gives for the same files in one process. Where an exact
-// distance is costly (WMD), the ranks first share an estimate of each query's k-th best (each
-// rank's 2k/ranks cheapest candidates, solved), and each prunes with it.
+// One part of a collection per rank of a Communicator (mpirun): each rank maps only its own
+// files (an index: a shard file or a part of one index; or a run of a collection's segments,
+// deletions and all: Collection::open_share), and the ranks answer together for the
+// collection of their parts in rank order. A Searcher whose every call is collective: every
+// rank makes it, in the same order. Queries are read on rank 0 (make_query_set: portable,
+// lcrwmd/query.h; the other ranks' are ignored) and results come back there (empty elsewhere);
+// a failure on any rank is an Error on every rank. The results are the bytes a ShardedSearcher
+// gives for the same files in one process. Where an exact distance is costly (WMD), the ranks
+// first share an estimate of each query's k-th best (each rank's 2k/ranks cheapest candidates,
+// solved), and each prunes with it; a method answering from every document's evidence (the
+// hybrid) has each rank's rows of it sent to rank 0, which answers from the whole collection's.
 class RankShards final : public Searcher {
  public:
-  // An Error on every rank where the shards disagree (as ShardSet checks them) or a rank cannot
-  // make its searcher.
+  // An Error on every rank where the parts disagree (as ShardSet checks them) or a rank cannot
+  // make its searcher. `mine` (the index, or the set) must outlive it.
   RankShards(Communicator& comm, const Index& shard, const SearcherOptions& options);
+  RankShards(Communicator& comm, const ShardSet& mine, const SearcherOptions& options);
   ~RankShards() override;
+  RankShards(const RankShards&) = delete;
+  RankShards& operator=(const RankShards&) = delete;
 
   std::size_t n_docs() const override { return first_.back(); }
   std::size_t first_doc(int rank) const { return first_[static_cast<std::size_t>(rank)]; }
-  const Index& shard() const { return shard_; }
+  // This rank's documents, in the collection from first_doc(rank).
+  const ShardSet& mine() const { return *mine_; }
 
   // Queries read as the collection's documents were (docs: rank 0's, the others give none),
-  // each word's vector and document frequency from the first rank whose shard holds it, else
-  // from options.embeddings (rank 0's). On rank 0 (empty elsewhere): portable (lcrwmd/query.h),
-  // or where the shards share one vocabulary, over it.
+  // each word's vector from the first rank whose part holds it, else from options.embeddings
+  // (rank 0's), and weighted by the collection's statistics (lcrwmd/collection_statistics.h:
+  // parts built apart sum every rank's). On rank 0 (empty elsewhere): portable
+  // (lcrwmd/query.h), or where the ranks' parts share one vocabulary, over it.
   QuerySet make_query_set(const std::vector<RawDocument>& docs, const QueryOptions& options,
                           TextReport* report = nullptr);
   Backend backend() const override { return searcher_->backend(); }
-  // This rank's shard (queries are portable: over no index's vocabulary; or over this one's
-  // where shares_vocabulary()).
-  const Index& index() const override { return shard_; }
-  // Whether every rank's shard has the same vocabulary (words and vectors), as the parts of one
-  // index file do (Index::shard): then queries are written over it, not made portable.
+  // This rank's first index (queries are portable: over no index's vocabulary; or over this
+  // one's where shares_vocabulary()).
+  const Index& index() const override { return mine_->shard(0); }
+  // Whether every rank's part is one index with the same vocabulary (words and vectors) and the
+  // whole collection's statistics, as the parts of one index file are (Index::shard): then
+  // queries are written over it, not made portable.
   bool shares_vocabulary() const { return shared_vocabulary_; }
   // The ids (or texts) of the collection's documents `docs` (rank 0's list), on rank 0.
   std::vector<std::string> doc_ids(const std::vector<std::int64_t>& docs);
@@ -202,7 +227,8 @@ class RankShards final : public Searcher {
                       SearchStats* stats) const override;
 
  private:
-  // Rank 0's queries on every rank, over this rank's shard.
+  // Rank 0's queries on every rank, as its searcher reads them (portable, or over the shared
+  // vocabulary).
   QuerySet receive_queries(const QuerySet& queries) const;
   // Each query's ceiling for every rank's pruning, from the k-th best of the ranks' estimates
   // (SearchOptions::estimate), on every rank.
@@ -211,12 +237,22 @@ class RankShards final : public Searcher {
   // Rank 0's merge of the ranks' top-k (an Error naming the first rank that failed).
   SearchResults merge(const std::vector<std::string>& parts, std::size_t nq, std::size_t k,
                       SearchStats& total) const;
+  void start(const SearcherOptions& options);
   std::vector<std::string> fetch(const std::vector<std::int64_t>& docs, bool text) const;
+  // Rows [begin, end) of `queries`'s answer, on rank 0, from every rank's evidence (Evidence:
+  // a method answering from every document's).
+  std::vector<float> whole_rows(const QuerySet& queries, std::size_t begin, std::size_t end,
+                                const SearchOptions& options, SearchStats& stats) const;
+
+  // What its searcher searches: its part, or that reading portable queries.
+  const ShardSet& searched() const { return portable_ ? *portable_ : *mine_; }
 
   Communicator& comm_;
-  const Index& shard_;
-  std::unique_ptr<Searcher> searcher_;
-  std::vector<std::size_t> first_;  // each rank's first document, then the collection's size
+  std::optional<ShardSet> own_;  // made of the one index this rank was given
+  const ShardSet* mine_;
+  std::optional<ShardSet> portable_;    // mine_ reading portable queries (unless shared)
+  std::unique_ptr<Searcher> searcher_;  // over searched()
+  std::vector<std::size_t> first_;      // each rank's first document, then the collection's size
   bool shared_vocabulary_ = false;
 };
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import sys
 import warnings
-from typing import Iterable, Optional, Sequence, Union
+from typing import Callable, Iterable, Optional, Sequence, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -55,14 +56,36 @@ def _from_gensim(keyed_vectors) -> Embeddings:
                       np.ascontiguousarray(keyed_vectors.vectors, dtype=np.float32))
 
 
-def _train(docs, path: Union[str, os.PathLike], stopwords: StopWords = None, **options):
+def _progress_lines() -> Callable[[float, float, float], None]:
+    """A training progress callback: a line on stderr per tenth, as the command line's log."""
+    shown = 0
+
+    def line(fraction: float, words_per_second: float, eta_seconds: float) -> None:
+        nonlocal shown
+        if int(fraction * 10) > shown:
+            shown = int(fraction * 10)
+            print(f"training vectors: {100 * fraction:5.1f}%  {words_per_second:9.0f} words/s  "
+                  f"{eta_seconds:5.0f} s left", file=sys.stderr, flush=True)
+    return line
+
+
+def _train(docs, path: Union[str, os.PathLike], stopwords: StopWords = None,
+           progress: Union[bool, Callable[[float, float, float], Optional[bool]]] = True,
+           **options):
     """Trains fastText word vectors on `docs` (str or token lists) as an index reads them
     (`stopwords` left out: give the index's), writes the model to `path` whole or not at all,
     and returns it as a FastTextModel (a word never seen gets a vector from its character
     n-grams). Options: model ("skipgram" | "cbow"), dim, epochs, min_count, minn, maxn,
     buckets, window, negatives, lr, threads, seed (one thread and one seed: the same model,
-    byte for byte)."""
-    return _native_train(_documents(docs), os.fspath(path), _stopwords(stopwords), **options)
+    byte for byte). progress: True shows a line on stderr per tenth of the training; False
+    none; a callable is called as progress(fraction, words_per_second, eta_seconds), and
+    returning False stops the training (as Ctrl-C does), writing nothing."""
+    if progress is True:
+        progress = _progress_lines()
+    elif progress is False:
+        progress = None
+    return _native_train(_documents(docs), os.fspath(path), _stopwords(stopwords),
+                         progress=progress, **options)
 
 
 def _load(path: Union[str, os.PathLike]) -> WordVectors:

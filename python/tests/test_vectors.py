@@ -31,6 +31,35 @@ def test_train_returns_the_model_and_writes_the_same_bytes_twice(tmp_path, train
     assert model["federrer"].shape == (16,) and np.isfinite(model["federrer"]).all()
 
 
+def test_training_says_how_far_it_is_and_stops_when_asked(tmp_path, train, capfd):
+    texts = [r[2] for r in train]
+    lcrwmd.Embeddings.train(texts, tmp_path / "a.bin", stopwords=STOP, **QUICK)
+    lines = [line for line in capfd.readouterr().err.splitlines() if "training vectors:" in line]
+    assert lines and "words/s" in lines[0] and "s left" in lines[0]
+    lcrwmd.Embeddings.train(texts, tmp_path / "b.bin", stopwords=STOP, progress=False, **QUICK)
+    assert "training vectors" not in capfd.readouterr().err
+    # A callable sees the fraction rise; False from it stops the training and writes nothing.
+    seen = []
+
+    def until_half(fraction, words_per_second, eta_seconds):
+        seen.append(fraction)
+        return fraction < 0.5
+
+    with pytest.raises(lcrwmd.Error):
+        lcrwmd.Embeddings.train(texts, tmp_path / "c.bin", stopwords=STOP, progress=until_half,
+                                **dict(QUICK, epochs=50))
+    assert seen and seen == sorted(seen) and not (tmp_path / "c.bin").exists()
+
+    # An exception from it stops the training and is raised as it was.
+    def broken(fraction, words_per_second, eta_seconds):
+        raise KeyError("from the callback")
+
+    with pytest.raises(KeyError, match="from the callback"):
+        lcrwmd.Embeddings.train(texts, tmp_path / "d.bin", stopwords=STOP, progress=broken,
+                                **dict(QUICK, epochs=50))
+    assert not (tmp_path / "d.bin").exists()
+
+
 def test_load_reads_a_model_and_tables_alike(model_path, emb):
     model = lcrwmd.Embeddings.load(model_path)
     assert isinstance(model, lcrwmd.FastTextModel)

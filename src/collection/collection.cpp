@@ -14,6 +14,7 @@
 #include "collection/commit.h"
 #include "collection/merge_policy.h"
 #include "lcrwmd/error.h"
+#include "lcrwmd/plural.h"
 #include "lcrwmd/string_map.h"
 #include "lcrwmd/text.h"
 #include "util/sorted_ids.h"
@@ -75,7 +76,12 @@ std::uint64_t Collection::last_generation(const std::string& path) {
 }
 
 Collection Collection::open(const std::string& path, bool verify) {
-  State st = read_state(path, verify);
+  return open_share(path, 0, 1, verify);
+}
+
+Collection Collection::open_share(const std::string& path, std::size_t part, std::size_t parts,
+                                  bool verify) {
+  State st = read_state(path, verify, {.part = part, .parts = parts});
   Collection c;
   c.path_ = path;
   c.embeddings_ = st.manifest.embeddings;
@@ -119,12 +125,23 @@ void Collection::create(const std::string& dir, const IndexData& first,
 Index load_index(const std::string& path, bool verify) {
   if (!Collection::exists(path)) return Index::load(path, verify);
   State st = read_state(path, verify);
-  if (st.segments.size() != 1 || !st.segments[0].deleted.empty())
-    throw Error(path + ": a collection of " + std::to_string(st.segments.size()) +
-                " segments with deleted documents; this reads one index: `lcrwmd compact "
-                "--index " +
-                path + "` makes it one");
+  if (st.segments.size() != 1 || !st.segments[0].deleted.empty()) {
+    std::size_t deleted = 0;
+    for (const Segment& s : st.segments) deleted += s.deleted.size();
+    throw Error(not_one_index(path, st.segments.size(), deleted));
+  }
   return std::move(st.segments[0].index);
+}
+
+std::string not_one_index(const std::string& path, std::size_t segments, std::size_t deleted) {
+  return path + ": a collection of " + plural(segments, "segment") +
+         (deleted > 0 ? " with " + plural(deleted, "deleted document") : std::string()) +
+         "; this reads one index: `lcrwmd compact --index " + path + "` makes it one";
+}
+
+bool Collection::holds_one_index(const std::string& path) {
+  const Manifest m = read_manifest(path);
+  return m.segments.size() == 1 && m.segments[0].deletions.empty();
 }
 
 Collection::Collection(Collection&&) noexcept = default;

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <span>
 #include <sstream>
 #include <system_error>
 #include <thread>
@@ -19,6 +20,7 @@
 #include "lcrwmd/atomic_file.h"
 #include "lcrwmd/collection.h"
 #include "lcrwmd/error.h"
+#include "lcrwmd/plural.h"
 #include "util/fault_point.h"
 #include "util/sorted_ids.h"
 
@@ -89,14 +91,24 @@ Manifest read_manifest(const std::string& dir, std::string* text) {
   return m;
 }
 
-State read_state(const std::string& dir, bool verify) {
+State read_state(const std::string& dir, bool verify, Share share) {
   const std::string mpath = join(dir, kManifest);
   for (int attempt = 0;; ++attempt) {
     State st;
     std::string text;
     st.manifest = read_manifest(dir, &text);
+    const std::size_t n = st.manifest.segments.size();
+    if (n < share.parts)
+      throw Error(dir + ": a collection of " + plural(n, "segment") + " cannot be shared by " +
+                  std::to_string(share.parts) + " ranks (each takes whole segments): run at most " +
+                  std::to_string(n) + ", or `lcrwmd compact --index " + dir +
+                  "` to make it one index that any number of ranks share");
+    const std::span<const SegmentEntry> mine =
+        std::span(st.manifest.segments)
+            .subspan(n * share.part / share.parts,
+                     n * (share.part + 1) / share.parts - n * share.part / share.parts);
     try {
-      for (const SegmentEntry& e : st.manifest.segments) {
+      for (const SegmentEntry& e : mine) {
         const std::string path = join(dir, e.file);
         if (::access(path.c_str(), F_OK) != 0)
           throw std::system_error(errno, std::generic_category());

@@ -33,8 +33,12 @@ struct State {
 
 // The commit the manifest names now, every file checked (verify: the segments' checksums too).
 // A file missing because a writer committed and removed it meanwhile: the new commit is read (a
-// reader never waits for a writer).
-State read_state(const std::string& dir, bool verify);
+// reader never waits for a writer). share: only share.part of share.parts runs of its segments
+// (whole segments, in order; an Error where there are fewer segments than parts).
+struct Share {
+  std::size_t part = 0, parts = 1;
+};
+State read_state(const std::string& dir, bool verify, Share share = {});
 
 // The writer's lock: flock on write.lock, polled until `wait` seconds have passed, then an
 // Error naming it.

@@ -20,8 +20,7 @@ void check_query_embeddings_dim(const Index& index, const WordVectors* emb) {
 QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>& docs,
                              std::size_t idf_docs, const FindExtraWord& elsewhere,
                              const QueryOptions& options, TextReport* report_out,
-                             const std::optional<TermStatistics>& term_stats,
-                             const std::function<std::size_t(std::string_view)>& doc_freq) {
+                             const std::optional<CollectionStatistics>& stats) {
   const WordVectors* emb = options.embeddings;
   const Weighting weighting =
       options.weights == QueryWeights::idf ? Weighting::tfidf : index.weighting();
@@ -53,7 +52,8 @@ QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>&
     return id;
   };
   auto idf_of = [&](std::uint32_t u) {
-    if (doc_freq) return idf(idf_docs, doc_freq(u < v ? index.word(u) : qs.extra_words[u - v]));
+    if (stats && stats->word_docs)
+      return idf(idf_docs, stats->word_docs(u < v ? index.word(u) : qs.extra_words[u - v]));
     return idf(idf_docs, u < v ? index.doc_freq(u) : extra_doc_freq[u - v]);
   };
   const Metric* metric = index.metric();
@@ -62,8 +62,8 @@ QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>&
     return metric->weight(u < v ? index.word(u) : std::string_view(qs.extra_words[u - v]));
   };
   const bool terms = index.has_terms();
-  if (terms && term_stats)
-    qs.terms.mean_length = term_stats->length / static_cast<double>(term_stats->docs);
+  const bool term_stats = terms && stats && stats->term_docs;
+  if (term_stats) qs.terms.mean_length = stats->tokens / static_cast<double>(stats->docs);
   std::vector<std::string> tokens;
   for (const RawDocument& doc : docs) {
     ++report.documents_read;
@@ -77,8 +77,7 @@ QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>&
     if (terms) {
       for (auto& [term, count] : count_terms(std::move(tokens))) {
         if (term_stats)
-          qs.terms.idf.push_back(
-              static_cast<float>(bm25_idf(term_stats->docs, term_stats->doc_freq(term))));
+          qs.terms.idf.push_back(static_cast<float>(bm25_idf(stats->docs, stats->term_docs(term))));
         qs.terms.terms.push_back(std::move(term));
         qs.terms.counts.push_back(count);
       }
@@ -100,19 +99,20 @@ QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>&
   return qs;
 }
 
-std::optional<TermStatistics> term_statistics(const Index& index) {
-  if (!index.has_terms()) return std::nullopt;
-  return TermStatistics{[&index](std::string_view t) -> std::size_t {
-                          const auto id = index.find_term(t);
-                          return id ? index.term_doc_freq(*id) : 0;
-                        },
-                        index.idf_docs(), index.idf_length()};
+CollectionStatistics statistics_of(const Index& index) {
+  CollectionStatistics s{.docs = index.idf_docs(), .tokens = index.idf_length()};
+  if (index.has_terms())
+    s.term_docs = [&index](std::string_view t) -> std::size_t {
+      const auto id = index.find_term(t);
+      return id ? index.term_doc_freq(*id) : 0;
+    };
+  return s;
 }
 
 QuerySet make_query_set(const Index& index, const std::vector<RawDocument>& docs,
                         const QueryOptions& options, TextReport* report) {
   return make_query_set_with(index, docs, index.idf_docs(), {}, options, report,
-                             term_statistics(index));
+                             statistics_of(index));
 }
 
 QueryWeights parse_query_weights(std::string_view s, Direction direction) {

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lcrwmd/collection_statistics.h"
 #include "lcrwmd/query.h"
 
 namespace lcrwmd {
@@ -22,30 +23,24 @@ struct ExtraWord {
 // collection); empty: nowhere.
 using FindExtraWord = std::function<std::optional<ExtraWord>(std::string_view)>;
 
-// What BM25 weighs query terms by, over the collection searched: each term's documents, the
-// documents counted and their tokens.
-struct TermStatistics {
-  std::function<std::size_t(std::string_view)> doc_freq;
-  std::size_t docs = 0;
-  double length = 0;
-};
-// An index's own (a shard of one build: the whole build's); none where it has no terms.
-std::optional<TermStatistics> term_statistics(const Index& index);
+// An index's own statistics (a shard of one build: the whole build's); no term_docs where it
+// keeps no terms.
+CollectionStatistics statistics_of(const Index& index);
 
 // An Error where query-time embeddings do not have the index's dimension.
 void check_query_embeddings_dim(const Index& index, const WordVectors* embeddings);
 
 // Queries tokenised and weighted as the index's documents were (or by IDF: `weights`), with
-// TF-IDF over idf_docs documents, each word's document frequency from `doc_freq` where given
-// (the sum over shards built apart) else the index's or `elsewhere`'s; a token the index lacks is
-// looked for with `elsewhere`, then in `embeddings` (an Error where their dimension is not the
-// index's). Without embeddings, the tokens nowhere to be found are reported as not in the index
-// (embeddings might hold them), not as without a vector. Their terms are weighed by
-// `term_stats`; without, they carry no IDF (bm25 then refuses them).
+// TF-IDF over idf_docs documents, each word's document frequency from stats.word_docs where
+// given (the sum over segments built apart) else the index's or `elsewhere`'s; a token the index
+// lacks is looked for with `elsewhere`, then in `embeddings` (an Error where their dimension is
+// not the index's). Without embeddings, the tokens nowhere to be found are reported as not in
+// the index (embeddings might hold them), not as without a vector. Their terms are weighed by
+// the collection's statistics; without (none, or no term_docs), they carry no IDF (bm25 then
+// refuses them).
 QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>& docs,
                              std::size_t idf_docs, const FindExtraWord& elsewhere,
                              const QueryOptions& options, TextReport* report,
-                             const std::optional<TermStatistics>& term_stats,
-                             const std::function<std::size_t(std::string_view)>& doc_freq = {});
+                             const std::optional<CollectionStatistics>& stats);
 
 }  // namespace lcrwmd

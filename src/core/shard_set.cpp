@@ -153,53 +153,71 @@ std::optional<std::size_t> ShardSet::find_doc(std::string_view id) const {
   return std::nullopt;
 }
 
+std::optional<ShardSet::WordPlace> ShardSet::find_word(std::string_view word) const {
+  if (size() == 1) {
+    if (const auto u = parts_.front().index->find_word(word)) return WordPlace{0, *u};
+    return std::nullopt;
+  }
+  const auto it = words_.find(word);
+  if (it == words_.end()) return std::nullopt;
+  return WordPlace{it->second.shard, it->second.word};
+}
+
 QuerySet ShardSet::make_query_set(const std::vector<RawDocument>& docs, const QueryOptions& options,
                                   TextReport* report) const {
   const Index& first = *parts_.front().index;
   const FindExtraWord other_shards = [this](std::string_view t) -> std::optional<ExtraWord> {
-    const auto it = words_.find(t);
-    if (it == words_.end()) return std::nullopt;
-    const Index& holder = *parts_[it->second.shard].index;
-    return ExtraWord{holder.vector(it->second.word), holder.doc_freq(it->second.word)};
+    if (size() == 1) return std::nullopt;  // the first index has its own
+    const auto at = find_word(t);
+    if (!at) return std::nullopt;
+    const Index& holder = *parts_[at->shard].index;
+    return ExtraWord{holder.vector(at->word), holder.doc_freq(at->word)};
   };
-  // IDF and BM25 over shards built apart (each counting its own documents): the sums of their
-  // counts. One build's shards each hold the whole build's, which the first answers for.
-  const bool apart = (size() > 1 || has_deletions()) &&
-                     std::all_of(parts_.begin(), parts_.end(), [](const Part& p) {
-                       return p.index->idf_docs() == p.index->n_docs();
-                     });
-  // A count over the shards, less the deleted documents'.
+  const CollectionStatistics stats = statistics();
+  if (!built_apart())
+    return make_query_set_with(first, docs, first.idf_docs(), other_shards, options, report, stats);
+  if (options.weights == QueryWeights::idf)
+    return make_query_set_with(first, docs, n_docs(), other_shards, options, report, stats);
+  CollectionStatistics terms_only = stats;  // the documents' own weighting reads no IDF
+  terms_only.word_docs = {};
+  return make_query_set_with(first, docs, first.idf_docs(), other_shards, options, report,
+                             terms_only);
+}
+
+bool ShardSet::built_apart() const {
+  return (size() > 1 || has_deletions()) &&
+         std::all_of(parts_.begin(), parts_.end(),
+                     [](const Part& p) { return p.index->idf_docs() == p.index->n_docs(); });
+}
+
+CollectionStatistics ShardSet::statistics() const {
+  // One build's shards each hold the whole build's, which the first answers for.
+  if (!built_apart()) return statistics_of(*parts_.front().index);
+  // Shards built apart each count their own documents: the sums, less the deleted documents'.
   const auto less_deleted = [](const StringMap<std::uint32_t>& deleted, std::string_view key) {
     const auto it = deleted.find(key);
     return it == deleted.end() ? std::size_t{0} : std::size_t{it->second};
   };
-  if (!apart)
-    return make_query_set_with(first, docs, first.idf_docs(), other_shards, options, report,
-                               term_statistics(first));
-  const auto summed = [this, less_deleted](std::string_view word) {
+  CollectionStatistics s{.docs = n_docs()};
+  s.word_docs = [this, less_deleted](std::string_view word) {
     std::size_t df = 0;
     for (const Part& p : parts_)
       if (const auto u = p.index->find_word(word)) df += p.index->doc_freq(*u);
     return df - less_deleted(deleted_words_, word);
   };
-  std::optional<TermStatistics> terms;
   if (std::all_of(parts_.begin(), parts_.end(),
                   [](const Part& p) { return p.index->has_terms(); })) {
-    terms = TermStatistics{[this, less_deleted](std::string_view t) {
-                             std::size_t df = 0;
-                             for (const Part& p : parts_)
-                               if (const auto u = p.index->find_term(t))
-                                 df += p.index->term_doc_freq(*u);
-                             return df - less_deleted(deleted_terms_, t);
-                           },
-                           n_docs(), 0.0};
+    s.term_docs = [this, less_deleted](std::string_view t) {
+      std::size_t df = 0;
+      for (const Part& p : parts_)
+        if (const auto u = p.index->find_term(t)) df += p.index->term_doc_freq(*u);
+      return df - less_deleted(deleted_terms_, t);
+    };
     std::uint64_t tokens = 0;
     for (const Part& p : parts_) tokens += static_cast<std::uint64_t>(p.index->idf_length());
-    terms->length = static_cast<double>(tokens - deleted_tokens_);
+    s.tokens = static_cast<double>(tokens - deleted_tokens_);
   }
-  if (options.weights == QueryWeights::idf)
-    return make_query_set_with(first, docs, n_docs(), other_shards, options, report, terms, summed);
-  return make_query_set_with(first, docs, first.idf_docs(), other_shards, options, report, terms);
+  return s;
 }
 
 QuerySet ShardSet::documents_as_queries(std::span<const std::size_t> docs, bool with_terms) const {
@@ -241,7 +259,14 @@ void ShardSet::find_term(std::string_view term, std::span<std::uint32_t> ids) co
 }
 
 QuerySet ShardSet::for_shard(const QuerySet& q, std::size_t s) const {
+  if (portable_) return from_portable(q, *parts_[s].index);
   return s == 0 ? q : translate_queries(*parts_.front().index, q, *parts_[s].index);
+}
+
+ShardSet ShardSet::reading_portable_queries() const {
+  ShardSet out = *this;
+  out.portable_ = true;
+  return out;
 }
 
 }  // namespace lcrwmd

@@ -76,6 +76,25 @@ std::vector<std::vector<float>> read_rows(const std::vector<std::string>& parts)
   return out;
 }
 
+std::string evidence(const std::string& error, const Evidence& e) {
+  if (!error.empty()) return message(error, {});
+  Writer w;
+  w.vec(e.distances);
+  w.vec(e.scores);
+  return message({}, w.take());
+}
+
+std::vector<Evidence> read_evidence(const std::vector<std::string>& parts) {
+  std::vector<Evidence> out;
+  for (const std::string& p : parts_of(parts)) {
+    Reader r(p);
+    Evidence& e = out.emplace_back();
+    e.distances = r.vec<float>();
+    e.scores = r.vec<double>();
+  }
+  return out;
+}
+
 void sum_stats(Communicator& comm, const SearchStats& mine, SearchStats* total) {
   const std::vector<std::string> counts = comm.gather(pack(SearchResults{}, mine));
   if (comm.rank() != 0 || !total) return;

@@ -9,6 +9,7 @@
 #include "lcrwmd/communicator.h"
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
+#include "methods/method_impl.h"
 
 namespace lcrwmd::rank_messages {
 
@@ -24,6 +25,10 @@ std::string rows(const Searcher& searcher, const QuerySet& queries, std::size_t 
                  SearchStats& stats);
 // Every rank's rows, in rank order.
 std::vector<std::vector<float>> read_rows(const std::vector<std::string>& parts);
+
+// A rank's evidence (methods/method_impl.h), or its error; every rank's, in rank order.
+std::string evidence(const std::string& error, const Evidence& e);
+std::vector<Evidence> read_evidence(const std::vector<std::string>& parts);
 
 // Every rank's work counts summed, on rank 0 (a collective step; `total` may be null).
 void sum_stats(Communicator& comm, const SearchStats& mine, SearchStats* total);

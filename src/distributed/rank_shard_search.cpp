@@ -1,5 +1,6 @@
-// RankShards (lcrwmd/sharded.h): search, with WMD's shared k-th best, and pairwise. Every step
-// is collective (distributed/collective.h).
+// RankShards (lcrwmd/sharded.h): search, with WMD's shared k-th best, a method answering from
+// every document's evidence (rank 0 answers from every rank's), and pairwise. Every step is
+// collective (distributed/collective.h).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -11,6 +12,7 @@
 #include "lcrwmd/error.h"
 #include "lcrwmd/sharded.h"
 #include "lcrwmd/wire.h"
+#include "methods/method_impl.h"
 
 namespace lcrwmd {
 namespace {
@@ -26,22 +28,14 @@ std::size_t estimate_size(std::size_t k, std::size_t ranks) {
   return std::clamp<std::size_t>((2 * k + ranks - 1) / ranks, 1, k);
 }
 
-// A method whose distances need the whole collection's statistics (hybrid) over several ranks:
-// an OptionError (the ranks do not share their distances' moments).
-void check_ranks(const SearchOptions& o, std::size_t ranks) {
-  if (ranks > 1 && o.method->needs == Needs::whole_rows)
-    throw OptionError("method", std::string(to_string(o.method)) +
-                                    " standardises its evidence over all the documents, which " +
-                                    std::to_string(ranks) +
-                                    " ranks do not share: search them with bm25 or lc-rwmd "
-                                    "query-to-document, or in one process");
-}
-
 }  // namespace
 
 SearchResults RankShards::top_k(const QuerySet& queries, std::size_t k,
                                 const SearchOptions& options, SearchStats* stats) const {
-  check_ranks(options, static_cast<std::size_t>(comm_.size()));
+  if (implementation(options.method).segments.evidence)  // rank 0's queries, rank 0's rows
+    return top_k_of_rows(queries.size(), n_docs(), k, [&](const RowSink& sink) {
+      all_distances(queries, options, sink, stats);
+    });
   const QuerySet q = receive_queries(queries);
   SearchOptions o = options;
   SearchStats local_stats;
@@ -125,10 +119,10 @@ SearchResults RankShards::merge(const std::vector<std::string>& parts, std::size
 
 void RankShards::all_distances(const QuerySet& queries, const SearchOptions& options,
                                const RowSink& sink, SearchStats* stats) const {
-  check_ranks(options, static_cast<std::size_t>(comm_.size()));
   const QuerySet local = receive_queries(queries);
   // Blocks of rows as ShardedSearcher makes them (the same on every rank: n is the collection's).
-  const std::size_t nq = local.size(), n = n_docs(), ns = shard_.n_docs();
+  const std::size_t nq = local.size(), n = n_docs(), ns = mine_->n_docs();
+  const bool evidence = implementation(options.method).segments.evidence != nullptr;
   const std::size_t chunk = pairwise_rows_at_once(n, nq);
   SearchOptions o = options;
   o.progress = nullptr;
@@ -136,6 +130,14 @@ void RankShards::all_distances(const QuerySet& queries, const SearchOptions& opt
   std::vector<float> rows;
   for (std::size_t begin = 0; begin < nq; begin += chunk) {
     const std::size_t end = std::min(nq, begin + chunk);
+    if (evidence) {
+      rows = whole_rows(local, begin, end, o, mine);
+      if (comm_.rank() == 0) {
+        sink(begin, end - begin, rows.data());
+        if (options.progress) options.progress(end, nq);
+      }
+      continue;
+    }
     const std::vector<std::string> parts =
         comm_.gather(rank_messages::rows(*searcher_, local, begin, end, ns, o, mine));
     std::string verdict;
@@ -158,6 +160,57 @@ void RankShards::all_distances(const QuerySet& queries, const SearchOptions& opt
     settle(comm_, verdict);
   }
   rank_messages::sum_stats(comm_, mine, stats);
+}
+
+std::vector<float> RankShards::whole_rows(const QuerySet& queries, std::size_t begin,
+                                          std::size_t end, const SearchOptions& options,
+                                          SearchStats& stats) const {
+  const SegmentsWay& way = implementation(options.method).segments;
+  const QuerySet part = subset(queries, begin, end);
+  const std::size_t ns = mine_->n_docs(), n = n_docs(), rows = end - begin;
+  // This rank's evidence over its live documents, from its searcher's rows...
+  Evidence e;
+  const std::string error = attempt([&] {
+    e = way.evidence(
+        searched(),
+        [&](const SearchOptions& o, float* into) {
+          SearchStats st;
+          searcher_->pairwise(
+              part, o,
+              [&](std::size_t first, std::size_t count, const float* d) {
+                std::copy(d, d + count * ns, into + first * ns);
+              },
+              &st);
+          accumulate(stats, st);
+        },
+        part, options);
+  });
+  const std::vector<std::string> parts = comm_.gather(rank_messages::evidence(error, e));
+  // ...every rank's side by side on rank 0, and the answer from the whole collection's.
+  std::vector<float> out;
+  std::string verdict;
+  if (comm_.rank() == 0)
+    verdict = attempt([&] {
+      Evidence whole;
+      whole.distances.resize(rows * n);
+      whole.scores.resize(rows * n);
+      const std::vector<Evidence> all = rank_messages::read_evidence(parts);
+      for (std::size_t r = 0; r < all.size(); ++r) {
+        const std::size_t width = first_[r + 1] - first_[r];
+        if (all[r].distances.size() != rows * width || all[r].scores.size() != rows * width)
+          throw Error("rank " + std::to_string(r) + ": a damaged message");
+        for (std::size_t q = 0; q < rows; ++q) {
+          std::copy_n(all[r].distances.begin() + static_cast<std::ptrdiff_t>(q * width), width,
+                      whole.distances.begin() + static_cast<std::ptrdiff_t>(q * n + first_[r]));
+          std::copy_n(all[r].scores.begin() + static_cast<std::ptrdiff_t>(q * width), width,
+                      whole.scores.begin() + static_cast<std::ptrdiff_t>(q * n + first_[r]));
+        }
+      }
+      way.answer(whole, n, options);
+      out = std::move(whole.distances);
+    });
+  settle(comm_, verdict);
+  return out;
 }
 
 }  // namespace lcrwmd

@@ -1,8 +1,8 @@
-// RankShards (lcrwmd/sharded.h): a shard per rank; here the ranks' agreement, the queries and
-// the documents' ids and texts (rank_shard_search.cpp: search and pairwise). Every step is
-// collective and ends with every rank knowing whether any failed (a rank's error travels in its
-// message; rank 0's verdict is broadcast), so that no rank is left waiting in a step the others
-// have left.
+// RankShards (lcrwmd/sharded.h): a part of the collection per rank; here the ranks' agreement,
+// the queries (weighted by the collection's statistics) and the documents' ids and texts
+// (rank_shard_search.cpp: search and pairwise). Every step is collective and ends with every rank
+// knowing whether any failed (a rank's error travels in its message; rank 0's verdict is
+// broadcast), so that no rank is left waiting in a step the others have left.
 #include <algorithm>
 #include <cstring>
 
@@ -56,32 +56,47 @@ ShardSignature read_signature(Reader& r) {
 }  // namespace
 
 RankShards::RankShards(Communicator& comm, const Index& shard, const SearcherOptions& options)
-    : comm_(comm), shard_(shard) {
+    : comm_(comm), own_(std::in_place, std::vector<const Index*>{&shard}), mine_(&*own_) {
+  start(options);
+}
+
+RankShards::RankShards(Communicator& comm, const ShardSet& mine, const SearcherOptions& options)
+    : comm_(comm), mine_(&mine) {
+  start(options);
+}
+
+void RankShards::start(const SearcherOptions& options) {
+  const ShardSet& mine = *mine_;
+  Communicator& comm = comm_;
+  // Its first index's signature, for its live documents; and whether it is one index whole.
   Writer w;
-  w.strings({attempt([&] { searcher_ = make_searcher(shard, options); })});
-  write(w, ShardSignature::of(shard));
+  ShardSignature signature = ShardSignature::of(mine.shard(0));
+  signature.n_docs = mine.n_docs();
+  write(w, signature);
+  w.pod(std::uint64_t{mine.size() == 1 && !mine.has_deletions()});
   const std::vector<std::string> parts = comm.gather(w.take());
   std::string verdict;
   std::vector<std::uint64_t> first{0};
   std::uint64_t shared = 1;
-  if (comm.rank() == 0) {
-    std::vector<std::string> errors;
-    std::vector<ShardSignature> signatures;
+  if (comm.rank() == 0)
     verdict = attempt([&] {
+      std::vector<ShardSignature> signatures;
       for (const std::string& p : parts) {
         Reader r(p);
-        errors.push_back(r.strings().at(0));
         signatures.push_back(read_signature(r));
+        shared &= r.pod<std::uint64_t>();
       }
+      for (std::size_t s = 1; s < signatures.size(); ++s)
+        if (const std::string why = shard_disagreement(signatures.front(), signatures[s]);
+            !why.empty())
+          throw Error(why);
+      for (const ShardSignature& s : signatures) {
+        first.push_back(first.back() + s.n_docs);
+        shared &= s.same_vocabulary(signatures.front());
+      }
+      // Parts of one index hold its statistics, and queries over its vocabulary fit them all.
+      for (const ShardSignature& s : signatures) shared &= s.idf_docs == first.back();
     });
-    if (verdict.empty()) verdict = first_error(errors);
-    for (std::size_t s = 1; s < signatures.size() && verdict.empty(); ++s)
-      verdict = shard_disagreement(signatures.front(), signatures[s]);
-    for (const ShardSignature& s : signatures) {
-      first.push_back(first.back() + s.n_docs);
-      shared &= s.same_vocabulary(signatures.front());
-    }
-  }
   settle(comm, verdict);
   Writer out;
   out.vec(first);
@@ -91,105 +106,188 @@ RankShards::RankShards(Communicator& comm, const Index& shard, const SearcherOpt
   Reader r(bytes);
   for (const std::uint64_t f : r.vec<std::uint64_t>()) first_.push_back(f);
   shared_vocabulary_ = r.pod<std::uint64_t>() != 0;
+  // Its searcher: over its part, reading portable queries unless they are over the shared
+  // vocabulary.
+  collective::settle_errors(comm, attempt([&] {
+                              if (!shared_vocabulary_)
+                                portable_.emplace(mine.reading_portable_queries());
+                              searcher_ = std::make_unique<ShardedSearcher>(searched(), options);
+                            }));
 }
 
 RankShards::~RankShards() = default;
 
+namespace {
+
+// What a rank's part says of rank 0's tokens: the vector and document frequency of those it
+// holds; and, where its statistics count its own documents only, its share of the collection's
+// (lcrwmd/collection_statistics.h) for every token.
+struct TokensHeld {
+  std::vector<std::uint64_t> held;  // positions in the token list
+  std::vector<float> vectors;       // dim each
+  std::vector<std::uint32_t> freqs;
+  std::uint64_t docs = 0, has_terms = 0;
+  double tokens = 0;
+  std::vector<std::uint64_t> word_docs, term_docs;  // every token's
+};
+
+std::string write(const TokensHeld& t) {
+  Writer w;
+  w.vec(t.held);
+  w.vec(t.vectors);
+  w.vec(t.freqs);
+  w.pod(t.docs);
+  w.pod(t.has_terms);
+  w.pod(t.tokens);
+  w.vec(t.word_docs);
+  w.vec(t.term_docs);
+  return w.take();
+}
+
+TokensHeld read_tokens_held(const std::string& bytes, std::size_t r, std::size_t dim,
+                            std::size_t n_tokens, bool sums) {
+  Reader in(bytes);
+  TokensHeld t;
+  t.held = in.vec<std::uint64_t>();
+  t.vectors = in.vec<float>();
+  t.freqs = in.vec<std::uint32_t>();
+  t.docs = in.pod<std::uint64_t>();
+  t.has_terms = in.pod<std::uint64_t>();
+  t.tokens = in.pod<double>();
+  t.word_docs = in.vec<std::uint64_t>();
+  t.term_docs = in.vec<std::uint64_t>();
+  const bool counted = !sums || (t.word_docs.size() == n_tokens &&
+                                 t.term_docs.size() == (t.has_terms ? n_tokens : 0));
+  if (t.vectors.size() != t.held.size() * dim || t.freqs.size() != t.held.size() || !counted)
+    throw Error("rank " + std::to_string(r) + ": a damaged message");
+  for (const std::uint64_t i : t.held)
+    if (i >= n_tokens) throw Error("rank " + std::to_string(r) + ": a damaged message");
+  return t;
+}
+
+}  // namespace
+
 QuerySet RankShards::make_query_set(const std::vector<RawDocument>& docs,
                                     const QueryOptions& options, TextReport* report) {
-  if (shared_vocabulary_) {  // rank 0's shard has every rank's words
+  const Index& first = mine_->shard(0);
+  if (shared_vocabulary_) {  // rank 0's index has every rank's words and the whole's statistics
     QuerySet out;
     std::string verdict;
     if (comm_.rank() == 0)
-      verdict = attempt([&] { out = lcrwmd::make_query_set(shard_, docs, options, report); });
+      verdict = attempt([&] { out = lcrwmd::make_query_set(first, docs, options, report); });
     settle(comm_, verdict);
     return out;
   }
-  // Rank 0's tokens (stop words aside), for every rank to look up.
+  // Rank 0's tokens (stop words aside), for every rank to look up; and whether the ranks' parts
+  // count only their own documents (built apart), so that the collection's statistics are their
+  // sums (rank 0's part says for all: the parts agree, ShardSignature).
   std::string bytes;
   if (comm_.rank() == 0) {
-    const WordSet distinct = distinct_tokens(docs, shard_.tokenizer_version());
+    const WordSet distinct = distinct_tokens(docs, first.tokenizer_version());
     std::vector<std::string> tokens;
     for (const std::string& t : distinct)
-      if (!shard_.stopwords().contains(t)) tokens.push_back(t);
+      if (!first.stopwords().contains(t)) tokens.push_back(t);
     std::sort(tokens.begin(), tokens.end());
     Writer w;
     w.strings(tokens);
+    w.pod(std::uint64_t{comm_.size() > 1 &&
+                        (mine_->built_apart() || first.idf_docs() == first.n_docs())});
     bytes = w.take();
   }
   comm_.broadcast(bytes);
   Reader tokens_in(bytes);
   const std::vector<std::string> tokens = tokens_in.strings();
-  // Those this rank's shard holds: their vectors and document frequencies.
-  std::vector<std::uint64_t> held;
-  std::vector<float> vectors;
-  std::vector<std::uint32_t> freqs;
-  const std::size_t m = shard_.dim();
+  const bool sums = tokens_in.pod<std::uint64_t>() != 0;
+  // Those this rank's part holds: their vectors and document frequencies; and its statistics.
+  TokensHeld mine;
+  const std::size_t m = first.dim();
   for (std::size_t i = 0; i < tokens.size(); ++i)
-    if (const auto u = shard_.find_word(tokens[i])) {
-      held.push_back(i);
-      vectors.insert(vectors.end(), shard_.vector(*u), shard_.vector(*u) + m);
-      freqs.push_back(shard_.doc_freq(*u));
+    if (const auto at = mine_->find_word(tokens[i])) {
+      const Index& holder = mine_->shard(at->shard);
+      mine.held.push_back(i);
+      mine.vectors.insert(mine.vectors.end(), holder.vector(at->word), holder.vector(at->word) + m);
+      mine.freqs.push_back(holder.doc_freq(at->word));
     }
-  Writer w;
-  w.vec(held);
-  w.vec(vectors);
-  w.vec(freqs);
-  const std::vector<std::string> parts = comm_.gather(w.take());
+  if (sums) {
+    const CollectionStatistics own = mine_->statistics();
+    mine.docs = own.docs;
+    mine.tokens = own.tokens;
+    mine.has_terms = own.term_docs ? 1 : 0;
+    std::size_t h = 0;
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+      const bool held = h < mine.held.size() && mine.held[h] == i;
+      mine.word_docs.push_back(own.word_docs ? own.word_docs(tokens[i]) : held ? mine.freqs[h] : 0);
+      if (own.term_docs) mine.term_docs.push_back(own.term_docs(tokens[i]));
+      h += held ? 1 : 0;
+    }
+  }
+  const std::vector<std::string> parts = comm_.gather(write(mine));
   QuerySet out;
   std::string verdict;
   if (comm_.rank() == 0)
     verdict = attempt([&] {
       // Each token from the first rank holding it; a word two ranks (or the embeddings) hold
-      // with different vectors is an error: the shards are not of one collection.
+      // with different vectors is an error: the parts are not of one collection.
       const WordVectors* emb = options.embeddings;
       std::vector<float> looked_up(m);
-      check_query_embeddings_dim(shard_, emb);  // before its vectors are compared with the ranks'
-      std::vector<std::vector<float>> rank_vectors(parts.size());
+      check_query_embeddings_dim(first, emb);  // before its vectors are compared with the ranks'
+      std::vector<TokensHeld> ranks;
       StringMap<ExtraWord> found;
       StringMap<std::size_t> holder;
       for (std::size_t r = 0; r < parts.size(); ++r) {
-        Reader in(parts[r]);
-        const auto idx = in.vec<std::uint64_t>();
-        rank_vectors[r] = in.vec<float>();
-        const auto df = in.vec<std::uint32_t>();
-        if (rank_vectors[r].size() != idx.size() * m || df.size() != idx.size())
-          throw Error("rank " + std::to_string(r) + ": a damaged message");
-        for (std::size_t i = 0; i < idx.size(); ++i) {
-          const std::string& t = tokens.at(idx[i]);
-          const ExtraWord word{rank_vectors[r].data() + i * m, df[i]};
-          const auto [it, fresh] = found.try_emplace(t, word);
+        const TokensHeld& t =
+            ranks.emplace_back(read_tokens_held(parts[r], r, m, tokens.size(), sums));
+        for (std::size_t i = 0; i < t.held.size(); ++i) {
+          const std::string& token = tokens[t.held[i]];
+          const ExtraWord word{t.vectors.data() + i * m, t.freqs[i]};
+          const auto [it, fresh] = found.try_emplace(token, word);
           if (fresh) {
-            holder.emplace(t, r);
+            holder.emplace(token, r);
           } else if (std::memcmp(it->second.vector, word.vector, m * sizeof(float)) != 0 ||
-                     (shard_.weighting() == Weighting::tfidf &&
+                     (first.weighting() == Weighting::tfidf &&
                       it->second.doc_freq != word.doc_freq)) {
-            throw Error("the word '" + t + "' differs between the shards of ranks " +
-                        std::to_string(holder.at(t)) + " and " + std::to_string(r) +
-                        ": not shards of one collection");
+            throw Error("the word '" + token + "' differs between the parts of ranks " +
+                        std::to_string(holder.at(token)) + " and " + std::to_string(r) +
+                        ": not parts of one collection");
           }
-          if (emb && query_word_lookup(shard_, *emb, t, looked_up.data()) &&
+          if (emb && query_word_lookup(first, *emb, token, looked_up.data()) &&
               std::memcmp(looked_up.data(), word.vector, m * sizeof(float)) != 0)
-            throw Error(emb->source() + ": the word '" + t + "' has another vector than in rank " +
-                        std::to_string(r) + "'s shard: not the embeddings it was built from");
+            throw Error(emb->source() + ": the word '" + token +
+                        "' has another vector than in rank " + std::to_string(r) +
+                        "'s part: not the embeddings it was built from");
         }
       }
       const FindExtraWord other_ranks = [&](std::string_view t) -> std::optional<ExtraWord> {
         if (const auto it = found.find(t); it != found.end()) return it->second;
         return std::nullopt;
       };
-      // Shards built apart count their own documents: IDF would need every rank's counts summed.
-      if (options.weights == QueryWeights::idf && shard_.idf_docs() == shard_.n_docs())
-        throw Error(shard_.source() +
-                    ": IDF query weights over shards built apart are not computed under mpirun "
-                    "(each counts only its own documents); build them as one build's shards "
-                    "(lcrwmd build --shards N), or use query weights 'index'");
-      // BM25 likewise: without every rank's term counts, its queries carry no IDF (and bm25
-      // refuses them).
-      const bool apart = shard_.idf_docs() == shard_.n_docs() && comm_.size() > 1;
+      // One build's parts each hold the build's statistics: rank 0's answer for all. Parts built
+      // apart: the collection's are the sums of every rank's.
+      CollectionStatistics whole = statistics_of(first);
+      std::size_t idf_docs = first.idf_docs();
+      StringMap<std::size_t> word_docs, term_docs;
+      if (sums) whole = {};
+      bool terms = true;
+      for (const TokensHeld& t : sums ? ranks : std::vector<TokensHeld>{}) {
+        whole.docs += t.docs;
+        whole.tokens += t.tokens;
+        terms = terms && t.has_terms;
+        for (std::size_t i = 0; i < tokens.size(); ++i) {
+          word_docs[tokens[i]] += t.word_docs[i];
+          if (t.has_terms) term_docs[tokens[i]] += t.term_docs[i];
+        }
+      }
+      const auto count = [](const StringMap<std::size_t>& counts, std::string_view key) {
+        const auto it = counts.find(key);
+        return it == counts.end() ? std::size_t{0} : it->second;
+      };
+      if (sums && terms) whole.term_docs = [&](std::string_view t) { return count(term_docs, t); };
+      if (sums && options.weights == QueryWeights::idf) {
+        whole.word_docs = [&](std::string_view w) { return count(word_docs, w); };
+        idf_docs = whole.docs;
+      }
       out = portable_queries(
-          shard_, make_query_set_with(shard_, docs, shard_.idf_docs(), other_ranks, options, report,
-                                      apart ? std::nullopt : term_statistics(shard_)));
+          first, make_query_set_with(first, docs, idf_docs, other_ranks, options, report, whole));
     });
   settle(comm_, verdict);
   return out;
@@ -200,9 +298,7 @@ QuerySet RankShards::receive_queries(const QuerySet& queries) const {
   comm_.broadcast(bytes);
   QuerySet local;
   collective::settle_errors(comm_, attempt([&] {
-                              local = shared_vocabulary_
-                                          ? unpack_queries(bytes)
-                                          : from_portable(unpack_queries(bytes), shard_);
+                              local = unpack_queries(bytes);  // as its searcher reads them
                             }));
   return local;
 }
@@ -237,7 +333,7 @@ std::vector<std::string> RankShards::fetch(const std::vector<std::int64_t>& docs
         continue;
       const auto i = static_cast<std::size_t>(d) - first_[rank];
       positions.push_back(p);
-      values.push_back(text ? shard_.text(i) : std::string(shard_.doc_id(i)));
+      values.push_back(text ? mine_->text(i) : std::string(mine_->doc_id(i)));
     }
   });
   Writer w;

@@ -1,7 +1,8 @@
 #pragma once
 // What the sharded searchers (ShardedSearcher, RankShards) share: the shards' top-k lists of a
 // batch of queries merged in the collection's order (ascending distance, ties to the smaller
-// document), as they come; and how many rows of the full matrix pairwise assembles at once.
+// document), as they come; the top-k of whole rows (a method answering from every document's
+// evidence); and how many rows of the full matrix pairwise assembles at once.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -19,6 +20,25 @@ inline std::size_t pairwise_rows_at_once(std::size_t n, std::size_t nq) {
   constexpr std::size_t kBytes = std::size_t{256} << 20;
   return std::clamp<std::size_t>(kBytes / (sizeof(float) * std::max<std::size_t>(n, 1)), 1,
                                  std::max<std::size_t>(nq, 1));
+}
+
+// Each query's k best of its row of n distances, the rows as `all_distances` hands them to its
+// sink (a block at a time).
+template <typename AllDistances>
+SearchResults top_k_of_rows(std::size_t n_queries, std::size_t n, std::size_t k,
+                            AllDistances&& all_distances) {
+  SearchResults r = empty_results(n_queries, std::min(k, n));
+  all_distances([&](std::size_t first, std::size_t count, const float* d) {
+#pragma omp parallel for schedule(dynamic)
+    for (std::size_t j = 0; j < count; ++j) {
+      const std::vector<Neighbor> top = select_topk({d + j * n, n}, r.k);
+      for (std::size_t t = 0; t < top.size(); ++t) {
+        r.distances[(first + j) * r.k + t] = top[t].distance;
+        r.indices[(first + j) * r.k + t] = static_cast<std::int64_t>(top[t].index);
+      }
+    }
+  });
+  return r;
 }
 
 class ShardMerge {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "lcrwmd/explain.h"
 #include "lcrwmd/method.h"
@@ -60,18 +61,31 @@ enum class GpuPass {
 // written into `rows` in the collection's order: what a method reading whole rows builds on.
 using SegmentRows = std::function<void(const SearchOptions& search, float* rows)>;
 
-// How a method answers a collection's segments together (ShardedSearcher) where its way is not
-// the default one: each segment's searcher in turn, the k-th best so far the next segment's
-// ceiling, the lists merged (methods needing nothing of the collection: their distance is the
-// document's own).
+// Needs::whole_rows: a method's evidence of a block of queries over some segments' live
+// documents, query-major (a row per query, the documents in the collection's order), a distance
+// and a score each: what it needs of every document before it answers (the hybrid standardises
+// both over all of them). The segments' own (ShardedSearcher), or every rank's side by side
+// (RankShards).
+struct Evidence {
+  std::vector<float> distances;
+  std::vector<double> scores;
+};
+
+// How a method answers a collection's segments together (ShardedSearcher, and mpirun's ranks
+// over theirs) where its way is not the default one: each segment's searcher in turn, the k-th
+// best so far the next segment's ceiling, the lists merged (methods needing nothing of the
+// collection: their distance is the document's own).
 struct SegmentsWay {
   // Its top-k over every segment at once; null: the default.
   SearchResults (*top_k)(const ShardSet& segments, const QuerySet& queries, std::size_t k,
                          const SearchOptions& options, SearchStats* stats) = nullptr;
-  // Needs::whole_rows: its rows over the segments' live documents (part.size() x n_docs), from
-  // rows of other searches (rows_of) and the collection; a top-k selects from them.
-  void (*rows)(const ShardSet& segments, const SegmentRows& rows_of, const QuerySet& part,
-               const SearchOptions& options, float* rows) = nullptr;
+  // Needs::whole_rows: the evidence of `part` over the segments' live documents, from rows of
+  // other searches (rows_of) and the segments...
+  Evidence (*evidence)(const ShardSet& segments, const SegmentRows& rows_of, const QuerySet& part,
+                       const SearchOptions& options) = nullptr;
+  // ...and, once every live document's is there (n_docs a row), its distances in place of the
+  // evidence's (a top-k selects from them).
+  void (*answer)(Evidence& whole, std::size_t n_docs, const SearchOptions& options) = nullptr;
 };
 
 // What the library runs for a method. A method sets what it has; the rest keeps these defaults.

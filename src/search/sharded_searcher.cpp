@@ -30,10 +30,15 @@ SearchResults ShardedSearcher::top_k(const QuerySet& queries, std::size_t k,
                       "a collection leaves out its own deleted documents; it takes no "
                       "others");
   if (n_shards == 1 && !shards_.has_deletions())
-    return searchers_.front()->search(queries, k, options, stats);
+    return shards_.reads_portable_queries()
+               ? searchers_.front()->search(shards_.for_shard(queries, 0), k, options, stats)
+               : searchers_.front()->search(queries, k, options, stats);
   const SegmentsWay& way = implementation(options.method).segments;
   if (way.top_k) return way.top_k(shards_, queries, k, options, stats);
-  if (way.rows) return whole_top_k(queries, k, options, stats);
+  if (way.evidence)
+    return top_k_of_rows(nq, n_docs(), k, [&](const RowSink& sink) {
+      all_distances(queries, options, sink, stats);
+    });
   // The k best of the shards searched so far; its k-th is the next shard's ceiling, since the
   // next shard's documents come later and lose ties.
   ShardMerge best(nq, std::min(k, n_docs()));
@@ -81,45 +86,30 @@ void ShardedSearcher::live_rows(const QuerySet& part, const SearchOptions& o, fl
   }
 }
 
-SearchResults ShardedSearcher::whole_top_k(const QuerySet& queries, std::size_t k,
-                                           const SearchOptions& options, SearchStats* stats) const {
-  const std::size_t n = n_docs();
-  SearchResults r = empty_results(queries.size(), std::min(k, n));
-  all_distances(
-      queries, options,
-      [&](std::size_t first, std::size_t count, const float* d) {
-#pragma omp parallel for schedule(dynamic)
-        for (std::size_t j = 0; j < count; ++j) {
-          const std::vector<Neighbor> top = select_topk({d + j * n, n}, r.k);
-          for (std::size_t t = 0; t < top.size(); ++t) {
-            r.distances[(first + j) * r.k + t] = top[t].distance;
-            r.indices[(first + j) * r.k + t] = static_cast<std::int64_t>(top[t].index);
-          }
-        }
-      },
-      stats);
-  return r;
-}
-
 void ShardedSearcher::all_distances(const QuerySet& queries, const SearchOptions& options,
                                     const RowSink& sink, SearchStats* stats) const {
   const std::size_t nq = queries.size(), n = n_docs();
   if (shards_.size() == 1 && !shards_.has_deletions())
-    return searchers_.front()->pairwise(queries, options, sink, stats);
+    return shards_.reads_portable_queries()
+               ? searchers_.front()->pairwise(shards_.for_shard(queries, 0), options, sink, stats)
+               : searchers_.front()->pairwise(queries, options, sink, stats);
   const std::size_t chunk = pairwise_rows_at_once(n, nq);
   SearchStats total;
   std::vector<float> rows;
   for (std::size_t begin = 0; begin < nq; begin += chunk) {
     const std::size_t end = std::min(nq, begin + chunk);
     const QuerySet part = subset(queries, begin, end);
-    rows.assign((end - begin) * n, 0.0f);
-    if (const auto rows_of = implementation(options.method).segments.rows)
-      rows_of(
+    if (const SegmentsWay& way = implementation(options.method).segments; way.evidence) {
+      Evidence e = way.evidence(
           shards_, [&](const SearchOptions& o, float* into) { live_rows(part, o, into, total); },
-          part, options, rows.data());
-    else
+          part, options);
+      way.answer(e, n, options);
+      sink(begin, end - begin, e.distances.data());
+    } else {
+      rows.assign((end - begin) * n, 0.0f);
       live_rows(part, options, rows.data(), total);
-    sink(begin, end - begin, rows.data());
+      sink(begin, end - begin, rows.data());
+    }
     if (options.progress) options.progress(end, nq);
   }
   if (stats) *stats = total;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "app/cli_run.h"
+#include "lcrwmd/corpus.h"
 #include "lcrwmd/cpu.h"
 #include "test_util.h"
 
@@ -221,6 +222,49 @@ TEST_F(Mpi, AShardPerRankGivesTheCollectionsBytes) {
   const CliRun wrong = mpirun("-np 2 " + std::string(LCRWMD_CLI) + " " + args);
   EXPECT_EQ(wrong.code, 1);
   EXPECT_NE(wrong.err.find("give one shard per rank"), std::string::npos) << wrong.err;
+}
+
+// A collection of two segments (an add after the build), with deleted documents: a segment per
+// rank answers as one process, bm25 and the hybrid with the collection's statistics; more ranks
+// than segments are refused, naming the way out.
+TEST_F(Mpi, ACollectionsSegmentsARankEachAnswerAsOneProcess) {
+  const std::string demo = std::string(LCRWMD_SOURCE_DIR) + "/data/demo";
+  const std::vector<RawDocument> docs = read_tsv(demo + "/train.tsv");
+  const auto tsv = [](const std::string& name, std::size_t begin, std::size_t end,
+                      const std::vector<RawDocument>& d) {
+    std::string s;
+    for (std::size_t i = begin; i < end; ++i)
+      s += d[i].id + "\t" + d[i].label + "\t" + d[i].text + "\n";
+    return test::write_file(name, s);
+  };
+  const std::string dir = tmp("mpi_collection");
+  fs::remove_all(dir);
+  const std::string built = "build --embeddings " + demo + "/embeddings.bin --docs " +
+                            tsv("mpi_first.tsv", 0, 70, docs) + " --stopwords " + demo +
+                            "/stop_words.txt --collection --output " + dir;
+  ASSERT_EQ(lcrwmd(built).code, 0);
+  const CliRun added = lcrwmd("add --no-merge --index " + dir + " --docs " +
+                              tsv("mpi_more.tsv", 70, docs.size(), docs));
+  ASSERT_EQ(added.code, 0) << added.err;
+  const CliRun removed = lcrwmd("delete --index " + dir + " --ids " +
+                                test::write_file("mpi_ids.txt", docs[2].id + "\n" + docs[80].id));
+  ASSERT_EQ(removed.code, 0) << removed.err;
+  const std::string args = "search --index " + dir + " --queries " + demo + "/queries.tsv --k 7";
+  for (const std::string method :
+       {"hybrid", "bm25", "lc-rwmd --direction query-to-document", "lc-rwmd", "wmd"}) {
+    const CliRun one = lcrwmd(args + " --method " + method);
+    ASSERT_EQ(one.code, 0) << one.err;
+    ASSERT_FALSE(one.out.empty());
+    const CliRun two = mpirun("-np 2 " + std::string(LCRWMD_CLI) + " " + args + " --method " +
+                              method + " --threads 1");
+    ASSERT_EQ(two.code, 0) << two.err;
+    EXPECT_EQ(two.out, one.out) << method;
+  }
+  const CliRun three = mpirun("-np 3 " + std::string(LCRWMD_CLI) + " " + args);
+  EXPECT_EQ(three.code, 1);
+  EXPECT_NE(three.err.find("a collection of 2 segments cannot be shared by 3 ranks"),
+            std::string::npos)
+      << three.err;
 }
 
 TEST_F(Mpi, AFailingRankStopsTheJobWithAClearMessage) {

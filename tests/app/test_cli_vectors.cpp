@@ -68,7 +68,7 @@ TEST(CliVectors, BuildTrainsOnItsDocumentsAndACollectionAddsWithTheModel) {
       write_file("cli_more.tsv", "new1\ttennis\tfederrer wins at wimbledonn\n");
   r = lcrwmd("add --index " + dir + " --docs " + more);
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.err.find("added 1 documents"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("added 1 document "), std::string::npos) << r.err;
   // --train-vectors and --embeddings together, or neither: refused.
   r = lcrwmd("build --train-vectors --embeddings " + model + " --docs " + demo +
              "/train.tsv --output " + tmp("x.idx"));

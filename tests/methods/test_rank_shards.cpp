@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "lcrwmd/corpus.h"
 #include "lcrwmd/cpu.h"
+#include "lcrwmd/embeddings.h"
 #include "lcrwmd/rank_queries.h"
 #include "methods/shard_fixtures.h"
 
@@ -72,6 +74,95 @@ TEST(RankShards, PairwiseGivesTheCollectionsMatrix) {
     });
     EXPECT_EQ(got, want) << name(o);
   }
+}
+
+// A collection's segments (built apart, some with deleted documents), a run of them per rank:
+// every method, bm25 and the hybrid with them (their statistics every rank's sums, the hybrid's
+// standardisation over every rank's evidence), and --query-weights idf, give the one process's
+// bytes, top-k and matrix.
+TEST(RankShards, ACollectionsSegmentsARunPerRankAnswerAsOneProcess) {
+  const std::string demo = std::string(LCRWMD_SOURCE_DIR) + "/data/demo/";
+  const Embeddings emb = Embeddings::load(demo + "embeddings.bin");
+  const StopWords stop = StopWords::load(demo + "stop_words.txt");
+  const std::vector<RawDocument> docs = read_tsv(demo + "train.tsv");
+  std::vector<RawDocument> queries = read_tsv(demo + "queries.tsv");
+  queries.resize(4);
+  BuildOptions bo;
+  bo.stopwords = &stop;
+  std::vector<Index> segments;
+  const std::size_t bounds[] = {0, 30, 45, 90, docs.size()};
+  for (std::size_t s = 0; s + 1 < std::size(bounds); ++s)
+    segments.push_back(Index::from_data(
+        build_index_data(emb,
+                         {docs.begin() + static_cast<std::ptrdiff_t>(bounds[s]),
+                          docs.begin() + static_cast<std::ptrdiff_t>(bounds[s + 1])},
+                         bo)));
+  // Segment 0 and 2 lose documents (2 all but a few: its words' counts fall).
+  std::vector<std::vector<std::uint32_t>> deleted(segments.size());
+  for (std::uint32_t i = 0; i < segments[0].n_docs(); i += 5) deleted[0].push_back(i);
+  for (std::uint32_t i = 3; i < segments[2].n_docs(); ++i) deleted[2].push_back(i);
+  const auto set_of = [&](std::size_t begin, std::size_t end) {
+    std::vector<const Index*> ix;
+    std::vector<std::span<const std::uint32_t>> del;
+    for (std::size_t s = begin; s < end; ++s) ix.push_back(&segments[s]), del.push_back(deleted[s]);
+    return ShardSet(ix, del);
+  };
+  const ShardSet whole = set_of(0, segments.size());
+  std::vector<SearchOptions> searches;
+  for (const Method m : methods())
+    for (const Direction d : kDirections)
+      if (m->has(d)) {
+        SearchOptions o;
+        o.method = m;
+        o.direction = d;
+        o.parameters.set("act_steps", 2);
+        searches.push_back(o);
+      }
+  for (const QueryWeights weights : {QueryWeights::index, QueryWeights::idf})
+    for (const int ranks : {2, 3}) {
+      QueryOptions qo;
+      qo.embeddings = &emb;
+      qo.weights = weights;
+      qo.keep_term_only = true;
+      const QuerySet q = whole.make_query_set(queries, qo);
+      for (const SearchOptions& o : searches) {
+        // Every method over 3 ranks; over 2, and with IDF weights, those the statistics change.
+        const bool statistics =
+            o.method->reads_terms() ||
+            (o.method == Method("lc-rwmd") && o.direction == Direction::query_to_document);
+        if ((weights == QueryWeights::idf || ranks == 2) && !statistics) continue;
+        const ShardedSearcher one(whole, {});
+        const SearchResults want = one.search(q, 6, o);
+        // The matrix too, but WMD's (every pair solved: slow, and its rows travel as others do).
+        const bool matrix_too = !o.method->costly_exact;
+        const std::vector<float> matrix =
+            matrix_too ? test::matrix(one, q, o) : std::vector<float>();
+        SearchResults got;
+        std::vector<float> rows;
+        on_ranks(ranks, [&](int r, Communicator& comm) {
+          const std::size_t n = segments.size(), rank = static_cast<std::size_t>(r);
+          const ShardSet mine = set_of(n * rank / static_cast<std::size_t>(ranks),
+                                       n * (rank + 1) / static_cast<std::size_t>(ranks));
+          RankShards shards(comm, mine, {});
+          EXPECT_EQ(shards.n_docs(), whole.n_docs());
+          const QuerySet mq =
+              shards.make_query_set(r == 0 ? queries : std::vector<RawDocument>{}, qo);
+          const SearchResults res = shards.search(mq, 6, o);
+          if (r == 0) got = res;
+          if (matrix_too)
+            shards.pairwise(mq, o, [&](std::size_t first, std::size_t count, const float* d) {
+              const std::size_t w = shards.n_docs();
+              rows.resize(std::max(rows.size(), (first + count) * w));
+              std::copy(d, d + count * w, rows.begin() + static_cast<std::ptrdiff_t>(first * w));
+            });
+        });
+        const std::string what = name(o) + (weights == QueryWeights::idf ? " idf, " : ", ") +
+                                 std::to_string(ranks) + " ranks";
+        EXPECT_EQ(got.distances, want.distances) << what;
+        EXPECT_EQ(got.indices, want.indices) << what;
+        EXPECT_EQ(rows, matrix) << what;
+      }
+    }
 }
 
 // A failure on one rank is an Error on every rank, none left waiting.

@@ -58,8 +58,8 @@ Bm25Scorer::Bm25Scorer(std::vector<Part> parts, const QuerySet& queries, std::si
         "from text (make_query_set)");
   if (t.idf.size() != t.terms.size() || !(t.mean_length > 0))
     throw Error(
-        "bm25: these queries carry no collection-wide term statistics (shards built apart, "
-        "searched under mpirun); build the shards as one build's (lcrwmd build --shards N)");
+        "bm25: these queries carry no collection-wide term statistics: read them with the "
+        "index or collection searched (make_query_set)");
   // A document's length part, k1 (1 - b + b len / mean): computed per posting read, as a
   // query reads far fewer postings than there are documents (no pass over them all per batch).
   length_scale_ = k1 * b / t.mean_length;

@@ -44,8 +44,7 @@ inline float bm25_distance(double score) { return score > 0 ? -static_cast<float
 class Bm25Scorer {
  public:
   // Queries [begin, end) of `queries`. An Error where the index keeps no terms, or the queries
-  // carry none (made by hand, not read from text) or no collection-wide statistics (shards
-  // built apart under mpirun).
+  // carry none (made by hand, not read from text) or no collection-wide statistics.
   Bm25Scorer(const Index& index, const QuerySet& queries, std::size_t begin, std::size_t end,
              double k1, double b);
   // The same over a collection's shards, their documents one after another in each row (the

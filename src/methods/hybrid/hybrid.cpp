@@ -121,27 +121,38 @@ double hybrid_weight(const SearchOptions& o) {
 
 namespace {
 
-// A collection's segments: LC-RWMD's query-to-document distances from each segment's searcher,
-// bm25's scores over every segment's postings, both standardised over all the live documents,
-// as one index of them does (Lucene's collection-wide statistics).
-void segments_rows(const ShardSet& segments, const SegmentRows& rows_of, const QuerySet& part,
-                   const SearchOptions& o, float* rows) {
+// A collection's segments: LC-RWMD's query-to-document distances from each segment's searcher
+// and bm25's scores over every segment's postings (the queries weighted by the collection's
+// statistics), the live documents' in the collection's order...
+Evidence segments_evidence(const ShardSet& segments, const SegmentRows& rows_of,
+                           const QuerySet& part, const SearchOptions& o) {
+  const std::size_t n = segments.n_docs();
+  Evidence e;
+  e.distances.resize(part.size() * n);
+  e.scores.resize(part.size() * n);
   SearchOptions distance = o;
   distance.method = kLcRwmdMethod;
   distance.parameters = {};
   distance.direction = Direction::query_to_document;
-  rows_of(distance, rows);
+  rows_of(distance, e.distances.data());
   const Bm25Parameters bm25 = bm25_parameters(o);
   const Bm25Scorer scorer(segments, part, 0, part.size(), bm25.k1, bm25.b);
-  const std::size_t n = segments.n_docs();
   scorer.score_each(0, part.size(), [&](std::size_t j, const std::vector<double>& score) {
-    std::vector<double> live;  // the live documents' scores, in the collection's order
-    live.reserve(n);
+    double* live = e.scores.data() + j * n;
     for (std::size_t s = 0; s < segments.size(); ++s)
       for_each_kept(segments.shard(s).n_docs(), segments.deleted(s),
-                    [&](std::size_t i) { live.push_back(score[scorer.first(s) + i]); });
-    fuse_hybrid(rows + j * n, live.data(), n, {}, hybrid_weight(o));
+                    [&](std::size_t i) { *live++ = score[scorer.first(s) + i]; });
   });
+  return e;
+}
+
+// ...both standardised over all the live documents, as one index of them does (Lucene's
+// collection-wide statistics).
+void whole_answer(Evidence& whole, std::size_t n, const SearchOptions& o) {
+  const std::size_t nq = n == 0 ? 0 : whole.distances.size() / n;
+  for (std::size_t j = 0; j < nq; ++j)
+    fuse_hybrid(whole.distances.data() + j * n, whole.scores.data() + j * n, n, {},
+                hybrid_weight(o));
 }
 
 constexpr Parameter kHybridParameters[] = {kHybridWeight, kBm25K1, kBm25B};
@@ -152,7 +163,7 @@ constexpr MethodImpl kHybridImpl{
             },
             .word_pass = WordPass::nearest,
             .caches_word_distances = true},
-    .segments = {.rows = segments_rows}};
+    .segments = {.evidence = segments_evidence, .answer = whole_answer}};
 }  // namespace
 
 extern constinit const MethodInfo kHybridMethod{
