@@ -18,9 +18,8 @@ void check_query_embeddings_dim(const Index& index, const WordVectors* emb) {
 }
 
 QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>& docs,
-                             std::size_t idf_docs, const FindExtraWord& elsewhere,
-                             const QueryOptions& options, TextReport* report_out,
-                             const std::optional<CollectionStatistics>& stats) {
+                             const FindExtraWord& elsewhere, const QueryOptions& options,
+                             TextReport* report_out, const CollectionStatistics& stats) {
   const WordVectors* emb = options.embeddings;
   const Weighting weighting =
       options.weights == QueryWeights::idf ? Weighting::tfidf : index.weighting();
@@ -51,9 +50,13 @@ QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>&
     extra_doc_freq.push_back(e->doc_freq);
     return id;
   };
+  // IDF query weights over segments built apart: their sums; otherwise the index's own counts
+  // (a shard of one build: the build's).
+  const bool summed = options.weights == QueryWeights::idf && stats.word_docs;
+  const std::size_t idf_docs = summed ? stats.docs : index.idf_docs();
   auto idf_of = [&](std::uint32_t u) {
-    if (stats && stats->word_docs)
-      return idf(idf_docs, stats->word_docs(u < v ? index.word(u) : qs.extra_words[u - v]));
+    if (summed)
+      return idf(idf_docs, stats.word_docs(u < v ? index.word(u) : qs.extra_words[u - v]));
     return idf(idf_docs, u < v ? index.doc_freq(u) : extra_doc_freq[u - v]);
   };
   const Metric* metric = index.metric();
@@ -62,8 +65,8 @@ QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>&
     return metric->weight(u < v ? index.word(u) : std::string_view(qs.extra_words[u - v]));
   };
   const bool terms = index.has_terms();
-  const bool term_stats = terms && stats && stats->term_docs;
-  if (term_stats) qs.terms.mean_length = stats->tokens / static_cast<double>(stats->docs);
+  const bool term_stats = terms && stats.term_docs;
+  if (term_stats) qs.terms.mean_length = stats.tokens / static_cast<double>(stats.docs);
   std::vector<std::string> tokens;
   for (const RawDocument& doc : docs) {
     ++report.documents_read;
@@ -77,7 +80,7 @@ QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>&
     if (terms) {
       for (auto& [term, count] : count_terms(std::move(tokens))) {
         if (term_stats)
-          qs.terms.idf.push_back(static_cast<float>(bm25_idf(stats->docs, stats->term_docs(term))));
+          qs.terms.idf.push_back(static_cast<float>(bm25_idf(stats.docs, stats.term_docs(term))));
         qs.terms.terms.push_back(std::move(term));
         qs.terms.counts.push_back(count);
       }
@@ -111,8 +114,7 @@ CollectionStatistics statistics_of(const Index& index) {
 
 QuerySet make_query_set(const Index& index, const std::vector<RawDocument>& docs,
                         const QueryOptions& options, TextReport* report) {
-  return make_query_set_with(index, docs, index.idf_docs(), {}, options, report,
-                             statistics_of(index));
+  return make_query_set_with(index, docs, {}, options, report, statistics_of(index));
 }
 
 QueryWeights parse_query_weights(std::string_view s, Direction direction) {

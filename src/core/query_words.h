@@ -30,17 +30,16 @@ CollectionStatistics statistics_of(const Index& index);
 // An Error where query-time embeddings do not have the index's dimension.
 void check_query_embeddings_dim(const Index& index, const WordVectors* embeddings);
 
-// Queries tokenised and weighted as the index's documents were (or by IDF: `weights`), with
-// TF-IDF over idf_docs documents, each word's document frequency from stats.word_docs where
-// given (the sum over segments built apart) else the index's or `elsewhere`'s; a token the index
-// lacks is looked for with `elsewhere`, then in `embeddings` (an Error where their dimension is
-// not the index's). Without embeddings, the tokens nowhere to be found are reported as not in
-// the index (embeddings might hold them), not as without a vector. Their terms are weighed by
-// the collection's statistics; without (none, or no term_docs), they carry no IDF (bm25 then
-// refuses them).
+// Queries tokenised and weighted as the index's documents were (or by IDF: `weights`), by the
+// collection's statistics: --query-weights idf by stats.word_docs over stats.docs where given
+// (the sums over segments built apart), else TF-IDF by the index's idf_docs and its or
+// `elsewhere`'s document frequencies; their terms by stats.term_docs (none: they carry no IDF,
+// and bm25 refuses them). A token the index lacks is looked for with `elsewhere`, then in
+// `embeddings` (an Error where their dimension is not the index's). Without embeddings, the
+// tokens nowhere to be found are reported as not in the index (embeddings might hold them), not
+// as without a vector.
 QuerySet make_query_set_with(const Index& index, const std::vector<RawDocument>& docs,
-                             std::size_t idf_docs, const FindExtraWord& elsewhere,
-                             const QueryOptions& options, TextReport* report,
-                             const std::optional<CollectionStatistics>& stats);
+                             const FindExtraWord& elsewhere, const QueryOptions& options,
+                             TextReport* report, const CollectionStatistics& stats);
 
 }  // namespace lcrwmd

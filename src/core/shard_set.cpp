@@ -173,15 +173,7 @@ QuerySet ShardSet::make_query_set(const std::vector<RawDocument>& docs, const Qu
     const Index& holder = *parts_[at->shard].index;
     return ExtraWord{holder.vector(at->word), holder.doc_freq(at->word)};
   };
-  const CollectionStatistics stats = statistics();
-  if (!built_apart())
-    return make_query_set_with(first, docs, first.idf_docs(), other_shards, options, report, stats);
-  if (options.weights == QueryWeights::idf)
-    return make_query_set_with(first, docs, n_docs(), other_shards, options, report, stats);
-  CollectionStatistics terms_only = stats;  // the documents' own weighting reads no IDF
-  terms_only.word_docs = {};
-  return make_query_set_with(first, docs, first.idf_docs(), other_shards, options, report,
-                             terms_only);
+  return make_query_set_with(first, docs, other_shards, options, report, statistics());
 }
 
 bool ShardSet::built_apart() const {

@@ -28,6 +28,25 @@ std::size_t estimate_size(std::size_t k, std::size_t ranks) {
   return std::clamp<std::size_t>((2 * k + ranks - 1) / ranks, 1, k);
 }
 
+// The ranks' blocks (rows x each rank's documents, in rank order) side by side: rows over the
+// collection's documents, each rank's from its first (an Error naming a rank whose block is not
+// its size).
+template <typename T>
+std::vector<T> side_by_side(const std::vector<std::vector<T>>& blocks, std::size_t rows,
+                            const std::vector<std::size_t>& first) {
+  const std::size_t n = first.back();
+  std::vector<T> out(rows * n);
+  for (std::size_t r = 0; r < blocks.size(); ++r) {
+    const std::size_t width = first[r + 1] - first[r];
+    if (blocks[r].size() != rows * width)
+      throw Error("rank " + std::to_string(r) + ": a damaged message");
+    for (std::size_t q = 0; q < rows; ++q)
+      std::copy_n(blocks[r].begin() + static_cast<std::ptrdiff_t>(q * width), width,
+                  out.begin() + static_cast<std::ptrdiff_t>(q * n + first[r]));
+  }
+  return out;
+}
+
 }  // namespace
 
 SearchResults RankShards::top_k(const QuerySet& queries, std::size_t k,
@@ -143,17 +162,7 @@ void RankShards::all_distances(const QuerySet& queries, const SearchOptions& opt
     std::string verdict;
     if (comm_.rank() == 0)
       verdict = attempt([&] {
-        const std::vector<std::vector<float>> blocks = rank_messages::read_rows(parts);
-        rows.assign((end - begin) * n, 0.0f);
-        for (std::size_t r = 0; r < blocks.size(); ++r) {
-          const std::size_t width = first_[r + 1] - first_[r];
-          if (blocks[r].size() != (end - begin) * width)
-            throw Error("rank " + std::to_string(r) + ": a damaged message");
-          for (std::size_t q = 0; q < end - begin; ++q)
-            std::copy(blocks[r].begin() + static_cast<std::ptrdiff_t>(q * width),
-                      blocks[r].begin() + static_cast<std::ptrdiff_t>((q + 1) * width),
-                      rows.begin() + static_cast<std::ptrdiff_t>(q * n + first_[r]));
-        }
+        rows = side_by_side(rank_messages::read_rows(parts), end - begin, first_);
         sink(begin, end - begin, rows.data());
         if (options.progress) options.progress(end, nq);
       });
@@ -169,9 +178,9 @@ std::vector<float> RankShards::whole_rows(const QuerySet& queries, std::size_t b
   const QuerySet part = subset(queries, begin, end);
   const std::size_t ns = mine_->n_docs(), n = n_docs(), rows = end - begin;
   // This rank's evidence over its live documents, from its searcher's rows...
-  Evidence e;
+  Evidence own;
   const std::string error = attempt([&] {
-    e = way.evidence(
+    own = way.evidence(
         searched(),
         [&](const SearchOptions& o, float* into) {
           SearchStats st;
@@ -185,27 +194,19 @@ std::vector<float> RankShards::whole_rows(const QuerySet& queries, std::size_t b
         },
         part, options);
   });
-  const std::vector<std::string> parts = comm_.gather(rank_messages::evidence(error, e));
+  const std::vector<std::string> parts = comm_.gather(rank_messages::evidence(error, own));
   // ...every rank's side by side on rank 0, and the answer from the whole collection's.
   std::vector<float> out;
   std::string verdict;
   if (comm_.rank() == 0)
     verdict = attempt([&] {
-      Evidence whole;
-      whole.distances.resize(rows * n);
-      whole.scores.resize(rows * n);
-      const std::vector<Evidence> all = rank_messages::read_evidence(parts);
-      for (std::size_t r = 0; r < all.size(); ++r) {
-        const std::size_t width = first_[r + 1] - first_[r];
-        if (all[r].distances.size() != rows * width || all[r].scores.size() != rows * width)
-          throw Error("rank " + std::to_string(r) + ": a damaged message");
-        for (std::size_t q = 0; q < rows; ++q) {
-          std::copy_n(all[r].distances.begin() + static_cast<std::ptrdiff_t>(q * width), width,
-                      whole.distances.begin() + static_cast<std::ptrdiff_t>(q * n + first_[r]));
-          std::copy_n(all[r].scores.begin() + static_cast<std::ptrdiff_t>(q * width), width,
-                      whole.scores.begin() + static_cast<std::ptrdiff_t>(q * n + first_[r]));
-        }
+      std::vector<std::vector<float>> distances;
+      std::vector<std::vector<double>> scores;
+      for (Evidence& e : rank_messages::read_evidence(parts)) {
+        distances.push_back(std::move(e.distances));
+        scores.push_back(std::move(e.scores));
       }
+      Evidence whole{side_by_side(distances, rows, first_), side_by_side(scores, rows, first_)};
       way.answer(whole, n, options);
       out = std::move(whole.distances);
     });

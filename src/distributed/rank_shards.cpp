@@ -5,6 +5,7 @@
 // broadcast), so that no rank is left waiting in a step the others have left.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "core/query_words.h"
 #include "core/shard_signature.h"
@@ -144,6 +145,32 @@ std::string write(const TokensHeld& t) {
   return w.take();
 }
 
+// The collection's statistics from the ranks' shares of them for the tokens: their sums.
+CollectionStatistics summed(const std::vector<TokensHeld>& ranks,
+                            const std::vector<std::string>& tokens) {
+  auto word_docs = std::make_shared<StringMap<std::size_t>>(),
+       term_docs = std::make_shared<StringMap<std::size_t>>();
+  CollectionStatistics whole;
+  bool terms = true;
+  for (const TokensHeld& t : ranks) {
+    whole.docs += t.docs;
+    whole.tokens += t.tokens;
+    terms = terms && t.has_terms;
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+      (*word_docs)[tokens[i]] += t.word_docs[i];
+      if (t.has_terms) (*term_docs)[tokens[i]] += t.term_docs[i];
+    }
+  }
+  const auto count = [](const StringMap<std::size_t>& counts, std::string_view key) {
+    const auto it = counts.find(key);
+    return it == counts.end() ? std::size_t{0} : it->second;
+  };
+  whole.word_docs = [word_docs, count](std::string_view w) { return count(*word_docs, w); };
+  if (terms)
+    whole.term_docs = [term_docs, count](std::string_view t) { return count(*term_docs, t); };
+  return whole;
+}
+
 TokensHeld read_tokens_held(const std::string& bytes, std::size_t r, std::size_t dim,
                             std::size_t n_tokens, bool sums) {
   Reader in(bytes);
@@ -190,8 +217,7 @@ QuerySet RankShards::make_query_set(const std::vector<RawDocument>& docs,
     std::sort(tokens.begin(), tokens.end());
     Writer w;
     w.strings(tokens);
-    w.pod(std::uint64_t{comm_.size() > 1 &&
-                        (mine_->built_apart() || first.idf_docs() == first.n_docs())});
+    w.pod(std::uint64_t{comm_.size() > 1 && first.idf_docs() == first.n_docs()});
     bytes = w.take();
   }
   comm_.broadcast(bytes);
@@ -263,31 +289,9 @@ QuerySet RankShards::make_query_set(const std::vector<RawDocument>& docs,
       };
       // One build's parts each hold the build's statistics: rank 0's answer for all. Parts built
       // apart: the collection's are the sums of every rank's.
-      CollectionStatistics whole = statistics_of(first);
-      std::size_t idf_docs = first.idf_docs();
-      StringMap<std::size_t> word_docs, term_docs;
-      if (sums) whole = {};
-      bool terms = true;
-      for (const TokensHeld& t : sums ? ranks : std::vector<TokensHeld>{}) {
-        whole.docs += t.docs;
-        whole.tokens += t.tokens;
-        terms = terms && t.has_terms;
-        for (std::size_t i = 0; i < tokens.size(); ++i) {
-          word_docs[tokens[i]] += t.word_docs[i];
-          if (t.has_terms) term_docs[tokens[i]] += t.term_docs[i];
-        }
-      }
-      const auto count = [](const StringMap<std::size_t>& counts, std::string_view key) {
-        const auto it = counts.find(key);
-        return it == counts.end() ? std::size_t{0} : it->second;
-      };
-      if (sums && terms) whole.term_docs = [&](std::string_view t) { return count(term_docs, t); };
-      if (sums && options.weights == QueryWeights::idf) {
-        whole.word_docs = [&](std::string_view w) { return count(word_docs, w); };
-        idf_docs = whole.docs;
-      }
-      out = portable_queries(
-          first, make_query_set_with(first, docs, idf_docs, other_ranks, options, report, whole));
+      const CollectionStatistics whole = sums ? summed(ranks, tokens) : statistics_of(first);
+      out = portable_queries(first,
+                             make_query_set_with(first, docs, other_ranks, options, report, whole));
     });
   settle(comm_, verdict);
   return out;
