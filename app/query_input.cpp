@@ -22,6 +22,13 @@ std::string list_ids(const std::vector<std::string>& ids) {
   return s;
 }
 
+// A typed query as its id: its words on one line (a TSV field).
+std::string one_line(std::string text) {
+  std::replace_if(
+      text.begin(), text.end(), [](char c) { return c == '\t' || c == '\n' || c == '\r'; }, ' ');
+  return text;
+}
+
 }  // namespace
 
 void report_text(const TextReport& r, const char* what) {
@@ -59,7 +66,13 @@ void add_method_flag(CLI::App* c, std::string& method, bool (*admits)(const Meth
     help += std::string("\n  ") + m.name() + ": " + m->summary;
     names.emplace_back(m.name());
   }
-  c->add_option(flag, method, help)->check(CLI::IsMember(names))->capture_default_str();
+  auto* o = c->add_option(flag, method, help)->check(CLI::IsMember(names));
+  if (!method.empty())
+    o->capture_default_str();
+  else  // the queries' kind chooses
+    o->description(help + "\nDefault: " + default_method(QueryKind::document).name() +
+                   " for documents as queries; " + default_method(QueryKind::text).name() +
+                   " for typed words (search --query)");
 }
 
 void add_parameter_flags(CLI::App* c, std::map<std::string, std::string>& given,
@@ -95,15 +108,25 @@ void QueryFlags::add_method_flags(CLI::App* c, bool (*admits)(const MethodInfo&)
       ->capture_default_str();
 }
 
-Direction QueryFlags::direction_asked() const {
+std::optional<Direction> QueryFlags::direction_given() const {
   const std::optional<Direction> asked =
       direction.empty() ? std::nullopt : std::optional(parse_direction(direction));
   if (one_sided && asked && *asked != Direction::document_to_query)
     throw Error("--one-sided is --direction document-to-query: give one of them");
-  return resolve_direction(method_asked().info(), asked, one_sided);
+  return one_sided ? Direction::document_to_query : asked;
 }
 
-Method QueryFlags::method_asked() const { return Method(method); }
+Direction QueryFlags::direction_asked() const {
+  return resolve_direction(method_asked().info(), direction_given(), one_sided);
+}
+
+QueryKind QueryFlags::query_kind() const {
+  return typed.empty() ? QueryKind::document : QueryKind::text;
+}
+
+Method QueryFlags::method_asked() const {
+  return method.empty() ? default_method(query_kind(), direction_given()) : Method(method);
+}
 
 ParameterValues QueryFlags::parameters_asked() const {
   return app::parameters_asked(method_asked(), parameters);
@@ -296,7 +319,11 @@ QueryText read_query_text(const QueryFlags& f, const ShardSet& indexes) {
     check_stopwords(index, StopWords::load(f.stopwords, index.tokenizer_version()),
                     "--stopwords " + f.stopwords);
   QueryText text;
-  text.docs = read_tsv(f.queries);
+  if (f.typed.empty())
+    text.docs = read_tsv(f.queries);
+  else  // each query's id its words, as typed
+    for (std::size_t q = 0; q < f.typed.size(); ++q)
+      text.docs.push_back({.id = one_line(f.typed[q]), .label = "", .text = f.typed[q]});
   if (f.embeddings.empty()) return text;
   // The queries' words and every index's: each index's words must be there, unchanged.
   WordSet words = distinct_tokens(text.docs, index.tokenizer_version());

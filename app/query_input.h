@@ -58,7 +58,9 @@ void add_method_flag(CLI::App* c, std::string& method, bool (*admits)(const Meth
 
 struct QueryFlags {
   std::vector<std::string> indexes;  // one index, or a collection's shards in order
-  std::string queries, embeddings, stopwords, method = "lc-rwmd", prune = "bounds";
+  std::string queries, embeddings, stopwords, prune = "bounds";
+  std::string method;              // empty: the default of the queries' kind (query_kind)
+  std::vector<std::string> typed;  // search --query: typed words, each a query
   std::string backend = "auto";
   std::string distribute = "docs";
   std::string precision = "auto";
@@ -92,12 +94,16 @@ struct QueryFlags {
   void add_distribute(CLI::App* c, const char* default_layout);
   // What each search asks for.
   SearchOptions options() const;
-  // The method asked for, and its parameters (the flags given, checked; the rest at their
-  // defaults).
+  // Typed words (--query) or documents (--queries, --like: the commands' only kind but search's).
+  QueryKind query_kind() const;
+  // The method asked for (else the default of the queries' kind for the direction asked), and
+  // its parameters (the flags given, checked; the rest at their defaults).
   Method method_asked() const;
   ParameterValues parameters_asked() const;
   // --direction, or --one-sided's, or the method's default.
   Direction direction_asked() const;
+  // --direction or --one-sided's, where given.
+  std::optional<Direction> direction_given() const;
   // How the queries are read: --query-weights for the direction asked.
   QueryOptions query_options() const;
   // The backend and its tuning: one searcher per command, made once.

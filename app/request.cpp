@@ -81,10 +81,10 @@ ParameterValues given_parameters(const json& request) {
 }
 
 // method, direction (or the older "symmetric": false, document-to-query) and the method's
-// parameters, checked by the library's rules (lcrwmd/search.h). Without a method:
-// default_method, or `otherwise` where a direction it lacks is asked.
-SearchOptions options(const json& request, Method default_method,
-                      std::optional<Method> otherwise = std::nullopt) {
+// parameters, checked by the library's rules (lcrwmd/search.h). Without a method, `fixed` where
+// given, else the default of the queries' kind for the direction asked.
+SearchOptions options(const json& request, QueryKind kind,
+                      std::optional<Method> fixed = std::nullopt) {
   SearchOptions o;
   const bool symmetric = boolean(request, "symmetric", true);
   std::optional<Direction> asked;
@@ -94,9 +94,9 @@ SearchOptions options(const json& request, Method default_method,
     throw RequestError(400, "direction", e.what());
   }
   if (!symmetric && !asked) asked = Direction::document_to_query;
-  if (otherwise && asked && !default_method->has(*asked)) default_method = *otherwise;
   try {
-    o.method = Method(text(request, "method", to_string(default_method)));
+    o.method =
+        Method(text(request, "method", to_string(fixed ? *fixed : default_method(kind, asked))));
   } catch (const Error& e) {
     throw RequestError(400, "method", e.what());
   }
@@ -179,7 +179,7 @@ SearchRequest parse_search(const json& body, const RequestLimits& limits) {
     if (!like->is_string()) throw RequestError(400, "like", "expected a document's id");
     r.like = like->get<std::string>();
     r.names.emplace_back(*r.like);
-    r.options = options(body, default_method(QueryKind::document));
+    r.options = options(body, QueryKind::document);
     r.weights = query_weights(body, r.options.direction);
     return r;
   }
@@ -190,9 +190,7 @@ SearchRequest parse_search(const json& body, const RequestLimits& limits) {
     throw RequestError(413, "queries",
                        std::to_string(queries->size()) + " queries; at most " +
                            std::to_string(limits.max_queries) + " per request");
-  // A text: bm25, unless a direction it lacks is asked (lc-rwmd's then, as before bm25 was
-  // the default).
-  r.options = options(body, default_method(QueryKind::text), default_method(QueryKind::document));
+  r.options = options(body, QueryKind::text);
   r.weights = query_weights(body, r.options.direction);
   for (std::size_t i = 0; i < queries->size(); ++i) {
     const json& q = (*queries)[i];
@@ -233,7 +231,7 @@ ExplainRequest parse_explain(const json& body) {
   if (doc == body.end() || !doc->is_string())
     throw RequestError(400, "doc", "expected a document's id");
   r.doc = doc->get<std::string>();
-  r.options = options(body, Method("wmd"));
+  r.options = options(body, QueryKind::text, Method("wmd"));
   r.weights = query_weights(body, r.options.direction);
   return r;
 }

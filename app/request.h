@@ -38,8 +38,8 @@ nlohmann::json parse_body(std::string_view body);
 
 // POST /search: {"queries": [text | {"text": ..., "id": ...}, ...] or "like": a document's id,
 // "k", "method", "direction" (or "symmetric"), "query_weights", "text", and each of the methods'
-// parameters by its name ("act_steps", "bm25_k1", ...)}. Without a method, texts are ranked by
-// the text method (default_method) and a document's likes by the symmetric distance.
+// parameters by its name ("act_steps", "bm25_k1", ...)}. Without a method, the default of the
+// queries' kind (default_method): texts bm25's, a document's likes lc-rwmd's.
 struct SearchRequest {
   std::optional<std::string> like;    // "more like this": the document's id, not among the answers
   std::vector<RawDocument> queries;   // ids: their positions

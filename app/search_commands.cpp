@@ -65,10 +65,16 @@ void add_search(CLI::App& app) {
   auto with_text = std::make_shared<bool>(false);
   f->add(c, true);
   c->get_option("--queries")->required(false);
+  auto* typed = c->add_option("--query", f->typed,
+                              "Typed words as a query, a search box's (may be repeated; its id in "
+                              "the results: its words; default method: " +
+                                  std::string(default_method(QueryKind::text).name()) + ")")
+                    ->excludes("--queries");
   c->add_option("--like", f->like,
                 "More like this: a document of the index (its id; may be repeated) as the query, "
                 "itself left out of its neighbours (default: the symmetric distance)")
-      ->excludes("--queries");
+      ->excludes("--queries")
+      ->excludes(typed);
   f->add_prune(c);
   f->add_max_distance(c);
   c->add_option("--k", *k, "Neighbours per query (more than the index holds: all)")
@@ -87,7 +93,8 @@ void add_search(CLI::App& app) {
     cluster.step([&] {
       if (cluster.root() && !output->empty()) file = std::make_unique<AtomicFile>(*output);
     });
-    if (f->queries.empty() && f->like.empty()) throw Error("give --queries or --like");
+    if (f->queries.empty() && f->typed.empty() && f->like.empty())
+      throw Error("give --queries (documents), --query (typed words) or --like");
     if (part_per_rank(*f)) {
       if (!f->like.empty())
         throw Error(

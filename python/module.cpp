@@ -321,7 +321,7 @@ PYBIND11_MODULE(_lcrwmd, m) {
             return search_with(p, *p.searcher(backend, o, precision), queries, to_k(k), o,
                                query_weights);
           },
-          py::arg("queries"), py::arg("k") = 10, py::arg("method") = "lc-rwmd",
+          py::arg("queries"), py::arg("k") = 10, py::arg("method") = documents_method(),
           py::arg("direction") = "", py::arg("backend") = "auto", py::arg("batch") = 0,
           py::arg("prune") = true, py::arg("parameters") = py::dict(),
           py::arg("precision") = "auto",
@@ -349,7 +349,7 @@ PYBIND11_MODULE(_lcrwmd, m) {
             std::copy(r.indices.begin(), r.indices.end(), i.mutable_data());
             return py::make_tuple(d, i);
           },
-          py::arg("docs"), py::arg("k") = 10, py::arg("method") = "lc-rwmd",
+          py::arg("docs"), py::arg("k") = 10, py::arg("method") = documents_method(),
           py::arg("direction") = "", py::arg("backend") = "auto",
           py::arg("parameters") = py::dict(), py::arg("precision") = "auto")
       .def(
@@ -372,7 +372,7 @@ PYBIND11_MODULE(_lcrwmd, m) {
             const SearchOptions o = make_options(method, direction, batch, true, parameters);
             return pairwise_with(p, *p.searcher(backend, o, precision), queries, o, query_weights);
           },
-          py::arg("queries"), py::arg("method") = "lc-rwmd", py::arg("direction") = "",
+          py::arg("queries"), py::arg("method") = documents_method(), py::arg("direction") = "",
           py::arg("backend") = "auto", py::arg("batch") = 0, py::arg("parameters") = py::dict(),
           py::arg("precision") = "auto", py::arg("query_weights") = "auto")
       .def(
@@ -419,9 +419,10 @@ PYBIND11_MODULE(_lcrwmd, m) {
             out["excluded_queries"] = q.excluded;
             return out;
           },
-          py::arg("queries"), py::arg("labels"), py::arg("ks"), py::arg("method") = "lc-rwmd",
-          py::arg("symmetric") = true, py::arg("backend") = "auto",
-          py::arg("parameters") = py::dict(), py::arg("precision") = "auto")
+          py::arg("queries"), py::arg("labels"), py::arg("ks"),
+          py::arg("method") = documents_method(), py::arg("symmetric") = true,
+          py::arg("backend") = "auto", py::arg("parameters") = py::dict(),
+          py::arg("precision") = "auto")
       .def(
           "with_embeddings",
           [](const PyIndex& p, std::shared_ptr<const WordVectors> emb) {
@@ -479,7 +480,7 @@ PYBIND11_MODULE(_lcrwmd, m) {
             o.max_distance = max_distance;
             return search_with(s.index, *s.gpu, queries, to_k(k), o, "auto");
           },
-          py::arg("queries"), py::arg("k") = 10, py::arg("method") = "lc-rwmd",
+          py::arg("queries"), py::arg("k") = 10, py::arg("method") = documents_method(),
           py::arg("direction") = "symmetric", py::arg("batch") = 0, py::arg("prune") = true,
           py::arg("max_distance") = std::numeric_limits<float>::infinity(),
           py::arg("parameters") = py::dict())
@@ -490,8 +491,9 @@ PYBIND11_MODULE(_lcrwmd, m) {
             return pairwise_with(s.index, *s.gpu, queries,
                                  make_options(method, direction, batch, true, parameters), "auto");
           },
-          py::arg("queries"), py::arg("method") = "lc-rwmd", py::arg("direction") = "symmetric",
-          py::arg("batch") = 0, py::arg("parameters") = py::dict())
+          py::arg("queries"), py::arg("method") = documents_method(),
+          py::arg("direction") = "symmetric", py::arg("batch") = 0,
+          py::arg("parameters") = py::dict())
       .def_property_readonly("uploads", [](const PyGpuSearcher& s) { return s.gpu->uploads(); })
       .def_property_readonly("device", [](const PyGpuSearcher& s) { return s.gpu->device().name; })
       .def_property_readonly("resident_bytes",
@@ -543,6 +545,19 @@ PYBIND11_MODULE(_lcrwmd, m) {
       "its parameters (each a dict: name, the keyword argument; type, 'integer' or 'number'; "
       "default; min; max, None for none; help) and the kind of query it is the default for "
       "('text', 'document' or None).");
+  m.def(
+      "default_method",
+      [](const std::string& kind, const std::optional<std::string>& direction) {
+        if (kind != "text" && kind != "document")
+          throw Error("kind: expected 'text' or 'document', not '" + kind + "'");
+        return default_method(kind == "text" ? QueryKind::text : QueryKind::document,
+                              direction ? std::optional(parse_direction(*direction)) : std::nullopt)
+            .name();
+      },
+      py::arg("kind") = "document", py::arg("direction") = py::none(),
+      "The method a search takes where none is named, by what its queries are: 'text' (typed "
+      "words, a search box's: bm25) or 'document' (a document as the query: lc-rwmd); where a "
+      "direction is asked that the text method lacks, the documents' method.");
   m.def("cpu_simd_level", &cpu_simd_level,
         "The SIMD level of the CPU kernels here: 'scalar', 'avx2' or 'avx512'.");
   m.def(

@@ -108,6 +108,8 @@ std::size_t to_k(std::int64_t k);
 // number; lcrwmd.methods() lists them): checked by the library, which names the one at fault.
 SearchOptions make_options(const std::string& method, const std::string& direction,
                            std::size_t batch, bool prune, const py::dict& parameters);
+// The native functions' method where none is named (the Python wrappers name one each time).
+inline const char* documents_method() { return default_method(QueryKind::document).name(); }
 // A parameter's description as lcrwmd.methods() gives it.
 py::dict parameter_dict(const Parameter& p);
 // The direction the older keyword symmetric=True/False names.

@@ -37,7 +37,7 @@ Classified classify_with(const PyIndex& p, const py::sequence& docs, std::int64_
 
 // The keyword arguments every classification call takes, after the queries.
 #define LCRWMD_CLASSIFY_ARGS                                                                \
-  py::arg("k") = 5, py::arg("method") = "lc-rwmd", py::arg("symmetric") = true,             \
+  py::arg("k") = 5, py::arg("method") = documents_method(), py::arg("symmetric") = true,    \
   py::arg("backend") = "auto", py::arg("prune") = true, py::arg("parameters") = py::dict(), \
   py::arg("precision") = "auto"
 
@@ -147,8 +147,8 @@ void bind_tasks(py::class_<PyIndex>& cls) {
             }
             return py::make_tuple(a, b, d);
           },
-          py::arg("max_distance"), py::arg("method") = "lc-rwmd", py::arg("backend") = "auto",
-          py::arg("prune") = true, py::arg("parameters") = py::dict(),
+          py::arg("max_distance"), py::arg("method") = documents_method(),
+          py::arg("backend") = "auto", py::arg("prune") = true, py::arg("parameters") = py::dict(),
           py::arg("precision") = "auto",
           "Every pair of the index's documents within max_distance, once (a < b): arrays a, b, "
           "distance, by a, then distance.")
@@ -183,7 +183,7 @@ void bind_tasks(py::class_<PyIndex>& cls) {
             out["objective"] = c.objective;
             return out;
           },
-          py::arg("k"), py::arg("seed") = 0, py::arg("method") = "lc-rwmd",
+          py::arg("k"), py::arg("seed") = 0, py::arg("method") = documents_method(),
           py::arg("iterations") = 20, py::arg("candidates") = 32, py::arg("members") = 256,
           py::arg("backend") = "auto", py::arg("parameters") = py::dict(),
           py::arg("precision") = "auto",

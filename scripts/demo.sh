@@ -25,16 +25,15 @@ awk -F'\t' -v OFS='\t' '
   }' $demo/train.tsv $demo/queries.tsv "$out/results.tsv"
 
 echo
-printf 'typed1\t\tfederer wimbledon tennis set\ntyped2\t\tengland batsmen wicket\n' >"$out/typed.tsv"
-for how in "--method bm25" "--direction query-to-document"; do
-  echo "What a search box's few words find ($how):"
-  ./build/lcrwmd search --index "$out/demo.idx" --queries "$out/typed.tsv" \
-    --embeddings $demo/embeddings.bin --k 3 $how 2>/dev/null |
+for how in "" "--method lc-rwmd --direction query-to-document"; do
+  echo "What a search box's few words find (${how:-bm25, the default for typed words}):"
+  # shellcheck disable=SC2086 # $how: flags, split as words
+  ./build/lcrwmd search --index "$out/demo.idx" --query "federer wimbledon tennis set" \
+    --query "england batsmen wicket" --embeddings $demo/embeddings.bin --k 3 $how 2>/dev/null |
     awk -F'\t' 'FILENAME == ARGV[1] { label[$1] = $2; split($3, w, " "); title[$1] = w[1] " " w[2] " " w[3] " " w[4] " " w[5] " " w[6]; next }
-      FILENAME == ARGV[2] { q[$1] = $3; next }
-      { if ($2 == 1) printf "\n\"%s\"\n", q[$1]
+      { if ($2 == 1) printf "\n\"%s\"\n", $1
         printf "  %d. %-11s %-16s [%-9s] %s...\n", $2, $4, $3, label[$3], title[$3] }' \
-      $demo/train.tsv "$out/typed.tsv" -
+      $demo/train.tsv -
   echo
 done
 

@@ -165,9 +165,10 @@ const char* to_string(Method m);
 
 // Every method, in the order front ends list them (the text method first).
 std::span<const Method> methods();
-// The method a search of `kind` takes where none is named: bm25 for text, the symmetric lc-rwmd
-// for documents.
-Method default_method(QueryKind kind);
+// The method a search of `kind` takes where none is named: bm25 for text, lc-rwmd for documents.
+// Where a direction is asked that the kind's method lacks (symmetric text search), the
+// documents' method, which has every direction.
+Method default_method(QueryKind kind, std::optional<Direction> asked = std::nullopt);
 // Adds a method defined outside the library (a test's, a user's), after the library's: every
 // front end lists it and takes its parameters. Call it before any search (at static
 // initialisation, or first thing in main); its name must be new and its parameters' names either

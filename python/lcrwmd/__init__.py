@@ -4,6 +4,7 @@
     emb = lcrwmd.Embeddings.load("cbow300.bin")
     index = lcrwmd.Index.build(emb, train_texts, labels=train_labels, stopwords="stop_words.txt")
     distances, indices = index.search(test_texts, k=10)          # symmetric LC-RWMD
+    scores, indices = index.query("federer wimbledon", k=10)    # typed words: bm25
 
     # Or vectors trained on your own documents (fastText), which give every word a vector:
     emb = lcrwmd.Embeddings.train(train_texts, "vectors.bin", stopwords="stop_words.txt")
@@ -25,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._lcrwmd import (Embeddings, Error, FastTextModel, WordVectors, cpu_precision, cpu_simd_level,
-                      cuda_devices, methods, set_threads, tokenize)
+                      cuda_devices, default_method, methods, set_threads, tokenize)
 from ._lcrwmd import Collection as _NativeCollection
 from ._lcrwmd import Index as _NativeIndex
 from .explanation import Explanation, Flow, _explanation, plot_alignment
@@ -34,7 +35,11 @@ __doc__ = (__doc__ or "") + "".join(f"\n    {m['name']}: {m['summary']}" for m i
 
 __all__ = ["ExcludedDocumentsWarning", "Embeddings", "FastTextModel", "WordVectors", "Index", "Collection", "GpuSearcher", "Error", "Flow", "Explanation", "wmd", "rwmd",
            "wcd", "eval_knn", "plot_alignment", "tokenize", "set_threads", "cuda_devices",
-           "cpu_simd_level", "cpu_precision", "methods"]
+           "cpu_simd_level", "cpu_precision", "default_method", "methods"]
+
+# The method where none is named, for a document as the query (search, pairwise, classification,
+# pairs, clusters); typed words (query) take default_method("text", direction).
+_FOR_DOCUMENTS = default_method("document")
 
 class ExcludedDocumentsWarning(UserWarning):
     """Documents with no known word were left out of an index: its results number the index's
@@ -277,7 +282,7 @@ class Index:
 
     @_takes_parameters
     def search(self, queries: Union[Document, Sequence[Document]], k: int = 10,
-               method: str = "lc-rwmd", symmetric: bool = True, backend: str = "auto",
+               method: str = _FOR_DOCUMENTS, symmetric: bool = True, backend: str = "auto",
                batch: int = 0, prune: bool = True, return_ids: bool = False,
                precision: str = "auto", max_distance: Optional[float] = None,
                direction: Optional[str] = None, query_weights: str = "auto",
@@ -300,7 +305,8 @@ class Index:
         (bm25_k1, bm25_b) over every term: its distances are minus its scores, and only
         documents that share a term with the query are found; method="hybrid" adds lc-rwmd's
         query-to-document distance to it, each standardised over the documents, the distance
-        weighted by hybrid_weight."""
+        weighted by hybrid_weight. For typed words (a search box's), query() takes the
+        method made for them."""
         d, i, excluded = self._native.search(_documents(queries), k, method,
                                              _direction(direction, symmetric), backend, batch,
                                              prune, parameters, precision, _range(max_distance),
@@ -308,8 +314,22 @@ class Index:
         return _results(self, d, i, excluded, return_ids)
 
     @_takes_parameters
+    def query(self, texts: Union[Document, Sequence[Document]], k: int = 10,
+              method: Optional[str] = None, direction: Optional[str] = None,
+              backend: str = "auto", precision: str = "auto", query_weights: str = "auto",
+              max_distance: Optional[float] = None, return_ids: bool = False,
+              **parameters) -> SearchResult:
+        """Typed words as queries, a search box's (what the service's /search takes): as search,
+        but where no method is named, lcrwmd.default_method("text", direction): bm25 (its
+        distances minus its scores), or lc-rwmd where a direction bm25 lacks is asked."""
+        return self.search(texts, k, method=method or default_method("text", direction),
+                           direction=direction, backend=backend, precision=precision,
+                           query_weights=query_weights, max_distance=max_distance,
+                           return_ids=return_ids, **parameters)
+
+    @_takes_parameters
     def more_like(self, docs: Union[int, str, Sequence[Union[int, str]]], k: int = 10,
-                  method: str = "lc-rwmd", direction: Optional[str] = None,
+                  method: str = _FOR_DOCUMENTS, direction: Optional[str] = None,
                   backend: str = "auto", precision: str = "auto",
                   return_ids: bool = False, **parameters) -> SearchResult:
         """More like these documents of the index (positions or ids): each one's own words as
@@ -323,7 +343,7 @@ class Index:
 
     @_takes_parameters
     def range_search(self, queries: Union[Document, Sequence[Document]], max_distance: float,
-                     k: Optional[int] = None, method: str = "lc-rwmd", symmetric: bool = True,
+                     k: Optional[int] = None, method: str = _FOR_DOCUMENTS, symmetric: bool = True,
                      backend: str = "auto", precision: str = "auto",
                      direction: Optional[str] = None, query_weights: str = "auto", **parameters
                      ) -> list[tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]]:
@@ -337,7 +357,7 @@ class Index:
         return [(d[j][i[j] >= 0], i[j][i[j] >= 0]) for j in range(len(d))]
 
     @_takes_parameters
-    def pairwise(self, queries: Union[Document, Sequence[Document]], method: str = "lc-rwmd",
+    def pairwise(self, queries: Union[Document, Sequence[Document]], method: str = _FOR_DOCUMENTS,
                  symmetric: bool = True, backend: str = "auto", batch: int = 0,
                  precision: str = "auto", direction: Optional[str] = None,
                  query_weights: str = "auto", **parameters) -> npt.NDArray[np.float32]:
@@ -349,7 +369,7 @@ class Index:
 
     @_takes_parameters
     def classify(self, queries: Union[Document, Sequence[Document]], k: int = 5,
-                 method: str = "lc-rwmd", symmetric: bool = True, backend: str = "auto",
+                 method: str = _FOR_DOCUMENTS, symmetric: bool = True, backend: str = "auto",
                  prune: bool = True, precision: str = "auto",
                  **parameters) -> list[Optional[dict]]:
         """Each query's label by the vote of its k nearest documents: a dict with "label",
@@ -361,7 +381,7 @@ class Index:
 
     @_takes_parameters
     def predict(self, queries: Union[Document, Sequence[Document]], k: int = 5,
-                method: str = "lc-rwmd", symmetric: bool = True, backend: str = "auto",
+                method: str = _FOR_DOCUMENTS, symmetric: bool = True, backend: str = "auto",
                 prune: bool = True, precision: str = "auto",
                 **parameters) -> list[Optional[str]]:
         """Each query's label, as classify decides it (None: no known word)."""
@@ -370,7 +390,7 @@ class Index:
 
     @_takes_parameters
     def predict_proba(self, queries: Union[Document, Sequence[Document]], k: int = 5,
-                      method: str = "lc-rwmd", symmetric: bool = True, backend: str = "auto",
+                      method: str = _FOR_DOCUMENTS, symmetric: bool = True, backend: str = "auto",
                       prune: bool = True, precision: str = "auto",
                       **parameters) -> npt.NDArray[np.float64]:
         """(n_queries, len(classes)): each class's votes / voters among the k nearest
@@ -379,7 +399,7 @@ class Index:
                                           prune, parameters, precision)
 
     @_takes_parameters
-    def pairs(self, max_distance: float, method: str = "lc-rwmd", backend: str = "auto",
+    def pairs(self, max_distance: float, method: str = _FOR_DOCUMENTS, backend: str = "auto",
               prune: bool = True, precision: str = "auto", **parameters
               ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         """Every pair of the index's documents within max_distance (near-duplicates), each
@@ -389,7 +409,7 @@ class Index:
                                   precision)
 
     @_takes_parameters
-    def cluster(self, k: int, seed: int = 0, method: str = "lc-rwmd", iterations: int = 20,
+    def cluster(self, k: int, seed: int = 0, method: str = _FOR_DOCUMENTS, iterations: int = 20,
                 candidates: int = 32, members: int = 256, backend: str = "auto",
                 precision: str = "auto", **parameters) -> dict:
         """k-medoids over the documents (each cluster represented by one of them): a dict with
@@ -517,7 +537,7 @@ def wcd(doc_a: Document, doc_b: Document, embeddings: Embeddings,
 
 @_takes_parameters
 def eval_knn(index: Index, queries: Sequence[Document], labels: Sequence,
-             ks: Iterable[int] = range(1, 20), method: str = "lc-rwmd", symmetric: bool = True,
+             ks: Iterable[int] = range(1, 20), method: str = _FOR_DOCUMENTS, symmetric: bool = True,
              backend: str = "auto", precision: str = "auto", **parameters) -> dict:
     """kNN classification error of labelled queries against the index's labels: a dict with
     "errors" {k: rate}, "best_k", "best_error", "n_queries" and "excluded_queries"
@@ -569,7 +589,7 @@ class Collection:
 
     @_takes_parameters
     def search(self, queries: Union[Document, Sequence[Document]], k: int = 10,
-               method: str = "lc-rwmd", direction: Optional[str] = None,
+               method: str = _FOR_DOCUMENTS, direction: Optional[str] = None,
                query_weights: str = "auto", max_distance: Optional[float] = None,
                return_ids: bool = False, **parameters) -> SearchResult:
         """As Index.search, over the live documents of the last commit (positions in `ids`),
@@ -577,6 +597,16 @@ class Collection:
         d, i, excluded = self._native.search(_documents(queries), k, method, direction or "",
                                              parameters, query_weights, _range(max_distance))
         return _results(self, d, i, excluded, return_ids)
+
+    @_takes_parameters
+    def query(self, texts: Union[Document, Sequence[Document]], k: int = 10,
+              method: Optional[str] = None, direction: Optional[str] = None,
+              query_weights: str = "auto", max_distance: Optional[float] = None,
+              return_ids: bool = False, **parameters) -> SearchResult:
+        """As Index.query: typed words, bm25 where no method is named."""
+        return self.search(texts, k, method=method or default_method("text", direction),
+                           direction=direction, query_weights=query_weights,
+                           max_distance=max_distance, return_ids=return_ids, **parameters)
 
     @property
     def ids(self) -> list[str]:
@@ -615,7 +645,7 @@ class GpuSearcher:
 
     @_takes_parameters
     def search(self, queries: Union[Document, Sequence[Document]], k: int = 10,
-               method: str = "lc-rwmd", symmetric: bool = True, batch: int = 0,
+               method: str = _FOR_DOCUMENTS, symmetric: bool = True, batch: int = 0,
                prune: bool = True, return_ids: bool = False,
                max_distance: Optional[float] = None, direction: Optional[str] = None,
                **parameters) -> SearchResult:
@@ -626,7 +656,7 @@ class GpuSearcher:
         return _results(self.index, d, i, excluded, return_ids)
 
     @_takes_parameters
-    def pairwise(self, queries: Union[Document, Sequence[Document]], method: str = "lc-rwmd",
+    def pairwise(self, queries: Union[Document, Sequence[Document]], method: str = _FOR_DOCUMENTS,
                  symmetric: bool = True, batch: int = 0, direction: Optional[str] = None,
                  **parameters) -> npt.NDArray[np.float32]:
         """As Index.pairwise, on this GPU."""

@@ -23,8 +23,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
-from . import (Embeddings, Index, StopWords, _documents, _method_parameters, _quietly,
-               _takes_parameters)
+from . import (_FOR_DOCUMENTS, Embeddings, Index, StopWords, _documents, _method_parameters,
+               _quietly, _takes_parameters, default_method)
+
+_FOR_TEXT = default_method("text")  # a retriever's queries are typed words
 
 
 def _keep_parameters(estimator, given: dict) -> None:
@@ -139,7 +141,7 @@ class KNeighborsClassifier(ClassifierMixin, BaseEstimator):
 
     @_takes_parameters
     def __init__(self, embeddings: Optional[Embeddings] = None, n_neighbors: int = 5,
-                 method: str = "lc-rwmd", symmetric: bool = True, weighting: str = "tf",
+                 method: str = _FOR_DOCUMENTS, symmetric: bool = True, weighting: str = "tf",
                  stopwords: StopWords = None, backend: str = "auto",
                  precision: str = "auto", metric: Optional[SupervisedMetric] = None,
                  **parameters):
@@ -233,7 +235,7 @@ class DocumentRetriever(BaseEstimator):
 
     @_takes_parameters
     def __init__(self, embeddings: Optional[Embeddings] = None, n_neighbors: int = 10,
-                 method: str = "bm25", direction: Optional[str] = None,
+                 method: str = _FOR_TEXT, direction: Optional[str] = None,
                  query_weights: str = "auto", weighting: str = "tf",
                  stopwords: StopWords = None, backend: str = "auto",
                  precision: str = "auto", **parameters):
@@ -287,7 +289,7 @@ class DocumentRetriever(BaseEstimator):
 
 @_takes_parameters
 def pairwise_distances(X, Y=None, embeddings: Optional[Embeddings] = None,
-                       method: str = "lc-rwmd", symmetric: bool = True, weighting: str = "tf",
+                       method: str = _FOR_DOCUMENTS, symmetric: bool = True, weighting: str = "tf",
                        stopwords: StopWords = None, backend: str = "auto",
                        precision: str = "auto", **parameters) -> np.ndarray:
     """(len(X), len(Y)) distances between documents, float64, for estimators taking

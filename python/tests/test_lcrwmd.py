@@ -389,6 +389,36 @@ def test_bm25_scores_every_term_and_finds_only_matching_documents(index):
         index.search(typed, method="hybrid", hybrid_weight=-1)
 
 
+def test_typed_words_take_the_text_method_and_documents_the_symmetric_distance(index, tmp_path):
+    """One default by intent, read from the methods' descriptions: query() (typed words) is
+    bm25's where no method is named, lc-rwmd's where a direction bm25 lacks is asked; search()
+    (documents as queries) the symmetric lc-rwmd; the same in a Collection."""
+    typed = ["federer wimbledon", "england batsmen wicket"]
+    assert lcrwmd.default_method("text") == "bm25"
+    assert lcrwmd.default_method() == lcrwmd.default_method("document") == "lc-rwmd"
+    assert lcrwmd.default_method("text", "symmetric") == "lc-rwmd"
+    assert [m["name"] for m in lcrwmd.methods() if m["default_for"] == "text"] == ["bm25"]
+    with pytest.raises(lcrwmd.Error, match="kind: expected 'text' or 'document'"):
+        lcrwmd.default_method("box")
+    for got, want in [(index.query(typed, k=5), index.search(typed, k=5, method="bm25")),
+                      (index.query(typed, k=5, direction="symmetric"), index.search(typed, k=5)),
+                      (index.query(typed, k=5, method="lc-rwmd"), index.search(typed, k=5)),
+                      (index.search(typed, k=5), index.search(typed, k=5, method="lc-rwmd"))]:
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+    assert not np.array_equal(index.query(typed, k=5)[1], index.search(typed, k=5)[1])
+    _, _, ids = index.query("federer wimbledon", k=3, return_ids=True, bm25_k1=0.5)
+    assert len(ids[0]) == 3
+    with pytest.raises(lcrwmd.Error, match="k1"):
+        index.query(typed, bm25_k1=-1)
+    path = tmp_path / "typed"
+    lcrwmd.Collection.create(path, EMB, [index.text(j) for j in range(index.n_docs)],
+                             ids=index.ids, stopwords=STOP)
+    c = lcrwmd.Collection(path)
+    np.testing.assert_array_equal(c.query(typed, k=5)[1], index.query(typed, k=5)[1])
+    np.testing.assert_array_equal(c.search(typed, k=5)[1], index.search(typed, k=5)[1])
+
+
 def test_more_like_a_document_leaves_it_out(index):
     """more_like: the document's own words as the query (symmetric by default), itself left
     out; by position or id; as a search with its text minus itself."""

@@ -69,9 +69,12 @@ const char* to_string(Method m) { return m.name(); }
 
 std::span<const Method> methods() { return registry(); }
 
-Method default_method(QueryKind kind) {
+Method default_method(QueryKind kind, std::optional<Direction> asked) {
   for (const Method m : registry())
-    if (m->default_for == kind) return m;
+    if (m->default_for == kind)
+      return asked && !m->has(*asked) && kind != QueryKind::document
+                 ? default_method(QueryKind::document, asked)
+                 : m;
   throw Error("no method is the default for this kind of query");  // a registry without one
 }
 

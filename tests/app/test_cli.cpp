@@ -278,6 +278,40 @@ TEST(CliLike, MoreLikeADocumentIsItsTextsNeighboursWithoutItself) {
   EXPECT_NE(both.code, 0);
 }
 
+// search --query: typed words, each a query named by its words, ranked by the method for typed
+// text (bm25) where none is named; a direction bm25 lacks takes the documents' method
+// (lc-rwmd), as the service does. The same rows as the words given in a --queries file with the
+// method named.
+TEST(CliQuery, TypedWordsTakeTheTextMethodAndAreNamedByTheirWords) {
+  const std::string index = demo_index("typed.idx");
+  const std::string typed = " --query 'federer wimbledon' --query 'england batsmen wicket'";
+  const std::string file =
+      " --queries " + test::write_file("typed_q.tsv",
+                                       "federer wimbledon\t\tfederer wimbledon\n"
+                                       "england batsmen wicket\t\tengland batsmen wicket\n");
+  for (const auto& [asked, named] :
+       {std::pair<std::string, std::string>{"", " --method bm25"},
+        {" --direction symmetric", " --method lc-rwmd --direction symmetric"},
+        {" --method lc-rwmd --direction query-to-document",
+         " --method lc-rwmd --direction query-to-document"}}) {
+    const CliRun q = lcrwmd("search --index " + index + typed + asked + " --k 4");
+    ASSERT_EQ(q.code, 0) << asked << q.err;
+    const CliRun f = lcrwmd("search --index " + index + file + named + " --k 4");
+    ASSERT_EQ(f.code, 0) << named << f.err;
+    EXPECT_EQ(q.out, f.out) << asked;
+    EXPECT_EQ(q.out.rfind("federer wimbledon\t1\t", 0), 0u) << q.out;
+  }
+  const CliRun plain = lcrwmd("search --index " + index + file + " --k 4");
+  const CliRun bm25 = lcrwmd("search --index " + index + file + " --method bm25 --k 4");
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_NE(plain.out, bm25.out) << "documents as queries keep the symmetric lc-rwmd";
+  const CliRun both = lcrwmd("search --index " + index + typed + file);
+  EXPECT_NE(both.code, 0);
+  const CliRun neither = lcrwmd("search --index " + index);
+  EXPECT_NE(neither.code, 0);
+  EXPECT_NE(neither.err.find("--query (typed words)"), std::string::npos) << neither.err;
+}
+
 TEST(CliSynth, WritesIndexQueriesAndSourceFiles) {
   const auto idx = tmp("syn.idx"), q = tmp("syn_q.tsv"), e = tmp("syn.vec"), d = tmp("syn.tsv");
   CliRun r = lcrwmd("synth --docs 300 --vocab 400 --words-per-doc 12 --dim 8 --seed 5 --output " +

@@ -38,6 +38,24 @@ TEST(MethodInfo, EveryMethodOnceByItsName) {
   EXPECT_EQ(method_names(), "bm25, hybrid, wcd, rwmd, lc-rwmd, wmd, act or ict");
 }
 
+// One default per kind of query, read from the descriptions: typed text bm25, documents the
+// symmetric lc-rwmd; text asking a direction bm25 lacks falls to the documents' method.
+TEST(MethodInfo, OneDefaultMethodPerKindOfQuery) {
+  EXPECT_EQ(default_method(QueryKind::text), Method("bm25"));
+  EXPECT_EQ(default_method(QueryKind::document), Method("lc-rwmd"));
+  EXPECT_EQ(default_method(QueryKind::document)->default_direction(), Direction::symmetric);
+  EXPECT_EQ(default_method(QueryKind::text, Direction::query_to_document), Method("bm25"));
+  EXPECT_EQ(default_method(QueryKind::text, Direction::symmetric), Method("lc-rwmd"));
+  EXPECT_EQ(default_method(QueryKind::text, Direction::document_to_query), Method("lc-rwmd"));
+  EXPECT_EQ(default_method(QueryKind::document, Direction::query_to_document), Method("lc-rwmd"));
+  EXPECT_EQ(SearchOptions{}.method, default_method(QueryKind::document));
+  for (const QueryKind kind : {QueryKind::text, QueryKind::document}) {
+    int defaults = 0;
+    for (const Method m : methods()) defaults += m->default_for == kind;
+    EXPECT_EQ(defaults, 1);
+  }
+}
+
 // One rule for a direction: refused where the method does not have it, by the library's check,
 // by every searcher and by explain; the relaxations have both one-sided forms, WMD and WCD none,
 // BM25 and the hybrid only query-to-document.
