@@ -18,7 +18,7 @@ namespace {
 
 // One line per query: id, label, votes ("label:count,..."), neighbours ("id:distance,...").
 std::string tsv_line(const std::string& id, const Classification& c, const SearchResults& r,
-                     std::size_t q, const ShardSet& docs) {
+                     std::size_t q, const SegmentSet& docs) {
   std::string line = id + '\t' + c.label + '\t';
   for (std::size_t v = 0; v < c.votes.size(); ++v) {
     if (v) line += ',';
@@ -36,7 +36,7 @@ std::string tsv_line(const std::string& id, const Classification& c, const Searc
 }
 
 nlohmann::json json_of(const std::string& id, const Classification& c, const SearchResults& r,
-                       std::size_t q, const ShardSet& docs) {
+                       std::size_t q, const SegmentSet& docs) {
   nlohmann::json votes = nlohmann::json::array(), neighbours = nlohmann::json::array();
   for (const auto& [label, count] : c.votes) votes.push_back({{"label", label}, {"votes", count}});
   for (std::size_t j = 0; j < c.voters; ++j) {
@@ -73,7 +73,7 @@ void add_classify(CLI::App& app) {
       if (cluster.root() && !output->empty()) file = std::make_unique<AtomicFile>(*output);
     });
     Loaded l = load_queries(*f);
-    const ShardSet& docs = l.documents();
+    const SegmentSet& docs = l.documents();
     SearchStats st;
     const SearchResults r = top_k(*f, l, *k, st);
     cluster.step([&] {

@@ -21,7 +21,7 @@ namespace {
 // A collection of several segments or with deletions: its state and each segment's.
 void collection_info(const std::string& path, bool json) {
   const Collection c = Collection::open(path, true);
-  const ShardSet live = c.documents();
+  const SegmentSet live = c.documents();
   if (json) {
     nlohmann::json segments = nlohmann::json::array();
     for (std::size_t s = 0; s < c.n_segments(); ++s)

@@ -313,8 +313,8 @@ void report_refinement(const SearchOptions& o, const SearchStats& st) {
          st.word_pairs);
 }
 
-QueryText read_query_text(const QueryFlags& f, const ShardSet& indexes) {
-  const Index& index = indexes.shard(0);
+QueryText read_query_text(const QueryFlags& f, const SegmentSet& indexes) {
+  const Index& index = indexes.segment(0);
   if (!f.stopwords.empty())
     check_stopwords(index, StopWords::load(f.stopwords, index.tokenizer_version()),
                     "--stopwords " + f.stopwords);
@@ -328,11 +328,11 @@ QueryText read_query_text(const QueryFlags& f, const ShardSet& indexes) {
   // The queries' words and every index's: each index's words must be there, unchanged.
   WordSet words = distinct_tokens(text.docs, index.tokenizer_version());
   for (std::size_t s = 1; s < indexes.size(); ++s)
-    for (std::size_t u = 0; u < indexes.shard(s).vocab_size(); ++u)
-      words.emplace(indexes.shard(s).word(u));
+    for (std::size_t u = 0; u < indexes.segment(s).vocab_size(); ++u)
+      words.emplace(indexes.segment(s).word(u));
   text.embeddings = load_query_embeddings(index, f.embeddings, &words);
   for (std::size_t s = 1; s < indexes.size(); ++s)
-    check_embeddings(indexes.shard(s), *text.embeddings);
+    check_embeddings(indexes.segment(s), *text.embeddings);
   return text;
 }
 
@@ -340,7 +340,7 @@ const Index& Loaded::index() const {
   const Collection* c = opened->collection();
   if (c != nullptr && !c->is_one_index())
     throw Error(not_one_index(c->path(), c->n_segments(), c->n_deleted()));
-  return documents().shard(0);
+  return documents().segment(0);
 }
 
 Loaded load_queries(const QueryFlags& f) {
@@ -354,14 +354,14 @@ Loaded load_queries(const QueryFlags& f) {
   cluster.step([&] {
     const auto t = Clock::now();
     l.opened = DocumentSnapshot::open(f.indexes, !f.no_verify);
-    const ShardSet& all = l.documents();
+    const SegmentSet& all = l.documents();
     if (const Collection* c = l.opened->collection()) {
       note("collection %s: %s in %s (%zu deleted), %zu distinct words (%.2f s)", c->path().c_str(),
            plural(all.n_docs(), "document").c_str(), plural(c->n_segments(), "segment").c_str(),
            c->n_deleted(), all.vocab_size(), since(t));
     } else {
       for (std::size_t i = 0; i < f.indexes.size(); ++i) {
-        const Index& ix = l.documents().shard(i);
+        const Index& ix = l.documents().segment(i);
         note("index %s: %zu documents, %zu words, dim %zu (%.2f s)", f.indexes[i].c_str(),
              ix.n_docs(), ix.vocab_size(), ix.dim(), since(t));
       }

@@ -21,7 +21,7 @@
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
 #include "lcrwmd/searcher.h"
-#include "lcrwmd/sharded.h"
+#include "lcrwmd/segments.h"
 
 namespace lcrwmd::app {
 
@@ -73,7 +73,7 @@ struct QueryFlags {
   float max_distance = std::numeric_limits<float>::infinity();
   int threads = 0, device = 0;
 
-  // several: --index may be given several times (a collection of shards, lcrwmd/sharded.h).
+  // several: --index may be given several times (a collection of shards, lcrwmd/segments.h).
   void add(CLI::App* c, bool several = false);
   // --index, once or (several) repeated.
   void add_index(CLI::App* c, bool several);
@@ -125,16 +125,16 @@ struct QueryText {
   std::vector<RawDocument> docs;
   std::unique_ptr<WordVectors> embeddings;  // null without --embeddings
 };
-QueryText read_query_text(const QueryFlags& f, const ShardSet& indexes);
+QueryText read_query_text(const QueryFlags& f, const SegmentSet& indexes);
 
 struct Loaded {
   // --index: the index files (in order) or the collection directory, as one collection.
   std::shared_ptr<const DocumentSnapshot> opened;
-  QuerySet queries;                 // over the collection (ShardSet::make_query_set)
+  QuerySet queries;                 // over the collection (SegmentSet::make_query_set)
   std::size_t excluded = 0;         // queries left with no known word
   std::vector<std::int64_t> liked;  // search --like: each query's document in the collection
   // The index files, or the collection's segments.
-  const ShardSet& documents() const { return opened->documents(); }
+  const SegmentSet& documents() const { return opened->documents(); }
   // The index of a command that takes one (a collection: an Error unless it is one index).
   const Index& index() const;
 };

@@ -10,7 +10,8 @@
 #include "lcrwmd/npy_writer.h"
 #include "lcrwmd/plural.h"
 #include "lcrwmd/rank_queries.h"
-#include "lcrwmd/sharded.h"
+#include "lcrwmd/rank_shards.h"
+#include "lcrwmd/segments.h"
 
 namespace lcrwmd::app {
 namespace {
@@ -20,7 +21,7 @@ namespace {
 struct RankInput {
   std::optional<Index> shard;
   std::optional<Collection> segments;
-  std::optional<ShardSet> mine;
+  std::optional<SegmentSet> mine;
   std::unique_ptr<RankShards> shards;
   QuerySet queries;
 };

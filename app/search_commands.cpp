@@ -19,7 +19,7 @@
 #include "lcrwmd/npy_writer.h"
 #include "lcrwmd/search.h"
 #include "lcrwmd/searcher.h"
-#include "lcrwmd/sharded.h"
+#include "lcrwmd/segments.h"
 
 namespace lcrwmd::app {
 
@@ -111,7 +111,7 @@ void add_search(CLI::App& app) {
     if (like && cluster.root()) r = without_self(r, l.liked, *k);  // root writes the results
     cluster.step([&] {
       if (!cluster.root()) return;
-      const ShardSet& docs = l.documents();
+      const SegmentSet& docs = l.documents();
       write_results(
           r, l.queries.ids,
           [&](std::size_t, std::size_t doc) { return std::string(docs.doc_id(doc)); },
@@ -153,7 +153,7 @@ void add_pairwise(CLI::App& app) {
       const std::unique_ptr<IndexRanks> ranks = spread_index(l, so, "queries");
       together([&] { ranks->searcher->pairwise(ranks->queries, o, append, &st); });
     } else {
-      ShardedSearcher(l.documents(), so).pairwise(l.queries, o, append, &st);
+      CollectionSearcher(l.documents(), so).pairwise(l.queries, o, append, &st);
     }
     cluster.step([&] {
       if (!cluster.root()) return;

@@ -27,7 +27,7 @@ SearchService::SearchService(const std::string& path, const SearcherOptions& sea
       batcher_(options.batching),
       served_(path, {.searcher = searcher, .verify = options.verify}) {
   const std::shared_ptr<const DocumentSnapshot> s = current();
-  const Index& first = s->documents().shard(0);
+  const Index& first = s->documents().segment(0);
   if (!options.stopwords.empty())
     check_stopwords(first, StopWords::load(options.stopwords, first.tokenizer_version()),
                     "--stopwords " + options.stopwords);
@@ -35,7 +35,7 @@ SearchService::SearchService(const std::string& path, const SearcherOptions& sea
     // Kept whole: later adds bring words of the file that no segment holds yet.
     embeddings_ = open_word_vectors(options.embeddings);
     for (std::size_t i = 0; i < s->documents().size(); ++i)
-      check_embeddings(s->documents().shard(i), *embeddings_);
+      check_embeddings(s->documents().segment(i), *embeddings_);
     // Every later segment's words come from the file the collection records: the segments
     // need no word-by-word check as they come.
     if (s->collection()) s->collection()->check_embeddings(options.embeddings);
@@ -77,7 +77,7 @@ json SearchService::search(const json& body) {
   request.options.batch = options_.batching.max_batch;  // a micro-batch is one batch
   const std::vector<json>& names = request.names;
   const std::shared_ptr<const DocumentSnapshot> snap = current();  // the whole search sees this one
-  const ShardSet& docs = snap->documents();
+  const SegmentSet& docs = snap->documents();
   SearchResults r;
   if (request.like) {  // the document's own words as the query; itself not among the answers
     const auto doc = docs.find_doc(*request.like);
@@ -125,7 +125,7 @@ json SearchService::search(const json& body) {
 json SearchService::explain(const json& body) const {
   const ExplainRequest request = parse_explain(body);
   const std::shared_ptr<const DocumentSnapshot> snap = current();
-  const ShardSet& docs = snap->documents();
+  const SegmentSet& docs = snap->documents();
   const auto doc = docs.find_doc(request.doc);
   if (!doc) throw RequestError(404, "doc", "no document with id '" + request.doc + "'");
   const SearchOptions& o = request.options;
@@ -142,7 +142,7 @@ json SearchService::explain(const json& body) const {
   const auto [segment, local] = docs.locate(*doc);
   Explanation e;
   try {
-    e = lcrwmd::explain(docs.shard(segment), docs.for_shard(qs, segment), 0, local, o.method,
+    e = lcrwmd::explain(docs.segment(segment), docs.for_segment(qs, segment), 0, local, o.method,
                         o.direction, o.parameters);
   } catch (const Error& err) {
     throw RequestError(400, "method", err.what());
@@ -155,7 +155,7 @@ json SearchService::explain(const json& body) const {
 
 json SearchService::document(const std::string& id) const {
   const std::shared_ptr<const DocumentSnapshot> snap = current();
-  const ShardSet& docs = snap->documents();
+  const SegmentSet& docs = snap->documents();
   const auto doc = docs.find_doc(id);
   if (!doc) throw RequestError(404, "id", "no document with id '" + id + "'");
   return {{"id", id},
@@ -210,7 +210,7 @@ json SearchService::remove(const std::string& id) {
 
 json SearchService::info() const {
   const std::shared_ptr<const DocumentSnapshot> snap = current();
-  const ShardSet& docs = snap->documents();
+  const SegmentSet& docs = snap->documents();
   json methods = json::array(), names = json::array();
   for (const Method m : lcrwmd::methods()) {
     methods.push_back(method_json(m.info()));

@@ -5,7 +5,7 @@
 #include "app/cluster.h"
 #include "app/rank_shard_commands.h"
 #include "lcrwmd/plural.h"
-#include "lcrwmd/sharded.h"
+#include "lcrwmd/segments.h"
 
 namespace lcrwmd::app {
 
@@ -19,7 +19,7 @@ SearchResults top_k(const QueryFlags& f, const Loaded& l, std::size_t k, SearchS
     const std::unique_ptr<IndexRanks> ranks = spread_index(l, so, f.distribute);
     r = together([&] { return ranks->searcher->search(ranks->queries, k, o, &st); });
   } else {
-    r = ShardedSearcher(l.documents(), so).search(l.queries, k, o, &st);
+    r = CollectionSearcher(l.documents(), so).search(l.queries, k, o, &st);
   }
   note("search: %s x %s, %s, %.3f s (%s, %s)", plural(r.n_queries, "query").c_str(),
        plural(l.documents().n_docs(), "document").c_str(), describe(o).c_str(), since(t),

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "lcrwmd/error.h"
-#include "lcrwmd/sharded.h"
+#include "lcrwmd/segments.h"
 
 namespace lcrwmd::bench {
 namespace {
@@ -102,12 +102,12 @@ void segment_benchmarks(const Index& whole, const QuerySet& qs, const SearcherOp
   std::printf("\n");
   std::vector<const Index*> parts;
   for (const Index& s : segments) parts.push_back(&s);
-  const ShardSet set(parts);
+  const SegmentSet set(parts);
   rep.add("segments", static_cast<double>(segments.size()), "");
   rep.add("their vocabularies over the distinct words",
           static_cast<double>(vocab_sum) / static_cast<double>(whole.vocab_size()), "x");
   const auto one = make_searcher(whole, so);
-  const ShardedSearcher grown(set, so);
+  const CollectionSearcher grown(set, so);
   const QuerySet qg = translate_queries(whole, qs, segments.front());
   for (const Case& c : kCases) {
     SearchOptions o;

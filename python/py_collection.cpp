@@ -11,7 +11,7 @@
 
 #include "lcrwmd/collection.h"
 #include "lcrwmd/collection_reader.h"
-#include "lcrwmd/sharded.h"
+#include "lcrwmd/segments.h"
 #include "python/py_index.h"
 
 namespace lcrwmd::python {

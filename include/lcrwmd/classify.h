@@ -28,7 +28,7 @@ struct Classification {
   std::size_t voters = 0;  // min(k, the documents the results hold for the query)
 };
 
-// Document d's label, by its index in the results (an index's label(), a ShardSet's).
+// Document d's label, by its index in the results (an index's label(), a SegmentSet's).
 using LabelOf = std::function<std::string_view(std::size_t)>;
 
 // One classification per row of `results` (which must hold at least k neighbours per query

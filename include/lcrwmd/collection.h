@@ -1,7 +1,7 @@
 #pragma once
 // A collection that changes: documents added, replaced and deleted without a rebuild, each
 // change durable once it returns, searchable by the next search. A directory of immutable
-// segments (index files, each with its own vocabulary, searched together as a ShardSet's
+// segments (index files, each with its own vocabulary, searched together as a SegmentSet's
 // shards), per-segment deletion files and a manifest naming them, replaced atomically as the
 // commit (Lucene's design; the files: src/collection/collection_files.h):
 //
@@ -10,8 +10,8 @@
 //   w.add(read_tsv("today.tsv"));            // new ids added, known ids replaced
 //   w.remove({"doc-17"});
 //   const Collection c = Collection::open("news");
-//   const ShardSet live = c.documents();     // the live documents, in collection order
-//   ShardedSearcher s(live, {});
+//   const SegmentSet live = c.documents();     // the live documents, in collection order
+//   CollectionSearcher s(live, {});
 //
 // What it answers: the neighbours and distances one build of its live documents would, in
 // their order (the segments' in order, each segment's own in order; a replaced document moves
@@ -35,7 +35,7 @@
 #include "lcrwmd/embeddings.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/index.h"
-#include "lcrwmd/sharded.h"
+#include "lcrwmd/segments.h"
 
 namespace lcrwmd {
 
@@ -88,8 +88,8 @@ class Collection {
   // fingerprint): what adds would refuse.
   void check_embeddings(const std::string& path) const;
 
-  // The live documents as one ShardSet (for ShardedSearcher), referring to this collection.
-  ShardSet documents() const;
+  // The live documents as one SegmentSet (for CollectionSearcher), referring to this collection.
+  SegmentSet documents() const;
   // Whether it is one segment without deletions: one index file (segment(0)) holds exactly
   // its documents, for what reads a single index.
   bool is_one_index() const { return segments_.size() == 1 && segments_[0].deleted.empty(); }

@@ -22,12 +22,12 @@
 #include "lcrwmd/collection.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/searcher.h"
-#include "lcrwmd/sharded.h"
+#include "lcrwmd/segments.h"
 #include "lcrwmd/word_vectors.h"
 
 namespace lcrwmd {
 
-// Index files searched as shards, or a collection at one commit: its documents as one ShardSet,
+// Index files searched as shards, or a collection at one commit: its documents as one SegmentSet,
 // and (on first use) a searcher over them.
 class DocumentSnapshot {
  public:
@@ -41,7 +41,7 @@ class DocumentSnapshot {
   DocumentSnapshot& operator=(const DocumentSnapshot&) = delete;
 
   // The index files, or the collection's segments, as one set of documents.
-  const ShardSet& documents() const { return *documents_; }
+  const SegmentSet& documents() const { return *documents_; }
   // The collection's commit; null for index files.
   const Collection* collection() const { return collection_ ? &*collection_ : nullptr; }
   // The collection's generation; 0 for index files.
@@ -49,7 +49,7 @@ class DocumentSnapshot {
   // The index holding exactly the documents, numbered as documents() numbers them (one file, or
   // a collection of one segment without deletions); null otherwise.
   const Index* one_index() const;
-  // A ShardedSearcher over documents(), made on first use (a GPU backend uploads then).
+  // A CollectionSearcher over documents(), made on first use (a GPU backend uploads then).
   const Searcher& searcher() const;
   // Its searcher, keeping the snapshot alive while the caller holds it.
   static std::shared_ptr<const Searcher> searcher_of(
@@ -61,7 +61,7 @@ class DocumentSnapshot {
   DocumentSnapshot() = default;
   std::vector<Index> files_;
   std::optional<Collection> collection_;
-  std::unique_ptr<ShardSet> documents_;
+  std::unique_ptr<SegmentSet> documents_;
   SearcherOptions options_;
   mutable std::once_flag made_;
   mutable std::unique_ptr<Searcher> searcher_;

@@ -4,7 +4,7 @@
 // documents there are, their tokens together, and how many of them hold a term (bm25's IDF and
 // mean length) or a word (--query-weights idf). An index answers for itself (a shard of one
 // build: for the whole build, Index::idf_docs), a set of segments for all of them less their
-// deleted documents (ShardSet::statistics), mpirun's ranks with every rank's sums (RankShards).
+// deleted documents (SegmentSet::statistics), mpirun's ranks with every rank's sums (RankShards).
 // Queries are weighted with them when they are read (lcrwmd/query.h: QueryTerms::idf,
 // mean_length, the words' weights), so each segment's searcher scores them as one index of the
 // whole collection would.

@@ -115,7 +115,7 @@ IndexData select_documents(const IndexData& data, std::span<const std::size_t> d
 
 // An index's documents in `parts` contiguous, near-equal shards, each with its own compacted
 // vocabulary (the words its documents use) and the whole build's document frequencies
-// (idf_docs), so that the shards, searched together (lcrwmd/sharded.h), weight queries as the
+// (idf_docs), so that the shards, searched together (lcrwmd/segments.h), weight queries as the
 // whole does. Fewer documents than parts: an Error.
 std::vector<IndexData> split_index_data(const IndexData& data, std::size_t parts);
 

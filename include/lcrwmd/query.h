@@ -105,7 +105,7 @@ QuerySet concat(const Index& index, const std::vector<const QuerySet*>& parts);
 
 // Queries written over index `from` rewritten over index `to`'s vocabulary (the words it lacks
 // as extra words, with their vectors): the same queries, for another index of the same
-// embeddings (a shard of a collection, lcrwmd/sharded.h).
+// embeddings (a shard of a collection, lcrwmd/segments.h).
 QuerySet translate_queries(const Index& from, const QuerySet& queries, const Index& to);
 // Queries that need no index: every word an extra word, with its name and vector (what the
 // ranks of a distributed collection exchange, each holding a shard of its own); and such queries

@@ -56,7 +56,7 @@ struct SearchOptions {
   std::span<const float> ceilings;
   // Documents to leave out (ascending), as if the index did not hold them: never in a top-k,
   // not in the hybrid's standardisation (a distance matrix still has their columns). A
-  // collection's deleted documents (ShardedSearcher sets each shard's). The CPU's searcher
+  // collection's deleted documents (CollectionSearcher sets each shard's). The CPU's searcher
   // never computes their exact distances; another searches k + their number and drops them.
   std::span<const std::uint32_t> skip;
   // Top-k: only documents at most this far (a range search, faiss's range_search; k still caps

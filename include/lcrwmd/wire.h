@@ -1,5 +1,5 @@
 #pragma once
-// Query sets and search results as bytes, for the ranks of a distributed job (lcrwmd/sharded.h,
+// Query sets and search results as bytes, for the ranks of a distributed job (lcrwmd/segments.h,
 // the command line under mpirun). A damaged or truncated message is an Error, never a huge
 // allocation.
 #include <string>

@@ -154,14 +154,14 @@ std::size_t Collection::n_deleted() const {
   return n;
 }
 
-ShardSet Collection::documents() const {
+SegmentSet Collection::documents() const {
   std::vector<const Index*> shards;
   std::vector<std::span<const std::uint32_t>> deleted;
   for (const Segment& seg : segments_) {
     shards.push_back(&seg.index);
     deleted.emplace_back(seg.deleted);
   }
-  return ShardSet(std::move(shards), std::move(deleted));
+  return SegmentSet(std::move(shards), std::move(deleted));
 }
 
 void Collection::check_embeddings(const std::string& path) const {

@@ -19,14 +19,14 @@ std::shared_ptr<const DocumentSnapshot> DocumentSnapshot::open(
   s->options_ = searcher;
   if (Collection::exists(paths.front())) {
     s->collection_ = Collection::open(paths.front(), verify);
-    s->documents_ = std::make_unique<ShardSet>(s->collection_->documents());
+    s->documents_ = std::make_unique<SegmentSet>(s->collection_->documents());
     return s;
   }
-  s->files_.reserve(paths.size());  // the ShardSet points into it
+  s->files_.reserve(paths.size());  // the SegmentSet points into it
   for (const std::string& path : paths) s->files_.push_back(Index::load(path, verify));
   std::vector<const Index*> files;
   for (const Index& ix : s->files_) files.push_back(&ix);
-  s->documents_ = std::make_unique<ShardSet>(std::move(files));
+  s->documents_ = std::make_unique<SegmentSet>(std::move(files));
   return s;
 }
 
@@ -36,8 +36,8 @@ const Index* DocumentSnapshot::one_index() const {
 }
 
 const Searcher& DocumentSnapshot::searcher() const {
-  std::call_once(made_,
-                 [this] { searcher_ = std::make_unique<ShardedSearcher>(*documents_, options_); });
+  std::call_once(
+      made_, [this] { searcher_ = std::make_unique<CollectionSearcher>(*documents_, options_); });
   return *searcher_;
 }
 
@@ -49,7 +49,7 @@ std::shared_ptr<const DocumentSnapshot> CollectionReader::open(bool verify) cons
       DocumentSnapshot::open({path_}, verify, options_.searcher);
   if (options_.query_vectors != nullptr)
     for (std::size_t i = 0; i < s->documents().size(); ++i)
-      check_embeddings(s->documents().shard(i), *options_.query_vectors);
+      check_embeddings(s->documents().segment(i), *options_.query_vectors);
   (void)s->searcher();
   return s;
 }

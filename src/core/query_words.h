@@ -1,7 +1,7 @@
 #pragma once
 // make_query_set's one path (lcrwmd/query.h), for the words of one index and, beyond them,
 // words found elsewhere: embeddings given at query time, or the other shards of a collection
-// (lcrwmd/sharded.h).
+// (lcrwmd/segments.h).
 #include <cstddef>
 #include <functional>
 #include <optional>

@@ -1,6 +1,6 @@
 #pragma once
 // What two indexes must agree on to be shards of one collection, said once for the shards of one
-// process (ShardSet) and for the shards of mpirun's ranks (RankShards, which send it).
+// process (SegmentSet) and for the shards of mpirun's ranks (RankShards, which send it).
 #include <cstdint>
 #include <string>
 #include <vector>

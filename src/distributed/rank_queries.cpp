@@ -8,10 +8,10 @@
 
 #include "distributed/collective.h"
 #include "distributed/rank_messages.h"
-#include "distributed/shard_merge.h"
 #include "io/byte_stream.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/wire.h"
+#include "search/parts_merge.h"
 
 namespace lcrwmd {
 namespace {
@@ -116,7 +116,7 @@ void RankQueries::all_distances(const QuerySet& queries, const SearchOptions& op
   const auto ranks = static_cast<std::size_t>(comm_.size());
   const auto me = static_cast<std::size_t>(comm_.rank());
   // Each round, rank r computes block round * ranks + r: the round's blocks are consecutive
-  // rows, which rank 0 hands on in rank order. A round holds what ShardedSearcher puts
+  // rows, which rank 0 hands on in rank order. A round holds what CollectionSearcher puts
   // together at once.
   const std::size_t block = std::max<std::size_t>(1, pairwise_rows_at_once(n, nq) / ranks);
   SearchOptions o = options;

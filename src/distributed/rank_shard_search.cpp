@@ -1,4 +1,4 @@
-// RankShards (lcrwmd/sharded.h): search, with WMD's shared k-th best, a method answering from
+// RankShards (lcrwmd/segments.h): search, with WMD's shared k-th best, a method answering from
 // every document's evidence (rank 0 answers from every rank's), and pairwise. Every step is
 // collective (distributed/collective.h).
 #include <algorithm>
@@ -7,12 +7,13 @@
 
 #include "distributed/collective.h"
 #include "distributed/rank_messages.h"
-#include "distributed/shard_merge.h"
 #include "io/byte_stream.h"
 #include "lcrwmd/error.h"
-#include "lcrwmd/sharded.h"
+#include "lcrwmd/rank_shards.h"
+#include "lcrwmd/segments.h"
 #include "lcrwmd/wire.h"
 #include "methods/method_impl.h"
+#include "search/parts_merge.h"
 
 namespace lcrwmd {
 namespace {
@@ -139,7 +140,8 @@ SearchResults RankShards::merge(const std::vector<std::string>& parts, std::size
 void RankShards::all_distances(const QuerySet& queries, const SearchOptions& options,
                                const RowSink& sink, SearchStats* stats) const {
   const QuerySet local = receive_queries(queries);
-  // Blocks of rows as ShardedSearcher makes them (the same on every rank: n is the collection's).
+  // Blocks of rows as CollectionSearcher makes them (the same on every rank: n is the
+  // collection's).
   const std::size_t nq = local.size(), n = n_docs(), ns = mine_->n_docs();
   const bool evidence = implementation(options.method).segments.evidence != nullptr;
   const std::size_t chunk = pairwise_rows_at_once(n, nq);

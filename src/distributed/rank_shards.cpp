@@ -1,8 +1,10 @@
-// RankShards (lcrwmd/sharded.h): a part of the collection per rank; here the ranks' agreement,
+// RankShards (lcrwmd/segments.h): a part of the collection per rank; here the ranks' agreement,
 // the queries (weighted by the collection's statistics) and the documents' ids and texts
 // (rank_shard_search.cpp: search and pairwise). Every step is collective and ends with every rank
 // knowing whether any failed (a rank's error travels in its message; rank 0's verdict is
 // broadcast), so that no rank is left waiting in a step the others have left.
+#include "lcrwmd/rank_shards.h"
+
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -13,7 +15,7 @@
 #include "io/byte_stream.h"
 #include "lcrwmd/communicator.h"
 #include "lcrwmd/error.h"
-#include "lcrwmd/sharded.h"
+#include "lcrwmd/segments.h"
 #include "lcrwmd/wire.h"
 
 namespace lcrwmd {
@@ -61,17 +63,17 @@ RankShards::RankShards(Communicator& comm, const Index& shard, const SearcherOpt
   start(options);
 }
 
-RankShards::RankShards(Communicator& comm, const ShardSet& mine, const SearcherOptions& options)
+RankShards::RankShards(Communicator& comm, const SegmentSet& mine, const SearcherOptions& options)
     : comm_(comm), mine_(&mine) {
   start(options);
 }
 
 void RankShards::start(const SearcherOptions& options) {
-  const ShardSet& mine = *mine_;
+  const SegmentSet& mine = *mine_;
   Communicator& comm = comm_;
   // Its first index's signature, for its live documents; and whether it is one index whole.
   Writer w;
-  ShardSignature signature = ShardSignature::of(mine.shard(0));
+  ShardSignature signature = ShardSignature::of(mine.segment(0));
   signature.n_docs = mine.n_docs();
   write(w, signature);
   w.pod(std::uint64_t{mine.size() == 1 && !mine.has_deletions()});
@@ -112,7 +114,7 @@ void RankShards::start(const SearcherOptions& options) {
   collective::settle_errors(comm, attempt([&] {
                               if (!shared_vocabulary_)
                                 portable_.emplace(mine.reading_portable_queries());
-                              searcher_ = std::make_unique<ShardedSearcher>(searched(), options);
+                              searcher_ = std::make_unique<CollectionSearcher>(searched(), options);
                             }));
 }
 
@@ -196,7 +198,7 @@ TokensHeld read_tokens_held(const std::string& bytes, std::size_t r, std::size_t
 
 QuerySet RankShards::make_query_set(const std::vector<RawDocument>& docs,
                                     const QueryOptions& options, TextReport* report) {
-  const Index& first = mine_->shard(0);
+  const Index& first = mine_->segment(0);
   if (shared_vocabulary_) {  // rank 0's index has every rank's words and the whole's statistics
     QuerySet out;
     std::string verdict;
@@ -229,7 +231,7 @@ QuerySet RankShards::make_query_set(const std::vector<RawDocument>& docs,
   const std::size_t m = first.dim();
   for (std::size_t i = 0; i < tokens.size(); ++i)
     if (const auto at = mine_->find_word(tokens[i])) {
-      const Index& holder = mine_->shard(at->shard);
+      const Index& holder = mine_->segment(at->segment);
       mine.held.push_back(i);
       mine.vectors.insert(mine.vectors.end(), holder.vector(at->word), holder.vector(at->word) + m);
       mine.freqs.push_back(holder.doc_freq(at->word));

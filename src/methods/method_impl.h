@@ -10,7 +10,7 @@
 
 #include "lcrwmd/explain.h"
 #include "lcrwmd/method.h"
-#include "lcrwmd/sharded.h"
+#include "lcrwmd/segments.h"
 #include "methods/batch_distance.h"
 
 namespace lcrwmd {
@@ -64,24 +64,24 @@ using SegmentRows = std::function<void(const SearchOptions& search, float* rows)
 // Needs::whole_rows: a method's evidence of a block of queries over some segments' live
 // documents, query-major (a row per query, the documents in the collection's order), a distance
 // and a score each: what it needs of every document before it answers (the hybrid standardises
-// both over all of them). The segments' own (ShardedSearcher), or every rank's side by side
+// both over all of them). The segments' own (CollectionSearcher), or every rank's side by side
 // (RankShards).
 struct Evidence {
   std::vector<float> distances;
   std::vector<double> scores;
 };
 
-// How a method answers a collection's segments together (ShardedSearcher, and mpirun's ranks
+// How a method answers a collection's segments together (CollectionSearcher, and mpirun's ranks
 // over theirs) where its way is not the default one: each segment's searcher in turn, the k-th
 // best so far the next segment's ceiling, the lists merged (methods needing nothing of the
 // collection: their distance is the document's own).
 struct SegmentsWay {
   // Its top-k over every segment at once; null: the default.
-  SearchResults (*top_k)(const ShardSet& segments, const QuerySet& queries, std::size_t k,
+  SearchResults (*top_k)(const SegmentSet& segments, const QuerySet& queries, std::size_t k,
                          const SearchOptions& options, SearchStats* stats) = nullptr;
   // Needs::whole_rows: the evidence of `part` over the segments' live documents, from rows of
   // other searches (rows_of) and the segments...
-  Evidence (*evidence)(const ShardSet& segments, const SegmentRows& rows_of, const QuerySet& part,
+  Evidence (*evidence)(const SegmentSet& segments, const SegmentRows& rows_of, const QuerySet& part,
                        const SearchOptions& options) = nullptr;
   // ...and, once every live document's is there (n_docs a row), its distances in place of the
   // evidence's (a top-k selects from them).

@@ -23,7 +23,7 @@ namespace {
 // The live ids of a collection, in order, then its segments' count.
 std::vector<std::string> live_ids(const std::string& dir) {
   const Collection c = Collection::open(dir);
-  const ShardSet set = c.documents();
+  const SegmentSet set = c.documents();
   std::vector<std::string> ids;
   for (std::size_t i = 0; i < set.n_docs(); ++i) ids.emplace_back(set.doc_id(i));
   ids.push_back(std::to_string(c.n_segments()) + " segments, " + std::to_string(c.n_deleted()) +

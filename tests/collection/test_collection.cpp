@@ -84,11 +84,11 @@ std::string what(const SearchOptions& o, QueryWeights w) {
 void expect_one_builds_answers(const Demo& d, const Collection& c,
                                const std::vector<RawDocument>& live) {
   const Index whole = Index::from_data(d.build(live));
-  const ShardSet set = c.documents();
+  const SegmentSet set = c.documents();
   ASSERT_EQ(set.n_docs(), whole.n_docs());
   for (std::size_t i = 0; i < whole.n_docs(); ++i)
     ASSERT_EQ(set.doc_id(i), whole.doc_id(i)) << "document " << i;
-  const ShardedSearcher collection(set, {});
+  const CollectionSearcher collection(set, {});
   const CpuSearcher one(whole);
   const std::size_t k = 6;
   for (const auto& [o, weights] : every_search()) {
@@ -212,7 +212,7 @@ TEST(Collection, LiveDocumentsAreNumberedWithoutTheDeleted) {
   w.add(d.range(10, 20));
   w.remove({d.docs[0].id, d.docs[4].id, d.docs[5].id, d.docs[9].id, d.docs[12].id});
   const Collection c = Collection::open(dir);
-  const ShardSet set = c.documents();
+  const SegmentSet set = c.documents();
   std::vector<std::string> want;
   for (std::size_t i = 0; i < 20; ++i)
     if (i != 0 && i != 4 && i != 5 && i != 9 && i != 12) want.push_back(d.docs[i].id);
@@ -457,7 +457,7 @@ TEST(Collection, SearchesWhileAWriterChangesIt) {
   while (!done || opens == 0) {
     swaps += reader.refresh();
     const std::shared_ptr<const DocumentSnapshot> s = reader.acquire();
-    const ShardSet& set = s->documents();
+    const SegmentSet& set = s->documents();
     const SearchResults r = s->searcher().search(set.make_query_set(d.queries, qo), 3, {});
     ++opens;
     {
@@ -540,7 +540,7 @@ TEST(Collection, ManySmallAddsKeepFewSegmentsWithFewWordsTwice) {
     live.push_back(doc);
     w.add({doc});
     const Collection c = Collection::open(dir);
-    const ShardSet set = c.documents();
+    const SegmentSet set = c.documents();
     std::map<int, std::size_t> per_tier;
     std::size_t words = 0;
     for (std::size_t s = 0; s < c.n_segments(); ++s) {

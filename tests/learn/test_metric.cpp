@@ -15,7 +15,7 @@
 #include "lcrwmd/error.h"
 #include "lcrwmd/learn.h"
 #include "lcrwmd/metric.h"
-#include "lcrwmd/sharded.h"
+#include "lcrwmd/segments.h"
 #include "test_util.h"
 
 namespace lcrwmd {
@@ -237,8 +237,8 @@ TEST(Metric, VectorsAreMappedAndWordsWeightedInTheIndexAndItsQueries) {
   ASSERT_NE(loaded.metric(), nullptr);
   EXPECT_EQ(loaded.metric()->fingerprint(), m->fingerprint());
   const Index other = Index::from_data(d.build(random_metric(d.emb, 7, 3)));
-  EXPECT_THROW(ShardSet({&loaded, &other}), Error);
-  EXPECT_NO_THROW(ShardSet({&loaded, &ix}));
+  EXPECT_THROW(SegmentSet({&loaded, &other}), Error);
+  EXPECT_NO_THROW(SegmentSet({&loaded, &ix}));
 }
 
 // A collection's merge of parts built with a metric (and unit-length vectors) is one build's:

@@ -14,7 +14,7 @@
 #include "lcrwmd/error.h"
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
-#include "lcrwmd/sharded.h"
+#include "lcrwmd/segments.h"
 #include "test_util.h"
 
 namespace lcrwmd {
@@ -200,9 +200,9 @@ TEST(Bm25, ShardsGiveTheWholesDistances) {
   const std::vector<float> want = test::matrix(whole, qs, bm25());
   const std::size_t n = whole.n_docs();
   const auto check = [&](const std::vector<const Index*>& parts, const char* what) {
-    const ShardSet set(parts);
+    const SegmentSet set(parts);
     const QuerySet sq = set.make_query_set(as_docs(kQueries), {});
-    const ShardedSearcher s(set, {});
+    const CollectionSearcher s(set, {});
     std::vector<float> got(qs.size() * n);
     s.pairwise(sq, bm25(), [&](std::size_t first, std::size_t rows, const float* d) {
       std::copy(d, d + rows * n, got.begin() + static_cast<std::ptrdiff_t>(first * n));
@@ -230,7 +230,7 @@ TEST(Bm25, ACollectionFindsEachTermInEveryShard) {
   const Index whole = build(c, c.docs);
   std::vector<Index> split;
   for (const IndexData& d : split_index_data(whole.data(), 4)) split.push_back(Index::from_data(d));
-  const ShardSet set({&split[0], &split[1], &split[2], &split[3]});
+  const SegmentSet set({&split[0], &split[1], &split[2], &split[3]});
   std::vector<std::uint32_t> ids(set.size());
   std::size_t shared = 0;
   for (std::size_t t = 0; t < whole.n_terms(); ++t) {
@@ -239,7 +239,7 @@ TEST(Bm25, ACollectionFindsEachTermInEveryShard) {
     std::size_t holders = 0;
     for (std::size_t s = 0; s < set.size(); ++s) {
       const auto want = split[s].find_term(term);
-      EXPECT_EQ(ids[s], want.value_or(ShardSet::kNoTerm)) << term << " in shard " << s;
+      EXPECT_EQ(ids[s], want.value_or(SegmentSet::kNoTerm)) << term << " in shard " << s;
       holders += want.has_value() ? 1 : 0;
     }
     EXPECT_GE(holders, 1u) << term;
@@ -247,8 +247,8 @@ TEST(Bm25, ACollectionFindsEachTermInEveryShard) {
   }
   EXPECT_GT(shared, 0u);
   set.find_term("no-such-term", ids);
-  EXPECT_EQ(ids, std::vector<std::uint32_t>(set.size(), ShardSet::kNoTerm));
-  const ShardSet one({&whole});
+  EXPECT_EQ(ids, std::vector<std::uint32_t>(set.size(), SegmentSet::kNoTerm));
+  const SegmentSet one({&whole});
   std::vector<std::uint32_t> id(1);
   one.find_term(whole.term(3), id);
   EXPECT_EQ(id[0], 3u);
@@ -388,16 +388,16 @@ TEST(Hybrid, TheStandardisedSumOfBm25AndQueryToDocument) {
   SearchOptions o;
   o.method = Method("hybrid");
   o.direction = Direction::query_to_document;
-  const ShardSet three({&parts[0], &parts[1], &parts[2]});
+  const SegmentSet three({&parts[0], &parts[1], &parts[2]});
   const QuerySet q3 = three.make_query_set(as_docs(kQueries), {});
-  const SearchResults a = ShardedSearcher(three, {}).search(q3, 7, o);
+  const SearchResults a = CollectionSearcher(three, {}).search(q3, 7, o);
   const SearchResults b = CpuSearcher(ix).search(qs, 7, o);
   EXPECT_EQ(a.indices, b.indices);
   for (std::size_t e = 0; e < a.distances.size(); ++e)
     ASSERT_NEAR(a.distances[e], b.distances[e], 1e-5) << e;
   const std::vector<float> whole = test::matrix(ix, qs, o);
   std::vector<float> split(whole.size());
-  ShardedSearcher(three, {}).pairwise(
+  CollectionSearcher(three, {}).pairwise(
       q3, o,
       [&](std::size_t first, std::size_t rows, const float* d) {
         std::copy(d, d + rows * n, split.begin() + static_cast<std::ptrdiff_t>(first * n));

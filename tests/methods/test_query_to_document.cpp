@@ -11,7 +11,7 @@
 #include "lcrwmd/cpu.h"
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
-#include "lcrwmd/sharded.h"
+#include "lcrwmd/segments.h"
 #include "methods/act/act_steps.h"
 #include "methods/pair_distances.h"
 #include "test_util.h"
@@ -211,7 +211,7 @@ TEST(QueryWeights, ShardsBuiltApartWeighAsOneIndex) {
     apart.push_back(Index::from_data(p));
   }
   ASSERT_EQ(apart[0].idf_docs(), apart[0].n_docs());
-  const ShardSet shards({&apart[0], &apart[1]});
+  const SegmentSet shards({&apart[0], &apart[1]});
   const Index one = Index::from_data(whole);
   QueryOptions o;
   o.weights = QueryWeights::idf;

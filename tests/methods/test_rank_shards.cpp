@@ -1,5 +1,5 @@
 // Searchers over ranks, threads standing in for mpirun's: a shard per rank (RankShards,
-// lcrwmd/sharded.h) and the queries spread (RankQueries): the bytes of one process, search and
+// lcrwmd/segments.h) and the queries spread (RankQueries): the bytes of one process, search and
 // pairwise, shared pruning, failures.
 #include <gtest/gtest.h>
 
@@ -10,7 +10,8 @@
 #include "lcrwmd/cpu.h"
 #include "lcrwmd/embeddings.h"
 #include "lcrwmd/rank_queries.h"
-#include "methods/shard_fixtures.h"
+#include "lcrwmd/rank_shards.h"
+#include "methods/segment_fixtures.h"
 
 namespace lcrwmd {
 namespace {
@@ -29,12 +30,12 @@ TEST(RankShards, TheSameBytesAsTheShardsInOneProcess) {
     IndexData data = test::random_index(90, 150, 6, 9, 17);
     data.weighting = weighting;
     const Split s = split(data, 3);
-    const ShardSet set(s.pointers());
+    const SegmentSet set(s.pointers());
     const std::vector<RawDocument> docs = word_queries();
     const QuerySet q = set.make_query_set(docs, {});
     ASSERT_EQ(q.size(), docs.size());
     for (const SearchOptions& o : every_method()) {
-      const SearchResults want = ShardedSearcher(set, {}).search(q, 5, o);
+      const SearchResults want = CollectionSearcher(set, {}).search(q, 5, o);
       SearchResults got;
       std::vector<std::string> ids;
       on_ranks(3, [&](int r, Communicator& comm) {
@@ -57,11 +58,11 @@ TEST(RankShards, TheSameBytesAsTheShardsInOneProcess) {
 // The full matrix, a shard per rank: the in-process collection's, byte for byte.
 TEST(RankShards, PairwiseGivesTheCollectionsMatrix) {
   const Split s = split(test::random_index(70, 120, 5, 8, 23), 3);
-  const ShardSet set(s.pointers());
+  const SegmentSet set(s.pointers());
   const std::vector<RawDocument> docs = word_queries();
   const QuerySet q = set.make_query_set(docs, {});
   for (const SearchOptions& o : every_method()) {
-    const std::vector<float> want = test::matrix(ShardedSearcher(set, {}), q, o);
+    const std::vector<float> want = test::matrix(CollectionSearcher(set, {}), q, o);
     std::vector<float> got;
     on_ranks(3, [&](int r, Communicator& comm) {
       RankShards shards(comm, s.files[static_cast<std::size_t>(r)], {});
@@ -105,9 +106,9 @@ TEST(RankShards, ACollectionsSegmentsARunPerRankAnswerAsOneProcess) {
     std::vector<const Index*> ix;
     std::vector<std::span<const std::uint32_t>> del;
     for (std::size_t s = begin; s < end; ++s) ix.push_back(&segments[s]), del.push_back(deleted[s]);
-    return ShardSet(ix, del);
+    return SegmentSet(ix, del);
   };
-  const ShardSet whole = set_of(0, segments.size());
+  const SegmentSet whole = set_of(0, segments.size());
   std::vector<SearchOptions> searches;
   for (const Method m : methods())
     for (const Direction d : kDirections)
@@ -131,7 +132,7 @@ TEST(RankShards, ACollectionsSegmentsARunPerRankAnswerAsOneProcess) {
             o.method->reads_terms() ||
             (o.method == Method("lc-rwmd") && o.direction == Direction::query_to_document);
         if ((weights == QueryWeights::idf || ranks == 2) && !statistics) continue;
-        const ShardedSearcher one(whole, {});
+        const CollectionSearcher one(whole, {});
         const SearchResults want = one.search(q, 6, o);
         // The matrix too, but WMD's (every pair solved: slow, and its rows travel as others do).
         const bool matrix_too = !o.method->costly_exact;
@@ -141,8 +142,8 @@ TEST(RankShards, ACollectionsSegmentsARunPerRankAnswerAsOneProcess) {
         std::vector<float> rows;
         on_ranks(ranks, [&](int r, Communicator& comm) {
           const std::size_t n = segments.size(), rank = static_cast<std::size_t>(r);
-          const ShardSet mine = set_of(n * rank / static_cast<std::size_t>(ranks),
-                                       n * (rank + 1) / static_cast<std::size_t>(ranks));
+          const SegmentSet mine = set_of(n * rank / static_cast<std::size_t>(ranks),
+                                         n * (rank + 1) / static_cast<std::size_t>(ranks));
           RankShards shards(comm, mine, {});
           EXPECT_EQ(shards.n_docs(), whole.n_docs());
           const QuerySet mq =
@@ -249,13 +250,13 @@ TEST(RankShards, SharedKthBestKeepsTiesAcrossRanks) {
   const IndexData data = with_copies(test::random_index(60, 150, 6, 9, 19), {4, 45, 50},
                                      {3, 17, 40, 88}, {2.0f, 1.0f, 1.0f, 1.0f});
   const Split s = split(data, 3);
-  const ShardSet set(s.pointers());
+  const SegmentSet set(s.pointers());
   const std::vector<RawDocument> docs = word_queries();
   const QuerySet q = set.make_query_set(docs, {});
   SearchOptions o;
   o.method = Method("wmd");
   for (const std::size_t k : {1, 2, 3, 5}) {
-    const SearchResults want = ShardedSearcher(set, {}).search(q, k, o);
+    const SearchResults want = CollectionSearcher(set, {}).search(q, k, o);
     ASSERT_EQ(want.indices[0], 4);
     if (k >= 2) {  // the tie is there to keep
       EXPECT_EQ(want.indices[1], 45);

@@ -13,9 +13,9 @@
 #include "lcrwmd/cpu.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/pairs.h"
-#include "lcrwmd/sharded.h"
+#include "lcrwmd/segments.h"
 #include "lcrwmd/topk.h"
-#include "methods/shard_fixtures.h"
+#include "methods/segment_fixtures.h"
 
 namespace lcrwmd {
 namespace {
@@ -54,9 +54,9 @@ TEST(RangeSearch, EveryDocumentWithinTheRangeExactlyAtTies) {
   const QuerySet q = test::mixed_queries(index, 5, 8);
   const std::size_t n = index.n_docs();
   const test::Split s = test::split(data, 3);
-  const ShardSet shards(s.pointers());
-  const QuerySet qs = translate_queries(index, q, shards.shard(0));  // over the first shard's
-  const ShardedSearcher collection(shards, {});
+  const SegmentSet shards(s.pointers());
+  const QuerySet qs = translate_queries(index, q, shards.segment(0));  // over the first shard's
+  const CollectionSearcher collection(shards, {});
   for (SearchOptions o : every_method()) {
     o.prune = false;
     const std::vector<float> m = test::matrix(index, q, o);

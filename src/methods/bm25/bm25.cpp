@@ -21,18 +21,18 @@ Bm25Scorer::Bm25Scorer(const Index& index, const QuerySet& queries, std::size_t 
                        std::size_t end, double k1, double b)
     : Bm25Scorer({{&index, 0}}, queries, begin, end, k1, b,
                  [&index](std::string_view term, std::span<std::uint32_t> ids) {
-                   ids[0] = index.find_term(term).value_or(ShardSet::kNoTerm);
+                   ids[0] = index.find_term(term).value_or(SegmentSet::kNoTerm);
                  }) {}
 
-Bm25Scorer::Bm25Scorer(const ShardSet& shards, const QuerySet& queries, std::size_t begin,
+Bm25Scorer::Bm25Scorer(const SegmentSet& shards, const QuerySet& queries, std::size_t begin,
                        std::size_t end, double k1, double b)
     : Bm25Scorer(
           [&] {
             std::vector<Part> parts;
             std::size_t first = 0;
             for (std::size_t s = 0; s < shards.size(); ++s) {
-              parts.push_back({&shards.shard(s), first});
-              first += shards.shard(s).n_docs();
+              parts.push_back({&shards.segment(s), first});
+              first += shards.segment(s).n_docs();
             }
             return parts;
           }(),
@@ -102,7 +102,7 @@ void Bm25Scorer::score(std::size_t q, double* score, std::size_t begin, std::siz
     double* row = score + first;
     for (std::uint64_t p = terms_.indptr[q]; p < terms_.indptr[q + 1]; ++p) {
       const std::uint32_t id = term_ids_[(p - first_term_) * n_parts + s];
-      if (id == ShardSet::kNoTerm) continue;
+      if (id == SegmentSet::kNoTerm) continue;
       const double w = static_cast<double>(terms_.counts[p]) * terms_.idf[p] * (k1_ + 1.0);
       const Index::Postings post = index.postings(id);
       const std::uint32_t* docs = post.docs;
@@ -158,7 +158,7 @@ namespace {
 // (the same bytes: each document's sum reads its own terms in the same order). Shard after
 // shard, each would look every query term up again and run its own passes and top-k
 // (BENCHMARKS.md, "Collections that change").
-SearchResults segments_top_k(const ShardSet& shards, const QuerySet& queries, std::size_t k,
+SearchResults segments_top_k(const SegmentSet& shards, const QuerySet& queries, std::size_t k,
                              const SearchOptions& o, SearchStats* stats) {
   const std::size_t nq = queries.size();
   SearchResults r = empty_results(nq, std::min(k, shards.n_docs()));

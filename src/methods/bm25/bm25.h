@@ -15,7 +15,7 @@
 #include "lcrwmd/method.h"
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
-#include "lcrwmd/sharded.h"
+#include "lcrwmd/segments.h"
 
 namespace lcrwmd {
 
@@ -50,7 +50,7 @@ class Bm25Scorer {
   // The same over a collection's shards, their documents one after another in each row (the
   // deleted ones too: the caller leaves them out), the queries' statistics being the
   // collection's: each document's score the bytes one index of them all gives it.
-  Bm25Scorer(const ShardSet& shards, const QuerySet& queries, std::size_t begin, std::size_t end,
+  Bm25Scorer(const SegmentSet& shards, const QuerySet& queries, std::size_t begin, std::size_t end,
              double k1, double b);
   // A row's length: the documents of every index scored.
   std::size_t n_docs() const { return n_; }
@@ -91,7 +91,7 @@ class Bm25Scorer {
     const Index* index;
     std::size_t first;  // its documents' first position in a row
   };
-  // Each part's ids of a term (ShardSet::kNoTerm where it has none).
+  // Each part's ids of a term (SegmentSet::kNoTerm where it has none).
   using TermFinder = std::function<void(std::string_view, std::span<std::uint32_t>)>;
   Bm25Scorer(std::vector<Part> parts, const QuerySet& queries, std::size_t begin, std::size_t end,
              double k1, double b, const TermFinder& find);

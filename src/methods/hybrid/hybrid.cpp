@@ -124,7 +124,7 @@ namespace {
 // A collection's segments: LC-RWMD's query-to-document distances from each segment's searcher
 // and bm25's scores over every segment's postings (the queries weighted by the collection's
 // statistics), the live documents' in the collection's order...
-Evidence segments_evidence(const ShardSet& segments, const SegmentRows& rows_of,
+Evidence segments_evidence(const SegmentSet& segments, const SegmentRows& rows_of,
                            const QuerySet& part, const SearchOptions& o) {
   const std::size_t n = segments.n_docs();
   Evidence e;
@@ -140,7 +140,7 @@ Evidence segments_evidence(const ShardSet& segments, const SegmentRows& rows_of,
   scorer.score_each(0, part.size(), [&](std::size_t j, const std::vector<double>& score) {
     double* live = e.scores.data() + j * n;
     for (std::size_t s = 0; s < segments.size(); ++s)
-      for_each_kept(segments.shard(s).n_docs(), segments.deleted(s),
+      for_each_kept(segments.segment(s).n_docs(), segments.deleted(s),
                     [&](std::size_t i) { *live++ = score[scorer.first(s) + i]; });
   });
   return e;

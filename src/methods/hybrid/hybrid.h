@@ -1,6 +1,6 @@
 #pragma once
 // The hybrid's fusion of a query's evidence, written once for one index (methods/hybrid/hybrid.cpp)
-// and for a collection's segments together (ShardedSearcher).
+// and for a collection's segments together (CollectionSearcher).
 #include <cstddef>
 #include <cstdint>
 #include <limits>

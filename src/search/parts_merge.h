@@ -1,8 +1,9 @@
 #pragma once
-// What the sharded searchers (ShardedSearcher, RankShards) share: the shards' top-k lists of a
-// batch of queries merged in the collection's order (ascending distance, ties to the smaller
-// document), as they come; the top-k of whole rows (a method answering from every document's
-// evidence); and how many rows of the full matrix pairwise assembles at once.
+// What the searchers over parts of a collection (CollectionSearcher's segments, RankShards' and
+// RankQueries' ranks) share: the parts' top-k lists of a batch of queries merged in the
+// collection's order (ascending distance, ties to the smaller document), as they come; the top-k
+// of whole rows (a method answering from every document's evidence); and how many rows of the
+// full matrix pairwise assembles at once.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>

@@ -1,4 +1,4 @@
-// A collection of shards with their own vocabularies searched as one (lcrwmd/sharded.h): what
+// A collection of shards with their own vocabularies searched as one (lcrwmd/segments.h): what
 // one index of all the documents gives, every method, search and pairwise.
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 
 #include "lcrwmd/cpu.h"
 #include "lcrwmd/query.h"
-#include "methods/shard_fixtures.h"
+#include "methods/segment_fixtures.h"
 
 namespace lcrwmd {
 namespace {
@@ -96,8 +96,8 @@ TEST(SplitIndexData, TheWholeBuildsCountIsKeptAndChecked) {
 TEST(Sharded, OneShardIsTheIndex) {
   const Index ix = Index::from_data(test::random_index(40, 60, 5, 8, 4));
   const QuerySet qs = test::mixed_queries(ix, 6, 2);
-  const ShardSet set({&ix});
-  const ShardedSearcher sharded(set, {});
+  const SegmentSet set({&ix});
+  const CollectionSearcher sharded(set, {});
   for (const SearchOptions& o : every_method()) {
     EXPECT_EQ(test::matrix(sharded, qs, o), test::matrix(ix, qs, o)) << name(o);
     const SearchResults a = sharded.search(qs, 5, o), b = search(ix, qs, 5, o);
@@ -114,19 +114,20 @@ TEST(Sharded, OwnVocabulariesGiveTheWholeIndexsResults) {
   const QuerySet qs = test::mixed_queries(whole, 7, 5);
   for (std::size_t parts : {2u, 3u, 5u}) {
     const Split s = split(data, parts);
-    const ShardSet set(s.pointers());
+    const SegmentSet set(s.pointers());
     EXPECT_EQ(set.n_docs(), whole.n_docs());
-    const QuerySet q = translate_queries(whole, qs, set.shard(0));
+    const QuerySet q = translate_queries(whole, qs, set.segment(0));
     for (const SearchOptions& o : every_method()) {
       const std::string what = name(o) + ", " + std::to_string(parts) + " shards";
       const std::vector<float> want = test::matrix(whole, qs, o);
-      const std::vector<float> got = test::matrix(ShardedSearcher(set, {}), q, o);
+      const std::vector<float> got = test::matrix(CollectionSearcher(set, {}), q, o);
       ASSERT_EQ(got.size(), want.size());
       for (std::size_t i = 0; i < got.size(); ++i)
         ASSERT_TRUE(close(got[i], want[i]))
             << what << " entry " << i << ": " << got[i] << " vs " << want[i];
       const std::size_t k = 6;
-      const SearchResults a = ShardedSearcher(set, {}).search(q, k, o), b = search(whole, qs, k, o);
+      const SearchResults a = CollectionSearcher(set, {}).search(q, k, o),
+                          b = search(whole, qs, k, o);
       ASSERT_EQ(a.k, b.k);
       for (std::size_t e = 0; e < a.distances.size(); ++e) {
         ASSERT_TRUE(close(a.distances[e], b.distances[e])) << what;
@@ -146,9 +147,9 @@ TEST(Sharded, SharedVocabulariesGiveTheSameBytes) {
   std::vector<Index> files;
   for (auto [b, e] : {std::pair{0, 20}, std::pair{20, 21}, std::pair{21, 61}})
     files.push_back(Index::from_bytes(whole.shard(b, e).to_bytes()));
-  const ShardSet set({&files[0], &files[1], &files[2]});
+  const SegmentSet set({&files[0], &files[1], &files[2]});
   for (const SearchOptions& o : every_method()) {
-    const ShardedSearcher sharded(set, {});
+    const CollectionSearcher sharded(set, {});
     EXPECT_EQ(test::matrix(sharded, qs, o), test::matrix(whole, qs, o)) << name(o);
     for (std::size_t k : {1u, 7u, 100u}) {
       const SearchResults a = sharded.search(qs, k, o), b = search(whole, qs, k, o);
@@ -163,11 +164,11 @@ TEST(Sharded, SharedVocabulariesGiveTheSameBytes) {
 TEST(Sharded, CeilingsFromEarlierShardsChangeNothing) {
   const IndexData data = test::random_index(120, 90, 6, 9, 21);
   const Split s = split(data, 4);
-  const ShardSet set(s.pointers());
-  const QuerySet q = test::mixed_queries(set.shard(0), 8, 9);
+  const SegmentSet set(s.pointers());
+  const QuerySet q = test::mixed_queries(set.segment(0), 8, 9);
   for (SearchOptions o : every_method()) {
     if (!o.method->bounded || o.direction == Direction::document_to_query) continue;
-    const ShardedSearcher sharded(set, {});
+    const CollectionSearcher sharded(set, {});
     SearchStats pruned_stats;
     const SearchResults pruned = sharded.search(q, 4, o, &pruned_stats);
     o.prune = false;
@@ -181,7 +182,7 @@ TEST(Sharded, CeilingsFromEarlierShardsChangeNothing) {
     std::size_t alone = 0;
     for (std::size_t sh = 0; sh < set.size(); ++sh) {
       SearchStats st;
-      search(set.shard(sh), set.for_shard(q, sh), 4, o, &st);
+      search(set.segment(sh), set.for_segment(q, sh), 4, o, &st);
       alone += st.refined;
     }
     EXPECT_LE(pruned_stats.refined, alone) << name(o);
@@ -189,7 +190,7 @@ TEST(Sharded, CeilingsFromEarlierShardsChangeNothing) {
     const std::vector<float> zero(q.size(), 0.0f);
     o.ceilings = zero;
     SearchStats none;
-    const SearchResults empty = search(set.shard(0), q, 4, o, &none);
+    const SearchResults empty = search(set.segment(0), q, 4, o, &none);
     EXPECT_EQ(none.refined, 0u) << name(o);
     EXPECT_EQ(std::count(empty.indices.begin(), empty.indices.end(), -1),
               static_cast<std::ptrdiff_t>(empty.indices.size()))
@@ -202,12 +203,12 @@ TEST(Sharded, TfIdfShardsWeighQueriesAsTheWholeBuild) {
   data.weighting = Weighting::tfidf;
   const Index whole = Index::from_data(data);
   const Split s = split(data, 3);
-  const ShardSet set(s.pointers());
+  const SegmentSet set(s.pointers());
   std::vector<RawDocument> docs;
   for (const char* text : {"w3 w3 w17 w40", "w1 w69 w69 w69 w2", "w55"})
     docs.push_back({"q", "", text, 1});
   const QuerySet a = set.make_query_set(docs, {}), b = make_query_set(whole, docs, {});
-  const QuerySet b_over_set = translate_queries(whole, b, set.shard(0));
+  const QuerySet b_over_set = translate_queries(whole, b, set.segment(0));
   ASSERT_EQ(a.words, b_over_set.words);
   for (std::size_t p = 0; p < a.weights.size(); ++p)
     EXPECT_NEAR(a.weights[p], b_over_set.weights[p], 1e-7);
@@ -219,22 +220,22 @@ TEST(Sharded, ShardsThatDisagreeAreRefused) {
   IndexData other = data;
   other.vectors[0] += 1.0f;  // word 0 with another vector
   const Index b = Index::from_data(other);
-  EXPECT_THROW(ShardSet({&a, &b}), Error);
+  EXPECT_THROW(SegmentSet({&a, &b}), Error);
   IndexData wider = test::random_index(30, 40, 5, 6, 2);
   const Index c = Index::from_data(wider);
-  EXPECT_THROW(ShardSet({&a, &c}), Error);
+  EXPECT_THROW(SegmentSet({&a, &c}), Error);
   IndexData stop = data;
   stop.stopwords = {"the"};
   const Index d = Index::from_data(stop);
-  EXPECT_THROW(ShardSet({&a, &d}), Error);
+  EXPECT_THROW(SegmentSet({&a, &d}), Error);
   // TF-IDF indexes built apart weigh words by their own documents.
   IndexData t1 = data, t2 = test::random_index(20, 40, 4, 6, 2);
   t1.weighting = t2.weighting = Weighting::tfidf;
   const Index e = Index::from_data(t1), f = Index::from_data(t2);
-  EXPECT_THROW(ShardSet({&e, &f}), Error);
-  EXPECT_THROW(ShardSet({}), Error);
+  EXPECT_THROW(SegmentSet({&e, &f}), Error);
+  EXPECT_THROW(SegmentSet({}), Error);
   // The same TF index twice is a collection of twice the documents.
-  const ShardSet twice({&a, &a});
+  const SegmentSet twice({&a, &a});
   EXPECT_EQ(twice.n_docs(), 2 * a.n_docs());
   EXPECT_EQ(twice.doc_id(a.n_docs() + 3), a.doc_id(3));
   EXPECT_EQ(twice.find_doc(a.doc_id(3)), 3u);
@@ -247,9 +248,9 @@ TEST(Sharded, QueriesOfAnotherIndexAreAnError) {
   const IndexData data = test::random_index(60, 90, 5, 8, 4);
   const Index whole = Index::from_data(data);
   const Split s = split(data, 3);
-  const ShardSet set(s.pointers());
+  const SegmentSet set(s.pointers());
   const QuerySet over_whole = test::mixed_queries(whole, 3, 5);
-  EXPECT_THROW(ShardedSearcher(set, {}).search(over_whole, 3, {}), Error);
+  EXPECT_THROW(CollectionSearcher(set, {}).search(over_whole, 3, {}), Error);
   QuerySet bad = test::mixed_queries(whole, 2, 6);
   bad.words.back() = static_cast<std::uint32_t>(whole.vocab_size() + bad.extra_words.size());
   EXPECT_THROW(CpuSearcher(whole).search(bad, 3, {}), Error);

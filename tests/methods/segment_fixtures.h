@@ -1,6 +1,6 @@
 #pragma once
-// What the shard tests share: every method's options, an index split into shards, and ranks
-// played by threads.
+// What the segment and rank tests share: every method's options, an index split into parts, and
+// ranks played by threads.
 #include <barrier>
 #include <cstddef>
 #include <string>
@@ -9,7 +9,7 @@
 
 #include "io/index_format.h"
 #include "lcrwmd/communicator.h"
-#include "lcrwmd/sharded.h"
+#include "lcrwmd/segments.h"
 #include "test_util.h"
 
 namespace lcrwmd::test {

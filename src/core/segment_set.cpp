@@ -1,5 +1,5 @@
-// A collection of shards (lcrwmd/sharded.h): their agreement checked once, documents found by
-// their place in the collection, queries read over every shard's words.
+// A collection of segments (lcrwmd/segments.h): their agreement checked once, documents found by
+// their place in the collection, queries read over every segment's words.
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -8,31 +8,32 @@
 #include "core/query_words.h"
 #include "core/shard_signature.h"
 #include "lcrwmd/error.h"
-#include "lcrwmd/sharded.h"
+#include "lcrwmd/segments.h"
 #include "util/sorted_ids.h"
 
 namespace lcrwmd {
 
-// Every term of the shards but the one with the most: for each, the first of its places in a
-// list threaded through `places` (each place a shard and its id there).
-struct ShardSet::TermTable {
+// Every term of the segments but the one with the most: for each, the first of its places in a
+// list threaded through `places` (each place a segment and its id there).
+struct SegmentSet::TermTable {
   struct Place {
-    std::uint32_t shard, term, next;
+    std::uint32_t segment, term, next;
   };
   std::once_flag once;
   StringMap<std::uint32_t> first;
   std::vector<Place> places;
 };
 
-ShardSet::ShardSet(std::vector<const Index*> shards)
-    : ShardSet(shards, std::vector<std::span<const std::uint32_t>>(shards.size())) {}
+SegmentSet::SegmentSet(std::vector<const Index*> segments)
+    : SegmentSet(segments, std::vector<std::span<const std::uint32_t>>(segments.size())) {}
 
-ShardSet::ShardSet(std::vector<const Index*> shards,
-                   std::vector<std::span<const std::uint32_t>> deleted) {
-  if (shards.empty()) throw Error("a collection needs at least one index");
-  if (deleted.size() != shards.size()) throw Error("a collection's deletions: one list per shard");
-  for (std::size_t s = 0; s < shards.size(); ++s) {
-    const Index& ix = *shards[s];
+SegmentSet::SegmentSet(std::vector<const Index*> segments,
+                       std::vector<std::span<const std::uint32_t>> deleted) {
+  if (segments.empty()) throw Error("a collection needs at least one index");
+  if (deleted.size() != segments.size())
+    throw Error("a collection's deletions: one list per segment");
+  for (std::size_t s = 0; s < segments.size(); ++s) {
+    const Index& ix = *segments[s];
     if (!ascending_below(deleted[s], ix.n_docs()))
       throw Error(ix.source() + ": its deleted documents are out of order or range");
     parts_.push_back({&ix, deleted[s], n_docs_});
@@ -40,13 +41,13 @@ ShardSet::ShardSet(std::vector<const Index*> shards,
     deletions_ = deletions_ || !deleted[s].empty();
   }
   index_words();
-  // What the deleted documents count for, taken off the shards' document frequencies.
+  // What the deleted documents count for, taken off the segments' document frequencies.
   for (const Part& part : parts_) {
     const Index& ix = *part.index;
     const std::span<const std::uint32_t> del = part.deleted;
     if (del.empty()) continue;
     if (ix.idf_docs() != ix.n_docs())
-      throw Error(ix.source() + ": a shard of a larger build cannot have deleted documents");
+      throw Error(ix.source() + ": a segment of a larger build cannot have deleted documents");
     for (const std::uint32_t i : del)
       for (const std::uint32_t u : ix.doc_words(i)) ++deleted_words_[std::string(ix.word(u))];
     if (!ix.has_terms()) continue;
@@ -61,7 +62,7 @@ ShardSet::ShardSet(std::vector<const Index*> shards,
   }
 }
 
-void ShardSet::index_words() {
+void SegmentSet::index_words() {
   terms_ = std::make_shared<TermTable>();
   for (std::size_t s = 1; s < parts_.size(); ++s)
     if (parts_[s].index->n_terms() > parts_[most_terms_].index->n_terms()) most_terms_ = s;
@@ -70,7 +71,7 @@ void ShardSet::index_words() {
     const Index& ix = *parts_[s].index;
     if (const std::string why = shard_disagreement(first, ShardSignature::of(ix)); !why.empty())
       throw Error(why);
-    // Words only matter between shards: one index answers for its own (Index::find_word).
+    // Words only matter between segments: one index answers for its own (Index::find_word).
     if (parts_.size() == 1) break;
     const std::size_t m = ix.dim();
     for (std::size_t u = 0; u < ix.vocab_size(); ++u) {
@@ -78,23 +79,23 @@ void ShardSet::index_words() {
           words_.try_emplace(std::string(ix.word(u)),
                              Where{static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(u)});
       if (fresh) continue;
-      const Index& other = *parts_[it->second.shard].index;
+      const Index& other = *parts_[it->second.segment].index;
       const std::uint32_t w = it->second.word;
       if (std::memcmp(ix.vector(u), other.vector(w), m * sizeof(float)) != 0)
         throw Error(ix.source() + ": the word '" + std::string(ix.word(u)) +
                     "' has another vector than in " + other.source() +
-                    ": built from other embeddings, not shards of one collection");
+                    ": built from other embeddings, not segments of one collection");
       if (ix.weighting() == Weighting::tfidf && ix.doc_freq(u) != other.doc_freq(w))
         throw Error(ix.source() + ": the word '" + std::string(ix.word(u)) + "' is in " +
                     std::to_string(ix.doc_freq(u)) + " documents there, in " +
                     std::to_string(other.doc_freq(w)) + " in " + other.source() +
                     ": TF-IDF indexes built apart weigh words by their own documents; build "
-                    "them as one build's shards (lcrwmd build --shards N)");
+                    "them as one build's segments (lcrwmd build --shards N)");
     }
   }
 }
 
-std::pair<std::size_t, std::size_t> ShardSet::locate(std::size_t doc) const {
+std::pair<std::size_t, std::size_t> SegmentSet::locate(std::size_t doc) const {
   if (doc >= n_docs())
     throw Error("document " + std::to_string(doc) + " of a collection of " +
                 std::to_string(n_docs()));
@@ -116,33 +117,33 @@ std::pair<std::size_t, std::size_t> ShardSet::locate(std::size_t doc) const {
   return {s, r + lo};
 }
 
-std::size_t ShardSet::collection_doc(std::size_t s, std::size_t i) const {
+std::size_t SegmentSet::collection_doc(std::size_t s, std::size_t i) const {
   const std::span<const std::uint32_t> del = deleted(s);
   return parts_[s].first + i -
          static_cast<std::size_t>(std::lower_bound(del.begin(), del.end(), i) - del.begin());
 }
 
-std::string_view ShardSet::doc_id(std::size_t doc) const {
+std::string_view SegmentSet::doc_id(std::size_t doc) const {
   const auto [s, i] = locate(doc);
   return parts_[s].index->doc_id(i);
 }
 
-std::string_view ShardSet::label(std::size_t doc) const {
+std::string_view SegmentSet::label(std::size_t doc) const {
   const auto [s, i] = locate(doc);
   return parts_[s].index->label(i);
 }
 
-std::string ShardSet::text(std::size_t doc) const {
+std::string SegmentSet::text(std::size_t doc) const {
   const auto [s, i] = locate(doc);
   return parts_[s].index->text(i);
 }
 
-bool ShardSet::has_text() const {
+bool SegmentSet::has_text() const {
   return std::all_of(parts_.begin(), parts_.end(),
                      [](const Part& p) { return p.index->has_text(); });
 }
 
-std::optional<std::size_t> ShardSet::find_doc(std::string_view id) const {
+std::optional<std::size_t> SegmentSet::find_doc(std::string_view id) const {
   for (std::size_t s = 0; s < size(); ++s)
     if (const auto i = parts_[s].index->find_doc(id)) {
       const std::span<const std::uint32_t> del = deleted(s);
@@ -153,39 +154,39 @@ std::optional<std::size_t> ShardSet::find_doc(std::string_view id) const {
   return std::nullopt;
 }
 
-std::optional<ShardSet::WordPlace> ShardSet::find_word(std::string_view word) const {
+std::optional<SegmentSet::WordPlace> SegmentSet::find_word(std::string_view word) const {
   if (size() == 1) {
     if (const auto u = parts_.front().index->find_word(word)) return WordPlace{0, *u};
     return std::nullopt;
   }
   const auto it = words_.find(word);
   if (it == words_.end()) return std::nullopt;
-  return WordPlace{it->second.shard, it->second.word};
+  return WordPlace{it->second.segment, it->second.word};
 }
 
-QuerySet ShardSet::make_query_set(const std::vector<RawDocument>& docs, const QueryOptions& options,
-                                  TextReport* report) const {
+QuerySet SegmentSet::make_query_set(const std::vector<RawDocument>& docs,
+                                    const QueryOptions& options, TextReport* report) const {
   const Index& first = *parts_.front().index;
-  const FindExtraWord other_shards = [this](std::string_view t) -> std::optional<ExtraWord> {
+  const FindExtraWord other_segments = [this](std::string_view t) -> std::optional<ExtraWord> {
     if (size() == 1) return std::nullopt;  // the first index has its own
     const auto at = find_word(t);
     if (!at) return std::nullopt;
-    const Index& holder = *parts_[at->shard].index;
+    const Index& holder = *parts_[at->segment].index;
     return ExtraWord{holder.vector(at->word), holder.doc_freq(at->word)};
   };
-  return make_query_set_with(first, docs, other_shards, options, report, statistics());
+  return make_query_set_with(first, docs, other_segments, options, report, statistics());
 }
 
-bool ShardSet::built_apart() const {
+bool SegmentSet::built_apart() const {
   return (size() > 1 || has_deletions()) &&
          std::all_of(parts_.begin(), parts_.end(),
                      [](const Part& p) { return p.index->idf_docs() == p.index->n_docs(); });
 }
 
-CollectionStatistics ShardSet::statistics() const {
-  // One build's shards each hold the whole build's, which the first answers for.
+CollectionStatistics SegmentSet::statistics() const {
+  // One build's segments each hold the whole build's, which the first answers for.
   if (!built_apart()) return statistics_of(*parts_.front().index);
-  // Shards built apart each count their own documents: the sums, less the deleted documents'.
+  // Segments built apart each count their own documents: the sums, less the deleted documents'.
   const auto less_deleted = [](const StringMap<std::uint32_t>& deleted, std::string_view key) {
     const auto it = deleted.find(key);
     return it == deleted.end() ? std::size_t{0} : std::size_t{it->second};
@@ -212,7 +213,8 @@ CollectionStatistics ShardSet::statistics() const {
   return s;
 }
 
-QuerySet ShardSet::documents_as_queries(std::span<const std::size_t> docs, bool with_terms) const {
+QuerySet SegmentSet::documents_as_queries(std::span<const std::size_t> docs,
+                                          bool with_terms) const {
   std::vector<QuerySet> parts;
   for (const std::size_t doc : docs) {
     const auto [s, i] = locate(doc);
@@ -226,7 +228,7 @@ QuerySet ShardSet::documents_as_queries(std::span<const std::size_t> docs, bool 
   return concat(*parts_.front().index, all);
 }
 
-void ShardSet::find_term(std::string_view term, std::span<std::uint32_t> ids) const {
+void SegmentSet::find_term(std::string_view term, std::span<std::uint32_t> ids) const {
   std::fill(ids.begin(), ids.end(), kNoTerm);
   if (const auto t = parts_[most_terms_].index->find_term(term)) ids[most_terms_] = *t;
   if (size() == 1) return;
@@ -247,16 +249,16 @@ void ShardSet::find_term(std::string_view term, std::span<std::uint32_t> ids) co
   const auto it = table.first.find(term);
   if (it == table.first.end()) return;
   for (std::uint32_t p = it->second; p != kNoTerm; p = table.places[p].next)
-    ids[table.places[p].shard] = table.places[p].term;
+    ids[table.places[p].segment] = table.places[p].term;
 }
 
-QuerySet ShardSet::for_shard(const QuerySet& q, std::size_t s) const {
+QuerySet SegmentSet::for_segment(const QuerySet& q, std::size_t s) const {
   if (portable_) return from_portable(q, *parts_[s].index);
   return s == 0 ? q : translate_queries(*parts_.front().index, q, *parts_[s].index);
 }
 
-ShardSet ShardSet::reading_portable_queries() const {
-  ShardSet out = *this;
+SegmentSet SegmentSet::reading_portable_queries() const {
+  SegmentSet out = *this;
   out.portable_ = true;
   return out;
 }
