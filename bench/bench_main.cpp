@@ -12,6 +12,7 @@
 //   lcrwmd_bench directions --index set1.idx --queries set1_q.tsv [--words 5]  (a search box's)
 //   lcrwmd_bench segments --index set1.idx --queries set1_q.tsv   (a grown collection's search)
 //   lcrwmd_bench segments --embeddings ... --train ... --test ...
+//   lcrwmd_bench writes --collection DIR --docs new.tsv   (a living collection's changes)
 //
 // Every time is the median over repetitions; ratios compare times taken in the same run.
 #include <omp.h>
@@ -35,6 +36,7 @@
 #include "bench_precision.h"
 #include "bench_segments.h"
 #include "bench_util.h"
+#include "bench_writes.h"
 #include "lcrwmd/corpus.h"
 #include "lcrwmd/embeddings.h"
 #include "lcrwmd/emd.h"
@@ -298,6 +300,17 @@ int main(int argc, char** argv) {
   seg_cmd->add_option("--batch", srun.batch, "Queries timed as one batch (0: none)")
       ->capture_default_str();
 
+  auto* writes_cmd = app.add_subcommand(
+      "writes", "A living collection's changes: an add, a delete, a lookup by id, their refreshes");
+  WritesRun wrun;
+  writes_cmd->add_option("--collection", wrun.collection, "Collection directory (changed)")
+      ->required();
+  writes_cmd->add_option("--docs", wrun.docs, "TSV of documents with new ids to add")->required();
+  writes_cmd->add_option("--single", wrun.single, "Single adds and deletes timed")
+      ->capture_default_str();
+  writes_cmd->add_option("--bulk", wrun.bulk, "Documents of the one large add (0: none)")
+      ->capture_default_str();
+
   auto* merge_cmd = app.add_subcommand("merge", "The top-k merge of a distributed search");
 
   auto* emd_cmd = app.add_subcommand("emd", "Exact EMD on problems from bench/peers.py");
@@ -328,6 +341,9 @@ int main(int argc, char** argv) {
                                        test_path, meta);
       srun.reps = reps;
       segment_benchmarks(c.index, c.queries, so, srun, rep);
+    } else if (*writes_cmd) {
+      meta["collection"] = wrun.collection;
+      write_benchmarks(wrun, rep);
     } else if (*merge_cmd) {
       merge_cost(reps, rep);
     } else if (*gpu_cmd) {

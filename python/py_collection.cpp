@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -120,13 +121,19 @@ class PyCollection {
     return reader_->acquire();
   }
 
-  // One change by a writer (the GIL released meanwhile) into `ch`; what every change reports.
+  // One change by this collection's writer (the GIL released meanwhile) into `ch`; what every
+  // change reports. The writer is kept between changes (one at a time), so that a change reads
+  // only what other writers committed since its last (CollectionWriter).
   template <typename Change>
   py::dict change(double wait, CollectionChange& ch, Change&& f) {
     {
       py::gil_scoped_release release;
-      CollectionWriter w(path(), wait);
-      ch = f(w);
+      const std::lock_guard lock(writing_);
+      if (!writer_ || writer_wait_ != wait) {
+        writer_ = std::make_unique<CollectionWriter>(path(), wait);
+        writer_wait_ = wait;
+      }
+      ch = f(*writer_);
     }
     py::dict d;
     d["generation"] = ch.generation;
@@ -136,6 +143,9 @@ class PyCollection {
 
   std::shared_ptr<const WordVectors> embeddings_;  // before reader_, which checks against them
   std::unique_ptr<CollectionReader> reader_;
+  std::mutex writing_;  // change's: one writer, one change at a time
+  std::unique_ptr<CollectionWriter> writer_;
+  double writer_wait_ = 0;
 };
 
 }  // namespace

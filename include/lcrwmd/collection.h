@@ -27,8 +27,11 @@
 // next one. One process changes a collection at a time (a lock file); readers never wait.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lcrwmd/corpus.h"
@@ -39,15 +42,23 @@
 
 namespace lcrwmd {
 
+namespace collection {
+struct State;  // src/collection/commit.h
+}
+
 // One segment of a commit, in one record: its file's number and size, its deletion file, its
-// documents (mapped) and which of them are deleted.
+// documents (mapped) and which of them are deleted. A segment's file never changes once written
+// (its number is never reused), so the commits that name it share one mapping of it, with what
+// was built from it on first use (its id table, word map, a searcher's uploads).
 struct Segment {
   std::uint64_t number = 0;            // its file is seg-N.idx
   std::uint64_t bytes = 0;             // that file's size
   std::string deletions;               // its deletion file (seg-N.del-G), or empty: none deleted
-  Index index;                         // its documents, live or deleted
+  std::shared_ptr<Index> index;        // its documents, live or deleted
   std::vector<std::uint32_t> deleted;  // which are deleted: its own numbers, ascending
-  std::size_t live() const { return index.n_docs() - deleted.size(); }
+  std::size_t live() const { return index->n_docs() - deleted.size(); }
+  // Its document with this id, where it is live.
+  std::optional<std::uint32_t> find_live(std::string_view id) const;
 };
 
 class Collection {
@@ -62,6 +73,10 @@ class Collection {
   // An Error where it has fewer segments than parts.
   static Collection open_share(const std::string& path, std::size_t part, std::size_t parts,
                                bool verify = true);
+  // Its last commit again, sharing with this one the segments both name (their mappings and what
+  // was built from them): a reopen costs what the commits since this one changed (Lucene's
+  // openIfChanged). verify: the new segments' checksums checked.
+  Collection reopen(bool verify = false) const;
   // The generation of its last commit (its manifest alone read): whether to open it again.
   static std::uint64_t last_generation(const std::string& path);
   // A new collection in `dir` (absent, or an empty directory) holding `first`'s documents. New
@@ -77,7 +92,7 @@ class Collection {
   std::uint64_t generation() const { return generation_; }  // commits so far
   std::size_t n_segments() const { return segments_.size(); }
   std::span<const Segment> segments() const { return segments_; }
-  const Index& segment(std::size_t s) const { return segments_[s].index; }
+  const Index& segment(std::size_t s) const { return *segments_[s].index; }
   // Segment s's deleted documents (its own numbers, ascending).
   std::span<const std::uint32_t> deleted(std::size_t s) const { return segments_[s].deleted; }
   std::size_t n_docs() const { return live_; }  // live documents
@@ -88,8 +103,10 @@ class Collection {
   // fingerprint): what adds would refuse.
   void check_embeddings(const std::string& path) const;
 
-  // The live documents as one SegmentSet (for CollectionSearcher), referring to this collection.
-  SegmentSet documents() const;
+  // The live documents as one SegmentSet (for CollectionSearcher), referring to this collection;
+  // `earlier`: the set of an earlier commit, whose segments this one shares (reopen) are not
+  // checked again.
+  SegmentSet documents(const SegmentSet* earlier = nullptr) const;
   // Whether it is one segment without deletions: one index file (segment(0)) holds exactly
   // its documents, for what reads a single index.
   bool is_one_index() const { return segments_.size() == 1 && segments_[0].deleted.empty(); }
@@ -97,7 +114,7 @@ class Collection {
   static bool holds_one_index(const std::string& path);
 
  private:
-  Collection() = default;
+  Collection(std::string path, collection::State st);  // a commit read (collection/commit.h)
   std::string path_, embeddings_;
   std::uint64_t generation_ = 0, fingerprint_ = 0;
   std::size_t live_ = 0;
@@ -165,10 +182,16 @@ class CollectionWriter {
   CollectionChange compact();
 
  private:
+  // Commits `st` (collection/commit.h) and keeps its segments open for the next change.
+  std::uint64_t committed(collection::State& st);
+
   std::string dir_;
   double wait_;
   bool merge_;
   const WordVectors* loaded_ = nullptr;
+  // The segments of this writer's last commit, mapped: a change opens only those committed
+  // since (by another writer) and those it writes, and their id tables are built once.
+  std::vector<Segment> known_;
 };
 
 }  // namespace lcrwmd

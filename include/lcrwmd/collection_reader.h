@@ -37,6 +37,10 @@ class DocumentSnapshot {
   static std::shared_ptr<const DocumentSnapshot> open(const std::vector<std::string>& paths,
                                                       bool verify,
                                                       const SearcherOptions& searcher = {});
+  // The collection's last commit after `earlier`'s (a snapshot of the same collection), sharing
+  // with it what both hold: the segments' mappings and tables, and their searchers (made now).
+  static std::shared_ptr<const DocumentSnapshot> reopen(const DocumentSnapshot& earlier,
+                                                        bool verify);
   DocumentSnapshot(const DocumentSnapshot&) = delete;
   DocumentSnapshot& operator=(const DocumentSnapshot&) = delete;
 
@@ -51,6 +55,7 @@ class DocumentSnapshot {
   const Index* one_index() const;
   // A CollectionSearcher over documents(), made on first use (a GPU backend uploads then).
   const Searcher& searcher() const;
+  const CollectionSearcher& collection_searcher() const;
   // Its searcher, keeping the snapshot alive while the caller holds it.
   static std::shared_ptr<const Searcher> searcher_of(
       const std::shared_ptr<const DocumentSnapshot>& s) {
@@ -64,7 +69,7 @@ class DocumentSnapshot {
   std::unique_ptr<SegmentSet> documents_;
   SearcherOptions options_;
   mutable std::once_flag made_;
-  mutable std::unique_ptr<Searcher> searcher_;
+  mutable std::unique_ptr<CollectionSearcher> searcher_;
 };
 
 struct CollectionReaderOptions {
@@ -92,7 +97,10 @@ class CollectionReader {
   bool refresh();
 
  private:
-  std::shared_ptr<const DocumentSnapshot> open(bool verify) const;
+  // The last commit, after `earlier` where given (sharing what it holds); its segments' vectors
+  // checked against the queries' (those new since `earlier`), its searcher made.
+  std::shared_ptr<const DocumentSnapshot> open(bool verify,
+                                               const DocumentSnapshot* earlier = nullptr) const;
   const std::string path_;
   const CollectionReaderOptions options_;
   mutable std::mutex mutex_;

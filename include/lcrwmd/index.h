@@ -209,7 +209,8 @@ class Index {
   std::string_view doc_id(std::size_t i) const;
   std::string_view label(std::size_t i) const;
   std::optional<std::uint32_t> find_word(std::string_view word) const;
-  // The first document with this id (a scan: O(n_docs)).
+  // The first document with this id: a table of its ids built on first use (src/util/id_slots.h:
+  // 8 to 16 bytes a document), then a slot or two read per lookup.
   std::optional<std::size_t> find_doc(std::string_view id) const;
 
   // Everything it holds, in owned memory (what save() writes).

@@ -47,8 +47,11 @@ class SegmentSet {
   // With each segment's deleted documents (its own numbers, ascending: a collection's,
   // lcrwmd/collection.h): the collection is then the live documents, numbered without the
   // deleted ones, and the document frequencies queries are weighted with count only them.
+  // earlier: a set of an earlier commit of the same collection, whose checks of the segments
+  // both hold (the same Index objects) are not made again: a new set costs what changed.
   SegmentSet(std::vector<const Index*> segments,
-             std::vector<std::span<const std::uint32_t>> deleted);
+             std::vector<std::span<const std::uint32_t>> deleted,
+             const SegmentSet* earlier = nullptr);
 
   std::size_t size() const { return parts_.size(); }
   const Index& segment(std::size_t s) const { return *parts_[s].index; }
@@ -62,9 +65,7 @@ class SegmentSet {
   // Segment s's live document i as the collection's document.
   std::size_t collection_doc(std::size_t s, std::size_t i) const;
   // Distinct words over all segments.
-  std::size_t vocab_size() const {
-    return size() == 1 ? parts_.front().index->vocab_size() : words_.size();
-  }
+  std::size_t vocab_size() const;  // counted on first use
   std::size_t dim() const { return parts_.front().index->dim(); }
 
   // The segment of the collection's document i, and its index there.
@@ -115,10 +116,9 @@ class SegmentSet {
   void find_term(std::string_view term, std::span<std::uint32_t> ids) const;
 
  private:
-  struct Where {
-    std::uint32_t segment, word;
-  };
-  void index_words();
+  // An Error where a segment disagrees with the others (ShardSignature; a word's vector, a
+  // TF-IDF document frequency), each segment not in `earlier` checked.
+  void check_agreement(const SegmentSet* earlier) const;
   // Each segment, one record: its index, its deleted documents, and the collection's number of its
   // first live document.
   struct Part {
@@ -129,12 +129,11 @@ class SegmentSet {
   std::vector<Part> parts_;
   std::size_t n_docs_ = 0;
   bool deletions_ = false, portable_ = false;
-  // Each word: the first segment holding it, and its id there (empty for one segment).
-  StringMap<Where> words_;
-  // With deletions: what the deleted documents add to the segments' counts (of each word, of each
-  // term, of tokens), taken off the collection's.
-  StringMap<std::uint32_t> deleted_words_, deleted_terms_;
+  // The deleted documents' tokens, taken off the collection's (each word's and term's deleted
+  // documents are counted as a query asks for them: statistics()).
   std::uint64_t deleted_tokens_ = 0;
+  struct WordCount;  // vocab_size's
+  std::shared_ptr<WordCount> words_;
   // find_term's: the segment with the most terms, and the others' terms (built on first use).
   std::size_t most_terms_ = 0;
   struct TermTable;
@@ -152,7 +151,11 @@ class SegmentSet {
 // vocabulary); n_docs() the collection's.
 class CollectionSearcher final : public Searcher {
  public:
-  CollectionSearcher(const SegmentSet& segments, const SearcherOptions& options);
+  // earlier: a searcher of an earlier commit of the same collection, whose searchers of the
+  // segments both hold (the same Index objects) are shared rather than made again, with what
+  // they built (phase 1's vocabulary in the precision asked, a GPU's uploads).
+  CollectionSearcher(const SegmentSet& segments, const SearcherOptions& options,
+                     const CollectionSearcher* earlier = nullptr);
   ~CollectionSearcher() override;
   Backend backend() const override { return searchers_.front()->backend(); }
   const Index& index() const override { return segments_.segment(0); }
@@ -171,7 +174,7 @@ class CollectionSearcher final : public Searcher {
                  SearchStats& total) const;
 
   const SegmentSet& segments_;
-  std::vector<std::unique_ptr<Searcher>> searchers_;
+  std::vector<std::shared_ptr<const Searcher>> searchers_;
 };
 
 }  // namespace lcrwmd

@@ -30,9 +30,9 @@ void merge_segments(const std::string& dir, State& st, std::size_t b, std::size_
   std::vector<const Index*> parts;
   std::vector<std::vector<std::size_t>> live;
   for (std::size_t s = b; s < e; ++s) {
-    parts.push_back(&st.segments[s].index);
+    parts.push_back(st.segments[s].index.get());
     std::vector<std::size_t>& kept = live.emplace_back();
-    for_each_kept(st.segments[s].index.n_docs(), st.segments[s].deleted,
+    for_each_kept(st.segments[s].index->n_docs(), st.segments[s].deleted,
                   [&](std::size_t i) { kept.push_back(i); });
   }
   Segment merged = write_segment(dir, st.manifest, merge_documents(parts, live));
@@ -50,14 +50,14 @@ void merge_due(const std::string& dir, State& st) {
     if (!distinct) {
       WordSet words;
       for (const Segment& seg : st.segments)
-        for (std::size_t u = 0; u < seg.index.vocab_size(); ++u) words.emplace(seg.index.word(u));
+        for (std::size_t u = 0; u < seg.index->vocab_size(); ++u) words.emplace(seg.index->word(u));
       distinct = words.size();
     }
     return *distinct;
   };
   for (;;) {
     std::vector<SegmentSummary> seen;
-    for (const Segment& seg : st.segments) seen.push_back({seg.live(), seg.index.vocab_size()});
+    for (const Segment& seg : st.segments) seen.push_back({seg.live(), seg.index->vocab_size()});
     const std::optional<MergeCandidate> due = next_merge(seen, distinct_words);
     if (!due) return;
     merge_segments(dir, st, due->begin, due->end);
@@ -81,15 +81,20 @@ Collection Collection::open(const std::string& path, bool verify) {
 
 Collection Collection::open_share(const std::string& path, std::size_t part, std::size_t parts,
                                   bool verify) {
-  State st = read_state(path, verify, {.part = part, .parts = parts});
-  Collection c;
-  c.path_ = path;
-  c.embeddings_ = st.manifest.embeddings;
-  c.generation_ = st.manifest.generation;
-  c.fingerprint_ = st.manifest.embeddings_fingerprint;
-  c.segments_ = std::move(st.segments);
-  for (const Segment& seg : c.segments_) c.live_ += seg.live();
-  return c;
+  return Collection(path, read_state(path, verify, {.part = part, .parts = parts}));
+}
+
+Collection Collection::reopen(bool verify) const {
+  return Collection(path_, read_state(path_, verify, {}, segments_));
+}
+
+Collection::Collection(std::string path, State st)
+    : path_(std::move(path)),
+      embeddings_(std::move(st.manifest.embeddings)),
+      generation_(st.manifest.generation),
+      fingerprint_(st.manifest.embeddings_fingerprint),
+      segments_(std::move(st.segments)) {
+  for (const Segment& seg : segments_) live_ += seg.live();
 }
 
 void Collection::create(const std::string& dir, const IndexData& first,
@@ -130,7 +135,7 @@ Index load_index(const std::string& path, bool verify) {
     for (const Segment& s : st.segments) deleted += s.deleted.size();
     throw Error(not_one_index(path, st.segments.size(), deleted));
   }
-  return std::move(st.segments[0].index);
+  return std::move(*st.segments[0].index);
 }
 
 std::string not_one_index(const std::string& path, std::size_t segments, std::size_t deleted) {
@@ -154,14 +159,21 @@ std::size_t Collection::n_deleted() const {
   return n;
 }
 
-SegmentSet Collection::documents() const {
+std::optional<std::uint32_t> Segment::find_live(std::string_view id) const {
+  const std::optional<std::size_t> doc = index->find_doc(id);
+  if (!doc || std::binary_search(deleted.begin(), deleted.end(), static_cast<std::uint32_t>(*doc)))
+    return std::nullopt;
+  return static_cast<std::uint32_t>(*doc);
+}
+
+SegmentSet Collection::documents(const SegmentSet* earlier) const {
   std::vector<const Index*> shards;
   std::vector<std::span<const std::uint32_t>> deleted;
   for (const Segment& seg : segments_) {
-    shards.push_back(&seg.index);
+    shards.push_back(seg.index.get());
     deleted.emplace_back(seg.deleted);
   }
-  return SegmentSet(std::move(shards), std::move(deleted));
+  return SegmentSet(std::move(shards), std::move(deleted), earlier);
 }
 
 void Collection::check_embeddings(const std::string& path) const {
@@ -187,9 +199,9 @@ CollectionWriter::CollectionWriter(std::string dir, double wait_seconds, bool me
 CollectionChange CollectionWriter::add(const std::vector<RawDocument>& docs,
                                        const std::string& embeddings) {
   const WriterLock lock(dir_, wait_);
-  State st = read_state(dir_, false);
+  State st = read_state(dir_, false, {}, known_);
   CollectionChange out;
-  const Index& first = st.segments.front().index;
+  const Index& first = *st.segments.front().index;
   if (first.tokenizer_version() != kTokenizerVersion)
     throw Error(dir_ + ": its documents were read with tokenizer version " +
                 std::to_string(first.tokenizer_version()) + ", this program reads text with " +
@@ -212,11 +224,10 @@ CollectionChange CollectionWriter::add(const std::vector<RawDocument>& docs,
     // No document kept a word: nothing to add, though the ids still replace.
     if (out.report.documents_read != docs.size() || out.report.documents_kept != 0) throw;
   }
-  const StringMap<Place> ids = live_ids(st);
   std::vector<Place> replaced;
   for (const RawDocument& d : docs)
-    if (const auto it = ids.find(d.id); it != ids.end()) {
-      replaced.push_back(it->second);
+    if (const std::optional<Place> at = find_live(st, d.id)) {
+      replaced.push_back(*at);
       out.replaced_ids.push_back(d.id);
     }
   if (!data && replaced.empty())
@@ -232,24 +243,21 @@ CollectionChange CollectionWriter::add(const std::vector<RawDocument>& docs,
     out.added = data->ids.size();
     if (merge_) merge_due(dir_, st);
   }
-  out.generation = commit(dir_, st);
+  out.generation = committed(st);
   out.segments = st.segments.size();
   return out;
 }
 
 CollectionChange CollectionWriter::remove(const std::vector<std::string>& ids) {
   const WriterLock lock(dir_, wait_);
-  State st = read_state(dir_, false);
+  State st = read_state(dir_, false, {}, known_);
   CollectionChange out;
-  const StringMap<Place> live = live_ids(st);
   std::vector<Place> places;
   for (const std::string& id : ids) {
-    const auto it = live.find(id);
-    if (it == live.end()) {
+    if (const std::optional<Place> at = find_live(st, id))
+      places.push_back(*at);
+    else
       out.not_found.push_back(id);
-      continue;
-    }
-    places.push_back(it->second);
   }
   std::sort(places.begin(), places.end(), [](const Place& a, const Place& b) {
     return std::pair(a.segment, a.doc) < std::pair(b.segment, b.doc);
@@ -265,22 +273,24 @@ CollectionChange CollectionWriter::remove(const std::vector<std::string>& ids) {
     out.segments = st.segments.size();
     return out;
   }
-  if (places.size() == live.size())
+  std::size_t live = 0;
+  for (const Segment& seg : st.segments) live += seg.live();
+  if (places.size() == live)
     throw Error(dir_ + ": deleting every document would leave an empty collection");
   delete_places(dir_, st, places);
   drop_empty(st);
-  out.generation = commit(dir_, st);
+  out.generation = committed(st);
   out.segments = st.segments.size();
   return out;
 }
 
 CollectionChange CollectionWriter::merge() {
   const WriterLock lock(dir_, wait_);
-  State st = read_state(dir_, false);
+  State st = read_state(dir_, false, {}, known_);
   CollectionChange out;
   const std::size_t before = st.segments.size();  // a merge makes fewer
   merge_due(dir_, st);
-  out.generation = st.segments.size() == before ? st.manifest.generation : commit(dir_, st);
+  out.generation = st.segments.size() == before ? st.manifest.generation : committed(st);
   out.segments = st.segments.size();
   return out;
 }
@@ -293,12 +303,18 @@ CollectionChange CollectionWriter::compact() {
                                      [](const Segment& seg) { return !seg.deleted.empty(); });
   if (st.segments.size() > 1 || deletions) {
     merge_segments(dir_, st, 0, st.segments.size());
-    out.generation = commit(dir_, st);
+    out.generation = committed(st);
   } else {
     out.generation = st.manifest.generation;
   }
   out.segments = st.segments.size();
   return out;
+}
+
+std::uint64_t CollectionWriter::committed(State& st) {
+  const std::uint64_t generation = commit(dir_, st);
+  known_ = st.segments;  // the next change reads only what another writer changed since
+  return generation;
 }
 
 }  // namespace lcrwmd

@@ -30,12 +30,28 @@ std::shared_ptr<const DocumentSnapshot> DocumentSnapshot::open(
   return s;
 }
 
+std::shared_ptr<const DocumentSnapshot> DocumentSnapshot::reopen(const DocumentSnapshot& earlier,
+                                                                 bool verify) {
+  if (!earlier.collection_) throw Error("index files do not change: nothing to reopen");
+  std::shared_ptr<DocumentSnapshot> s(new DocumentSnapshot);
+  s->options_ = earlier.options_;
+  s->collection_ = earlier.collection_->reopen(verify);
+  s->documents_ = std::make_unique<SegmentSet>(s->collection_->documents(earlier.documents_.get()));
+  std::call_once(s->made_, [&] {
+    s->searcher_ = std::make_unique<CollectionSearcher>(*s->documents_, s->options_,
+                                                        &earlier.collection_searcher());
+  });
+  return s;
+}
+
 const Index* DocumentSnapshot::one_index() const {
   if (collection_) return collection_->is_one_index() ? &collection_->segment(0) : nullptr;
   return files_.size() == 1 ? &files_.front() : nullptr;
 }
 
-const Searcher& DocumentSnapshot::searcher() const {
+const Searcher& DocumentSnapshot::searcher() const { return collection_searcher(); }
+
+const CollectionSearcher& DocumentSnapshot::collection_searcher() const {
   std::call_once(
       made_, [this] { searcher_ = std::make_unique<CollectionSearcher>(*documents_, options_); });
   return *searcher_;
@@ -44,12 +60,19 @@ const Searcher& DocumentSnapshot::searcher() const {
 CollectionReader::CollectionReader(std::string path, CollectionReaderOptions options)
     : path_(std::move(path)), options_(options), current_(open(options_.verify)) {}
 
-std::shared_ptr<const DocumentSnapshot> CollectionReader::open(bool verify) const {
+std::shared_ptr<const DocumentSnapshot> CollectionReader::open(
+    bool verify, const DocumentSnapshot* earlier) const {
   std::shared_ptr<const DocumentSnapshot> s =
-      DocumentSnapshot::open({path_}, verify, options_.searcher);
+      earlier ? DocumentSnapshot::reopen(*earlier, verify)
+              : DocumentSnapshot::open({path_}, verify, options_.searcher);
   if (options_.query_vectors != nullptr)
-    for (std::size_t i = 0; i < s->documents().size(); ++i)
-      check_embeddings(s->documents().segment(i), *options_.query_vectors);
+    for (std::size_t i = 0; i < s->documents().size(); ++i) {
+      const Index& segment = s->documents().segment(i);
+      bool seen = false;  // checked when the earlier snapshot was opened
+      for (std::size_t j = 0; earlier && j < earlier->documents().size(); ++j)
+        seen = seen || &earlier->documents().segment(j) == &segment;
+      if (!seen) check_embeddings(segment, *options_.query_vectors);
+    }
   (void)s->searcher();
   return s;
 }
@@ -64,7 +87,7 @@ bool CollectionReader::refresh() {
   const std::shared_ptr<const DocumentSnapshot> now = acquire();
   if (now->collection() == nullptr || Collection::last_generation(path_) == now->generation())
     return false;
-  std::shared_ptr<const DocumentSnapshot> next = open(options_.verify_refreshes);
+  std::shared_ptr<const DocumentSnapshot> next = open(options_.verify_refreshes, now.get());
   const std::lock_guard lock(mutex_);
   if (next->generation() <= current_->generation()) return false;
   current_ = std::move(next);

@@ -79,6 +79,24 @@ std::string absolute(const std::string& path) {
   return out;
 }
 
+namespace {
+
+// A segment's deleted documents, as its entry names them (none without a deletion file). A file
+// missing: a std::system_error (read_state reads the newer commit that removed it).
+std::vector<std::uint32_t> read_deleted(const std::string& dir, const SegmentEntry& e) {
+  if (e.deletions.empty()) return {};
+  const std::string path = join(dir, e.deletions);
+  std::string bytes;
+  if (!read_file(path, bytes)) throw std::system_error(errno, std::generic_category());
+  std::vector<std::uint32_t> del = parse_deletions(bytes, e.docs, path);
+  if (del.size() != e.deleted)
+    throw Error(path + ": " + std::to_string(del.size()) +
+                " deleted documents where the manifest says " + std::to_string(e.deleted));
+  return del;
+}
+
+}  // namespace
+
 // Reads the commit the manifest names now. A file missing because a writer committed and
 // removed it meanwhile: read the new commit (a reader never waits for a writer).
 Manifest read_manifest(const std::string& dir, std::string* text) {
@@ -91,7 +109,7 @@ Manifest read_manifest(const std::string& dir, std::string* text) {
   return m;
 }
 
-State read_state(const std::string& dir, bool verify, Share share) {
+State read_state(const std::string& dir, bool verify, Share share, std::span<const Segment> known) {
   const std::string mpath = join(dir, kManifest);
   for (int attempt = 0;; ++attempt) {
     State st;
@@ -109,6 +127,16 @@ State read_state(const std::string& dir, bool verify, Share share) {
                      n * (share.part + 1) / share.parts - n * share.part / share.parts);
     try {
       for (const SegmentEntry& e : mine) {
+        const auto open = std::find_if(known.begin(), known.end(), [&](const Segment& seg) {
+          return seg.number == e.number && seg.bytes == e.bytes && seg.index->n_docs() == e.docs;
+        });
+        if (open != known.end()) {
+          Segment seg = *open;  // the same file: its mapping shared
+          if (seg.deletions != e.deletions) seg.deleted = read_deleted(dir, e);
+          seg.deletions = e.deletions;
+          st.segments.push_back(std::move(seg));
+          continue;
+        }
         const std::string path = join(dir, e.file);
         if (::access(path.c_str(), F_OK) != 0)
           throw std::system_error(errno, std::generic_category());
@@ -119,21 +147,11 @@ State read_state(const std::string& dir, bool verify, Share share) {
         if (index.n_docs() != e.docs)
           throw Error(path + ": " + std::to_string(index.n_docs()) +
                       " documents where the manifest says " + std::to_string(e.docs));
-        std::vector<std::uint32_t> del;
-        if (!e.deletions.empty()) {
-          const std::string dpath = join(dir, e.deletions);
-          std::string bytes;
-          if (!read_file(dpath, bytes)) throw std::system_error(errno, std::generic_category());
-          del = parse_deletions(bytes, e.docs, dpath);
-          if (del.size() != e.deleted)
-            throw Error(dpath + ": " + std::to_string(del.size()) +
-                        " deleted documents where the manifest says " + std::to_string(e.deleted));
-        }
         st.segments.push_back({.number = e.number,
                                .bytes = e.bytes,
                                .deletions = e.deletions,
-                               .index = std::move(index),
-                               .deleted = std::move(del)});
+                               .index = std::make_shared<Index>(std::move(index)),
+                               .deleted = read_deleted(dir, e)});
       }
       st.manifest.segments.clear();  // the segments are the record now
       return st;
@@ -177,7 +195,7 @@ std::uint64_t commit(const std::string& dir, State& st) {
   for (const Segment& seg : st.segments)
     m.segments.push_back({.number = seg.number,
                           .file = segment_file(seg.number),
-                          .docs = seg.index.n_docs(),
+                          .docs = seg.index->n_docs(),
                           .bytes = seg.bytes,
                           .deletions = seg.deletions,
                           .deleted = seg.deleted.size()});
@@ -198,7 +216,7 @@ Segment write_segment(const std::string& dir, Manifest& m, const IndexData& data
   return {.number = number,
           .bytes = bytes,
           .deletions = {},
-          .index = Index::load(path, false),
+          .index = std::make_shared<Index>(Index::load(path, false)),
           .deleted = {}};
 }
 
@@ -213,7 +231,7 @@ void set_deleted(const std::string& dir, const Manifest& m, Segment& seg,
   }
   seg.deletions = deletions_file(seg.number, m.generation + 1);
   if (seg.live() > 0)
-    write_atomically(join(dir, seg.deletions), format_deletions(seg.index.n_docs(), seg.deleted));
+    write_atomically(join(dir, seg.deletions), format_deletions(seg.index->n_docs(), seg.deleted));
   fault_point("collection:deletions-written");
 }
 
@@ -245,16 +263,11 @@ std::string checked_embeddings(const Manifest& m, const std::string& given) {
   return path;
 }
 
-StringMap<Place> live_ids(const State& st) {
-  StringMap<Place> ids;
-  for (std::size_t s = 0; s < st.segments.size(); ++s) {
-    const Segment& seg = st.segments[s];
-    for_each_kept(seg.index.n_docs(), seg.deleted, [&](std::size_t i) {
-      ids.insert_or_assign(std::string(seg.index.doc_id(i)),
-                           Place{static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(i)});
-    });
-  }
-  return ids;
+std::optional<Place> find_live(const State& st, std::string_view id) {
+  for (std::size_t s = st.segments.size(); s-- > 0;)
+    if (const std::optional<std::uint32_t> doc = st.segments[s].find_live(id))
+      return Place{static_cast<std::uint32_t>(s), *doc};
+  return std::nullopt;
 }
 
 // Deletes `places` (each live) from their segments: new deletion files.

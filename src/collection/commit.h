@@ -5,13 +5,15 @@
 // the manifest that names it.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collection/collection_files.h"
 #include "lcrwmd/collection.h"
 #include "lcrwmd/index.h"
-#include "lcrwmd/string_map.h"
 
 namespace lcrwmd::collection {
 
@@ -34,11 +36,15 @@ struct State {
 // The commit the manifest names now, every file checked (verify: the segments' checksums too).
 // A file missing because a writer committed and removed it meanwhile: the new commit is read (a
 // reader never waits for a writer). share: only share.part of share.parts runs of its segments
-// (whole segments, in order; an Error where there are fewer segments than parts).
+// (whole segments, in order; an Error where there are fewer segments than parts). known: segments
+// open already (an earlier commit's): those it still names are shared, not opened again, and
+// their deletions read again only where their deletion file is another (Lucene's
+// openIfChanged), so that reading a commit costs what changed since `known`'s.
 struct Share {
   std::size_t part = 0, parts = 1;
 };
-State read_state(const std::string& dir, bool verify, Share share = {});
+State read_state(const std::string& dir, bool verify, Share share = {},
+                 std::span<const Segment> known = {});
 
 // The writer's lock: flock on write.lock, polled until `wait` seconds have passed, then an
 // Error naming it.
@@ -72,11 +78,12 @@ void drop_empty(State& st);
 // recorded file's bytes.
 std::string checked_embeddings(const Manifest& m, const std::string& given);
 
-// Where each live id is: segment and document.
+// Where a live id is: segment and document.
 struct Place {
   std::uint32_t segment, doc;
 };
-StringMap<Place> live_ids(const State& st);
+// The live document with this id (a lookup in each segment's id table, the newest first).
+std::optional<Place> find_live(const State& st, std::string_view id);
 // Deletes `places` (each live) from their segments: new deletion files, and the state's lists
 // (which the same change's merges read).
 void delete_places(const std::string& dir, State& st, const std::vector<Place>& places);

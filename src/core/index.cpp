@@ -69,9 +69,10 @@ Index::Postings Index::postings(std::size_t t) const {
 }
 
 std::optional<std::size_t> Index::find_doc(std::string_view id) const {
-  for (std::size_t i = 0; i < n_docs(); ++i)
-    if (doc_id(i) == id) return i;
-  return std::nullopt;
+  Storage& s = *storage_;
+  const auto id_of = [&s](std::size_t i) { return s.ids[i]; };
+  std::call_once(s.id_slots_once, [&] { s.id_slots = IdSlots(n_docs_, id_of); });
+  return s.id_slots.find(id, id_of);
 }
 
 std::optional<std::uint32_t> Index::find_word(std::string_view w) const {

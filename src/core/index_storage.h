@@ -11,6 +11,7 @@
 #include "io/mapped_file.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/string_map.h"
+#include "util/id_slots.h"
 
 namespace lcrwmd {
 
@@ -28,6 +29,8 @@ struct Index::Storage {
   // A shard's: the storage of the index whose vocabulary it shares, and whose word map it looks
   // words up in (built once, not per shard; that index outlives its shards).
   Storage* vocabulary_owner = nullptr;
+  std::once_flag id_slots_once;
+  IdSlots id_slots;  // find_doc's
   std::once_flag centroids_once;
   std::vector<float> centroids;
   // A shard's document offsets, rebased to its first document (Index::shard).

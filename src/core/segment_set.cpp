@@ -24,11 +24,35 @@ struct SegmentSet::TermTable {
   std::vector<Place> places;
 };
 
+// The distinct words of the segments, counted on first use (a table of every segment's words).
+struct SegmentSet::WordCount {
+  std::once_flag once;
+  std::size_t distinct = 0;
+};
+
+namespace {
+
+// Of a term's postings in a segment, the documents in `del` (the segment's deleted ones,
+// ascending): each of the shorter list looked up in the longer.
+std::size_t deleted_in(const Index::Postings& p, std::span<const std::uint32_t> del) {
+  std::size_t n = 0;
+  if (del.size() < p.size) {
+    for (const std::uint32_t d : del) n += std::binary_search(p.docs, p.docs + p.size, d + p.first);
+  } else {
+    for (std::size_t q = 0; q < p.size; ++q)
+      n += std::binary_search(del.begin(), del.end(), p.docs[q] - p.first);
+  }
+  return n;
+}
+
+}  // namespace
+
 SegmentSet::SegmentSet(std::vector<const Index*> segments)
     : SegmentSet(segments, std::vector<std::span<const std::uint32_t>>(segments.size())) {}
 
 SegmentSet::SegmentSet(std::vector<const Index*> segments,
-                       std::vector<std::span<const std::uint32_t>> deleted) {
+                       std::vector<std::span<const std::uint32_t>> deleted,
+                       const SegmentSet* earlier) {
   if (segments.empty()) throw Error("a collection needs at least one index");
   if (deleted.size() != segments.size())
     throw Error("a collection's deletions: one list per segment");
@@ -36,63 +60,71 @@ SegmentSet::SegmentSet(std::vector<const Index*> segments,
     const Index& ix = *segments[s];
     if (!ascending_below(deleted[s], ix.n_docs()))
       throw Error(ix.source() + ": its deleted documents are out of order or range");
+    if (!deleted[s].empty() && ix.idf_docs() != ix.n_docs())
+      throw Error(ix.source() + ": a segment of a larger build cannot have deleted documents");
     parts_.push_back({&ix, deleted[s], n_docs_});
     n_docs_ += ix.n_docs() - deleted[s].size();
     deletions_ = deletions_ || !deleted[s].empty();
+    if (ix.has_terms())
+      for (const std::uint32_t i : deleted[s]) deleted_tokens_ += ix.doc_length(i);
   }
-  index_words();
-  // What the deleted documents count for, taken off the segments' document frequencies.
-  for (const Part& part : parts_) {
-    const Index& ix = *part.index;
-    const std::span<const std::uint32_t> del = part.deleted;
-    if (del.empty()) continue;
-    if (ix.idf_docs() != ix.n_docs())
-      throw Error(ix.source() + ": a segment of a larger build cannot have deleted documents");
-    for (const std::uint32_t i : del)
-      for (const std::uint32_t u : ix.doc_words(i)) ++deleted_words_[std::string(ix.word(u))];
-    if (!ix.has_terms()) continue;
-    for (const std::uint32_t i : del) deleted_tokens_ += ix.doc_length(i);
-    for (std::size_t t = 0; t < ix.n_terms(); ++t) {
-      const Index::Postings p = ix.postings(t);
-      std::uint32_t n = 0;
-      for (std::size_t q = 0; q < p.size; ++q)
-        n += std::binary_search(del.begin(), del.end(), p.docs[q] - p.first) ? 1 : 0;
-      if (n > 0) deleted_terms_[std::string(ix.term(t))] += n;
+  check_agreement(earlier);
+  terms_ = std::make_shared<TermTable>();
+  words_ = std::make_shared<WordCount>();
+  for (std::size_t s = 1; s < parts_.size(); ++s)
+    if (parts_[s].index->n_terms() > parts_[most_terms_].index->n_terms()) most_terms_ = s;
+}
+
+void SegmentSet::check_agreement(const SegmentSet* earlier) const {
+  const auto known = [&](const Index* ix) {
+    return earlier != nullptr && std::any_of(earlier->parts_.begin(), earlier->parts_.end(),
+                                             [&](const Part& p) { return p.index == ix; });
+  };
+  std::vector<char> fresh(parts_.size());
+  for (std::size_t s = 0; s < parts_.size(); ++s) fresh[s] = !known(parts_[s].index);
+  const ShardSignature first = ShardSignature::of(*parts_[0].index);
+  for (std::size_t s = 0; s < parts_.size(); ++s) {
+    const Index& ix = *parts_[s].index;
+    if (!fresh[s]) continue;  // `earlier` checked it against the segments both hold
+    if (const std::string why = shard_disagreement(first, ShardSignature::of(ix)); !why.empty())
+      throw Error(why);
+    // Its words against every segment it was not checked against yet: those before it, and
+    // those `earlier` held (a merge's segment may come before them).
+    const std::size_t m = ix.dim();
+    for (std::size_t t = 0; t < parts_.size(); ++t) {
+      if (t == s || (fresh[t] && t > s)) continue;
+      const Index& other = *parts_[t].index;
+      for (std::size_t u = 0; u < ix.vocab_size(); ++u) {
+        const std::optional<std::uint32_t> w = other.find_word(ix.word(u));
+        if (!w) continue;
+        const Index& a = t < s ? ix : other;  // named as the later of the two
+        const Index& b = t < s ? other : ix;
+        if (std::memcmp(ix.vector(u), other.vector(*w), m * sizeof(float)) != 0)
+          throw Error(a.source() + ": the word '" + std::string(ix.word(u)) +
+                      "' has another vector than in " + b.source() +
+                      ": built from other embeddings, not segments of one collection");
+        if (ix.weighting() == Weighting::tfidf && ix.doc_freq(u) != other.doc_freq(*w))
+          throw Error(a.source() + ": the word '" + std::string(ix.word(u)) + "' is in " +
+                      std::to_string(t < s ? ix.doc_freq(u) : other.doc_freq(*w)) +
+                      " documents there, in " +
+                      std::to_string(t < s ? other.doc_freq(*w) : ix.doc_freq(u)) + " in " +
+                      b.source() +
+                      ": TF-IDF indexes built apart weigh words by their own documents; build "
+                      "them as one build's segments (lcrwmd build --shards N)");
+      }
     }
   }
 }
 
-void SegmentSet::index_words() {
-  terms_ = std::make_shared<TermTable>();
-  for (std::size_t s = 1; s < parts_.size(); ++s)
-    if (parts_[s].index->n_terms() > parts_[most_terms_].index->n_terms()) most_terms_ = s;
-  const ShardSignature first = ShardSignature::of(*parts_[0].index);
-  for (std::size_t s = 0; s < parts_.size(); ++s) {
-    const Index& ix = *parts_[s].index;
-    if (const std::string why = shard_disagreement(first, ShardSignature::of(ix)); !why.empty())
-      throw Error(why);
-    // Words only matter between segments: one index answers for its own (Index::find_word).
-    if (parts_.size() == 1) break;
-    const std::size_t m = ix.dim();
-    for (std::size_t u = 0; u < ix.vocab_size(); ++u) {
-      const auto [it, fresh] =
-          words_.try_emplace(std::string(ix.word(u)),
-                             Where{static_cast<std::uint32_t>(s), static_cast<std::uint32_t>(u)});
-      if (fresh) continue;
-      const Index& other = *parts_[it->second.segment].index;
-      const std::uint32_t w = it->second.word;
-      if (std::memcmp(ix.vector(u), other.vector(w), m * sizeof(float)) != 0)
-        throw Error(ix.source() + ": the word '" + std::string(ix.word(u)) +
-                    "' has another vector than in " + other.source() +
-                    ": built from other embeddings, not segments of one collection");
-      if (ix.weighting() == Weighting::tfidf && ix.doc_freq(u) != other.doc_freq(w))
-        throw Error(ix.source() + ": the word '" + std::string(ix.word(u)) + "' is in " +
-                    std::to_string(ix.doc_freq(u)) + " documents there, in " +
-                    std::to_string(other.doc_freq(w)) + " in " + other.source() +
-                    ": TF-IDF indexes built apart weigh words by their own documents; build "
-                    "them as one build's segments (lcrwmd build --shards N)");
-    }
-  }
+std::size_t SegmentSet::vocab_size() const {
+  if (size() == 1) return parts_.front().index->vocab_size();
+  std::call_once(words_->once, [&] {
+    WordSet words;
+    for (const Part& p : parts_)
+      for (std::size_t u = 0; u < p.index->vocab_size(); ++u) words.emplace(p.index->word(u));
+    words_->distinct = words.size();
+  });
+  return words_->distinct;
 }
 
 std::pair<std::size_t, std::size_t> SegmentSet::locate(std::size_t doc) const {
@@ -155,13 +187,9 @@ std::optional<std::size_t> SegmentSet::find_doc(std::string_view id) const {
 }
 
 std::optional<SegmentSet::WordPlace> SegmentSet::find_word(std::string_view word) const {
-  if (size() == 1) {
-    if (const auto u = parts_.front().index->find_word(word)) return WordPlace{0, *u};
-    return std::nullopt;
-  }
-  const auto it = words_.find(word);
-  if (it == words_.end()) return std::nullopt;
-  return WordPlace{it->second.segment, it->second.word};
+  for (std::size_t s = 0; s < size(); ++s)
+    if (const auto u = parts_[s].index->find_word(word)) return WordPlace{s, *u};
+  return std::nullopt;
 }
 
 QuerySet SegmentSet::make_query_set(const std::vector<RawDocument>& docs,
@@ -186,25 +214,39 @@ bool SegmentSet::built_apart() const {
 CollectionStatistics SegmentSet::statistics() const {
   // One build's segments each hold the whole build's, which the first answers for.
   if (!built_apart()) return statistics_of(*parts_.front().index);
-  // Segments built apart each count their own documents: the sums, less the deleted documents'.
-  const auto less_deleted = [](const StringMap<std::uint32_t>& deleted, std::string_view key) {
-    const auto it = deleted.find(key);
-    return it == deleted.end() ? std::size_t{0} : std::size_t{it->second};
-  };
+  // Segments built apart each count their own documents: the sums, less the deleted documents',
+  // counted as a query asks for a term (its postings against the deleted), so that a snapshot
+  // costs nothing per term it holds. A word is the term of its string (a document holds the word
+  // where it holds the term: a word is a term with a vector); a segment without terms (an older
+  // format) counts its deleted documents' words.
   CollectionStatistics s{.docs = n_docs()};
-  s.word_docs = [this, less_deleted](std::string_view word) {
+  s.word_docs = [this](std::string_view word) {
     std::size_t df = 0;
-    for (const Part& p : parts_)
-      if (const auto u = p.index->find_word(word)) df += p.index->doc_freq(*u);
-    return df - less_deleted(deleted_words_, word);
+    for (const Part& p : parts_) {
+      const auto u = p.index->find_word(word);
+      if (!u) continue;
+      df += p.index->doc_freq(*u);
+      if (p.deleted.empty()) continue;
+      if (p.index->has_terms()) {
+        if (const auto t = p.index->find_term(word))
+          df -= deleted_in(p.index->postings(*t), p.deleted);
+      } else {
+        for (const std::uint32_t i : p.deleted) {
+          const std::span<const std::uint32_t> words = p.index->doc_words(i);
+          df -= std::find(words.begin(), words.end(), *u) != words.end();
+        }
+      }
+    }
+    return df;
   };
   if (std::all_of(parts_.begin(), parts_.end(),
                   [](const Part& p) { return p.index->has_terms(); })) {
-    s.term_docs = [this, less_deleted](std::string_view t) {
+    s.term_docs = [this](std::string_view t) {
       std::size_t df = 0;
       for (const Part& p : parts_)
-        if (const auto u = p.index->find_term(t)) df += p.index->term_doc_freq(*u);
-      return df - less_deleted(deleted_terms_, t);
+        if (const auto u = p.index->find_term(t))
+          df += p.index->term_doc_freq(*u) - deleted_in(p.index->postings(*u), p.deleted);
+      return df;
     };
     std::uint64_t tokens = 0;
     for (const Part& p : parts_) tokens += static_cast<std::uint64_t>(p.index->idf_length());

@@ -14,10 +14,17 @@
 
 namespace lcrwmd {
 
-CollectionSearcher::CollectionSearcher(const SegmentSet& segments, const SearcherOptions& options)
+CollectionSearcher::CollectionSearcher(const SegmentSet& segments, const SearcherOptions& options,
+                                       const CollectionSearcher* earlier)
     : segments_(segments) {
-  for (std::size_t s = 0; s < segments.size(); ++s)
-    searchers_.push_back(make_searcher(segments.segment(s), options));
+  for (std::size_t s = 0; s < segments.size(); ++s) {
+    const Index& segment = segments.segment(s);
+    std::shared_ptr<const Searcher> kept;
+    if (earlier != nullptr)
+      for (const std::shared_ptr<const Searcher>& e : earlier->searchers_)
+        if (&e->index() == &segment) kept = e;
+    searchers_.push_back(kept ? std::move(kept) : make_searcher(segment, options));
+  }
 }
 
 CollectionSearcher::~CollectionSearcher() = default;

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -517,6 +518,113 @@ TEST(CollectionReader, ServesACommitUntilRefreshedAndHeldSnapshotsStayWhole) {
   EXPECT_FALSE(one.refresh());
   // A collection is opened alone.
   EXPECT_THROW(DocumentSnapshot::open({file, dir}, false), Error);
+}
+
+// A refresh after one add opens the new segment alone: the others are the earlier snapshot's
+// own (the same mappings, id tables and searchers); after a delete, every segment is shared and
+// only the deletions are read again. The answers are a fresh open's.
+TEST(CollectionReader, ARefreshOpensOnlyWhatChanged) {
+  const Demo d;
+  const std::string dir = fresh_dir("col-reopen");
+  Collection::create(dir, d.build(d.range(0, 60)), demo("embeddings.bin"));
+  CollectionReader reader(dir, {});
+  CollectionWriter w(dir, 30, false);
+  w.add(d.range(60, 80));
+  ASSERT_TRUE(reader.refresh());
+  const auto shared = [](const DocumentSnapshot& a, const DocumentSnapshot& b) {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < a.documents().size(); ++i)
+      for (std::size_t j = 0; j < b.documents().size(); ++j)
+        n += &a.documents().segment(i) == &b.documents().segment(j);
+    return n;
+  };
+  const std::shared_ptr<const DocumentSnapshot> two = reader.acquire();
+  ASSERT_EQ(two->documents().size(), 2u);
+  w.add(d.range(80, 81));
+  ASSERT_TRUE(reader.refresh());
+  const std::shared_ptr<const DocumentSnapshot> three = reader.acquire();
+  ASSERT_EQ(three->documents().size(), 3u);
+  EXPECT_EQ(shared(*two, *three), 2u);  // one segment opened: the new one
+  w.remove({d.docs[5].id, d.docs[70].id});
+  ASSERT_TRUE(reader.refresh());
+  const std::shared_ptr<const DocumentSnapshot> deleted = reader.acquire();
+  EXPECT_EQ(shared(*three, *deleted), 3u);
+  EXPECT_EQ(deleted->documents().n_docs(), 79u);
+  EXPECT_FALSE(deleted->documents().find_doc(d.docs[5].id));
+  EXPECT_TRUE(three->documents().find_doc(d.docs[5].id));  // the held snapshot as it was
+  const std::shared_ptr<const DocumentSnapshot> fresh = DocumentSnapshot::open({dir}, true);
+  QueryOptions qo;
+  qo.embeddings = &d.emb;
+  for (const auto& [o, weights] : every_search()) {
+    qo.weights = weights;
+    const SearchResults a =
+        deleted->searcher().search(deleted->documents().make_query_set(d.queries, qo), 10, o);
+    const SearchResults b =
+        fresh->searcher().search(fresh->documents().make_query_set(d.queries, qo), 10, o);
+    EXPECT_EQ(a.indices, b.indices) << what(o, weights);
+    EXPECT_EQ(a.distances, b.distances) << what(o, weights);
+  }
+}
+
+// Ids found through each segment's id table (the writer's find_live, a set's find_doc) are those
+// a scan of every live document finds, on collections changed at random by adds, replacements
+// and deletes of one document or many, with merges.
+TEST(Collection, IdsFoundThroughEachSegmentsTableAreAScans) {
+  const Demo d;
+  const std::string dir = fresh_dir("col-ids");
+  Collection::create(dir, d.build(d.range(0, 30)), demo("embeddings.bin"));
+  std::mt19937 rng(7);
+  // A quarter of the adds merge (which drops the deleted documents); the rest leave deleted
+  // documents in their segments for the tables to skip.
+  CollectionWriter w(dir, 30, false), merging(dir, 30, true);
+  std::vector<std::string> ids;  // every id used: the demo's, and new ones
+  for (const RawDocument& doc : d.docs) ids.push_back(doc.id);
+  std::map<std::string, std::size_t> scan;  // the live documents, in collection order
+  for (std::size_t i = 0; i < 30; ++i) scan.emplace(d.docs[i].id, i);
+  for (int step = 0; step < 40; ++step) {
+    const std::size_t kind = rng() % 3, n = 1 + rng() % (rng() % 4 == 0 ? 12 : 2);
+    std::vector<RawDocument> docs;
+    std::set<std::string> taken;
+    for (std::size_t i = 0; i < n; ++i) {
+      RawDocument doc = d.docs[rng() % 40];  // few ids: each deleted, replaced and re-added often
+      if (kind == 1) doc.id = "new-" + std::to_string(rng() % 20);  // added, or replaced later
+      if (!taken.insert(doc.id).second) continue;
+      docs.push_back(doc);
+    }
+    std::size_t live_before = 0;  // of the ids given, those live: what the writer must find
+    for (const RawDocument& doc : docs) live_before += scan.contains(doc.id);
+    if (kind == 2) {
+      std::vector<std::string> gone;
+      for (const RawDocument& doc : docs) gone.push_back(doc.id);
+      const CollectionChange change = w.remove(gone);
+      EXPECT_EQ(change.deleted, live_before) << "step " << step;
+      EXPECT_EQ(change.not_found.size(), docs.size() - live_before) << "step " << step;
+    } else {
+      EXPECT_EQ((rng() % 4 == 0 ? merging : w).add(docs).replaced, live_before) << "step " << step;
+      for (const RawDocument& doc : docs) ids.push_back(doc.id);
+    }
+    const Collection c = Collection::open(dir, false);
+    scan.clear();
+    std::size_t at = 0;
+    for (std::size_t s = 0; s < c.n_segments(); ++s) {
+      const Index& ix = c.segment(s);
+      for (std::size_t i = 0; i < ix.n_docs(); ++i)
+        if (!std::binary_search(c.deleted(s).begin(), c.deleted(s).end(), i)) {
+          EXPECT_TRUE(scan.emplace(std::string(ix.doc_id(i)), at++).second) << ix.doc_id(i);
+          EXPECT_EQ(ix.find_doc(ix.doc_id(i)), i);
+        }
+    }
+    const SegmentSet live = c.documents();
+    for (const std::string& id : ids) {
+      const auto it = scan.find(id);
+      const std::optional<std::size_t> found = live.find_doc(id);
+      ASSERT_EQ(found.has_value(), it != scan.end()) << "step " << step << ": " << id;
+      if (found) {
+        EXPECT_EQ(*found, it->second) << id;
+      }
+    }
+    EXPECT_FALSE(live.find_doc("never-added"));
+  }
 }
 
 // Adds of one document each: after every add, at most nine segments of a tier (a tier: the

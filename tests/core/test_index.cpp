@@ -4,11 +4,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <string_view>
 
 #include "lcrwmd/error.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
 #include "test_util.h"
+#include "util/id_slots.h"
 
 namespace lcrwmd {
 namespace {
@@ -62,6 +65,46 @@ TEST(IndexBuild, RejectsDuplicateIdsAndEmptyCorpus) {
   docs[2].id = "d1";
   EXPECT_THROW(build_index_data(tiny_embeddings(), docs, {}), Error);
   EXPECT_THROW(build_index_data(tiny_embeddings(), {{"x", "", "nothing known", 1}}, {}), Error);
+}
+
+// find_doc through the id table is a scan's answer: every id, ids it lacks (prefixes, longer
+// ones, the empty id), in shard views of the index (their own numbering), at awkward sizes.
+TEST(Index, FindsEveryDocumentByIdAsAScanWould) {
+  for (const std::size_t n : {1, 2, 3, 7, 64, 1000}) {
+    IndexData data = test::random_index(n, 12, 3, 4, static_cast<unsigned>(n));
+    for (std::size_t i = 0; i < n; i += 3) data.ids[i] = "id-" + std::to_string(i * 7919 % 1009);
+    const Index ix = Index::from_data(data);
+    const auto scan = [](const Index& x, std::string_view id) -> std::optional<std::size_t> {
+      for (std::size_t i = 0; i < x.n_docs(); ++i)
+        if (x.doc_id(i) == id) return i;
+      return std::nullopt;
+    };
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::string id(ix.doc_id(i));
+      EXPECT_EQ(ix.find_doc(id), scan(ix, id)) << id;
+      EXPECT_EQ(ix.find_doc(id + "x"), std::nullopt);
+      EXPECT_EQ(ix.find_doc(id.substr(0, id.size() - 1)), scan(ix, id.substr(0, id.size() - 1)));
+    }
+    EXPECT_EQ(ix.find_doc(""), std::nullopt);
+    const Index part = ix.shard(n / 3, n);
+    for (std::size_t i = 0; i < n; ++i)
+      EXPECT_EQ(part.find_doc(ix.doc_id(i)), scan(part, ix.doc_id(i))) << ix.doc_id(i);
+  }
+}
+
+// The table itself: of an id given twice, the first document; an empty table finds nothing.
+TEST(IdSlots, FindsTheFirstOfRepeatedIds) {
+  const std::vector<std::string> ids = {"a", "b", "a", "c", "", "b"};
+  const auto id = [&](std::size_t i) -> std::string_view { return ids[i]; };
+  const IdSlots slots(ids.size(), id);
+  EXPECT_EQ(slots.find("a", id), 0u);
+  EXPECT_EQ(slots.find("b", id), 1u);
+  EXPECT_EQ(slots.find("c", id), 3u);
+  EXPECT_EQ(slots.find("", id), 4u);
+  EXPECT_EQ(slots.find("d", id), std::nullopt);
+  EXPECT_GE(slots.bytes(), 2 * ids.size() * sizeof(std::uint32_t));
+  EXPECT_EQ(IdSlots().find("a", id), std::nullopt);
+  EXPECT_EQ(IdSlots(0, id).find("a", id), std::nullopt);
 }
 
 TEST(IndexFile, RoundTripByMemoryMap) {
