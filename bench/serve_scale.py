@@ -132,8 +132,8 @@ def main():
         new_tsv = os.path.join(a.work, "new.tsv")
         write_tsv(new_tsv, fresh[:2 * a.single + BULK])
         out = os.path.join(a.work, "writes.json")
-        subprocess.run([BENCH, "writes", "--collection", run, "--docs", new_tsv, "--single",
-                        str(a.single), "--bulk", str(BULK), "--json", out], check=True)
+        subprocess.run([BENCH, "--json", out, "writes", "--collection", run, "--docs", new_tsv, "--single",
+                        str(a.single), "--bulk", str(BULK)], check=True)
         with open(out) as f:
             r["in_process"] = json.load(f)["results"]
         shutil.rmtree(run)
