@@ -29,6 +29,14 @@ void add_collection_flags(CLI::App* c, CollectionFlags& f) {
       ->capture_default_str();
 }
 
+// A writer of the collection the flags name, which says so on stderr where it waits for
+// another process's change.
+CollectionWriter writer(const CollectionFlags& f, bool merge = true) {
+  CollectionWriter w(f.index, f.wait, merge);
+  w.on_wait([](const std::string& message) { note("%s", message.c_str()); });
+  return w;
+}
+
 void report(const std::string& path, const CollectionChange& ch) {
   const Collection c = Collection::open(path, false);
   note("collection %s: generation %llu, %s in %s, %zu deleted awaiting compaction", path.c_str(),
@@ -67,7 +75,7 @@ void add_collection_commands(CLI::App& app) {
     c->callback([f, docs, no_merge] {
       const auto t = Clock::now();
       const std::vector<RawDocument> documents = read_tsv(*docs);
-      CollectionWriter w(f->index, f->wait, !*no_merge);
+      CollectionWriter w = writer(*f, !*no_merge);
       const CollectionChange ch = w.add(documents, f->embeddings);
       report_text(ch.report, "documents");
       note("added %s (%zu replacing documents with their ids) (%.2f s)",
@@ -88,7 +96,7 @@ void add_collection_commands(CLI::App& app) {
       if (!ids_file->empty())
         for (std::string& id : read_ids(*ids_file)) all.push_back(std::move(id));
       if (all.empty()) throw Error("delete: give --ids FILE or --id ID");
-      CollectionWriter w(f->index, f->wait);
+      CollectionWriter w = writer(*f);
       const CollectionChange ch = w.remove(all);
       note("deleted %s", plural(ch.deleted, "document").c_str());
       if (!ch.not_found.empty()) {
@@ -109,7 +117,7 @@ void add_collection_commands(CLI::App& app) {
     add_collection_flags(c, *f);
     c->callback([f] {
       const auto t = Clock::now();
-      CollectionWriter w(f->index, f->wait);
+      CollectionWriter w = writer(*f);
       const CollectionChange ch = w.compact();
       note("compacted (%.2f s)", since(t));
       report(f->index, ch);

@@ -10,9 +10,17 @@
 namespace lcrwmd::app {
 
 ServiceWriter::ServiceWriter(const std::string& path, CollectionReader& served, Options options)
-    : served_(served), options_(std::move(options)), writer_(path, options_.wait_seconds, false) {
+    : served_(served),
+      options_(std::move(options)),
+      writer_(path, options_.wait_seconds, false),
+      merger_(path, options_.wait_seconds, false) {
   if (options_.loaded) writer_.use_embeddings(*options_.loaded);
+  for (CollectionWriter* w : {&writer_, &merger_})
+    w->on_wait([](const std::string& message) {
+      std::fprintf(stderr, "lcrwmd serve: %s\n", message.c_str());
+    });
   thread_ = std::thread([this] { run(); });
+  if (options_.merge) merge_thread_ = std::thread([this] { run_merges(); });
 }
 
 ServiceWriter::~ServiceWriter() { close(); }
@@ -24,6 +32,8 @@ void ServiceWriter::close() {
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
+  wake_merges_.notify_all();  // a merge under way is finished first (a kill loses only it)
+  if (merge_thread_.joinable()) merge_thread_.join();
 }
 
 ServiceWriter::Added ServiceWriter::add(std::vector<RawDocument> docs) {
@@ -70,7 +80,11 @@ void ServiceWriter::run() {
     lock.unlock();
     if (!group.empty()) {
       commit(group);
-      if (options_.merge) merge();
+      {
+        const std::lock_guard merge_lock(mutex_);
+        merge_due_ = true;
+      }
+      wake_merges_.notify_all();
     } else {
       try {
         served_.refresh();
@@ -139,19 +153,22 @@ void ServiceWriter::commit(std::vector<Pending*>& group) {
   }
 }
 
-void ServiceWriter::merge() {
-  try {
-    CollectionChange c;
-    const std::uint64_t before = served_.acquire()->generation();
-    {
-      const std::lock_guard lock(write_mutex_);
-      c = writer_.merge();
+void ServiceWriter::run_merges() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    wake_merges_.wait(lock, [&] { return stopping_ || merge_due_; });
+    if (stopping_) return;
+    merge_due_ = false;
+    lock.unlock();
+    try {
+      if (const std::size_t n = merger_.merge().merges; n > 0) {
+        merges_ += n;
+        served_.refresh();
+      }
+    } catch (const std::exception& e) {  // the next add's merge tries again
+      std::fprintf(stderr, "lcrwmd serve: merging: %s\n", e.what());
     }
-    if (c.generation == before) return;
-    ++merges_;
-    served_.refresh();
-  } catch (const std::exception& e) {  // the next add's merge tries again
-    std::fprintf(stderr, "lcrwmd serve: merging: %s\n", e.what());
+    lock.lock();
   }
 }
 

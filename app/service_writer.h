@@ -1,9 +1,11 @@
 #pragma once
 // A served collection's changes, made on one thread: adds that arrive while another change is
 // committing wait, then are committed together as one change (a group commit: one segment, one
-// round of syncs, one new snapshot for all of them), each answered as if committed alone; after
-// each, the merges the adds call for; when idle, the commits other processes made. Every
-// change is served (the snapshot swapped) before its callers are answered.
+// round of syncs, one new snapshot for all of them), each answered as if committed alone; when
+// idle, the commits other processes made. The merges the adds call for are made on a thread of
+// their own (Lucene's concurrent merge scheduler), so that no add waits behind one: a merge
+// takes the collection's lock only for its commit. Every change is served (the snapshot
+// swapped) before its callers are answered.
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
@@ -71,18 +73,20 @@ class ServiceWriter {
   };
   void run();
   void commit(std::vector<Pending*>& group);
-  void merge();
+  void run_merges();
 
   CollectionReader& served_;
   const Options options_;
   CollectionWriter writer_;
-  std::mutex write_mutex_;  // writer_, between the thread's commits and remove()
-  std::mutex mutex_;        // pending_, stopping_
-  std::condition_variable wake_;
+  CollectionWriter merger_;  // the merge thread's own
+  std::mutex write_mutex_;   // writer_, between the thread's commits and remove()
+  std::mutex mutex_;         // pending_, stopping_, merge_due_
+  std::condition_variable wake_, wake_merges_;
   std::vector<Pending*> pending_;
   bool stopping_ = false;
+  bool merge_due_ = false;  // an add committed since the merge thread last looked
   std::atomic<std::size_t> merges_{0}, commits_{0}, adds_{0};
-  std::thread thread_;
+  std::thread thread_, merge_thread_;
 };
 
 }  // namespace lcrwmd::app

@@ -247,17 +247,22 @@ def one_build(server, embeddings):
     # bm25 scores every segment in one pass: one build's bytes. lc-rwmd over several segments:
     # the same neighbours and distances but for the last bits of a segment's sums where a query
     # word is not among its words, and with them the order of near-ties (lcrwmd/segments.h).
+    # A document in another place than one build's must be one that one build puts at (nearly)
+    # the same distance: it is looked for among one build's top 30, which a tie at the tenth
+    # place may bring in from beyond the ten.
     for method, tol in (("bm25", 0.0), ("lc-rwmd", 1e-5)):
         d, _, ids = col.search(queries, k=10, method=method, return_ids=True)
-        d1, _, ids1 = one.search(queries, k=10, method=method, return_ids=True)
+        d1, _, ids1 = one.search(queries, k=30, method=method, return_ids=True)
+        def near(x, y, tol=tol):
+            return abs(x - y) <= tol * max(1.0, abs(y))
         for q in range(len(queries)):
-            close = all(abs(x - y) <= tol * max(1.0, abs(y)) for x, y in zip(d[q], d1[q]))
-            moved = [j for j in range(len(ids[q])) if ids[q][j] != ids1[q][j]]
-            tied = all(any(abs(d1[q][j] - d1[q][o]) <= tol * max(1.0, abs(d1[q][j]))
-                           for o in range(len(d1[q])) if o != j) for j in moved)
-            if len(ids[q]) != len(ids1[q]) or not close or not tied:
+            close = all(near(x, y) for x, y in zip(d[q], d1[q]))
+            at = dict(zip(ids1[q], d1[q]))
+            tied = all(i in at and near(x, at[i]) for i, x in zip(ids[q], d[q]))
+            if len(ids[q]) != min(10, len(ids1[q])) or not close or not tied:
                 failures.append(f"{method}, query {q}: the collection answers otherwise than "
-                                f"one build of its live documents ({ids[q]} against {ids1[q]})")
+                                f"one build of its live documents ({ids[q]} against "
+                                f"{ids1[q][:10]})")
                 break
     return failures
 

@@ -27,6 +27,7 @@
 // next one. One process changes a collection at a time (a lock file); readers never wait.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -147,8 +148,12 @@ struct CollectionChange {
   std::size_t deleted = 0;                // delete: documents deleted
   std::vector<std::string> not_found;     // delete: ids no live document has
   std::size_t segments = 0;               // segments after it
+  std::size_t merges = 0;                 // merge: merges committed
   TextReport report;                      // add: what reading the documents kept and dropped
 };
+
+// Told once where a change waits for another process's (the message names it and the wait).
+using WaitNotice = std::function<void(const std::string& message)>;
 
 // Changes a collection: each call takes the writer's lock (waiting up to wait_seconds for
 // another writer, then an Error naming the lock), reads the last commit, writes the change
@@ -167,6 +172,9 @@ class CollectionWriter {
   // (open_word_vectors(path) read whole) and outlive the writer; an Error (at the next add)
   // where its source is not the recorded file.
   void use_embeddings(const WordVectors& loaded) { loaded_ = &loaded; }
+  // Where a change has to wait for another process's, `notice` is told whom it waits for (the
+  // command line prints it, a service logs it).
+  void on_wait(WaitNotice notice) { on_wait_ = std::move(notice); }
 
   // Adds documents (an id given twice: an Error naming both lines); a document whose id is
   // live already replaces it. A document left with no word is not indexed (the report names
@@ -175,8 +183,10 @@ class CollectionWriter {
   CollectionChange add(const std::vector<RawDocument>& docs, const std::string& embeddings = {});
   // Deletes the live documents with these ids (those without one are listed in not_found).
   CollectionChange remove(const std::vector<std::string>& ids);
-  // Merges what the merge policy calls for now (what an add of a merging writer would have), as
-  // one commit; none where nothing is due (the generation stays).
+  // Merges what the merge policy calls for now (what an add of a merging writer would have),
+  // each merge one commit; none where nothing is due (the generation stays). Each is made
+  // without the writer's lock, which only its commit takes: other writers' changes commit
+  // meanwhile, and deletions they make in the merging segments carry over to the merged one.
   CollectionChange merge();
   // Rewrites the live documents as one segment: what one build of them gives, byte for byte.
   CollectionChange compact();
@@ -189,8 +199,9 @@ class CollectionWriter {
   double wait_;
   bool merge_;
   const WordVectors* loaded_ = nullptr;
-  // The segments of this writer's last commit, mapped: a change opens only those committed
-  // since (by another writer) and those it writes, and their id tables are built once.
+  WaitNotice on_wait_;
+  // The segments of the last commit this writer made or read, mapped: a change opens only those
+  // committed since (by another writer) and those it writes, and their id tables are built once.
   std::vector<Segment> known_;
 };
 

@@ -308,6 +308,69 @@ def test_a_write_waits_for_another_writer_then_is_refused(collection):
         assert s.stop() == 0
 
 
+def hold_lock(collection, pid):
+    """Takes the collection's writer lock as a writer would, naming `pid` as its holder."""
+    lock = open(os.path.join(collection, "write.lock"), "r+")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    lock.truncate(0)
+    lock.write(f"{pid}\n")
+    lock.flush()
+    return lock
+
+
+def test_two_writers_wait_for_each_other_say_so_and_lose_nothing(collection, tmp_path):
+    # The command line waits for another writer and says whom it waits for.
+    extra = tmp_path / "cli.tsv"
+    cli_rows = [("cli-" + i, label, text) for i, label, text in TRAIN[FIRST:]]
+    extra.write_text("".join("\t".join(r) + "\n" for r in cli_rows), encoding="utf-8")
+    add = [CLI, "add", "--index", collection, "--docs", str(extra), "--wait", "20"]
+    lock = hold_lock(collection, 4242)
+    proc = subprocess.Popen(add, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    assert proc.poll() is None  # still waiting
+    lock.close()  # released
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "waiting up to 20 s for process 4242" in err and "write.lock" in err, err
+    # The service's writer waits alike and logs it; then the command line and the service write
+    # at once, each waiting for the other's commits: every write of both is durable.
+    s = Server(collection)
+    try:
+        lock = hold_lock(collection, 4343)
+        answers = []
+        t = threading.Thread(target=lambda: answers.append(
+            s.request("/documents", docs([("svc-first", "x", TRAIN[0][2])]))))
+        t.start()
+        time.sleep(0.5)
+        assert not answers  # waiting for the lock
+        lock.close()
+        t.join(60)
+        assert answers and answers[0][0] == 200, answers
+        both = [("both-" + i, label, text) for i, label, text in TRAIN[:FIRST]]
+        extra.write_text("".join("\t".join(r) + "\n" for r in both[FIRST // 2:]),
+                         encoding="utf-8")
+        proc = subprocess.Popen(add, stderr=subprocess.PIPE, text=True)
+        for r in both[:FIRST // 2]:
+            status, body = s.request("/documents", docs([r]))
+            assert status == 200, body
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        every = [r[0] for r in cli_rows + both] + ["svc-first"]
+        deadline = time.time() + 30  # the service reads the command line's commit on its own
+        while time.time() < deadline and s.request("/info")[1]["documents"] != FIRST + len(every):
+            time.sleep(0.1)
+        assert s.request("/info")[1]["documents"] == FIRST + len(every)
+        for i in every:
+            assert s.request("/documents/" + i)[0] == 200, i
+    finally:
+        s.proc.send_signal(signal.SIGTERM)
+        assert s.proc.wait(timeout=60) == 0
+        log = s.proc.stderr.read()
+        s.proc.stderr.close()
+    assert "lcrwmd serve: " in log and "waiting up to 30 s for process 4343" in log, log
+    assert set(lcrwmd.Collection(collection).ids) == {r[0] for r in TRAIN[:FIRST]} | set(every)
+
+
 def test_the_write_guard(collection, tmp_path):
     token = "s3cret-token-0123456789"
     token_file = tmp_path / "token"

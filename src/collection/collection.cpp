@@ -13,6 +13,7 @@
 #include "collection/collection_files.h"
 #include "collection/commit.h"
 #include "collection/merge_policy.h"
+#include "collection/prepared_merge.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/plural.h"
 #include "lcrwmd/string_map.h"
@@ -25,27 +26,15 @@ using namespace collection;
 
 namespace {
 
-// Segments [b, e) replaced by one segment of their live documents, in order (merge_documents).
+// Segments [b, e) replaced by one segment of their live documents, in order (merge_documents),
+// under the writer's lock.
 void merge_segments(const std::string& dir, State& st, std::size_t b, std::size_t e) {
-  std::vector<const Index*> parts;
-  std::vector<std::vector<std::size_t>> live;
-  for (std::size_t s = b; s < e; ++s) {
-    parts.push_back(st.segments[s].index.get());
-    std::vector<std::size_t>& kept = live.emplace_back();
-    for_each_kept(st.segments[s].index->n_docs(), st.segments[s].deleted,
-                  [&](std::size_t i) { kept.push_back(i); });
-  }
-  Segment merged = write_segment(dir, st.manifest, merge_documents(parts, live));
-  const auto at = [&](std::size_t i) {
-    return st.segments.begin() + static_cast<std::ptrdiff_t>(i);
-  };
-  st.segments.erase(at(b), at(e));
-  st.segments.insert(at(b), std::move(merged));
+  place_merge(dir, st, prepare_merge(st, {b, e}));
 }
 
-// The merges the policy asks for, one after another, each on the segments the last one left.
-void merge_due(const std::string& dir, State& st) {
-  std::optional<std::size_t> distinct;  // merges leave the distinct words as they are
+// The merge the policy asks for next in `st`, or none. distinct: the segments' distinct words,
+// counted where the policy asks (merges leave them as they are).
+std::optional<MergeCandidate> due_merge(const State& st, std::optional<std::size_t>& distinct) {
   const auto distinct_words = [&] {
     if (!distinct) {
       WordSet words;
@@ -55,13 +44,16 @@ void merge_due(const std::string& dir, State& st) {
     }
     return *distinct;
   };
-  for (;;) {
-    std::vector<SegmentSummary> seen;
-    for (const Segment& seg : st.segments) seen.push_back({seg.live(), seg.index->vocab_size()});
-    const std::optional<MergeCandidate> due = next_merge(seen, distinct_words);
-    if (!due) return;
+  std::vector<SegmentSummary> seen;
+  for (const Segment& seg : st.segments) seen.push_back({seg.live(), seg.index->vocab_size()});
+  return next_merge(seen, distinct_words);
+}
+
+// The merges the policy asks for, one after another, each on the segments the last one left.
+void merge_due(const std::string& dir, State& st) {
+  std::optional<std::size_t> distinct;
+  while (const std::optional<MergeCandidate> due = due_merge(st, distinct))
     merge_segments(dir, st, due->begin, due->end);
-  }
 }
 
 }  // namespace
@@ -198,7 +190,7 @@ CollectionWriter::CollectionWriter(std::string dir, double wait_seconds, bool me
 
 CollectionChange CollectionWriter::add(const std::vector<RawDocument>& docs,
                                        const std::string& embeddings) {
-  const WriterLock lock(dir_, wait_);
+  const WriterLock lock(dir_, wait_, on_wait_);
   State st = read_state(dir_, false, {}, known_);
   CollectionChange out;
   const Index& first = *st.segments.front().index;
@@ -206,12 +198,17 @@ CollectionChange CollectionWriter::add(const std::vector<RawDocument>& docs,
     throw Error(dir_ + ": its documents were read with tokenizer version " +
                 std::to_string(first.tokenizer_version()) + ", this program reads text with " +
                 std::to_string(kTokenizerVersion) + ": rebuild the collection");
-  // The documents' words' vectors: from the source in memory, else read from the file.
-  const WordSet words = distinct_tokens(docs, kTokenizerVersion);
+  // The documents' words' vectors: a table in memory as it is (the documents are read once);
+  // a model's for their words; else those words' read from the file.
   const std::string source =
       checked_embeddings(st.manifest, loaded_ ? loaded_->source() : embeddings);
-  const Embeddings emb =
-      loaded_ ? select_vectors(*loaded_, words) : Embeddings::load(source, &words);
+  const auto* table = dynamic_cast<const Embeddings*>(loaded_);
+  std::optional<Embeddings> selected;
+  if (table == nullptr) {
+    const WordSet words = distinct_tokens(docs, kTokenizerVersion);
+    selected = loaded_ ? select_vectors(*loaded_, words) : Embeddings::load(source, &words);
+  }
+  const Embeddings& emb = table != nullptr ? *table : *selected;
   BuildOptions bo;
   bo.stopwords = &first.stopwords();
   bo.keep_text = first.has_text();
@@ -249,7 +246,7 @@ CollectionChange CollectionWriter::add(const std::vector<RawDocument>& docs,
 }
 
 CollectionChange CollectionWriter::remove(const std::vector<std::string>& ids) {
-  const WriterLock lock(dir_, wait_);
+  const WriterLock lock(dir_, wait_, on_wait_);
   State st = read_state(dir_, false, {}, known_);
   CollectionChange out;
   std::vector<Place> places;
@@ -285,18 +282,35 @@ CollectionChange CollectionWriter::remove(const std::vector<std::string>& ids) {
 }
 
 CollectionChange CollectionWriter::merge() {
-  const WriterLock lock(dir_, wait_);
-  State st = read_state(dir_, false, {}, known_);
+  // Each merge is made from the last commit without the writer's lock, so that other changes
+  // commit meanwhile (a service's adds do not wait behind its merges); only placing it and the
+  // commit take the lock.
   CollectionChange out;
-  const std::size_t before = st.segments.size();  // a merge makes fewer
-  merge_due(dir_, st);
-  out.generation = st.segments.size() == before ? st.manifest.generation : committed(st);
-  out.segments = st.segments.size();
-  return out;
+  for (;;) {
+    State st = read_state(dir_, false, {}, known_);
+    known_ = st.segments;  // a merge thread's next look opens only what was committed since
+    out.generation = st.manifest.generation;
+    out.segments = st.segments.size();
+    std::optional<std::size_t> distinct;
+    const std::optional<MergeCandidate> due = due_merge(st, distinct);
+    if (!due) return out;
+    const PreparedMerge p = prepare_merge(st, *due);
+    st = {};
+    const WriterLock lock(dir_, wait_, on_wait_);
+    State now = read_state(dir_, false, {}, known_);
+    if (!place_merge(dir_, now, p)) {  // the next call plans on what is there now
+      out.generation = now.manifest.generation;
+      out.segments = now.segments.size();
+      return out;
+    }
+    out.generation = committed(now);
+    out.segments = now.segments.size();
+    ++out.merges;
+  }
 }
 
 CollectionChange CollectionWriter::compact() {
-  const WriterLock lock(dir_, wait_);
+  const WriterLock lock(dir_, wait_, on_wait_);
   State st = read_state(dir_, true);
   CollectionChange out;
   const bool deletions = std::any_of(st.segments.begin(), st.segments.end(),

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <span>
@@ -166,11 +167,41 @@ State read_state(const std::string& dir, bool verify, Share share, std::span<con
   }
 }
 
-WriterLock::WriterLock(const std::string& dir, double wait) {
+namespace {
+
+// The process a lock file names (0: none, as while one has just taken the lock, or an older
+// lcrwmd holds it).
+long holder_pid(int fd) {
+  char buf[32] = {};
+  const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+  return n > 0 ? std::strtol(buf, nullptr, 10) : 0;
+}
+
+std::string holder_name(long pid) {
+  return pid > 0 ? "process " + std::to_string(pid) : std::string("another process");
+}
+
+// Writes `text` as the lock file's contents, what a waiting writer reads; false where it could
+// not, which only leaves that writer saying "another process" (the flock is what excludes).
+bool name_holder(int fd, std::string_view text) {
+  return ::ftruncate(fd, 0) == 0 &&
+         ::pwrite(fd, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size());
+}
+
+std::string seconds(double s) {
+  std::ostringstream out;
+  out << s << " s";
+  return out.str();
+}
+
+}  // namespace
+
+WriterLock::WriterLock(const std::string& dir, double wait, const WaitNotice& notice) {
   const std::string path = join(dir, kLock);
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
   if (fd_ < 0) throw Error(path + ": cannot open the writer's lock: " + std::strerror(errno));
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait);
+  bool told = false;
   while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK) {
       const int e = errno;
@@ -178,15 +209,27 @@ WriterLock::WriterLock(const std::string& dir, double wait) {
       throw Error(path + ": cannot lock: " + std::strerror(e));
     }
     if (std::chrono::steady_clock::now() >= until) {
+      const std::string holder = holder_name(holder_pid(fd_));
       ::close(fd_);
-      throw CollectionBusy(dir + ": another process is changing the collection (it holds " + path +
-                           "); try again once it is done");
+      throw CollectionBusy(dir + ": " + holder + " is changing the collection (it holds " + path +
+                           "; waited " + seconds(wait) + "); try again once it is done");
+    }
+    if (!told && notice && wait > 0) {
+      told = true;
+      // Not where the holder is this process: a service's merge committing, a short wait.
+      if (const long pid = holder_pid(fd_); pid != ::getpid())
+        notice(dir + ": waiting up to " + seconds(wait) + " for " + holder_name(pid) +
+               ", which is changing the collection (it holds " + path + ")");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  name_holder(fd_, std::to_string(::getpid()) + "\n");
 }
 
-WriterLock::~WriterLock() { ::close(fd_); }  // closing releases the lock
+WriterLock::~WriterLock() {
+  name_holder(fd_, {});
+  ::close(fd_);  // closing releases the lock
+}
 
 // Commits the state as the next generation, then removes what it no longer names.
 std::uint64_t commit(const std::string& dir, State& st) {
@@ -206,11 +249,10 @@ std::uint64_t commit(const std::string& dir, State& st) {
   return m.generation;
 }
 
-// Writes `data` as the collection's next segment, mapped.
-Segment write_segment(const std::string& dir, Manifest& m, const IndexData& data) {
-  const std::uint64_t number = m.next_segment++;
-  const std::string path = join(dir, segment_file(number));
-  Index::save(data, path);
+namespace {
+
+// Segment `number`, just written to `path`, mapped.
+Segment written_segment(std::uint64_t number, const std::string& path) {
   const std::uint64_t bytes = file_size(path);
   fault_point("collection:segment-written");
   return {.number = number,
@@ -218,6 +260,25 @@ Segment write_segment(const std::string& dir, Manifest& m, const IndexData& data
           .deletions = {},
           .index = std::make_shared<Index>(Index::load(path, false)),
           .deleted = {}};
+}
+
+}  // namespace
+
+// Writes `data` as the collection's next segment, mapped.
+Segment write_segment(const std::string& dir, Manifest& m, const IndexData& data) {
+  const std::uint64_t number = m.next_segment++;
+  const std::string path = join(dir, segment_file(number));
+  Index::save(data, path);
+  return written_segment(number, path);
+}
+
+Segment write_segment(const std::string& dir, Manifest& m, std::span<const char> image) {
+  const std::uint64_t number = m.next_segment++;
+  const std::string path = join(dir, segment_file(number));
+  AtomicFile file(path);
+  file.write(image.data(), image.size());
+  file.commit();
+  return written_segment(number, path);
 }
 
 // The segment's deletions as `del` (ascending): a new deletion file, or the segment dropped

@@ -46,11 +46,12 @@ struct Share {
 State read_state(const std::string& dir, bool verify, Share share = {},
                  std::span<const Segment> known = {});
 
-// The writer's lock: flock on write.lock, polled until `wait` seconds have passed, then an
-// Error naming it.
+// The writer's lock: flock on write.lock, which names its holder's process while held. Polled
+// until `wait` seconds have passed, then CollectionBusy naming the holder; a writer that has
+// to wait is told once, through `notice` where given, whom it waits for and how long.
 class WriterLock {
  public:
-  WriterLock(const std::string& dir, double wait);
+  WriterLock(const std::string& dir, double wait, const WaitNotice& notice = {});
   ~WriterLock();
   WriterLock(const WriterLock&) = delete;
   WriterLock& operator=(const WriterLock&) = delete;
@@ -65,6 +66,8 @@ std::uint64_t commit(const std::string& dir, State& st);
 
 // Writes `data` as the collection's next segment (numbered from the state's manifest), mapped.
 Segment write_segment(const std::string& dir, Manifest& m, const IndexData& data);
+// The same from an index file's bytes (io::index_image), made before the writer's lock.
+Segment write_segment(const std::string& dir, Manifest& m, std::span<const char> image);
 // Appends a segment of `data` to the state (written, then mapped).
 void append_segment(const std::string& dir, State& st, const IndexData& data);
 // Segment `seg`'s deletions as `del` (ascending), as of the next commit after `m`'s: a new

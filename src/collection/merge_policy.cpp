@@ -37,6 +37,9 @@ std::optional<MergeCandidate> next_merge(std::span<const SegmentSummary> segment
   const auto over = [&](std::size_t floor) {
     return static_cast<double>(summed) > kVocabularySlack * static_cast<double>(floor);
   };
+  // Not where the older of the two is more than a tier larger: that merge would be mostly a
+  // rewrite of what did not change (a bulk add into a large collection); the tiers merge it.
+  if (segments[n - 2].live_docs > kMergeFactor * segments[n - 1].live_docs) return std::nullopt;
   if (over(largest) && over(distinct_words())) return MergeCandidate{n - 2, n};
   return std::nullopt;
 }

@@ -34,7 +34,9 @@ struct MergeCandidate {
 //   Vocabulary: a search's phase 1 runs over each segment's own words, so a word several
 //   segments hold is paid for in each: while the vocabularies add up to more than 1.1 times
 //   the distinct words, the newest two are merged (the newest are the small ones, whose words
-//   the older ones mostly hold already).
+//   the older ones mostly hold already), unless the older holds more than ten times the live
+//   documents of the newer: a merge is never mostly a rewrite of what did not change, so that
+//   each document is rewritten a few times in its life, not once per add.
 std::optional<MergeCandidate> next_merge(std::span<const SegmentSummary> segments,
                                          const std::function<std::size_t()>& distinct_words);
 

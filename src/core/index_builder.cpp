@@ -1,5 +1,6 @@
 // Documents + embeddings -> compacted CSR index data.
 #include <algorithm>
+#include <exception>
 #include <numeric>
 #include <unordered_set>
 #include <utility>
@@ -54,6 +55,16 @@ void select_terms(const IndexData& d, std::span<const std::size_t> docs, IndexDa
   }
 }
 
+// One document as read: its words' counts, its terms' counts, what it adds to the report, or
+// why it could not be read.
+struct Read {
+  std::vector<WordCount> counts;
+  std::vector<std::pair<std::string, std::uint32_t>> terms;
+  TextReport report;
+  std::unordered_set<std::string> unknown;
+  std::exception_ptr error;
+};
+
 }  // namespace
 
 IndexData build_index_data(const Embeddings& embeddings, const std::vector<RawDocument>& docs,
@@ -67,7 +78,6 @@ IndexData build_index_data(const Embeddings& embeddings, const std::vector<RawDo
   std::vector<std::string> terms;
   std::vector<std::uint64_t> term_indptr{0};
   std::vector<std::uint32_t> doc_terms, term_counts;
-  std::vector<std::string> tokens;
   IndexData d;
   const Metric* metric = options.metric.get();
   const std::size_t in_dim = embeddings.dim();
@@ -82,33 +92,59 @@ IndexData build_index_data(const Embeddings& embeddings, const std::vector<RawDo
   d.metric = options.metric;
   if (options.stopwords != nullptr) d.stopwords = options.stopwords->sorted();
 
+  // Documents are read (tokenised, looked up, counted) in parallel, a block at a time, and
+  // taken in their order, so the index and the report are the same bytes on any number of
+  // threads; the block bounds the memory held for documents read but not yet taken.
+  constexpr std::size_t kBlock = 4096;
+  std::vector<Read> block;
   auto lookup = [&](std::string_view t) { return embeddings.find(t); };
-  for (const RawDocument& doc : docs) {
-    ++report.documents_read;
-    auto [it, fresh] = seen_ids.emplace(doc.id, doc.line);
-    if (!fresh)
-      throw Error("document id '" + doc.id + "' on line " + std::to_string(doc.line) +
-                  " repeats the id of line " + std::to_string(it->second));
-    tokens.clear();
-    std::vector<WordCount> counts =
-        count_words(doc, options.stopwords, lookup, report, unknown, d.tokenizer_version, &tokens);
-    if (counts.empty()) {
-      report.empty_documents.push_back(doc.id);
-      continue;
+  for (std::size_t begin = 0; begin < docs.size(); begin += kBlock) {
+    const std::size_t end = std::min(docs.size(), begin + kBlock);
+    block.assign(end - begin, Read{});
+#pragma omp parallel for schedule(dynamic, 16)
+    for (std::size_t i = begin; i < end; ++i) {
+      Read& r = block[i - begin];
+      try {
+        std::vector<std::string> tokens;
+        r.counts = count_words(docs[i], options.stopwords, lookup, r.report, r.unknown,
+                               d.tokenizer_version, &tokens);
+        if (!r.counts.empty()) r.terms = count_terms(std::move(tokens));
+      } catch (...) {
+        r.error = std::current_exception();
+      }
     }
-    kept.push_back(std::move(counts));
-    for (auto& [term, count] : count_terms(std::move(tokens))) {
-      const auto [known, added] =
-          term_ids.try_emplace(term, static_cast<std::uint32_t>(terms.size()));
-      if (added) terms.push_back(std::move(term));
-      doc_terms.push_back(known->second);
-      term_counts.push_back(count);
+    for (std::size_t i = begin; i < end; ++i) {
+      const RawDocument& doc = docs[i];
+      Read& r = block[i - begin];
+      ++report.documents_read;
+      auto [it, fresh] = seen_ids.emplace(doc.id, doc.line);
+      if (!fresh)
+        throw Error("document id '" + doc.id + "' on line " + std::to_string(doc.line) +
+                    " repeats the id of line " + std::to_string(it->second));
+      if (r.error) std::rethrow_exception(r.error);
+      report.tokens += r.report.tokens;
+      report.stop_tokens += r.report.stop_tokens;
+      report.unknown_tokens += r.report.unknown_tokens;
+      for (const std::string& word : r.unknown)
+        if (unknown.insert(word).second) ++report.unknown_distinct;
+      if (r.counts.empty()) {
+        report.empty_documents.push_back(doc.id);
+        continue;
+      }
+      kept.push_back(std::move(r.counts));
+      for (auto& [term, count] : r.terms) {
+        const auto [known, added] =
+            term_ids.try_emplace(term, static_cast<std::uint32_t>(terms.size()));
+        if (added) terms.push_back(std::move(term));
+        doc_terms.push_back(known->second);
+        term_counts.push_back(count);
+      }
+      term_indptr.push_back(doc_terms.size());
+      d.ids.push_back(doc.id);
+      d.labels.push_back(doc.label);
+      if (options.keep_text) d.texts.push_back(display_text(doc));
+      r = Read{};
     }
-    term_indptr.push_back(doc_terms.size());
-    tokens = {};
-    d.ids.push_back(doc.id);
-    d.labels.push_back(doc.label);
-    if (options.keep_text) d.texts.push_back(display_text(doc));
   }
   report.documents_kept = kept.size();
   if (report_out) *report_out = report;

@@ -6,6 +6,7 @@
 #include "lcrwmd/error.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/string_map.h"
+#include "util/parallel_errors.h"
 
 namespace lcrwmd {
 
@@ -85,6 +86,7 @@ IndexData merge_documents(std::span<const Index* const> parts,
   std::vector<std::uint64_t> term_indptr{0};
   std::vector<std::uint32_t> doc_terms, term_counts;
   std::vector<std::pair<std::uint32_t, float>> words;
+  std::vector<std::pair<const Index*, std::size_t>> text_of;  // each kept document's text
   for (std::size_t p = 0; p < parts.size(); ++p) {
     const Index& ix = *parts[p];
     // Part p's selected documents' terms: (row among them, term id, count), by term then row.
@@ -126,9 +128,16 @@ IndexData merge_documents(std::span<const Index* const> parts,
       term_indptr.push_back(doc_terms.size());
       d.ids.emplace_back(ix.doc_id(i));
       d.labels.emplace_back(ix.label(i));
-      if (texts) d.texts.push_back(ix.text(i));
+      if (texts) text_of.emplace_back(&ix, i);
     }
   }
+  // The texts inflated in parallel (a large merge's longest step after deflating them again).
+  d.texts.resize(text_of.size());
+  ParallelErrors errors;
+#pragma omp parallel for schedule(dynamic, 256)
+  for (std::size_t r = 0; r < text_of.size(); ++r)
+    errors.run([&] { d.texts[r] = text_of[r].first->text(text_of[r].second); });
+  errors.rethrow();
   if (first.has_terms()) set_terms(d, std::move(terms), term_indptr, doc_terms, term_counts);
   return d;
 }

@@ -2,7 +2,9 @@
 // script, apostrophes of every spelling read as one, possessives dropped.
 #include <utf8proc.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <exception>
 #include <memory>
 
 #include "lcrwmd/corpus.h"
@@ -127,19 +129,41 @@ std::vector<std::string> tokenize(std::string_view text, std::uint32_t version) 
 }
 
 WordSet distinct_tokens(const std::vector<RawDocument>& docs, std::uint32_t version) {
-  WordSet out;
-  std::string scratch;
-  for (const RawDocument& d : docs) {
-    if (d.pretokenized) {
-      out.insert(d.tokens.begin(), d.tokens.end());
-      continue;
+  // Blocks read in parallel, each into its own set, merged in order: the first error in the
+  // documents' order is the one thrown, as when read one after another.
+  constexpr std::size_t kBlock = 1024;
+  const std::size_t blocks = (docs.size() + kBlock - 1) / kBlock;
+  std::vector<WordSet> sets(blocks);
+  std::vector<std::exception_ptr> errors(blocks);
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::size_t b = 0; b < blocks; ++b) {
+    WordSet& out = sets[b];
+    std::string scratch;
+    try {
+      for (std::size_t i = b * kBlock; i < std::min(docs.size(), (b + 1) * kBlock); ++i) {
+        const RawDocument& d = docs[i];
+        if (d.pretokenized) {
+          out.insert(d.tokens.begin(), d.tokens.end());
+          continue;
+        }
+        for_each_token(
+            d.text, scratch,
+            [&](std::string_view t) {
+              if (out.find(t) == out.end()) out.emplace(t);
+            },
+            version);
+      }
+    } catch (...) {
+      errors[b] = std::current_exception();
     }
-    for_each_token(
-        d.text, scratch,
-        [&](std::string_view t) {
-          if (out.find(t) == out.end()) out.emplace(t);
-        },
-        version);
+  }
+  WordSet out;
+  for (std::size_t b = 0; b < blocks; ++b) {
+    if (errors[b]) std::rethrow_exception(errors[b]);
+    if (out.empty())
+      out = std::move(sets[b]);
+    else
+      out.merge(sets[b]);
   }
   return out;
 }

@@ -74,9 +74,47 @@ TEST(MergePolicy, OverlappingVocabulariesMergeTheNewestTwo) {
   EXPECT_FALSE(next_merge(std::vector<SegmentSummary>{{500, 100}, {3, 10}}, ten));
   EXPECT_EQ(asked, 0) << "summed 110 is within 1.1 x 100: no count needed";
   EXPECT_FALSE(next_merge(std::vector<SegmentSummary>{{500, 100}}, ten));
+  // Not into a segment more than ten times the newer's documents (a bulk add into a large
+  // collection), however much the words overlap; at ten times, yes.
+  EXPECT_FALSE(next_merge(std::vector<SegmentSummary>{{1'000'000, 10}, {10'000, 10}}, ten));
+  EXPECT_FALSE(next_merge(std::vector<SegmentSummary>{{101, 10}, {10, 10}}, ten));
+  EXPECT_EQ(next_merge(std::vector<SegmentSummary>{{100, 10}, {10, 10}}, ten),
+            (MergeCandidate{0, 2}));
   // A tier's merge comes first.
   std::vector<SegmentSummary> ten_ones(10, SegmentSummary{1, 10});
   EXPECT_EQ(next_merge(ten_ones, ten), (MergeCandidate{0, 10}));
+}
+
+// One-document adds whose words the first segment mostly holds (the vocabulary rule fires
+// often): the merges rewrite a few dozen documents per add whatever the collection's size,
+// never the large segment once per handful of adds (which is thousands per add here).
+TEST(MergePolicy, MergesRewriteAFewDocumentsPerAddNotTheCollection) {
+  for (const std::size_t first : {std::size_t{100'000}, std::size_t{1'000'000}}) {
+    std::vector<SegmentSummary> s{{first, 5000}};
+    std::size_t rewritten = 0;
+    const auto distinct = [&] {  // every word of the small ones is also in the first
+      std::size_t n = 0;
+      for (const SegmentSummary& x : s) n = std::max(n, x.vocabulary);
+      return n;
+    };
+    const std::size_t adds = 20'000;
+    for (std::size_t i = 0; i < adds; ++i) {
+      s.push_back({1, 50});
+      while (const auto m = next_merge(s, distinct)) {
+        SegmentSummary merged{0, 0};
+        for (std::size_t j = m->begin; j < m->end; ++j) {
+          merged.live_docs += s[j].live_docs;
+          merged.vocabulary = std::max(merged.vocabulary, s[j].vocabulary);
+        }
+        rewritten += merged.live_docs;
+        s.erase(s.begin() + static_cast<std::ptrdiff_t>(m->begin),
+                s.begin() + static_cast<std::ptrdiff_t>(m->end));
+        s.insert(s.begin() + static_cast<std::ptrdiff_t>(m->begin), merged);
+      }
+    }
+    EXPECT_LE(rewritten, 40 * adds) << "documents rewritten for " << adds << " adds to " << first;
+    EXPECT_LE(s.size(), 40u);
+  }
 }
 
 // Adds followed by the merges the policy asks for (a merge's live documents the sum of its

@@ -1,10 +1,12 @@
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <random>
 #include <string_view>
 
 #include "lcrwmd/error.h"
@@ -65,6 +67,64 @@ TEST(IndexBuild, RejectsDuplicateIdsAndEmptyCorpus) {
   docs[2].id = "d1";
   EXPECT_THROW(build_index_data(tiny_embeddings(), docs, {}), Error);
   EXPECT_THROW(build_index_data(tiny_embeddings(), {{"x", "", "nothing known", 1}}, {}), Error);
+}
+
+// Documents are read in parallel blocks and taken in order: the same index bytes and report
+// on one thread as on several, across blocks (awkward counts, empty documents, unknown words,
+// stop words, repeated words), and the first bad document in order is the one named.
+TEST(IndexBuild, TheSameBytesOnAnyNumberOfThreads) {
+  std::vector<std::string> words;
+  std::vector<float> vectors;
+  for (int w = 0; w < 300; ++w) {
+    words.push_back("w" + std::to_string(w));
+    for (int k = 0; k < 4; ++k) vectors.push_back(static_cast<float>((w * 31 + k * 7) % 17));
+  }
+  const Embeddings emb(words, vectors, 4);
+  StopWords stop;
+  stop.add("w7");
+  std::mt19937 rng(5);
+  std::vector<RawDocument> docs;
+  for (std::size_t i = 0; i < 9001; ++i) {
+    std::string text;
+    const std::size_t n = rng() % 12;
+    for (std::size_t t = 0; t < n; ++t)
+      text += (rng() % 9 == 0 ? "unknown" + std::to_string(rng() % 50)
+                              : "w" + std::to_string(rng() % 300)) +
+              " ";
+    docs.push_back({"d" + std::to_string(i), "l" + std::to_string(i % 3), text, i + 1});
+  }
+  BuildOptions o;
+  o.stopwords = &stop;
+  const int threads = omp_get_max_threads();
+  std::string bytes[2];
+  TextReport report[2];
+  for (const int t : {1, 4}) {
+    omp_set_num_threads(t);
+    const IndexData d = build_index_data(emb, docs, o, &report[t == 4]);
+    bytes[t == 4] = Index::from_data(d).to_bytes();
+    EXPECT_EQ(distinct_tokens(docs).size(), 300u + 50u) << t << " threads";
+  }
+  EXPECT_EQ(bytes[0], bytes[1]);
+  EXPECT_EQ(report[0].empty_documents, report[1].empty_documents);
+  EXPECT_FALSE(report[0].empty_documents.empty());
+  EXPECT_EQ(report[0].unknown_distinct, report[1].unknown_distinct);
+  EXPECT_EQ(report[0].unknown_distinct, 50u);
+  EXPECT_EQ(report[0].unknown_tokens, report[1].unknown_tokens);
+  EXPECT_EQ(report[0].stop_tokens, report[1].stop_tokens);
+  EXPECT_EQ(report[0].tokens, report[1].tokens);
+  // Text that is not UTF-8 in block 2 and an id repeated after it: the text is named.
+  docs[6000].text = "w1 caf\xe9";
+  docs[7000].id = docs[1].id;
+  for (const int t : {1, 4}) {
+    omp_set_num_threads(t);
+    try {
+      build_index_data(emb, docs, o);
+      ADD_FAILURE() << "built";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("'d6000' on line 6001"), std::string::npos) << e.what();
+    }
+  }
+  omp_set_num_threads(threads);
 }
 
 // find_doc through the id table is a scan's answer: every id, ids it lacks (prefixes, longer
