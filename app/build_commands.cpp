@@ -132,7 +132,7 @@ void run_build(const BuildFlags& f) {
   bo.stopwords = stop_words;
   bo.weighting = parse_weighting(f.weighting);
   bo.keep_text = !f.no_text;
-  bo.unit_vectors = f.unit_vectors.value_or(metric ? metric->unit_vectors() : f.train);
+  bo.unit_vectors = f.unit_vectors.value_or(unit_vectors_by_default(emb, metric.get()));
   bo.metric = metric;
   if (metric)
     note("metric %s: map %zu x %zu, %zu word weights", f.metric.c_str(), metric->out_dim(),

@@ -15,6 +15,7 @@ writes and searches, the restarts, the server's resident memory over time; write
         [--collection DIR] [--work DIR] [--json OUT] [--sabotage]
 """
 import argparse
+import http.client
 import json
 import os
 import random
@@ -24,6 +25,7 @@ import subprocess
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -89,7 +91,7 @@ def request(server, path, body=None, method=None, timeout=30):
             return r.status, json.loads(r.read())
     except urllib.error.HTTPError as e:
         return e.code, json.loads(e.read() or b"{}")
-    except (OSError, ValueError):
+    except (OSError, ValueError, http.client.HTTPException):  # cut off mid-answer by a kill
         return None
 
 
@@ -234,11 +236,15 @@ def one_build(server, embeddings):
     emb = lcrwmd.Embeddings.load(embeddings)
     col = lcrwmd.Collection(path, embeddings=emb)  # query words read as one build reads them
     texts = []
+    conn = http.client.HTTPConnection(server.url.split("//", 1)[1], timeout=60)  # kept alive
     for i in col.ids:
-        got = request(server, "/documents/" + i, timeout=60)
-        if got is None or got[0] != 200 or got[1]["text"] is None:
+        conn.request("GET", "/documents/" + urllib.parse.quote(i))
+        r = conn.getresponse()
+        got = (r.status, json.loads(r.read()))
+        if got[0] != 200 or got[1]["text"] is None:
             return [f"{i}: listed live by the collection, but GET answers {got}"]
         texts.append(got[1]["text"])
+    conn.close()
     segment = sorted(f for f in os.listdir(path) if f.endswith(".idx"))[0]
     stopwords = lcrwmd.Index.load(os.path.join(path, segment)).stopwords
     one = lcrwmd.Index.build(emb, texts, ids=col.ids, stopwords=stopwords)
@@ -324,6 +330,10 @@ def main():
     writes = [x for c in clients for x in c.write_s]
     searches = [x for c in clients for x in c.search_s]
     memory = [m for _, m in server.memory] or [0]
+    # Resident memory after warm-up: the largest in each tenth of the run past the first.
+    tenths = [max((m for t, m in server.memory if a.seconds * w / 10 <= t < a.seconds * (w + 1) / 10),
+                  default=0) for w in range(1, 10)]
+    tenths = [m for m in tenths if m > 0] or [0]
     result = {
         "seconds": a.seconds, "clients": a.clients, "restarts": server.restarts,
         "restart_p50_ms": pct(restart_s, 50),
@@ -331,14 +341,17 @@ def main():
         "write_p50_ms": pct(writes, 50), "write_p99_ms": pct(writes, 99),
         "searches": len(searches), "search_p50_ms": pct(searches, 50),
         "search_p99_ms": pct(searches, 99), "live_at_end": len(live),
-        "resident_mib": server.memory, "failures": failures[:50], "sabotaged": sabotaged,
+        "resident_mib": server.memory, "resident_tenths_max_mib": tenths,
+        "resident_drift": max(tenths) / min(tenths) if min(tenths) else None,
+        "failures": failures[:50], "sabotaged": sabotaged,
     }
     print(f"{a.seconds:.0f} s, {a.clients} clients, {server.restarts} kills: "
           f"{len(writes)} writes acknowledged (p50 {result['write_p50_ms']:.1f} ms, p99 "
           f"{result['write_p99_ms']:.1f}), {result['unanswered_writes']} unanswered; "
           f"{len(searches)} searches (p50 {result['search_p50_ms']:.1f} ms); restart p50 "
           f"{result['restart_p50_ms']:.0f} ms; resident memory "
-          f"{min(memory)}-{max(memory)} MiB")
+          f"{min(memory)}-{max(memory)} MiB, after the first tenth the largest of each tenth "
+          f"{min(tenths)}-{max(tenths)} MiB")
     for f in failures[:20]:
         print("FAILED:", f)
     print("nothing acknowledged lost" if not failures else f"{len(failures)} checks failed")

@@ -217,7 +217,7 @@ PYBIND11_MODULE(_lcrwmd, m) {
                             (bo.metric->unit_vectors() ? "scaled to length 1" : "as they are") +
                             ": leave unit_vectors out");
             }
-            bo.unit_vectors = unit_vectors.value_or(bo.metric && bo.metric->unit_vectors());
+            bo.unit_vectors = unit_vectors.value_or(unit_vectors_by_default(*emb, bo.metric.get()));
             TextReport report;
             {
               py::gil_scoped_release release;
@@ -466,6 +466,8 @@ PYBIND11_MODULE(_lcrwmd, m) {
       .def_property_readonly("stopwords",
                              [](const PyIndex& p) { return p.index->stopwords().sorted(); })
       .def_property_readonly("has_text", [](const PyIndex& p) { return p.index->has_text(); })
+      .def_property_readonly("unit_vectors",
+                             [](const PyIndex& p) { return p.index->unit_vectors(); })
       .def(
           "text", [](const PyIndex& p, std::size_t i) { return p.index->text(i); }, py::arg("i"));
   bind_tasks(index_cls);

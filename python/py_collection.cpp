@@ -37,6 +37,7 @@ class PyCollection {
       BuildOptions bo;
       bo.stopwords = &stop;
       bo.keep_text = keep_text;
+      bo.unit_vectors = unit_vectors_by_default(emb, nullptr);
       Collection::create(path, build_index_data(emb, raw, bo), embeddings);
     }
   }

@@ -105,6 +105,11 @@ struct BuildOptions {
   std::shared_ptr<const Metric> metric;
 };
 
+// BuildOptions::unit_vectors where none is asked for: as the metric was learned, where one is
+// given; else on for a fastText model (what `lcrwmd vectors train` and `build --train-vectors`
+// make, which search better at length 1), off for a table of vectors. Every front end's default.
+bool unit_vectors_by_default(const WordVectors& vectors, const Metric* metric);
+
 IndexData build_index_data(const Embeddings& embeddings, const std::vector<RawDocument>& docs,
                            const BuildOptions& options, TextReport* report = nullptr);
 

@@ -218,7 +218,7 @@ class Index:
         (`ids` maps them back). The index records its stop words, weighting and document frequencies, and
         reads queries with them; keep_text keeps each document's text (compressed) for
         `text(i)`; unit_vectors scales every word vector to length 1 (queries' too; default
-        off, or as the metric was learned). metric: a metric file from `lcrwmd learn`, which
+        on for a fastText model, off for a table, or as the metric was learned). metric: a metric file from `lcrwmd learn`, which
         maps the vectors and weighs the words for every method, queries included; it must have
         been learned on these embeddings."""
         index = cls(_NativeIndex.build(embeddings, _documents(docs), _strings(ids),
@@ -480,6 +480,11 @@ class Index:
     def dim(self) -> int:
         """Dimension of the word vectors."""
         return self._native.dim
+
+    @property
+    def unit_vectors(self) -> bool:
+        """Whether its word vectors (and its queries') were scaled to length 1."""
+        return self._native.unit_vectors
 
     @property
     def ids(self) -> list[str]:

@@ -71,7 +71,9 @@ def test_load_reads_a_model_and_tables_alike(model_path, emb):
 def test_an_index_of_a_model_keeps_unseen_query_words(model_path, train):
     model = lcrwmd.Embeddings.load(model_path)
     texts = [r[2] for r in train]
-    index = lcrwmd.Index.build(model, texts, stopwords=STOP, unit_vectors=True)
+    index = lcrwmd.Index.build(model, texts, stopwords=STOP)
+    assert index.unit_vectors  # a model's default, as the command line's
+    assert not lcrwmd.Index.build(model, texts, unit_vectors=False).unit_vectors
     d, i = index.search(["federrer wimbledonn tenniss"], k=3, direction="query-to-document")
     assert (i >= 0).all() and np.isfinite(d).all()
     with pytest.raises(lcrwmd.Error, match="not the embeddings the index was built from"):

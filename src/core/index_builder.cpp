@@ -67,6 +67,10 @@ struct Read {
 
 }  // namespace
 
+bool unit_vectors_by_default(const WordVectors& vectors, const Metric* metric) {
+  return metric != nullptr ? metric->unit_vectors() : vectors.format() == "fasttext";
+}
+
 IndexData build_index_data(const Embeddings& embeddings, const std::vector<RawDocument>& docs,
                            const BuildOptions& options, TextReport* report_out) {
   TextReport report;

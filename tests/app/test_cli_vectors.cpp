@@ -26,11 +26,20 @@ TEST(CliVectors, TrainsAModelThatBuildsAndSearches) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(slurp(model), slurp(again));
 
+  // A model the engine trained is built at unit length by default, as --train-vectors builds
+  // it; --no-unit-vectors and a table of vectors leave the vectors as they are.
   r = lcrwmd("build --embeddings " + model + " --docs " + demo + "/train.tsv --stopwords " + demo +
-             "/stop_words.txt --output " + tmp("cli_demo_ft.idx") + " --unit-vectors");
+             "/stop_words.txt --output " + tmp("cli_demo_ft.idx"));
   ASSERT_EQ(r.code, 0) << r.err;
   r = lcrwmd("info --index " + tmp("cli_demo_ft.idx"));
   EXPECT_NE(r.out.find("unit length"), std::string::npos) << r.out;
+  for (const std::string& raw : {"--embeddings " + model + " --no-unit-vectors",
+                                 "--embeddings " + demo + "/embeddings.bin"}) {
+    r = lcrwmd("build " + raw + " --docs " + demo + "/train.tsv --output " + tmp("cli_raw.idx"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    r = lcrwmd("info --index " + tmp("cli_raw.idx"));
+    EXPECT_EQ(r.out.find("unit length"), std::string::npos) << raw << ": " << r.out;
+  }
   // Misspelled words the model never saw: kept with --embeddings, from their n-grams.
   const std::string q = write_file("cli_typos.tsv", "q\t\tfederrer wimbledonn tenniss\n");
   r = lcrwmd("search --index " + tmp("cli_demo_ft.idx") + " --queries " + q +
