@@ -27,9 +27,15 @@ using namespace collection;
 namespace {
 
 // Segments [b, e) replaced by one segment of their live documents, in order (merge_documents),
-// under the writer's lock.
+// under the writer's lock: written to its file as it is serialized (a compaction of a large
+// collection holds no second copy of it in memory).
 void merge_segments(const std::string& dir, State& st, std::size_t b, std::size_t e) {
-  place_merge(dir, st, prepare_merge(st, {b, e}));
+  Segment merged = write_segment(dir, st.manifest, merged_documents(st, {b, e}));
+  const auto at = [&](std::size_t i) {
+    return st.segments.begin() + static_cast<std::ptrdiff_t>(i);
+  };
+  st.segments.erase(at(b), at(e));
+  st.segments.insert(at(b), std::move(merged));
 }
 
 // The merge the policy asks for next in `st`, or none. distinct: the segments' distinct words,

@@ -9,20 +9,27 @@
 
 namespace lcrwmd::collection {
 
-PreparedMerge prepare_merge(const State& st, MergeCandidate due) {
-  PreparedMerge p;
+IndexData merged_documents(const State& st, MergeCandidate due) {
   std::vector<const Index*> parts;
   std::vector<std::vector<std::size_t>> live;
+  for (std::size_t s = due.begin; s < due.end; ++s) {
+    const Segment& seg = st.segments[s];
+    parts.push_back(seg.index.get());
+    std::vector<std::size_t>& kept = live.emplace_back();
+    for_each_kept(seg.index->n_docs(), seg.deleted, [&](std::size_t i) { kept.push_back(i); });
+  }
+  return merge_documents(parts, live);
+}
+
+PreparedMerge prepare_merge(const State& st, MergeCandidate due) {
+  PreparedMerge p;
   for (std::size_t s = due.begin; s < due.end; ++s) {
     const Segment& seg = st.segments[s];
     p.numbers.push_back(seg.number);
     p.seen.push_back(seg.deleted);
     p.docs.push_back(seg.index->n_docs());
-    parts.push_back(seg.index.get());
-    std::vector<std::size_t>& kept = live.emplace_back();
-    for_each_kept(seg.index->n_docs(), seg.deleted, [&](std::size_t i) { kept.push_back(i); });
   }
-  p.image = io::index_image(merge_documents(parts, live));
+  p.image = io::index_image(merged_documents(st, due));
   return p;
 }
 

@@ -10,6 +10,7 @@
 
 #include "collection/commit.h"
 #include "collection/merge_policy.h"
+#include "lcrwmd/index.h"
 
 namespace lcrwmd::collection {
 
@@ -20,7 +21,12 @@ struct PreparedMerge {
   std::vector<char> image;                       // the merged segment's index file
 };
 
-// Segments [due.begin, due.end) of `st` merged (merge_documents of their live documents).
+// The live documents of segments [due.begin, due.end) of `st` as one segment's data
+// (merge_documents).
+IndexData merged_documents(const State& st, MergeCandidate due);
+
+// Those merged, as an index image to place later (in memory: a merge made while other writers
+// commit; a merge under the lock writes merged_documents straight to its file instead).
 PreparedMerge prepare_merge(const State& st, MergeCandidate due);
 
 // Places `p` in `st` (the last commit, read under the writer's lock; the commit is the
