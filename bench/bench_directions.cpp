@@ -1,7 +1,11 @@
 #include "bench_directions.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
+
+#include "lcrwmd/topk.h"
+#include "methods/bm25/bm25.h"
 
 namespace lcrwmd::bench {
 namespace {
@@ -18,6 +22,7 @@ constexpr Run kRuns[] = {{"lc-rwmd", Direction::document_to_query},
                          {"bm25", Direction::query_to_document},
                          {"hybrid", Direction::query_to_document}};
 constexpr std::size_t kN = std::size(kRuns);
+constexpr std::size_t kBm25 = 3;  // kRuns' bm25
 
 SearchOptions options(const Run& run, std::size_t batch) {
   SearchOptions o;
@@ -38,9 +43,21 @@ std::string key(const Run& run) {
                                                    : std::string(run.method);
 }
 
+// bm25 as it ranked before its walk over the postings' blocks: every posting of the query's
+// terms scored into a row of every document, the k best selected from it.
+std::vector<Neighbor> every_posting_bm25(const Index& index, const QuerySet& q, std::size_t k) {
+  const Bm25Scorer scorer(index, q, 0, 1, kBm25K1.default_value, kBm25B.default_value);
+  std::vector<double> score(scorer.n_docs());
+  scorer.score(0, score.data(), 0, score.size());
+  std::vector<float> row(score.size());
+  for (std::size_t i = 0; i < row.size(); ++i) row[i] = bm25_distance(score[i]);
+  return select_topk(row, k);
+}
+
 }  // namespace
 
 QuerySet short_queries(const Index& index, const QuerySet& qs, std::size_t words) {
+  if (words == 0) return qs;  // as typed
   QuerySet out;
   out.extra_words = qs.extra_words;
   out.extra_vectors = qs.extra_vectors;
@@ -73,19 +90,24 @@ QuerySet short_queries(const Index& index, const QuerySet& qs, std::size_t words
 }
 
 void direction_benchmarks(const Searcher& searcher, const QuerySet& qs, std::size_t reps,
-                          const std::vector<std::size_t>& batches, Report& rep) {
+                          std::size_t warm_up, const std::vector<std::size_t>& batches,
+                          Report& rep) {
   // One query at a time, every run in turn on each query.
-  std::vector<double> t[kN], ratio[kN];
+  std::vector<double> t[kN], ratio[kN], every, walk_vs_every;
   std::size_t refined = 0;
-  for (std::size_t r = 0; r < reps + 1; ++r) {
+  for (std::size_t r = 0; r < warm_up + reps; ++r) {
     const QuerySet q = slice(qs, r % qs.size(), 1);
     double took[kN];
     for (std::size_t d = 0; d < kN; ++d) {
       SearchStats st;
       took[d] = seconds_of([&] { searcher.search(q, 10, options(kRuns[d], 1), &st); });
-      if (r > 0 && d == 1) refined += st.refined;
+      if (r >= warm_up && d == 1) refined += st.refined;
     }
-    if (r == 0) continue;  // warm-up
+    const double every_took =
+        seconds_of([&] { (void)every_posting_bm25(searcher.index(), q, 10); });
+    if (r < warm_up) continue;
+    every.push_back(every_took);
+    walk_vs_every.push_back(took[kBm25] / every_took);
     for (std::size_t d = 0; d < kN; ++d) {
       t[d].push_back(took[d]);
       ratio[d].push_back(took[d] / took[0]);
@@ -101,6 +123,12 @@ void direction_benchmarks(const Searcher& searcher, const QuerySet& qs, std::siz
       rep.figure("single_" + key(kRuns[d]) + "_vs_document_to_query", median(ratio[d]));
     }
   }
+  rep.add("single query: bm25 scoring every posting, as before its walk (ms)", 1e3 * median(every),
+          "ms");
+  rep.figure("single_bm25_every_posting_ms", 1e3 * median(every));
+  rep.add("single query: bm25 / bm25 scoring every posting (median of paired ratios)",
+          median(walk_vs_every), "x");
+  rep.figure("single_bm25_vs_every_posting", median(walk_vs_every));
   rep.add("query-to-document: documents whose D2 was computed per query (mean)",
           static_cast<double>(refined) / static_cast<double>(reps), "docs");
   for (const std::size_t b : batches) {

@@ -281,8 +281,11 @@ int main(int argc, char** argv) {
   std::vector<std::size_t> dir_batches = {64};
   dir_cmd->add_option("--index", index_path, "Index (from lcrwmd synth or build)")->required();
   dir_cmd->add_option("--queries", queries_path, "Queries TSV for --index")->required();
-  dir_cmd->add_option("--words", words, "Words kept of each query")->capture_default_str();
+  dir_cmd->add_option("--words", words, "Words kept of each query (0: as typed)")
+      ->capture_default_str();
   dir_cmd->add_option("--batches", dir_batches, "Batch sizes (none: --batches 0)");
+  std::size_t warm_up = 1;
+  dir_cmd->add_option("--warm-up", warm_up, "Queries run untimed first")->capture_default_str();
 
   auto* seg_cmd = app.add_subcommand(
       "segments", "A grown collection's segments searched beside one index of their documents");
@@ -335,7 +338,7 @@ int main(int argc, char** argv) {
       std::vector<std::size_t> bs;
       for (std::size_t b : dir_batches)
         if (b) bs.push_back(b);
-      direction_benchmarks(*make_searcher(ix, so), qs, reps, bs, rep);
+      direction_benchmarks(*make_searcher(ix, so), qs, reps, warm_up, bs, rep);
     } else if (*seg_cmd) {
       const Corpus c = index_or_corpus(index_path, queries_path, emb_path, stop_path, train_path,
                                        test_path, meta);

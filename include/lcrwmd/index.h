@@ -125,6 +125,7 @@ IndexData select_documents(const IndexData& data, std::span<const std::size_t> d
 std::vector<IndexData> split_index_data(const IndexData& data, std::size_t parts);
 
 class Index;
+struct PostingBlocks;
 
 // Documents of several indexes built apart from the same word vectors (TF-weighted), as one
 // index: docs[p] of parts[p] (ascending), in that order. What build_index_data gives for those
@@ -206,6 +207,9 @@ class Index {
     std::uint32_t first;
   };
   Postings postings(std::size_t t) const;
+  // Term t's postings in blocks with each block's bounds (core/posting_blocks.h): made on the
+  // first search that reads the term, then kept with the index.
+  const PostingBlocks& posting_blocks(std::size_t t) const;
   std::uint32_t doc_length(std::size_t i) const { return doc_lengths_[i]; }
   // The tokens of the idf_docs documents: with idf_docs, their mean length.
   double idf_length() const { return static_cast<double>(idf_length_); }

@@ -87,6 +87,18 @@ std::optional<std::uint32_t> Index::find_word(std::string_view w) const {
   return it->second;
 }
 
+const PostingBlocks& Index::posting_blocks(std::size_t t) const {
+  Storage& s = *storage_;
+  const auto term = static_cast<std::uint32_t>(t);
+  {
+    const std::shared_lock lock(s.blocks_mutex);
+    if (const auto it = s.blocks.find(term); it != s.blocks.end()) return *it->second;
+  }
+  auto made = std::make_unique<const PostingBlocks>(make_posting_blocks(*this, postings(t)));
+  const std::unique_lock lock(s.blocks_mutex);
+  return *s.blocks.try_emplace(term, std::move(made)).first->second;
+}
+
 const float* Index::centroids() const {
   Storage& s = *storage_;
   std::call_once(s.centroids_once, [&] {

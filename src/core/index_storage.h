@@ -4,9 +4,12 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "core/posting_blocks.h"
 #include "io/index_image.h"
 #include "io/mapped_file.h"
 #include "lcrwmd/index.h"
@@ -33,6 +36,10 @@ struct Index::Storage {
   IdSlots id_slots;  // find_doc's
   std::once_flag centroids_once;
   std::vector<float> centroids;
+  // posting_blocks', by term: made by the first search reading each (outside the lock; the
+  // first made is kept).
+  std::shared_mutex blocks_mutex;
+  std::unordered_map<std::uint32_t, std::unique_ptr<const PostingBlocks>> blocks;
   // A shard's document offsets, rebased to its first document (Index::shard).
   std::vector<std::uint64_t> shard_indptr;
 };

@@ -46,6 +46,10 @@ struct CpuBatch {
   bool bounds_rows = false;
   // The most queries one batch shares (0: as many as the memory budget holds).
   std::size_t max_batch = 0;
+  // A top-k of its own over one index, in place of its batches' rows (bm25's walk over its
+  // postings, which skips what cannot enter); null: the rows'.
+  SearchResults (*top_k)(const Index& index, const QuerySet& queries, std::size_t k,
+                         const SearchOptions& options, SearchStats* stats) = nullptr;
 };
 
 // The pipeline the CUDA backend runs for a method (src/cuda/gpu_index.cpp), or none.

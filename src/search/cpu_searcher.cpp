@@ -270,6 +270,8 @@ std::optional<Phase1> CpuSearcher::phase1(const SearchOptions& opt) const {
 SearchResults CpuSearcher::top_k(const QuerySet& queries, std::size_t k, const SearchOptions& opt,
                                  SearchStats* stats) const {
   check_query_words(index_, queries);
+  if (const auto own = implementation(opt.method).cpu.top_k)
+    return own(index_, queries, k, opt, stats);
   const Index& index = index_;
   const std::size_t n = index.n_docs();
   SearchResults res = empty_results(queries.size(), std::min(k, n));

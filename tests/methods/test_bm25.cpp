@@ -15,6 +15,8 @@
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
 #include "lcrwmd/segments.h"
+#include "lcrwmd/topk.h"
+#include "methods/bm25/bm25.h"
 #include "test_util.h"
 
 namespace lcrwmd {
@@ -406,6 +408,283 @@ TEST(Hybrid, TheStandardisedSumOfBm25AndQueryToDocument) {
   for (std::size_t e = 0; e < whole.size(); ++e) ASSERT_NEAR(split[e], whole[e], 1e-5) << e;
   o.parameters.set("hybrid_weight", -1);
   EXPECT_THROW(CpuSearcher(ix).search(qs, 3, o), OptionError);
+}
+
+// The walk (Bm25Scorer::top_k) against the k best of score()'s rows, scored in full: the same
+// documents, scores and order of ties.
+
+// Documents of `c` and copies of some of them (equal scores: ties), and queries of one to nine
+// words: shared, rare, repeated, stop words and words no document holds.
+std::vector<RawDocument> with_copies(const Corpus& c, std::size_t copies, unsigned seed) {
+  std::vector<RawDocument> docs = c.docs;
+  std::mt19937 rng(seed);
+  for (std::size_t i = 0; i < copies; ++i) {
+    RawDocument d = c.docs[rng() % c.docs.size()];
+    d.id = "copy" + std::to_string(i);
+    docs.insert(docs.begin() + static_cast<std::ptrdiff_t>(rng() % docs.size()), d);
+  }
+  return docs;
+}
+
+QueryOptions term_queries() {  // queries of words without vectors kept too
+  QueryOptions o;
+  o.keep_term_only = true;
+  return o;
+}
+
+std::vector<std::string> walk_queries(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<std::string> out = kQueries;
+  out.push_back("nothing holds this");
+  out.push_back("w39");
+  while (out.size() < n) {
+    std::string q;
+    const std::size_t words = 1 + rng() % 9;
+    for (std::size_t t = 0; t < words; ++t)
+      q += test::numbered('w', static_cast<std::size_t>(rng() % (rng() % 2 ? 8 : 41))) + " ";
+    out.push_back(q);
+  }
+  return out;
+}
+
+// The k best of query q's row of scores, scored in full, the deleted documents left out.
+std::vector<Neighbor> every_posting_top_k(const Bm25Scorer& s, std::size_t q, std::size_t k,
+                                          const std::vector<std::vector<std::uint32_t>>& deleted) {
+  std::vector<double> score(s.n_docs());
+  s.score(q, score.data(), 0, score.size());
+  std::vector<float> d(score.size());
+  for (std::size_t i = 0; i < d.size(); ++i) d[i] = bm25_distance(score[i]);
+  for (std::size_t p = 0; p < deleted.size(); ++p)
+    for (const std::uint32_t i : deleted[p])
+      d[s.first(p) + i] = std::numeric_limits<float>::infinity();
+  std::vector<Neighbor> top = select_topk(d, k);
+  while (!top.empty() && !(top.back().distance < 0)) top.pop_back();
+  return top;
+}
+
+void expect_same(const std::vector<Neighbor>& got, const std::vector<Neighbor>& want,
+                 const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (std::size_t t = 0; t < got.size(); ++t) {
+    EXPECT_EQ(got[t].index, want[t].index) << what << " rank " << t;
+    EXPECT_EQ(got[t].distance, want[t].distance) << what << " rank " << t;
+  }
+}
+
+// Blocks of a given size made for each (part, term) once: the walk's blocks_of.
+struct BlocksOfSize {
+  std::vector<const Index*> parts;
+  std::size_t size;
+  std::map<std::pair<std::size_t, std::uint32_t>, PostingBlocks> made;
+  const PostingBlocks& operator()(std::size_t part, std::uint32_t term) {
+    auto it = made.find({part, term});
+    if (it == made.end())
+      it = made.emplace(std::pair{part, term},
+                        make_posting_blocks(*parts[part], parts[part]->postings(term), size))
+               .first;
+    return it->second;
+  }
+};
+
+TEST(Bm25Walk, FindsWhatScoringEveryPostingRanksWithAnyBlockSize) {
+  const Corpus c = corpus(700, 21);
+  const Index ix = build(c, with_copies(c, 300, 22));
+  const std::vector<std::string> texts = walk_queries(40, 23);
+  const QuerySet qs = make_query_set(ix, as_docs(texts), term_queries());
+  ASSERT_GE(qs.size(), texts.size() - 2);
+  const Bm25Scorer scorer(ix, qs, 0, qs.size(), 1.2, 0.75);
+  std::size_t pruned = 0, ties = 0;
+  for (const std::size_t size : {1, 2, 127, 128, 129, 100000}) {
+    BlocksOfSize blocks{{&ix}, size, {}};
+    const Bm25Scorer::BlocksOf blocks_of = std::ref(blocks);
+    for (std::size_t q = 0; q < qs.size(); ++q)
+      for (const std::size_t k : {1, 3, 10, 1000, 5000}) {
+        const std::vector<Neighbor> want = every_posting_top_k(scorer, q, k, {});
+        Bm25Scorer::TopKCounts counts;
+        expect_same(scorer.top_k(q, k, std::numeric_limits<float>::infinity(), &counts, blocks_of),
+                    want,
+                    "'" + texts[std::stoul(qs.ids[q])] + "' k " + std::to_string(k) +
+                        " blocks of " + std::to_string(size));
+        pruned += counts.scored < counts.documents;
+        for (std::size_t t = 1; t < want.size(); ++t)
+          ties += want[t].distance == want[t - 1].distance;
+      }
+  }
+  EXPECT_GT(pruned, 100u) << "the walk scored every document it met";
+  EXPECT_GT(ties, 100u) << "no ties to break";
+  // The index's own blocks, through the searcher, and a range: the same.
+  for (const float range : {std::numeric_limits<float>::infinity(), -3.0f}) {
+    SearchOptions o = bm25();
+    o.max_distance = range;
+    const SearchResults r = CpuSearcher(ix).search(qs, 10, o);
+    for (std::size_t q = 0; q < qs.size(); ++q) {
+      std::vector<Neighbor> want = every_posting_top_k(scorer, q, 10, {});
+      while (!want.empty() && !(want.back().distance <= range)) want.pop_back();
+      for (std::size_t t = 0; t < 10; ++t) {
+        EXPECT_EQ(r.indices[q * 10 + t], t < want.size() ? want[t].index : -1) << q << " " << t;
+        if (t < want.size()) {
+          EXPECT_EQ(r.distances[q * 10 + t], want[t].distance);
+        }
+      }
+    }
+  }
+}
+
+// Several segments with deleted documents (whole blocks of them too), and a segment whose lists
+// of a query's term are empty: one top-k over the live documents.
+TEST(Bm25Walk, OverSegmentsLeavesOutTheDeleted) {
+  const Corpus c = corpus(900, 31);
+  const std::vector<RawDocument> docs = with_copies(c, 200, 32);
+  const std::span<const RawDocument> all(docs);
+  // Built apart, as a collection's segments are; one of a single document.
+  const Index apart[] = {build(c, all.subspan(0, 500)), build(c, all.subspan(500, 1)),
+                         build(c, all.subspan(501, 300)), build(c, all.subspan(801))};
+  std::mt19937 rng(33);
+  for (const std::vector<const Index*>& parts :
+       {std::vector<const Index*>{&apart[0], &apart[2]},
+        std::vector<const Index*>{&apart[0], &apart[1], &apart[2], &apart[3]}}) {
+    std::vector<std::vector<std::uint32_t>> deleted(parts.size());
+    for (std::size_t p = 0; p < parts.size(); ++p) {
+      for (std::uint32_t i = 0; i < parts[p]->n_docs(); ++i)
+        if (rng() % 5 == 0 || (p == 0 && i < 300)) deleted[p].push_back(i);
+    }
+    const std::vector<std::span<const std::uint32_t>> spans(deleted.begin(), deleted.end());
+    const SegmentSet set(parts, spans);
+    const std::vector<std::string> texts = walk_queries(30, 34);
+    const QuerySet qs = set.make_query_set(as_docs(texts), term_queries());
+    const Bm25Scorer scorer(set, qs, 0, qs.size(), 1.2, 0.75);
+    for (const std::size_t size : {1, 2, 128, 129}) {
+      BlocksOfSize blocks{parts, size, {}};
+      const Bm25Scorer::BlocksOf blocks_of = std::ref(blocks);
+      for (std::size_t q = 0; q < qs.size(); ++q)
+        for (const std::size_t k : {1, 10, 2000})
+          expect_same(
+              scorer.top_k(q, k, std::numeric_limits<float>::infinity(), nullptr, blocks_of),
+              every_posting_top_k(scorer, q, k, deleted),
+              texts[std::stoul(qs.ids[q])] + " k " + std::to_string(k) + " blocks of " +
+                  std::to_string(size));
+    }
+    // The collection's searcher: its documents numbered without the deleted ones.
+    const CollectionSearcher searcher(set, {});
+    const SearchResults r = searcher.search(qs, 10, bm25());
+    for (std::size_t q = 0; q < qs.size(); ++q) {
+      const std::vector<Neighbor> want = every_posting_top_k(scorer, q, 10, deleted);
+      for (std::size_t t = 0; t < 10; ++t) {
+        if (t >= want.size()) {
+          EXPECT_EQ(r.indices[q * 10 + t], -1);
+          continue;
+        }
+        const auto [s, i] = scorer.locate(static_cast<std::size_t>(want[t].index));
+        EXPECT_EQ(r.indices[q * 10 + t], static_cast<std::int64_t>(set.collection_doc(s, i)));
+        EXPECT_EQ(r.distances[q * 10 + t], want[t].distance);
+      }
+    }
+  }
+}
+
+// How many postings of `blocks` an impact of their block fails to bound: more often in the
+// document, or in a shorter one; and under the walk's arithmetic (`bound` of a block's
+// impacts), how many contributions exceed their block's bound.
+std::size_t unbounded(const Index& ix, std::uint32_t term, const PostingBlocks& blocks) {
+  const Index::Postings post = ix.postings(term);
+  std::size_t bad = 0;
+  for (std::size_t e = 0; e < post.size; ++e) {
+    const std::size_t b = e / blocks.block_size;
+    const std::uint32_t length = ix.doc_length(post.docs[e] - post.first);
+    bool held = false;
+    for (const Impact& i : blocks.block(b)) held |= i.count >= post.counts[e] && i.length <= length;
+    bad += !held;
+  }
+  return bad;
+}
+template <typename Bound>
+std::size_t over_bound(const Bm25Scorer& s, const Index& ix, std::uint32_t term,
+                       const PostingBlocks& blocks, double w, const Bound& bound) {
+  const Index::Postings post = ix.postings(term);
+  std::size_t bad = 0;
+  for (std::size_t e = 0; e < post.size; ++e) {
+    double m = 0;
+    for (const Impact& i : blocks.block(e / blocks.block_size))
+      m = std::max(m, s.contribution(w, i.count, i.length));
+    bad += s.contribution(w, post.counts[e], ix.doc_length(post.docs[e] - post.first)) > bound(m);
+  }
+  return bad;
+}
+
+TEST(Bm25Walk, EachBlocksImpactsBoundItsPostingsAndAreTheirs) {
+  const Corpus c = corpus(600, 41);
+  const Index ix = build(c, with_copies(c, 100, 42));
+  const QuerySet qs = make_query_set(ix, as_docs({"w2 w3 w9 w30"}), {});
+  const Bm25Scorer scorer(ix, qs, 0, 1, 1.2, 0.75);
+  std::size_t lowered = 0;
+  for (const std::size_t size : {1, 2, 127, 128, 129}) {
+    for (std::uint32_t t = 0; t < ix.n_terms(); ++t) {
+      const Index::Postings post = ix.postings(t);
+      const PostingBlocks blocks = make_posting_blocks(ix, post, size);
+      ASSERT_EQ(blocks.size(), (post.size + size - 1) / size);
+      EXPECT_EQ(unbounded(ix, t, blocks), 0u) << ix.term(t);
+      for (std::size_t b = 0; b < blocks.size(); ++b) {
+        const std::size_t end = std::min(post.size, (b + 1) * size);
+        EXPECT_EQ(blocks.last[b], post.docs[end - 1]);
+        for (const Impact& i : blocks.block(b)) {  // each impact is a posting of its block
+          bool found = false;
+          for (std::size_t e = b * size; e < end; ++e)
+            found |=
+                post.counts[e] == i.count && ix.doc_length(post.docs[e] - post.first) == i.length;
+          EXPECT_TRUE(found) << ix.term(t) << " block " << b;
+        }
+      }
+      // The walk's bound of a block is reached by one of its postings and exceeded by none;
+      // lowered by one ulp, some posting exceeds it.
+      const double w = 2.5;
+      EXPECT_EQ(over_bound(scorer, ix, t, blocks, w, [](double m) { return m; }), 0u);
+      lowered +=
+          over_bound(scorer, ix, t, blocks, w, [](double m) { return std::nextafter(m, 0.0); });
+      // A sabotaged block: its best impact lowered by one occurrence (or one token longer).
+      PostingBlocks bad = blocks;
+      Impact& best = bad.impacts[bad.impact_begin[bad.size() / 2]];
+      if (best.count > 1)
+        --best.count;
+      else
+        ++best.length;
+      EXPECT_GT(unbounded(ix, t, bad), 0u) << ix.term(t);
+    }
+  }
+  EXPECT_GT(lowered, 0u);
+}
+
+// The walk run on sabotaged blocks (each block's impacts one occurrence fewer, or one token
+// longer) misses documents: the tests above would fail with a bound too low.
+TEST(Bm25Walk, ABoundTooLowLosesDocuments) {
+  const Corpus c = corpus(700, 51);
+  const Index ix = build(c, with_copies(c, 100, 52));
+  const std::vector<std::string> texts = walk_queries(30, 53);
+  const QuerySet qs = make_query_set(ix, as_docs(texts), term_queries());
+  const Bm25Scorer scorer(ix, qs, 0, qs.size(), 1.2, 0.75);
+  std::map<std::uint32_t, PostingBlocks> made;
+  const Bm25Scorer::BlocksOf sabotaged = [&](std::size_t,
+                                             std::uint32_t term) -> const PostingBlocks& {
+    auto it = made.find(term);
+    if (it != made.end()) return it->second;
+    PostingBlocks b = make_posting_blocks(ix, ix.postings(term), 2);
+    for (Impact& i : b.impacts) {
+      if (i.count > 1)
+        --i.count;
+      else
+        ++i.length;
+    }
+    return made.emplace(term, std::move(b)).first->second;
+  };
+  std::size_t differ = 0;
+  for (std::size_t q = 0; q < qs.size(); ++q) {
+    const std::vector<Neighbor> want = every_posting_top_k(scorer, q, 10, {});
+    const std::vector<Neighbor> got =
+        scorer.top_k(q, 10, std::numeric_limits<float>::infinity(), nullptr, sabotaged);
+    bool same = got.size() == want.size();
+    for (std::size_t t = 0; same && t < got.size(); ++t) same = got[t].index == want[t].index;
+    differ += !same;
+  }
+  EXPECT_GT(differ, 0u);
 }
 
 }  // namespace

@@ -2,9 +2,8 @@
 // scores), so that it ranks through the same top-k as every method.
 #include "methods/bm25/bm25.h"
 
-#include <omp.h>
-
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -14,12 +13,13 @@
 #include "lcrwmd/topk.h"
 #include "methods/batch_distance.h"
 #include "methods/method_impl.h"
+#include "util/parallel_errors.h"
 
 namespace lcrwmd {
 
 Bm25Scorer::Bm25Scorer(const Index& index, const QuerySet& queries, std::size_t begin,
-                       std::size_t end, double k1, double b)
-    : Bm25Scorer({{&index, 0}}, queries, begin, end, k1, b,
+                       std::size_t end, double k1, double b, std::span<const std::uint32_t> skip)
+    : Bm25Scorer({{&index, 0, skip}}, queries, begin, end, k1, b,
                  [&index](std::string_view term, std::span<std::uint32_t> ids) {
                    ids[0] = index.find_term(term).value_or(SegmentSet::kNoTerm);
                  }) {}
@@ -31,7 +31,7 @@ Bm25Scorer::Bm25Scorer(const SegmentSet& shards, const QuerySet& queries, std::s
             std::vector<Part> parts;
             std::size_t first = 0;
             for (std::size_t s = 0; s < shards.size(); ++s) {
-              parts.push_back({&shards.segment(s), first});
+              parts.push_back({&shards.segment(s), first, shards.deleted(s)});
               first += shards.segment(s).n_docs();
             }
             return parts;
@@ -103,7 +103,7 @@ void Bm25Scorer::score(std::size_t q, double* score, std::size_t begin, std::siz
     for (std::uint64_t p = terms_.indptr[q]; p < terms_.indptr[q + 1]; ++p) {
       const std::uint32_t id = term_ids_[(p - first_term_) * n_parts + s];
       if (id == SegmentSet::kNoTerm) continue;
-      const double w = static_cast<double>(terms_.counts[p]) * terms_.idf[p] * (k1_ + 1.0);
+      const double w = term_weight(p);
       const Index::Postings post = index.postings(id);
       const std::uint32_t* docs = post.docs;
       if (lo > 0)  // the documents before the range passed over (postings are in order)
@@ -111,9 +111,7 @@ void Bm25Scorer::score(std::size_t q, double* score, std::size_t begin, std::siz
       for (std::size_t e = static_cast<std::size_t>(docs - post.docs); e < post.size; ++e) {
         const std::size_t i = post.docs[e] - post.first;
         if (i >= stop) break;
-        const double f = post.counts[e];
-        const double norm = length_base_ + length_scale_ * index.doc_length(i);
-        row[i] += w * f / (f + norm);
+        row[i] += contribution(w, post.counts[e], index.doc_length(i));
       }
     }
   }
@@ -153,45 +151,68 @@ Bm25Parameters bm25_parameters(const SearchOptions& o) {
 
 namespace {
 
-// bm25 over every shard's postings in one pass: a row of scores over all their documents (the
-// deleted ones then left out) and one top-k, as one index of the live documents ranks them
-// (the same bytes: each document's sum reads its own terms in the same order). Shard after
-// shard, each would look every query term up again and run its own passes and top-k
-// (BENCHMARKS.md, "Collections that change").
-SearchResults segments_top_k(const SegmentSet& shards, const QuerySet& queries, std::size_t k,
-                             const SearchOptions& o, SearchStats* stats) {
-  const std::size_t nq = queries.size();
-  SearchResults r = empty_results(nq, std::min(k, shards.n_docs()));
-  const Bm25Parameters bm25 = bm25_parameters(o);
-  const Bm25Scorer scorer(shards, queries, 0, nq, bm25.k1, bm25.b);
-  const std::size_t n = scorer.n_docs();
-  std::vector<std::vector<float>> rows(static_cast<std::size_t>(omp_get_max_threads()));
+// Each query's k best by the scorer's pruned walk (top_k), queries shared among threads, a
+// position of its rows given as the document doc_of names. A query's ceiling is the tighter of
+// the search's (options.ceilings: an earlier shard's k-th best) and its range.
+template <typename DocOf>
+SearchResults walk_top_k(const Bm25Scorer& scorer, std::size_t nq, std::size_t k,
+                         const SearchOptions& o, const DocOf& doc_of, SearchStats* stats) {
+  SearchResults r = empty_results(nq, k);
+  const float range = std::nextafter(o.max_distance, std::numeric_limits<float>::infinity());
   SearchStats st;
   constexpr std::size_t kChunk = 256;  // queries between progress reports
   for (std::size_t first = 0; first < nq; first += kChunk) {
     const std::size_t count = std::min(kChunk, nq - first);
-    scorer.score_each(first, count, [&](std::size_t j, const std::vector<double>& score) {
-      std::vector<float>& row = rows[static_cast<std::size_t>(omp_get_thread_num())];
-      row.resize(n);
-      for (std::size_t i = 0; i < n; ++i) row[i] = bm25_distance(score[i]);
-      for (std::size_t s = 0; s < shards.size(); ++s)
-        for (const std::uint32_t d : shards.deleted(s))
-          row[scorer.first(s) + d] = std::numeric_limits<float>::infinity();
-      const std::vector<Neighbor> top = select_topk(row, r.k);
-      const std::size_t q = first + j;
-      for (std::size_t t = 0; t < top.size(); ++t) {
-        if (top[t].distance == std::numeric_limits<float>::infinity()) break;  // deleted
-        const auto [s, i] = scorer.locate(static_cast<std::size_t>(top[t].index));
-        r.distances[q * r.k + t] = top[t].distance;
-        r.indices[q * r.k + t] = static_cast<std::int64_t>(shards.collection_doc(s, i));
-      }
-    });
+    std::size_t met = 0;
+    ParallelErrors errors;
+#pragma omp parallel for schedule(dynamic) reduction(+ : met) if (count > 1)
+    for (std::size_t q = first; q < first + count; ++q)
+      errors.run([&] {
+        const float ceiling = o.ceilings.empty() ? range : std::min(range, o.ceilings[q]);
+        Bm25Scorer::TopKCounts counts;
+        const std::vector<Neighbor> top = scorer.top_k(q, r.k, ceiling, &counts);
+        for (std::size_t t = 0; t < top.size(); ++t) {
+          r.distances[q * r.k + t] = top[t].distance;
+          r.indices[q * r.k + t] = doc_of(static_cast<std::size_t>(top[t].index));
+        }
+        met += counts.documents;
+      });
+    errors.rethrow();
     ++st.batches;
-    st.distances += count * shards.n_docs();
+    st.distances += met;
     if (o.progress) o.progress(first + count, nq);
   }
   if (stats) *stats = st;
   return r;
+}
+
+SearchResults index_top_k(const Index& index, const QuerySet& queries, std::size_t k,
+                          const SearchOptions& o, SearchStats* stats) {
+  const Bm25Parameters bm25 = bm25_parameters(o);
+  const std::size_t nq = queries.size();
+  const Bm25Scorer scorer(index, queries, 0, nq, bm25.k1, bm25.b, o.skip);
+  return walk_top_k(
+      scorer, nq, std::min(k, index.n_docs()), o,
+      [](std::size_t i) { return static_cast<std::int64_t>(i); }, stats);
+}
+
+// bm25 over every segment's postings at once, a row's positions running through them in order
+// with their deleted documents left out, as one index of the live documents ranks them (the
+// same bytes: each document's sum reads its own terms in the same order). Segment after
+// segment, each would look every query term up again and run its own walk and top-k
+// (BENCHMARKS.md, "Collections that change").
+SearchResults segments_top_k(const SegmentSet& shards, const QuerySet& queries, std::size_t k,
+                             const SearchOptions& o, SearchStats* stats) {
+  const Bm25Parameters bm25 = bm25_parameters(o);
+  const std::size_t nq = queries.size();
+  const Bm25Scorer scorer(shards, queries, 0, nq, bm25.k1, bm25.b);
+  return walk_top_k(
+      scorer, nq, std::min(k, shards.n_docs()), o,
+      [&](std::size_t position) {
+        const auto [s, i] = scorer.locate(position);
+        return static_cast<std::int64_t>(shards.collection_doc(s, i));
+      },
+      stats);
 }
 
 constexpr Parameter kBm25Parameters[] = {kBm25K1, kBm25B};
@@ -199,7 +220,8 @@ constexpr MethodImpl kBm25Impl{.cpu = {.make =
                                            [](const MethodContext& c) {
                                              const Bm25Parameters p = bm25_parameters(c.options);
                                              return make_bm25(c.index, c.queries, p.k1, p.b);
-                                           }},
+                                           },
+                                       .top_k = index_top_k},
                                .segments = {.top_k = segments_top_k}};
 }  // namespace
 

@@ -11,11 +11,13 @@
 #include <utility>
 #include <vector>
 
+#include "core/posting_blocks.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/method.h"
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
 #include "lcrwmd/segments.h"
+#include "lcrwmd/topk.h"
 
 namespace lcrwmd {
 
@@ -43,13 +45,14 @@ inline float bm25_distance(double score) { return score > 0 ? -static_cast<float
 
 class Bm25Scorer {
  public:
-  // Queries [begin, end) of `queries`. An Error where the index keeps no terms, or the queries
-  // carry none (made by hand, not read from text) or no collection-wide statistics.
+  // Queries [begin, end) of `queries`; top_k leaves out the documents `skip` (ascending). An
+  // Error where the index keeps no terms, or the queries carry none (made by hand, not read
+  // from text) or no collection-wide statistics.
   Bm25Scorer(const Index& index, const QuerySet& queries, std::size_t begin, std::size_t end,
-             double k1, double b);
+             double k1, double b, std::span<const std::uint32_t> skip = {});
   // The same over a collection's shards, their documents one after another in each row (the
-  // deleted ones too: the caller leaves them out), the queries' statistics being the
-  // collection's: each document's score the bytes one index of them all gives it.
+  // deleted ones too: score's caller leaves them out, top_k does), the queries' statistics
+  // being the collection's: each document's score the bytes one index of them all gives it.
   Bm25Scorer(const SegmentSet& shards, const QuerySet& queries, std::size_t begin, std::size_t end,
              double k1, double b);
   // A row's length: the documents of every index scored.
@@ -61,6 +64,28 @@ class Bm25Scorer {
   // order, each term's postings in document order, so the same sums come in the same order
   // however queries are batched and documents split among threads or indexes.
   void score(std::size_t q, double* score, std::size_t begin, std::size_t end) const;
+  // Query q's k best documents (positions in a row), best first, ties to the earlier one: what
+  // score's rows would rank, the same scores, reading only the postings that can matter
+  // (block-max MaxScore over each part's blocks, core/posting_blocks.h). Only documents sharing
+  // a term with the query and whose distance (bm25_distance) is below `ceiling` are found.
+  // blocks_of: where the blocks of part s's term come from, if not from its index (which keeps
+  // them; the tests' awkward sizes and sabotaged bounds).
+  struct TopKCounts {
+    std::size_t documents = 0;  // documents met on a list that could carry them into the top-k
+    std::size_t scored = 0;     // of them, those scored in full
+  };
+  using BlocksOf = std::function<const PostingBlocks&(std::size_t part, std::uint32_t term)>;
+  std::vector<Neighbor> top_k(std::size_t q, std::size_t k, float ceiling,
+                              TopKCounts* counts = nullptr, const BlocksOf& blocks_of = {}) const;
+  // What one of a query's terms adds to a document's score: its weight w (term_weight) times
+  // the saturated count. top_k's bounds are made of the same arithmetic.
+  double term_weight(std::uint64_t p) const {
+    return static_cast<double>(terms_.counts[p]) * terms_.idf[p] * (k1_ + 1.0);
+  }
+  double contribution(double w, std::uint32_t count, std::uint32_t length) const {
+    const double f = count;
+    return w * f / (f + (length_base_ + length_scale_ * length));
+  }
   // f(j, row of n_docs() scores) for queries first + j, j < count: a query per thread, or one
   // query's documents split among them.
   template <typename F>
@@ -89,7 +114,8 @@ class Bm25Scorer {
  private:
   struct Part {
     const Index* index;
-    std::size_t first;  // its documents' first position in a row
+    std::size_t first;                       // its documents' first position in a row
+    std::span<const std::uint32_t> deleted;  // its own numbers, ascending
   };
   // Each part's ids of a term (SegmentSet::kNoTerm where it has none).
   using TermFinder = std::function<void(std::string_view, std::span<std::uint32_t>)>;

@@ -1,0 +1,173 @@
+#!/usr/bin/python3
+"""Typed queries against a million real documents: lcrwmd's bm25, query-to-document LC-RWMD and
+hybrid beside Lucene's BM25, one thread, one query at a time, in one run.
+
+The documents: Debian's package descriptions (apt's Translation-en; `apt-get update -o
+Acquire::Languages=en` fetches it) and WordNet's glosses (Debian's wordnet-base), copied
+--copies times with new ids (six: about 1.08 million). The queries: --queries package synopses
+of at least three words, as a user would type them. lcrwmd builds one index file from the shared
+vectors and stop words; Lucene 8 (Debian's liblucene8-java, bench/lucene/LuceneBm25.java) indexes
+the same texts with StandardAnalyzer and the same stop words, one segment.
+
+  bench/typed_search.py --work /tmp/typed --data ../shared/data --lcrwmd build/lcrwmd \\
+      --bench build/lcrwmd_bench --json bench/results/typed_search.json
+
+Prints a table of milliseconds per query and writes JSON; the index and Lucene's files stay in
+--work for another run (--reuse).
+"""
+import argparse
+import glob
+import hashlib
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LUCENE_JARS = ["lucene-core", "lucene-analyzers-common"]
+
+
+def clean(text):
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def packages():
+    """(package, synopsis, long description) from apt's Translation-en lists."""
+    lists = sorted(glob.glob("/var/lib/apt/lists/*_main_i18n_Translation-en*"))
+    if not lists:
+        sys.exit("no Translation-en: run apt-get update -o Acquire::Languages=en first")
+    seen = set()
+    for path in lists:
+        text = subprocess.run(["/usr/lib/apt/apt-helper", "cat-file", path], check=True,
+                              capture_output=True).stdout.decode("utf-8", "replace")
+        for stanza in text.split("\n\n"):
+            package, synopsis, body = None, None, []
+            for line in stanza.splitlines():
+                if line.startswith("Package: "):
+                    package = line[9:].strip()
+                elif line.startswith("Description-en: "):
+                    synopsis = line[16:].strip()
+                elif line.startswith(" ") and synopsis is not None:
+                    body.append("" if line.strip() == "." else line.strip())
+            if package and synopsis and package not in seen:
+                seen.add(package)
+                yield package, synopsis, clean(synopsis + " " + " ".join(body))
+
+
+def glosses():
+    """(synset id, gloss) from WordNet's data files."""
+    files = sorted(glob.glob("/usr/share/wordnet/data.*"))
+    if not files:
+        sys.exit("no WordNet: apt-get install wordnet-base (scripts/install-deps.sh --results)")
+    for path in files:
+        pos = path.rsplit(".", 1)[1]
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith(" ") or "|" not in line:
+                    continue  # the licence
+                yield f"{pos}{line.split(' ', 1)[0]}", clean(line.split("|", 1)[1])
+
+
+def make_data(work, copies, n_queries):
+    docs_path, queries_path = os.path.join(work, "docs.tsv"), os.path.join(work, "queries.tsv")
+    pk = list(packages())
+    base = [(f"pkg:{p}", text) for p, _, text in pk] + [(f"wn:{i}", g) for i, g in glosses()]
+    with open(docs_path, "w", encoding="utf-8") as f:
+        for c in range(copies):
+            for ident, text in base:
+                f.write(f"{ident}#{c}\t\t{text}\n")
+    synopses = sorted({s for _, s, _ in pk if len(re.findall(r"[A-Za-z0-9]+", s)) >= 3},
+                      key=lambda s: hashlib.sha256(s.encode()).hexdigest())[:n_queries]
+    with open(queries_path, "w", encoding="utf-8") as f:
+        for q, s in enumerate(synopses):
+            f.write(f"q{q}\t\t{s}\n")
+    return docs_path, queries_path, len(base) * copies, len(synopses)
+
+
+def run(cmd, **kw):
+    print("+", " ".join(cmd), flush=True)
+    return subprocess.run(cmd, check=True, **kw)
+
+
+def lucene(work, docs, queries, stop, runs):
+    jars = []
+    for name in LUCENE_JARS:
+        found = sorted(glob.glob(f"/usr/share/java/{name}-8*.jar"))
+        if not found:
+            sys.exit(f"no {name} jar: apt-get install liblucene8-java "
+                     "(scripts/install-deps.sh --results)")
+        jars.append(found[-1])
+    classes = os.path.join(work, "lucene-classes")
+    os.makedirs(classes, exist_ok=True)
+    cp = ":".join(jars)
+    run(["javac", "-cp", cp, "-d", classes, os.path.join(HERE, "lucene", "LuceneBm25.java")])
+    out = run(["java", "-Xmx8g", "-XX:ActiveProcessorCount=1", "-cp", f"{cp}:{classes}",
+               "LuceneBm25", docs, queries, stop, "10", str(runs),
+               os.path.join(work, "lucene-index"), os.path.join(work, "lucene-top10.tsv")],
+              capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1]), [os.path.basename(j) for j in jars]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--data", default=os.path.join(HERE, "..", "..", "shared", "data"))
+    ap.add_argument("--lcrwmd", default="build/lcrwmd")
+    ap.add_argument("--bench", default="build/lcrwmd_bench")
+    ap.add_argument("--copies", type=int, default=6)
+    ap.add_argument("--queries", type=int, default=295)
+    ap.add_argument("--runs", type=int, default=3, help="Lucene's passes over the queries")
+    ap.add_argument("--reuse", action="store_true", help="keep --work's documents and index")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    stop = os.path.join(a.data, "stop_words.txt")
+    index = os.path.join(a.work, "docs.idx")
+    if a.reuse and os.path.exists(index):
+        docs, queries = os.path.join(a.work, "docs.tsv"), os.path.join(a.work, "queries.tsv")
+        n_docs = sum(1 for _ in open(docs, encoding="utf-8"))
+        n_queries = sum(1 for _ in open(queries, encoding="utf-8"))
+    else:
+        docs, queries, n_docs, n_queries = make_data(a.work, a.copies, a.queries)
+        t = time.time()
+        run([a.lcrwmd, "build", "--embeddings", os.path.join(a.data, "embeddings", "cbow300.bin"),
+             "--docs", docs, "--stopwords", stop, "--no-text", "--output", index])
+        print(f"lcrwmd build: {time.time() - t:.0f} s")
+    print(f"{n_docs:,} documents, {n_queries} queries")
+
+    # lcrwmd: every method on each query in turn, a pass over the queries first untimed (as
+    # Lucene's first pass, which its JIT compiles in; bm25's blocks are made on a term's first
+    # search); then Lucene.
+    ours_json = os.path.join(a.work, "lcrwmd.json")
+    run([a.bench, "--threads", "1", "--reps", str(a.runs * n_queries), "--json", ours_json,
+         "directions", "--index", index, "--queries", queries, "--words", "0", "--batches", "0",
+         "--warm-up", str(n_queries)])
+    ours = json.load(open(ours_json))
+    luc, jars = lucene(a.work, docs, queries, stop, a.runs)
+    per_run = [statistics.mean(r) for r in luc["runs_ms"]]
+    lucene_median = statistics.median(luc["runs_ms"][-1])
+    rows = [("Lucene BM25", lucene_median, min(per_run)),
+            ("lcrwmd bm25", ours["single_bm25_ms"], None),
+            ("lcrwmd bm25 scoring every posting", ours["single_bm25_every_posting_ms"], None),
+            ("lcrwmd query-to-document", ours["single_query-to-document_ms"], None),
+            ("lcrwmd hybrid", ours["single_hybrid_ms"], None)]
+    print(f"\n{n_docs:,} documents, {n_queries} typed queries, top-10, one thread, "
+          f"{platform.processor() or platform.machine()}")
+    print(f"| per query | median (ms) | vs Lucene's median |")
+    print("|---|---|---|")
+    for name, med, _ in rows:
+        print(f"| {name} | {med:.2f} | {med / lucene_median:.2f}x |")
+    print(f"Lucene's mean per query over each pass: {', '.join(f'{m:.2f}' for m in per_run)} ms")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"documents": n_docs, "queries": n_queries, "lucene": luc | {"jars": jars},
+                       "lcrwmd": ours, "lucene_median_ms": lucene_median,
+                       "lucene_mean_ms_per_pass": per_run}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,188 @@
+// Bm25Scorer::top_k (methods/bm25/bm25.h): block-max MaxScore (Turtle & Flood's MaxScore, with
+// Ding & Suel's block maxima taken window by window as Lucene 9's MaxScoreBulkScorer does).
+//
+// Each part's documents are walked in windows that end where some term's current block ends, so
+// that within a window every term's contribution is bounded by one block's impacts. The terms
+// whose window bounds, summed from the smallest, cannot lift a document into the top-k are
+// non-essential: a document is met only on the lists of the others, and looked up on theirs
+// (largest bound first) only while its score so far plus what they can still add may enter.
+// A document scored in full is summed in the query's term order, the arithmetic of score(), so
+// that its score is the same bytes however it was reached.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "methods/bm25/bm25.h"
+
+namespace lcrwmd {
+
+namespace {
+
+// A query term's list in one part: where it is, and its current block's bound.
+struct Cursor {
+  const std::uint32_t* docs;
+  const std::uint32_t* counts;
+  std::size_t size;
+  const PostingBlocks* blocks;
+  double w;           // term_weight
+  std::size_t slot;   // the term's place in the query
+  std::size_t e = 0;  // the posting it is at
+  std::size_t b = 0;  // the block holding what it may meet next
+  std::size_t bound_of = std::numeric_limits<std::size_t>::max();  // the block `bound` is of
+  double bound = 0;
+  double window = 0;  // its bound within the current window (0: no posting in it)
+
+  std::size_t block_begin() const { return b * blocks->block_size; }
+  std::size_t block_end() const { return std::min(size, (b + 1) * blocks->block_size); }
+  // To its first posting at or past document d, within its current block.
+  void seek(std::uint32_t d) {
+    e = std::max(e, block_begin());
+    const std::size_t end = block_end();
+    if (e < end && docs[e] < d)
+      e = static_cast<std::size_t>(std::lower_bound(docs + e, docs + end, d) - docs);
+  }
+};
+
+}  // namespace
+
+std::vector<Neighbor> Bm25Scorer::top_k(std::size_t q, std::size_t k, float ceiling,
+                                        TopKCounts* counts, const BlocksOf& blocks_of) const {
+  TopK best(k);
+  const std::uint64_t first_p = terms_.indptr[q], n_slots = terms_.indptr[q + 1] - first_p;
+  // A document enters only with a distance below `bar`: the ceiling, sharing a term (below
+  // 0), then the k-th best's (it wins its ties, being earlier).
+  float bar = std::min(ceiling, 0.0f);
+  // Bounds are summed in another order than scores and their impacts' arithmetic is not exactly
+  // monotone: a bound is taken as this much larger than it is, far above the rounding of
+  // either and far below any gap between two scores that rank differently.
+  const double slack = 1.0 + static_cast<double>(n_slots + 8) * std::ldexp(1.0, -48);
+  const auto cannot_enter = [&](double upper) { return bm25_distance(upper * slack) >= bar; };
+  TopKCounts seen;
+  std::vector<double> contribution_of(n_slots, 0.0);
+  std::vector<Cursor> cursors;
+  std::vector<std::size_t> order;
+  std::vector<double> below;  // below[i]: the window bounds of order[0, i) summed
+  const std::size_t n_parts = parts_.size();
+  for (std::size_t s = 0; s < n_parts; ++s) {
+    const Index& index = *parts_[s].index;
+    const std::span<const std::uint32_t> deleted = parts_[s].deleted;
+    cursors.clear();
+    std::uint32_t first = 0;
+    for (std::uint64_t slot = 0; slot < n_slots; ++slot) {
+      const std::uint64_t p = first_p + slot;
+      const std::uint32_t id = term_ids_[(p - first_term_) * n_parts + s];
+      if (id == SegmentSet::kNoTerm) continue;
+      const Index::Postings post = index.postings(id);
+      if (post.size == 0) continue;
+      first = post.first;
+      const PostingBlocks& blocks = blocks_of ? blocks_of(s, id) : index.posting_blocks(id);
+      cursors.push_back({post.docs, post.counts, post.size, &blocks, term_weight(p), slot});
+    }
+    const auto block_bound = [&](Cursor& c) {
+      if (c.bound_of != c.b) {
+        double m = 0;
+        for (const Impact& i : c.blocks->block(c.b))
+          m = std::max(m, contribution(c.w, i.count, i.length));
+        c.bound = m;
+        c.bound_of = c.b;
+      }
+      return c.bound;
+    };
+    std::size_t next_deleted = 0;
+    std::uint64_t lo = first;  // the window's first document, as the postings number them
+    while (!cursors.empty()) {
+      // Each list to the block that holds what it may meet from lo on; the window ends where
+      // the first of those blocks does.
+      std::uint64_t hi = std::numeric_limits<std::uint64_t>::max();
+      std::size_t live = 0;
+      for (Cursor& c : cursors) {
+        const std::vector<std::uint32_t>& last = c.blocks->last;
+        while (c.b < last.size() && last[c.b] < lo) ++c.b;
+        if (c.b == last.size()) continue;  // done with
+        hi = std::min<std::uint64_t>(hi, last[c.b]);
+        cursors[live++] = c;
+      }
+      cursors.resize(live);
+      if (live == 0) break;
+      order.resize(live);
+      for (std::size_t i = 0; i < live; ++i) {
+        Cursor& c = cursors[i];
+        c.window = c.docs[c.block_begin()] <= hi ? block_bound(c) : 0.0;
+        order[i] = i;
+      }
+      std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return cursors[a].window < cursors[b].window;
+      });
+      below.assign(live + 1, 0.0);
+      std::size_t m = 0;  // the non-essential lists: order[0, m)
+      for (std::size_t i = 0; i < live; ++i) below[i + 1] = below[i] + cursors[order[i]].window;
+      while (m < live && cannot_enter(below[m + 1])) ++m;
+      if (m == live) {  // nothing in the window can enter
+        lo = hi + 1;
+        continue;
+      }
+      for (std::size_t i = m; i < live; ++i) cursors[order[i]].seek(static_cast<std::uint32_t>(lo));
+      while (true) {
+        // The next document on an essential list.
+        std::uint64_t d = hi + 1;
+        for (std::size_t i = m; i < live; ++i) {
+          const Cursor& c = cursors[order[i]];
+          if (c.e < c.block_end()) d = std::min<std::uint64_t>(d, c.docs[c.e]);
+        }
+        if (d > hi) break;
+        const auto doc = static_cast<std::uint32_t>(d);
+        const std::size_t i_doc = doc - first;
+        const std::uint32_t length = index.doc_length(i_doc);
+        double upper = below[m];
+        for (std::size_t i = m; i < live; ++i) {
+          Cursor& c = cursors[order[i]];
+          if (c.e < c.block_end() && c.docs[c.e] == doc) {
+            const double x = contribution(c.w, c.counts[c.e], length);
+            contribution_of[c.slot] = x;
+            upper += x;
+            ++c.e;
+          }
+        }
+        while (next_deleted < deleted.size() && deleted[next_deleted] < i_doc) ++next_deleted;
+        const bool live_doc = next_deleted == deleted.size() || deleted[next_deleted] != i_doc;
+        ++seen.documents;
+        bool may_enter = live_doc && !cannot_enter(upper);
+        for (std::size_t i = m; may_enter && i-- > 0;) {  // the largest bound first
+          Cursor& c = cursors[order[i]];
+          upper -= c.window;
+          if (c.window > 0) {
+            c.seek(doc);
+            if (c.e < c.block_end() && c.docs[c.e] == doc) {
+              const double x = contribution(c.w, c.counts[c.e], length);
+              contribution_of[c.slot] = x;
+              upper += x;
+            }
+          }
+          may_enter = !cannot_enter(upper);
+        }
+        if (may_enter) {
+          double score = 0;  // in the query's order, as score() sums it
+          for (const double x : contribution_of) score += x;
+          ++seen.scored;
+          const Neighbor n{bm25_distance(score),
+                           static_cast<std::int64_t>(parts_[s].first + i_doc)};
+          if (n.distance < bar) {
+            best.push(n);
+            if (best.full()) bar = std::min(bar, best.worst().distance);
+          }
+        }
+        for (const Cursor& c : cursors) contribution_of[c.slot] = 0.0;
+      }
+      lo = hi + 1;
+    }
+  }
+  if (counts) {
+    counts->documents += seen.documents;
+    counts->scored += seen.scored;
+  }
+  return best.take_sorted();
+}
+
+}  // namespace lcrwmd
