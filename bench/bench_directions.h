@@ -17,7 +17,8 @@ namespace lcrwmd::bench {
 // (once) for bm25, weighed by the index's statistics.
 QuerySet short_queries(const Index& index, const QuerySet& qs, std::size_t words);
 
-// One query at a time, `reps` of them (cycling through the queries) after `warm_up` untimed.
+// One query at a time, `reps` of them (cycling through the queries) after `warm_up` untimed
+// (the same queries, from the first).
 void direction_benchmarks(const Searcher& searcher, const QuerySet& short_qs, std::size_t reps,
                           std::size_t warm_up, const std::vector<std::size_t>& batches,
                           Report& rep);

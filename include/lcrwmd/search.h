@@ -48,7 +48,8 @@ struct SearchOptions {
   // larger ones run slower).
   std::size_t batch = 0;
   // Top-k of a bounded method (symmetric LC-RWMD, WMD): compute the exact distance only for
-  // documents whose lower bound still beats the k-th best; the results are the same.
+  // documents whose lower bound still beats the k-th best; the results are the same. (bm25's
+  // top-k always reads only the postings that can enter it, with the same results.)
   bool prune = true;
   // Top-k: per query (empty: none), a distance its neighbours must stay under to matter (the
   // k-th best of documents that win ties against these, as earlier shards' do): a bounded
