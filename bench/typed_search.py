@@ -28,34 +28,18 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "retrieval"))
+from make_tasks import clean, debian_packages  # noqa: E402  apt's Translation-en, read once
 LUCENE_JARS = ["lucene-core", "lucene-analyzers-common"]
 
 
-def clean(text):
-    return re.sub(r"\s+", " ", text).strip()
-
-
 def packages():
-    """(package, synopsis, long description) from apt's Translation-en lists."""
-    lists = sorted(glob.glob("/var/lib/apt/lists/*_main_i18n_Translation-en*"))
-    if not lists:
-        sys.exit("no Translation-en: run apt-get update -o Acquire::Languages=en first")
+    """(package, synopsis, synopsis and long description), each package once."""
     seen = set()
-    for path in lists:
-        text = subprocess.run(["/usr/lib/apt/apt-helper", "cat-file", path], check=True,
-                              capture_output=True).stdout.decode("utf-8", "replace")
-        for stanza in text.split("\n\n"):
-            package, synopsis, body = None, None, []
-            for line in stanza.splitlines():
-                if line.startswith("Package: "):
-                    package = line[9:].strip()
-                elif line.startswith("Description-en: "):
-                    synopsis = line[16:].strip()
-                elif line.startswith(" ") and synopsis is not None:
-                    body.append("" if line.strip() == "." else line.strip())
-            if package and synopsis and package not in seen:
-                seen.add(package)
-                yield package, synopsis, clean(synopsis + " " + " ".join(body))
+    for package, synopsis, body in debian_packages():
+        if package not in seen:
+            seen.add(package)
+            yield package, synopsis, clean(synopsis + " " + body)
 
 
 def glosses():
