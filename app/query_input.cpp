@@ -307,6 +307,8 @@ void report_refinement(const SearchOptions& o, const SearchStats& st) {
         "  D2 computed for %zu of %zu pairs; tighter bounds of D2 (neighbourhoods, kept word "
         "distances): %zu",
         st.refined, st.distances, st.tightened);
+  if (st.walked)
+    note("  %zu of the queries walked their words' postings (the rest: every document)", st.walked);
   if (st.word_pairs)
     note("  phase 1: %.3f word distances recomputed per (vocabulary word, query) (%zu of %zu)",
          static_cast<double>(st.recomputed) / static_cast<double>(st.word_pairs), st.recomputed,

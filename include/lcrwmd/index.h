@@ -230,6 +230,18 @@ class Index {
   // Weighted word-vector centroids of every document (n_docs x dim), computed on first use.
   const float* centroids() const;
 
+  // The documents holding each vocabulary word, ascending: the word-document matrix read by
+  // word (what query-to-document's threshold walk walks), made from indices() on first use and
+  // kept (4 bytes per stored word of a document).
+  struct WordPostings {
+    std::vector<std::uint64_t> indptr;  // vocab_size + 1
+    std::vector<std::uint32_t> docs;
+    std::span<const std::uint32_t> of(std::size_t word) const {
+      return {docs.data() + indptr[word], docs.data() + indptr[word + 1]};
+    }
+  };
+  const WordPostings& word_postings() const;
+
   // Documents [begin, end) as an index of their own (document i of the shard is begin + i
   // here), sharing this index's memory, which must outlive the shard: the same vocabulary,
   // vectors and document frequencies, so queries are weighted and distances computed exactly

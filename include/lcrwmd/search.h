@@ -78,6 +78,7 @@ struct SearchStats {
   std::size_t refined = 0;    // pairs whose exact distance was computed from a bound:
                               // D2 for symmetric LC-RWMD, an EMD solve for WMD
   std::size_t tightened = 0;  // WMD: tighter bounds computed (a pair's EMD dual bound)
+  std::size_t walked = 0;     // queries whose top-k a threshold walk found (query-to-document)
   // CPU phase 1: (vocabulary word, query) pairs it bounded, and the word distances recomputed
   // from the vectors for them (the candidates the bounds left; an LC-RWMD top-k recomputes
   // only those of the documents it refines).

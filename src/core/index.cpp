@@ -118,6 +118,22 @@ const float* Index::centroids() const {
   return s.centroids.data();
 }
 
+const Index::WordPostings& Index::word_postings() const {
+  Storage& s = *storage_;
+  std::call_once(s.word_postings_once, [&] {
+    WordPostings& w = s.word_postings;
+    w.indptr.assign(vocab_size_ + 1, 0);
+    for (std::size_t p = 0; p < nnz_; ++p) ++w.indptr[indices_[p] + 1];
+    for (std::size_t u = 0; u < vocab_size_; ++u) w.indptr[u + 1] += w.indptr[u];
+    w.docs.resize(nnz_);
+    std::vector<std::uint64_t> next(w.indptr.begin(), w.indptr.end() - 1);
+    for (std::size_t i = 0; i < n_docs_; ++i)
+      for (std::uint64_t p = indptr_[i]; p < indptr_[i + 1]; ++p)
+        w.docs[next[indices_[p]]++] = static_cast<std::uint32_t>(i);
+  });
+  return s.word_postings;
+}
+
 Index Index::load(const std::string& path, bool verify) {
   auto storage = std::make_unique<Storage>();
   storage->name = path;

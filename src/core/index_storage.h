@@ -36,6 +36,8 @@ struct Index::Storage {
   IdSlots id_slots;  // find_doc's
   std::once_flag centroids_once;
   std::vector<float> centroids;
+  std::once_flag word_postings_once;
+  Index::WordPostings word_postings;
   // posting_blocks', by term: made by the first search reading each (outside the lock; the
   // first made is kept).
   std::shared_mutex blocks_mutex;

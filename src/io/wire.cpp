@@ -47,7 +47,7 @@ std::string pack(const SearchResults& res, const SearchStats& st) {
   w.vec(res.distances);
   w.vec(res.indices);
   for (std::size_t x : {st.batches, st.distances, st.refined, st.tightened, st.device_chunks,
-                        st.word_pairs, st.recomputed})
+                        st.walked, st.word_pairs, st.recomputed})
     w.pod(static_cast<std::uint64_t>(x));
   w.pod(static_cast<std::uint32_t>(st.backend));
   w.pod(static_cast<std::uint32_t>(st.precision));
@@ -61,7 +61,7 @@ void unpack_results(const std::string& bytes, SearchResults& res, SearchStats& s
   res.distances = r.vec<float>();
   res.indices = r.vec<std::int64_t>();
   for (std::size_t* x : {&st.batches, &st.distances, &st.refined, &st.tightened, &st.device_chunks,
-                         &st.word_pairs, &st.recomputed})
+                         &st.walked, &st.word_pairs, &st.recomputed})
     *x = r.pod<std::uint64_t>();
   st.backend = static_cast<Backend>(r.pod<std::uint32_t>());
   st.precision = static_cast<Precision>(r.pod<std::uint32_t>());

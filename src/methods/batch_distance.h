@@ -7,11 +7,14 @@
 #include <algorithm>
 #include <cstddef>
 #include <memory>
+#include <optional>
+#include <span>
 #include <vector>
 
 #include "lcrwmd/index.h"
 #include "lcrwmd/query.h"
 #include "lcrwmd/search.h"
+#include "lcrwmd/topk.h"
 #include "methods/act/act_steps.h"
 #include "methods/lc_rwmd/phase1.h"
 
@@ -73,6 +76,21 @@ class BatchDistance {
                         std::size_t /*level*/) const {
     return lower;
   }
+  // A method that finds a query's top-k by reading only what can matter (query-to-document
+  // LC-RWMD's threshold walk over its words' postings) says so before compute(), which then
+  // writes no rows: walk() answers each query, or where walking would cost more than the
+  // linear pass, gives nullopt, and row() writes that query's row (distances, or bounds when
+  // exact() is false) for the usual top-k. Both thread-safe.
+  virtual bool walks() const { return false; }
+  struct Walked {
+    std::vector<Neighbor> top;
+    std::size_t postings = 0, documents = 0, computed = 0;  // read, met, their D2 known
+  };
+  virtual std::optional<Walked> walk(std::size_t /*q*/, std::size_t /*k*/, float /*ceiling*/,
+                                     std::span<const std::uint32_t> /*skip*/) const {
+    return std::nullopt;
+  }
+  virtual void row(std::size_t /*q*/, float* /*out*/) const {}
 };
 
 std::unique_ptr<BatchDistance> make_wcd(const Index& index, QueryRange queries);
@@ -84,9 +102,11 @@ std::unique_ptr<BatchDistance> make_quadratic_rwmd(const Index& index, QueryRang
                                                    Direction direction);
 // cache_budget: bytes the symmetric and query-to-document variants may keep for the vocabulary x
 // query-word distances; without room, D2 falls back to direct per-pair distances.
+// walk: query-to-document's top-k may walk its words' postings (BatchDistance::walks).
 std::unique_ptr<BatchDistance> make_lc_rwmd(const Index& index, QueryRange queries,
                                             Direction direction, const Phase1& phase1,
-                                            std::size_t cache_budget, Rows rows = Rows::distances);
+                                            std::size_t cache_budget, Rows rows = Rows::distances,
+                                            bool walk = false);
 // Bytes LC-RWMD keeps per (vocabulary word, query) of a batch, beyond a symmetric cache.
 std::size_t lc_rwmd_pair_bytes(Rows rows);
 

@@ -231,7 +231,7 @@ void for_each_batch(const Index& index, const QuerySet& queries, const SearchOpt
     const QueryRange range{queries, plan.begin, plan.end};
     const auto dist =
         implementation(opt.method).cpu.make({index, range, opt, p1, plan.cache_budget, rows});
-    block.resize(range.size() * n);
+    if (!dist->walks()) block.resize(range.size() * n);  // a walk writes no rows
     dist->compute(block.data());
     ++st.batches;
     st.distances += range.size() * n;
@@ -280,9 +280,32 @@ SearchResults CpuSearcher::top_k(const QuerySet& queries, std::size_t k, const S
   for_each_batch(
       index, queries, opt, options_, p1 ? &*p1 : nullptr, top_k_rows(opt), st,
       [&](std::size_t first, std::size_t size, const BatchDistance& dist, float* block) {
-        std::atomic<std::size_t> refined{0}, tightened{0};
+        std::atomic<std::size_t> refined{0}, tightened{0}, walked{0};
         const auto row_top_k = [&](std::size_t j) {
+          const std::size_t q = first + j;
+          // Documents beyond the range cannot be in the answer: their bounds
+          // prune as an earlier shard's k-th best does (inclusive of the range).
+          const float ceiling = std::min(
+              opt.ceilings.empty() ? std::numeric_limits<float>::infinity() : opt.ceilings[q],
+              std::nextafter(opt.max_distance, std::numeric_limits<float>::infinity()));
+          const auto write = [&](const std::vector<Neighbor>& top) {
+            for (std::size_t t = 0; t < top.size(); ++t) {
+              res.distances[q * res.k + t] = top[t].distance;
+              res.indices[q * res.k + t] = top[t].index;
+            }
+          };
+          LargeArray<float> own_row;  // a walking batch's rows are made where a walk gives up
           float* row = block + j * n;
+          if (dist.walks()) {
+            if (const auto w = dist.walk(j, res.k, ceiling, opt.skip)) {
+              refined += w->computed;
+              ++walked;
+              return write(w->top);
+            }
+            own_row.resize(n);
+            row = own_row.data();
+            dist.row(j, row);
+          }
           // Left-out documents: bounds and distances no document can lose to.
           const auto leave_out = [&] {
             for (const std::uint32_t d : opt.skip) row[d] = kLeftOut;
@@ -290,12 +313,6 @@ SearchResults CpuSearcher::top_k(const QuerySet& queries, std::size_t k, const S
           leave_out();
           std::vector<Neighbor> top;
           SearchStats counts;
-          const std::size_t q = first + j;
-          // Documents beyond the range cannot be in the answer: their bounds
-          // prune as an earlier shard's k-th best does (inclusive of the range).
-          const float ceiling = std::min(
-              opt.ceilings.empty() ? std::numeric_limits<float>::infinity() : opt.ceilings[q],
-              std::nextafter(opt.max_distance, std::numeric_limits<float>::infinity()));
           if (!dist.exact() && opt.prune && dist.tighten_levels() > 1) {
             top = cascade_topk(dist, j, row, n, res.k, ceiling, opt.estimate, counts);
           } else if (!dist.exact() && opt.prune) {
@@ -315,10 +332,7 @@ SearchResults CpuSearcher::top_k(const QuerySet& queries, std::size_t k, const S
           }
           refined += counts.refined;
           tightened += counts.tightened;
-          for (std::size_t t = 0; t < top.size(); ++t) {
-            res.distances[q * res.k + t] = top[t].distance;
-            res.indices[q * res.k + t] = top[t].index;
-          }
+          write(top);
         };
         // One query: no parallel region around it, so that its own steps (refinements,
         // selection) run on every thread, in the process's thread pool. (A region of one
@@ -334,6 +348,7 @@ SearchResults CpuSearcher::top_k(const QuerySet& queries, std::size_t k, const S
         errors.rethrow();
         st.refined += refined;
         st.tightened += tightened;
+        st.walked += walked;
       });
   if (stats) *stats = st;
   return res;

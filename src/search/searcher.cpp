@@ -146,6 +146,7 @@ void accumulate(SearchStats& total, const SearchStats& s) {
   total.distances += s.distances;
   total.refined += s.refined;
   total.tightened += s.tightened;
+  total.walked += s.walked;
   total.word_pairs += s.word_pairs;
   total.recomputed += s.recomputed;
   if (s.precision != Precision::automatic) total.precision = s.precision;

@@ -124,6 +124,47 @@ TEST(QueryToDocument, ShortQueriesRefineFewDocumentsAndFindTheirWordsFirst) {
   test::expect_topk_matches_sort(CpuSearcher(ix), qs, q2d(Method("lc-rwmd")));
 }
 
+// The threshold walk (query-to-document top-k over its words' postings, nearest words first)
+// against refining every document (prune off): the same documents, distances and order of ties,
+// for one-word to four-word queries, words the index lacks (one query of those alone), copies
+// that tie, k from 1 to past where the walk hands over to the linear pass, left-out documents
+// and a range; the walk must have answered most queries and met fewer documents than all.
+TEST(QueryToDocument, ThresholdWalkFindsWhatEveryDocumentRanks) {
+  IndexData d = test::random_index(3000, 300, 8, 9, 67);
+  test::append_copies(d, 11, 40, "copy");
+  const Index ix = Index::from_data(d);
+  const std::size_t n = ix.n_docs();
+  QuerySet qs = short_queries(ix, 24, 68);
+  for (const std::size_t shape : {0, 1}) {
+    SearchOptions o = q2d(Method("lc-rwmd"));
+    const CpuSearcher s(ix, {std::size_t{1} << 30, shape ? 7u : 0u, shape ? 5u : 0u});
+    o.batch = shape;  // one query a batch, or all in one
+    for (const std::size_t k : {1u, 3u, 10u, 100u, 1000u}) {
+      for (const int variant : {0, 1, 2}) {
+        SearchOptions walk = o, every = o;
+        every.prune = false;
+        std::vector<std::uint32_t> skip;  // the options' span views it
+        if (variant == 1) {  // left-out documents: every third, and a run holding the copies
+          for (std::uint32_t i = 0; i < n; ++i)
+            if (i % 3 == 0 || (i >= 3000 && i < 3020)) skip.push_back(i);
+          walk.skip = every.skip = skip;
+        }
+        if (variant == 2) walk.max_distance = every.max_distance = 2.5f;
+        SearchStats st;
+        const SearchResults got = s.search(qs, k, walk, &st), want = s.search(qs, k, every);
+        const std::string what = "k " + std::to_string(k) + " variant " + std::to_string(variant) +
+                                 " shape " + std::to_string(shape);
+        ASSERT_EQ(got.indices, want.indices) << what;
+        ASSERT_EQ(got.distances, want.distances) << what;
+        if (k <= 10 && variant != 2) {
+          EXPECT_GT(st.walked, qs.size() / 2) << what;
+          EXPECT_LT(st.refined, qs.size() * n / 4) << what;
+        }
+      }
+    }
+  }
+}
+
 // Documents that are copies of each other tie exactly: the smaller index first, pruned or not.
 TEST(QueryToDocument, TiesBetweenCopiesAreBrokenByIndex) {
   IndexData d = test::random_index(30, 40, 6, 6, 64);

@@ -27,11 +27,17 @@
 //   each batch word's nearest other word), so that phase 2's bound is B2 and the driver's top-k
 //   tightens it from the cache and refines it to D2 as the symmetric form does; linear in the
 //   vocabulary and the documents' words like D1.
+// Query-to-document's pruned top-k skips phase 2 altogether: each query walks its words'
+//   nearest vocabulary words' postings until the k-th best D2 beats every document not met
+//   (methods/lc_rwmd/threshold_walk.h), from the cache and the nearest words phase 1 kept; a
+//   query the walk would cost more for (long, or k near the documents) gets phase 2's row.
 // Every document's D2 (Rows::exact: a distance matrix, the hybrid) is the same gather-min over
 //   the cache made exact (every vocabulary word against every batch word, from the vectors): a
 //   GEMM's worth of exact distances and one sparse pass, where refining each document would
 //   recompute a few distances per word of every document (an order of magnitude slower for
 //   the Set-1 hybrid).
+#include <omp.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -46,6 +52,7 @@
 #include "methods/lc_rwmd/neighbourhood_bound.h"
 #include "methods/lc_rwmd/phase1.h"
 #include "methods/lc_rwmd/query_to_document.h"
+#include "methods/lc_rwmd/threshold_walk.h"
 #include "methods/lc_rwmd/tile_minima.h"
 #include "methods/lc_rwmd/word_distance_cache.h"
 #include "methods/method_impl.h"
@@ -71,7 +78,7 @@ bool positions_fit(QueryRange q) {
 class LcRwmd final : public BatchDistance {
  public:
   LcRwmd(const Index& index, QueryRange q, Direction direction, const Phase1& p1,
-         std::size_t cache_budget, Rows rows)
+         std::size_t cache_budget, Rows rows, bool walk)
       : index_(index),
         q_(q),
         forward_(direction != Direction::query_to_document),
@@ -88,6 +95,7 @@ class LcRwmd final : public BatchDistance {
     // one per (vocabulary word, batch word), and is taken where that is no more.
     every_d2_ = cache_ && rows == Rows::exact &&
                 index.vocab_size() * batch_.words.size() <= index.n_docs() * batch_.cols.size();
+    walk_ = walk && !forward_ && rows == Rows::distances && cache_;
   }
 
   bool exact() const override { return (!reverse_ || every_d2_) && !lazy_; }
@@ -97,6 +105,10 @@ class LcRwmd final : public BatchDistance {
       counts_ = {index_.vocab_size() * nq(), 0};
     } else {
       phase1();
+      if (walk_) {  // each query's walk reads what it needs; row() the rest
+        walker_ = std::make_unique<ThresholdWalk>(index_, q_, batch_, *cache_, nearest_, d2_);
+        return;
+      }
       phase2(out);
     }
     if (every_d2_) {
@@ -121,6 +133,36 @@ class LcRwmd final : public BatchDistance {
     if (!lazy_) return std::max(d1, d2_.exact(j, doc));
     const float exact_d1 = d1_exactly(j, doc);
     return reverse_ ? std::max(exact_d1, d2_.exact(j, doc)) : exact_d1;
+  }
+
+  bool walks() const override { return walk_; }
+  std::optional<Walked> walk(std::size_t j, std::size_t k, float ceiling,
+                             std::span<const std::uint32_t> skip) const override {
+    ThresholdWalk::Counts c;
+    auto top = walker_->top_k(j, k, ceiling, skip, c);
+    if (!top) return std::nullopt;
+    return Walked{std::move(*top), c.postings, c.documents, c.computed};
+  }
+  // Phase 2's bounds for query j alone (a walk that would cost more than them).
+  void row(std::size_t j, float* out) const override {
+    const std::size_t n = index_.n_docs(), v = index_.vocab_size(), Q = nq();
+    LargeArray<float> column;
+    const float* z = z_.data();
+    if (Q > 1) {
+      column.resize(v);
+      for (std::size_t u = 0; u < v; ++u) column[u] = z_[u * Q + j];
+      z = column.data();
+    }
+    const std::uint64_t* indptr = index_.indptr().data();
+    const std::uint32_t* idx = index_.indices().data();
+    const float* val = index_.values().data();
+    const cpu::Kernels& k = cpu::kernels();
+#pragma omp parallel for schedule(static, 1024) if (!omp_in_parallel())
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t b = indptr[i], h = indptr[i + 1] - b;
+      const cpu::SplitDot d = k.sparse_dot_split(idx + b, val + b, h, z);
+      out[i] = bound(d.dot, nn_sum_[j], d.negative);
+    }
   }
 
   const WordDistanceCache* word_distances() const override { return cache_.get(); }
@@ -349,12 +391,14 @@ class LcRwmd final : public BatchDistance {
   bool reverse_;      // D2 (query -> document) counts: symmetric or query-to-document
   bool lazy_;         // Rows::bounds: Z holds bounds, refine() finds the exact minima
   bool every_d2_;     // Rows::exact with the cache: every document's D2 in compute()
+  bool walk_;         // query-to-document top-k: each query walks (threshold_walk.h)
   BatchWords batch_;  // the batch's distinct words (phase-1 columns) and each query's columns
   Phase1Tiles tiles_;
   std::unique_ptr<WordDistanceCache> cache_;  // reverse_, where the budget holds it
   QueryToDocument d2_;
   NearestWords nearest_;  // reverse_: each batch word's nearest vocabulary words, by bound
   std::unique_ptr<NeighbourhoodBound> neighbourhood_;  // reverse_, after phase 1
+  std::unique_ptr<ThresholdWalk> walker_;              // walk_, after phase 1
   LargeArray<float> z_;  // v x Q: sqrt of the row-wise minima (lazy_: of the least lower bounds);
                          // reverse_: -B2 terms (see phase1)
   LargeArray<cpu::KeptLeast> least_;                   // lazy_: v x Q
@@ -368,23 +412,23 @@ class LcRwmd final : public BatchDistance {
 
 std::unique_ptr<BatchDistance> make_lc_rwmd(const Index& index, QueryRange queries,
                                             Direction direction, const Phase1& phase1,
-                                            std::size_t cache_budget, Rows rows) {
-  return std::make_unique<LcRwmd>(index, queries, direction, phase1, cache_budget, rows);
+                                            std::size_t cache_budget, Rows rows, bool walk) {
+  return std::make_unique<LcRwmd>(index, queries, direction, phase1, cache_budget, rows, walk);
 }
 
 namespace {
 // The same relaxation as quadratic RWMD: the same values, explained alike.
-constexpr MethodImpl kLcRwmdImpl{.cpu = {.make =
-                                             [](const MethodContext& c) {
-                                               return make_lc_rwmd(c.index, c.queries,
-                                                                   c.options.direction, *c.phase1,
-                                                                   c.cache_budget, c.rows);
-                                             },
-                                         .word_pass = WordPass::nearest,
-                                         .caches_word_distances = true,
-                                         .bounds_rows = true},
-                                 .gpu = GpuPass::nearest,
-                                 .explain = explain_rwmd};
+constexpr MethodImpl kLcRwmdImpl{
+    .cpu = {.make =
+                [](const MethodContext& c) {
+                  return make_lc_rwmd(c.index, c.queries, c.options.direction, *c.phase1,
+                                      c.cache_budget, c.rows, c.options.prune);
+                },
+            .word_pass = WordPass::nearest,
+            .caches_word_distances = true,
+            .bounds_rows = true},
+    .gpu = GpuPass::nearest,
+    .explain = explain_rwmd};
 }  // namespace
 
 extern constinit const MethodInfo kLcRwmdMethod{

@@ -30,13 +30,18 @@ class QueryToDocument {
   // words' whole rows, every query of the batch at once. The minimum over every word equals
   // exact()'s over the words that can be nearest and the same sum follows: the same bits.
   void every(float* out, bool with_d1) const;
+  // D2 of query j and a document whose word terms (squared distances, in the query's order)
+  // sq holds where known and +inf where not: those found from its words as exact() finds them
+  // (from the cache, which must be there), then the sum exact() makes: the same bits.
+  float finish(std::size_t j, std::size_t doc, float* sq) const;
+  // sum_t F_j[t] sqrt(sq[t]), in order: D2 from its word terms, and a bound of it from
+  // smaller terms (each step rounds monotonically, so the sum of smaller terms is no larger).
+  float weighted_root_sum(std::size_t j, const float* sq) const;
 
  private:
   // out[d * h + t]: the least of the cache's entry c0 + t over document doc + d's words.
   void cache_min(std::size_t doc, std::size_t n_docs, std::size_t c0, std::size_t h,
                  float* out) const;
-  // sum_t F_j[t] sqrt(sq[t]), in order.
-  float weighted_root_sum(std::size_t j, const float* sq) const;
 
   const Index& index_;
   QueryRange q_;
