@@ -84,7 +84,7 @@ class BatchDistance {
   virtual bool walks() const { return false; }
   struct Walked {
     std::vector<Neighbor> top;
-    std::size_t postings = 0, documents = 0, computed = 0;  // read, met, their D2 known
+    std::size_t computed = 0;  // documents whose distance it computed
   };
   virtual std::optional<Walked> walk(std::size_t /*q*/, std::size_t /*k*/, float /*ceiling*/,
                                      std::span<const std::uint32_t> /*skip*/) const {

@@ -138,12 +138,10 @@ class LcRwmd final : public BatchDistance {
   bool walks() const override { return walk_; }
   std::optional<Walked> walk(std::size_t j, std::size_t k, float ceiling,
                              std::span<const std::uint32_t> skip) const override {
-    ThresholdWalk::Counts c;
-    auto top = walker_->top_k(j, k, ceiling, skip, c);
-    if (!top) return std::nullopt;
-    return Walked{std::move(*top), c.postings, c.documents, c.computed};
+    return walker_->top_k(j, k, ceiling, skip);
   }
-  // Phase 2's bounds for query j alone (a walk that would cost more than them).
+  // Phase 2's bounds of D2 (with D1 where forward_: phase 1's Z then holds it) for query j
+  // alone: a one-query batch's phase 2, and the row of a query whose walk would cost more.
   void row(std::size_t j, float* out) const override {
     const std::size_t n = index_.n_docs(), v = index_.vocab_size(), Q = nq();
     LargeArray<float> column;
@@ -353,16 +351,12 @@ class LcRwmd final : public BatchDistance {
     const float* val = index_.values().data();
     const float* z = z_.data();
     const cpu::Kernels& k = cpu::kernels();
+    if (Q == 1 && reverse_) return row(0, out);
     if (Q == 1) {
 #pragma omp parallel for schedule(static, 1024)
       for (std::size_t i = 0; i < n; ++i) {
         const std::size_t b = indptr[i], h = indptr[i + 1] - b;
-        if (reverse_) {
-          const cpu::SplitDot d = k.sparse_dot_split(idx + b, val + b, h, z);
-          out[i] = bound(d.dot, nn_sum_[0], d.negative);
-        } else {
-          out[i] = k.sparse_dot(idx + b, val + b, h, z);
-        }
+        out[i] = k.sparse_dot(idx + b, val + b, h, z);
       }
       return;
     }

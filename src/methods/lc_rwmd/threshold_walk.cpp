@@ -76,10 +76,8 @@ struct Met {
 
 }  // namespace
 
-std::optional<std::vector<Neighbor>> ThresholdWalk::top_k(std::size_t j, std::size_t k,
-                                                          float ceiling,
-                                                          std::span<const std::uint32_t> skip,
-                                                          Counts& counts) const {
+std::optional<BatchDistance::Walked> ThresholdWalk::top_k(
+    std::size_t j, std::size_t k, float ceiling, std::span<const std::uint32_t> skip) const {
   const std::size_t n = index_.n_docs(), v = index_.vocab_size();
   const std::uint64_t c0 = batch_.cols_indptr[j];
   const std::size_t h = batch_.cols_indptr[j + 1] - c0;
@@ -90,12 +88,12 @@ std::optional<std::vector<Neighbor>> ThresholdWalk::top_k(std::size_t j, std::si
       cursors.emplace_back();
       cursors.back().t = t;
     }
-  if (k == 0) return std::vector<Neighbor>{};
+  if (k == 0) return BatchDistance::Walked{};
   if (cursors.empty() || cursors.size() > kMaxWalkWords || k * kDocsPerResult > n)
     return std::nullopt;
   const Index::WordPostings& postings = index_.word_postings();
   const std::size_t budget = index_.nnz() / kBudgetFraction;
-  std::size_t work = 0;
+  std::size_t work = 0, computed = 0;
 
   // Each word's kept nearest words, made exact and sorted: the start of its way.
   for (Cursor& c : cursors) {
@@ -149,7 +147,7 @@ std::optional<std::vector<Neighbor>> ThresholdWalk::top_k(std::size_t j, std::si
   const auto admits = [&](const Neighbor& b) { return b.distance < ceiling && best.accepts(b); };
   const auto known = [&](std::uint32_t s, float d2) {
     met.left[s] = 0;
-    ++counts.computed;
+    ++computed;
     const Neighbor b{d2, met.doc[s]};
     if (admits(b)) best.push(b);
   };
@@ -179,7 +177,6 @@ std::optional<std::vector<Neighbor>> ThresholdWalk::top_k(std::size_t j, std::si
     ++c.walked;
     const auto docs = postings.of(e.word);
     work += docs.size();
-    counts.postings += docs.size();
     for (const std::uint32_t d : docs) {
       std::uint32_t s = met.slot[d];
       if (s == kSkipped) continue;
@@ -238,13 +235,12 @@ std::optional<std::vector<Neighbor>> ThresholdWalk::top_k(std::size_t j, std::si
     if (!admits(b)) break;
     finish(slot_of(b));
   }
-  counts.documents += met.doc.size();
   // Every word's way ended (T infinite) short of k: the documents never met (holding no word)
   // are the linear pass's to rank.
   if (!best.full() && met.doc.size() + skip.size() < n &&
       !(d2_.weighted_root_sum(j, front.data()) < kInf))
     return std::nullopt;
-  return best.take_sorted();
+  return BatchDistance::Walked{best.take_sorted(), computed};
 }
 
 }  // namespace lcrwmd

@@ -39,18 +39,13 @@ class ThresholdWalk {
                 const QueryToDocument& d2)
       : index_(index), q_(queries), batch_(batch), cache_(cache), nearest_(nearest), d2_(d2) {}
 
-  struct Counts {
-    std::size_t postings = 0;   // postings read
-    std::size_t documents = 0;  // documents met
-    std::size_t computed = 0;   // documents whose D2 was known: met for every word, or finished
-  };
   // Query j's k best documents, best first, ties to the smaller index, those at or beyond
-  // `ceiling` and those in `skip` (ascending) left out; nullopt where the walk would read more
-  // than the linear pass (long queries, k near the documents, words whose postings are most of
-  // the index): the caller then takes that pass. Thread-safe.
-  std::optional<std::vector<Neighbor>> top_k(std::size_t j, std::size_t k, float ceiling,
-                                             std::span<const std::uint32_t> skip,
-                                             Counts& counts) const;
+  // `ceiling` and those in `skip` (ascending) left out, with how many D2 it knew (met for every
+  // word, or finished); nullopt where the walk would read more than the linear pass (long
+  // queries, k near the documents, words whose postings are most of the index): the caller
+  // then takes that pass. Thread-safe.
+  std::optional<BatchDistance::Walked> top_k(std::size_t j, std::size_t k, float ceiling,
+                                             std::span<const std::uint32_t> skip) const;
 
  private:
   const Index& index_;
