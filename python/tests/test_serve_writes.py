@@ -203,16 +203,19 @@ def test_background_merges_and_other_writers(collection, tmp_path):
         for r in TRAIN[FIRST:FIRST + 12]:  # twelve single adds: tier merges are due
             status, body = s.request("/documents", docs([r]))
             assert status == 200, body
+        # The merger counts a merge after committing it, and another thread may refresh the
+        # served commit first: wait for both.
         deadline = time.time() + 30
         while time.time() < deadline:
             info = s.request("/info")[1]
-            if info["collection"]["segments"] < 13:
+            metrics = s.request("/metrics")[1]
+            merged = re.search(r"^lcrwmd_merges_total [1-9]", metrics, re.M)
+            if info["collection"]["segments"] < 13 and merged:
                 break
             time.sleep(0.1)
         assert info["collection"]["segments"] < 13, info
         assert info["documents"] == FIRST + 12
-        metrics = s.request("/metrics")[1]
-        assert re.search(r"^lcrwmd_merges_total [1-9]", metrics, re.M), metrics
+        assert merged, metrics
         # Another process adds: the service reads its commit within a few seconds.
         extra = tmp_path / "more.tsv"
         extra.write_text("".join("\t".join(r) + "\n" for r in TRAIN[FIRST + 12:]), encoding="utf-8")
