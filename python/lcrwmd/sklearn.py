@@ -226,8 +226,8 @@ class DocumentRetriever(BaseEstimator):
     indexes them, kneighbors(queries) gives each query's n_neighbors best as (distances, rows of
     the fitted documents). The default is what a search box wants: method="bm25" (Okapi BM25,
     bm25_k1, bm25_b); method="hybrid" adds lc-rwmd's query-to-document distance
-    (hybrid_weight), and every other method of lcrwmd.methods() ranks by its distance in
-    `direction` (None: the method's default; "query-to-document" for short queries).
+    (hybrid_weight, hybrid_sample), and every other method of lcrwmd.methods() ranks by its
+    distance in `direction` (None: the method's default; "query-to-document" for short queries).
     score(queries, relevant) is recall@n_neighbors: the share of queries whose relevant
     document (a row of the fitted documents) is among their neighbours. Parameters as
     KNeighborsClassifier's otherwise; rows of -1 (and inf) where a query finds fewer documents

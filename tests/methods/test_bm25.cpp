@@ -687,5 +687,125 @@ TEST(Bm25Walk, ABoundTooLowLosesDocuments) {
   EXPECT_GT(differ, 0u);
 }
 
+// ---- the hybrid's bounded top-k ---------------------------------------------------------
+
+// 3,000 documents over a vocabulary of 600 words with vectors (8-d) and 40 without, Zipf-like,
+// and 40 copies of one document (ties); queries of one to four words, rare and common.
+Corpus wide_corpus(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  Corpus c;
+  std::vector<std::string> words;
+  std::vector<float> vectors;
+  std::normal_distribution<float> g;
+  for (std::size_t u = 0; u < 600; ++u) {
+    words.push_back(test::numbered('w', u));
+    for (int k = 0; k < 8; ++k) vectors.push_back(g(rng));
+  }
+  c.embeddings = Embeddings(words, vectors, 8);
+  std::vector<double> weights;
+  for (int u = 0; u < 640; ++u) weights.push_back(1.0 / (u + 1));
+  std::discrete_distribution<int> word(weights.begin(), weights.end());
+  for (std::size_t i = 0; i < n; ++i) {
+    std::string text = test::numbered('w', 2 + rng() % 500);
+    const std::size_t len = 3 + rng() % 30;
+    for (std::size_t t = 0; t < len; ++t)
+      text += ' ' + test::numbered('w', static_cast<std::size_t>(word(rng)));
+    c.docs.push_back({test::numbered('d', i), "", text, i + 1});
+  }
+  for (std::size_t i = 0; i < 40; ++i)
+    c.docs.push_back({"copy" + std::to_string(i), "", c.docs[17].text, n + i + 1});
+  c.stop.add("w0");
+  c.stop.add("w1");
+  return c;
+}
+
+SearchOptions hybrid(double weight, std::size_t sample) {
+  SearchOptions o;
+  o.method = Method("hybrid");
+  o.direction = Direction::query_to_document;
+  o.parameters.set("hybrid_weight", weight);
+  o.parameters.set("hybrid_sample", static_cast<double>(sample));
+  return o;
+}
+
+// The distances standardised over the sample (evenly spaced ranks), the scores over every
+// document: recomputed here in double from bm25's and query-to-document's own rows.
+TEST(Hybrid, DistancesAreStandardisedOverTheSample) {
+  const Corpus c = wide_corpus(600, 31);
+  const Index ix = build(c, c.docs);
+  const std::size_t n = ix.n_docs();
+  const QuerySet qs = make_query_set(ix, as_docs({"w40 w41", "w7", "w300 w2 w639", "w500"}), {});
+  const std::vector<float> score = test::matrix(ix, qs, bm25());
+  SearchOptions q2d;
+  q2d.direction = Direction::query_to_document;
+  const std::vector<float> dist = test::matrix(ix, qs, q2d);
+  for (const std::size_t sample : {std::size_t{7}, std::size_t{100}, std::size_t{0}}) {
+    const std::size_t m = sample == 0 ? n : sample;
+    const std::vector<float> got = test::matrix(ix, qs, hybrid(0.5, sample));
+    for (std::size_t q = 0; q < qs.size(); ++q) {
+      double sm = 0, ss = 0, dm = 0, ds = 0;
+      for (std::size_t i = 0; i < n; ++i) sm -= score[q * n + i];
+      sm /= static_cast<double>(n);
+      for (std::size_t i = 0; i < n; ++i) ss += std::pow(-score[q * n + i] - sm, 2);
+      ss = std::sqrt(ss / static_cast<double>(n));
+      for (std::size_t r = 0; r < m; ++r) dm += dist[q * n + r * n / m];
+      dm /= static_cast<double>(m);
+      for (std::size_t r = 0; r < m; ++r) ds += std::pow(dist[q * n + r * n / m] - dm, 2);
+      ds = std::sqrt(ds / static_cast<double>(m));
+      for (std::size_t i = 0; i < n; ++i)
+        ASSERT_NEAR(got[q * n + i],
+                    0.5 * (dist[q * n + i] - dm) / ds - (-score[q * n + i] - sm) / ss, 1e-4)
+            << sample << " " << q << " " << i;
+    }
+  }
+}
+
+// The bounded top-k (both lists walked until no other document can enter) against every
+// document's row (prune off): the same documents, distances and order of ties, for queries of
+// one to four words (words without vectors, words no document holds), k from 1 to past where the
+// walk hands over to the rows, left-out documents, a range, sample sizes and weights; most of
+// the short queries walked.
+TEST(Hybrid, BoundedTopKFindsWhatEveryRowRanks) {
+  const Corpus c = wide_corpus(3000, 32);
+  const Index ix = build(c, c.docs);
+  const std::size_t n = ix.n_docs();
+  std::mt19937 rng(33);
+  std::vector<std::string> texts = {"w17 w40", "nothing holds this", "w630 w631", "w2"};
+  while (texts.size() < 24) {
+    std::string q;
+    for (std::size_t t = 0, words = 1 + rng() % 4; t < words; ++t)
+      q += test::numbered('w', 20 + rng() % 620) + " ";
+    texts.push_back(q);
+  }
+  const QuerySet qs = make_query_set(ix, as_docs(texts), term_queries());
+  std::vector<std::uint32_t> skip;  // every third document and a run of the copies
+  for (std::uint32_t i = 0; i < n; ++i)
+    if (i % 3 == 0 || (i >= 3000 && i < 3020)) skip.push_back(i);
+  for (const std::size_t batch : {std::size_t{1}, std::size_t{0}}) {
+    const CpuSearcher s(ix, {std::size_t{1} << 30, batch ? 7u : 0u, batch ? 5u : 0u});
+    for (const auto& [weight, sample] :
+         {std::pair{0.3, std::size_t{1024}}, {2.0, std::size_t{0}}, {0.0, std::size_t{5}}})
+      for (const std::size_t k : {1u, 3u, 10u, 100u})
+        for (const int variant : {0, 1, 2}) {
+          SearchOptions walk = hybrid(weight, sample);
+          walk.batch = batch;
+          if (variant == 1) walk.skip = skip;
+          if (variant == 2) walk.max_distance = -1.0f;
+          SearchOptions every = walk;
+          every.prune = false;
+          SearchStats st;
+          const SearchResults got = s.search(qs, k, walk, &st), want = s.search(qs, k, every);
+          const std::string what = "k " + std::to_string(k) + " variant " +
+                                   std::to_string(variant) + " weight " + std::to_string(weight) +
+                                   " batch " + std::to_string(batch);
+          ASSERT_EQ(got.indices, want.indices) << what;
+          ASSERT_EQ(got.distances, want.distances) << what;
+          if (k <= 10) {
+            EXPECT_GT(st.walked, qs.size() / 2) << what;
+          }
+        }
+  }
+}
+
 }  // namespace
 }  // namespace lcrwmd

@@ -117,6 +117,61 @@ void Bm25Scorer::score(std::size_t q, double* score, std::size_t begin, std::siz
   }
 }
 
+double Bm25Scorer::score_of(std::size_t q, std::size_t position) const {
+  const auto [s, i] = locate(position);
+  const Index& index = *parts_[s].index;
+  const std::size_t n_parts = parts_.size();
+  double score = 0;
+  for (std::uint64_t p = terms_.indptr[q]; p < terms_.indptr[q + 1]; ++p) {
+    const std::uint32_t id = term_ids_[(p - first_term_) * n_parts + s];
+    if (id == SegmentSet::kNoTerm) continue;
+    const Index::Postings post = index.postings(id);
+    const std::uint32_t doc = post.first + static_cast<std::uint32_t>(i);
+    const std::uint32_t* e = std::lower_bound(post.docs, post.docs + post.size, doc);
+    if (e != post.docs + post.size && *e == doc)
+      score += contribution(term_weight(p), post.counts[e - post.docs], index.doc_length(i));
+  }
+  return score;
+}
+
+std::vector<std::pair<std::size_t, double>> Bm25Scorer::scored(std::size_t q) const {
+  struct List {
+    const std::uint32_t *doc, *end, *count;
+    std::uint32_t first;  // the list's number of the part's document 0
+    double w;
+    std::size_t at() const {
+      return doc == end ? std::numeric_limits<std::size_t>::max() : *doc - first;
+    }
+  };
+  std::vector<std::pair<std::size_t, double>> out;
+  std::vector<List> lists;
+  const std::size_t n_parts = parts_.size();
+  for (std::size_t s = 0; s < n_parts; ++s) {
+    const Index& index = *parts_[s].index;
+    lists.clear();
+    for (std::uint64_t p = terms_.indptr[q]; p < terms_.indptr[q + 1]; ++p) {
+      const std::uint32_t id = term_ids_[(p - first_term_) * n_parts + s];
+      if (id == SegmentSet::kNoTerm) continue;
+      const Index::Postings post = index.postings(id);
+      lists.push_back({post.docs, post.docs + post.size, post.counts, post.first, term_weight(p)});
+    }
+    for (;;) {  // the least document any list is at, its terms' contributions in their order
+      std::size_t i = std::numeric_limits<std::size_t>::max();
+      for (const List& l : lists) i = std::min(i, l.at());
+      if (i == std::numeric_limits<std::size_t>::max()) break;
+      double score = 0;
+      for (List& l : lists)
+        if (l.at() == i) {
+          score += contribution(l.w, *l.count, index.doc_length(i));
+          ++l.doc;
+          ++l.count;
+        }
+      out.emplace_back(parts_[s].first + i, score);
+    }
+  }
+  return out;
+}
+
 namespace {
 
 class Bm25 final : public BatchDistance {

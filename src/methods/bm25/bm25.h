@@ -64,6 +64,12 @@ class Bm25Scorer {
   // order, each term's postings in document order, so the same sums come in the same order
   // however queries are batched and documents split among threads or indexes.
   void score(std::size_t q, double* score, std::size_t begin, std::size_t end) const;
+  // Query q's score of the document at `position`: score()'s bits, from each term's postings
+  // searched for it.
+  double score_of(std::size_t q, std::size_t position) const;
+  // Every document sharing a term with query q, as (position, score) with score()'s bits,
+  // positions ascending: the query's lists merged, no row of every document.
+  std::vector<std::pair<std::size_t, double>> scored(std::size_t q) const;
   // Query q's k best documents (positions in a row), best first, ties to the earlier one: what
   // score's rows would rank, the same scores, reading only the postings that can matter
   // (block-max MaxScore over each part's blocks, core/posting_blocks.h). Only documents sharing

@@ -1,15 +1,28 @@
 // hybrid: lexical and embedding evidence together. Each query's BM25 scores and its
-// query-to-document LC-RWMD distances to every document are standardised over the documents
-// (z-scores), and the document's distance is weight * z(distance) - z(score): a document the
-// query's words name ranks first, and among the rest those whose words lie near the query's.
-// Standardising over all documents makes the two scales comparable whatever a query's length
-// (a score's range grows with its terms, a distance's does not), at the cost of every
-// document's distance (no pruning): LC-RWMD's linear pass over the exact word distances
-// (Rows::exact).
+// query-to-document LC-RWMD distances are standardised (z-scores) and the document's distance is
+// weight * z(distance) - z(score): a document the query's words name ranks first, and among the
+// rest those whose words lie near the query's. Standardising makes the two scales comparable
+// whatever a query's length (a score's range grows with its terms, a distance's does not). The
+// scores' moments are over every live document, from the postings of the query's terms (a
+// document sharing none scores 0); the distances' over a fixed sample of the documents, evenly
+// spaced: their distribution is smooth, and no search needs every document's distance.
+//
+// A top-k then reads only what can matter (Fagin's threshold algorithm over two lists): bm25's
+// best `depth` documents (its block-max walk) and query-to-document's (its threshold walk), each
+// candidate's other half computed; a document on neither list scores at most the lexical list's
+// last and lies at least as far as the other's last, and the fused value is monotone in both, so
+// once the k-th best fused value is below that bound no other document can enter. Otherwise
+// both lists go deeper; where a walk would cost more than the linear pass, the query's whole row
+// is computed (LC-RWMD's exact word distances, every document's score): the same values either
+// way.
 #include "methods/hybrid/hybrid.h"
+
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -23,45 +36,70 @@
 namespace lcrwmd {
 namespace {
 
-// Mean and standard deviation of n values, in double, summed a fixed block at a time and the
-// blocks in order: the same bits whatever the threads (one query's row is split among them; a
-// batch's rows run a thread each). A deviation of 0 (every value equal, as a query's scores
-// where no document shares its words) weighs that side out.
-template <typename T>
-std::pair<double, double> moments(const T* x, std::size_t n) {
-  constexpr std::size_t kBlock = std::size_t{1} << 14;
-  const std::size_t blocks = (n + kBlock - 1) / kBlock;
-  std::vector<double> part(blocks);
-  const auto sum = [&](auto&& term) {
-#pragma omp parallel for schedule(static)
-    for (std::size_t b = 0; b < blocks; ++b) {
-      double s = 0;
-      for (std::size_t i = b * kBlock; i < std::min(n, (b + 1) * kBlock); ++i) s += term(i);
-      part[b] = s;
-    }
-    double total = 0;
-    for (const double s : part) total += s;
-    return total;
-  };
-  const double mean =
-      sum([&](std::size_t i) { return static_cast<double>(x[i]); }) / static_cast<double>(n);
-  const double sq = sum([&](std::size_t i) {
-    const double d = static_cast<double>(x[i]) - mean;
-    return d * d;
-  });
-  const double sd = std::sqrt(sq / static_cast<double>(n));
-  return {mean, sd > 0 ? sd : 1.0};
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// One query's standardisation. fuse() is monotone: each step of its arithmetic rounds
+// monotonically, so it rises with the distance and falls with the score, and a bound of both
+// halves bounds the fused value.
+struct Scale {
+  double score_mean = 0, score_sd = 1, distance_mean = 0, distance_sd = 1, weight = 0;
+  float fuse(float distance, double score) const {
+    return static_cast<float>(weight * (distance - distance_mean) / distance_sd -
+                              (score - score_mean) / score_sd);
+  }
+};
+
+// A deviation of 0 (every value equal, as a query's scores where no document shares its words)
+// weighs that side out.
+double deviation(double squares, std::size_t n) {
+  const double sd = std::sqrt(squares / static_cast<double>(n));
+  return sd > 0 ? sd : 1.0;
 }
 
-// The moments of the values not left out, summed as for a row of only them (the same bits).
-template <typename T>
-std::pair<double, double> live_moments(const T* x, std::size_t n,
-                                       std::span<const std::uint32_t> skip) {
-  if (skip.empty()) return moments(x, n);
-  std::vector<T> live;
-  live.reserve(n - skip.size());
-  for_each_kept(n, skip, [&](std::size_t i) { live.push_back(x[i]); });
-  return moments(live.data(), live.size());
+// The scores' moments over `live` documents from the nonzero ones (in document order); the rest
+// score 0.
+std::pair<double, double> score_moments(std::span<const double> nonzero, std::size_t live) {
+  if (live == 0) return {0, 1};
+  double sum = 0;
+  for (const double s : nonzero) sum += s;
+  const double mean = sum / static_cast<double>(live);
+  double sq = 0;
+  for (const double s : nonzero) sq += (s - mean) * (s - mean);
+  sq += static_cast<double>(live - nonzero.size()) * mean * mean;
+  return {mean, deviation(sq, live)};
+}
+
+std::pair<double, double> value_moments(std::span<const float> x) {
+  if (x.empty()) return {0, 1};
+  double sum = 0;
+  for (const float v : x) sum += v;
+  const double mean = sum / static_cast<double>(x.size());
+  double sq = 0;
+  for (const float v : x) sq += (v - mean) * (v - mean);
+  return {mean, deviation(sq, x.size())};
+}
+
+Scale make_scale(std::span<const double> nonzero_scores, std::size_t live,
+                 std::span<const float> sample_distances, double weight) {
+  const auto [sm, ss] = score_moments(nonzero_scores, live);
+  const auto [dm, ds] = value_moments(sample_distances);
+  return {sm, ss, dm, ds, weight};
+}
+
+// The sample: the live documents (those of [0, n) not in `skip`, ascending) of evenly spaced
+// ranks, `size` of them; all where there are no more (or size is 0).
+std::vector<std::uint32_t> sample_documents(std::size_t n, std::span<const std::uint32_t> skip,
+                                            std::size_t size) {
+  const std::size_t live = n - skip.size();
+  const std::size_t m = size == 0 ? live : std::min(size, live);
+  std::vector<std::uint32_t> docs(m);
+  std::size_t c = 0;  // the left-out documents at or before the current one
+  for (std::size_t r = 0; r < m; ++r) {
+    const std::size_t rank = r * live / m;
+    while (c < skip.size() && skip[c] <= rank + c) ++c;
+    docs[r] = static_cast<std::uint32_t>(rank + c);
+  }
+  return docs;
 }
 
 class Hybrid final : public BatchDistance {
@@ -71,14 +109,17 @@ class Hybrid final : public BatchDistance {
         skip_(c.options.skip),
         q_(c.queries),
         weight_(hybrid_weight(c.options)),
+        sample_(sample_documents(n_, skip_, hybrid_sample(c.options))),
         scorer_(c.index, c.queries.set, c.queries.begin, c.queries.end,
-                bm25_parameters(c.options).k1, bm25_parameters(c.options).b),
+                bm25_parameters(c.options).k1, bm25_parameters(c.options).b, skip_),
         distance_(make_lc_rwmd(c.index, c.queries, Direction::query_to_document, *c.phase1,
-                               c.cache_budget, Rows::exact)) {}
+                               c.cache_budget, walking(c) ? Rows::distances : Rows::exact,
+                               walking(c))) {}
 
   void compute(float* out) override {
     const std::size_t nq = q_.size();
     distance_->compute(out);
+    if (walks()) return;
     if (!distance_->exact()) {  // no room for the bulk way: each document's distance in turn
       ParallelErrors errors;
 #pragma omp parallel for schedule(dynamic, 256)
@@ -87,17 +128,106 @@ class Hybrid final : public BatchDistance {
       errors.rethrow();
     }
     scorer_.score_each(q_.begin, nq, [&](std::size_t j, const std::vector<double>& score) {
-      fuse_hybrid(out + j * n_, score.data(), n_, skip_, weight_);
+      fuse_hybrid(out + j * n_, score.data(), n_, skip_, weight_, sample_.size());
     });
   }
 
   Phase1Counts phase1_counts() const override { return distance_->phase1_counts(); }
 
+  // A top-k walks where query-to-document's distance does (its word distances fit).
+  bool walks() const override { return distance_->walks(); }
+
+  std::optional<Walked> walk(std::size_t j, std::size_t k, float ceiling,
+                             std::span<const std::uint32_t> skip) const override {
+    const std::size_t q = q_.begin + j;
+    Walked out;
+    const Scale z = scale(j, skip, out.computed);
+    for (std::size_t depth = std::max<std::size_t>(k, kFirstDepth);; depth *= 4) {
+      std::optional<Walked> near = distance_->walk(j, depth, kInf, skip);
+      if (!near) return std::nullopt;
+      out.computed += near->computed;
+      const std::vector<Neighbor> lexical = scorer_.top_k(q, depth, kInf);
+      // Each candidate once, with its distance where the walk knows it.
+      std::vector<Neighbor> candidates = near->top;
+      for (const Neighbor& l : lexical) candidates.push_back({kInf, l.index});
+      std::sort(candidates.begin(), candidates.end(), [](const Neighbor& a, const Neighbor& b) {
+        return a.index != b.index ? a.index < b.index : a.distance < b.distance;
+      });
+      candidates.erase(
+          std::unique(candidates.begin(), candidates.end(),
+                      [](const Neighbor& a, const Neighbor& b) { return a.index == b.index; }),
+          candidates.end());
+      TopK best(k);
+      for (const Neighbor& c : candidates) {
+        const auto doc = static_cast<std::size_t>(c.index);
+        float d = c.distance;
+        if (!(d < kInf)) {
+          d = distance_->refine(j, doc, 0);
+          ++out.computed;
+        }
+        const Neighbor h{z.fuse(d, scorer_.score_of(q, doc)), c.index};
+        if (h.distance < ceiling) best.push(h);
+      }
+      // Every live document is on the walk's list: nothing else to find.
+      if (near->top.size() < depth) {
+        out.top = best.take_sorted();
+        return out;
+      }
+      // A document on neither list is at least as far as the walk's last and scores no more
+      // than the lexical list's last (whose float distance it cannot beat), or 0 where that
+      // list holds every document sharing a term.
+      const double score_above =
+          lexical.size() < depth
+              ? 0.0
+              : static_cast<double>(std::nextafter(-lexical.back().distance, kInf));
+      const float bound = z.fuse(near->top.back().distance, score_above);
+      if (bound >= ceiling || (best.full() && best.worst().distance < bound)) {
+        out.top = best.take_sorted();
+        return out;
+      }
+    }
+  }
+
+  // Query j's whole row, as compute() makes a batch's: where its walk would cost more.
+  void row(std::size_t j, float* out) const override {
+    distance_->row(j, out);
+#pragma omp parallel for schedule(dynamic, 256) if (!omp_in_parallel())
+    for (std::size_t i = 0; i < n_; ++i) out[i] = distance_->refine(j, i, out[i]);
+    std::vector<double> score(n_);
+    scorer_.score(q_.begin + j, score.data(), 0, n_);
+    fuse_hybrid(out, score.data(), n_, skip_, weight_, sample_.size());
+  }
+
  private:
+  // The lists' first depth (then four times deeper each round): most typed queries' k-th best
+  // is settled by a few dozen of each.
+  static constexpr std::size_t kFirstDepth = 32;
+
+  static bool walking(const MethodContext& c) {
+    return c.rows == Rows::distances && c.options.prune;
+  }
+
+  // Query j's standardisation as fuse_hybrid finds it from a whole row: the scores of the
+  // documents sharing a term (the postings merged), the distances of the sample (computed).
+  Scale scale(std::size_t j, std::span<const std::uint32_t> skip, std::size_t& computed) const {
+    std::vector<double> nonzero;
+    std::size_t c = 0;
+    for (const auto& [doc, s] : scorer_.scored(q_.begin + j)) {
+      while (c < skip.size() && skip[c] < doc) ++c;
+      if ((c < skip.size() && skip[c] == doc) || s == 0) continue;
+      nonzero.push_back(s);
+    }
+    std::vector<float> d(sample_.size());
+    for (std::size_t i = 0; i < sample_.size(); ++i) d[i] = distance_->refine(j, sample_[i], 0);
+    computed += sample_.size();
+    return make_scale(nonzero, n_ - skip.size(), d, weight_);
+  }
+
   std::size_t n_;
   std::span<const std::uint32_t> skip_;
   QueryRange q_;
   double weight_;
+  std::vector<std::uint32_t> sample_;  // the live documents standardising the distances
   Bm25Scorer scorer_;
   std::unique_ptr<BatchDistance> distance_;
 };
@@ -105,18 +235,25 @@ class Hybrid final : public BatchDistance {
 }  // namespace
 
 void fuse_hybrid(float* distances, const double* scores, std::size_t n,
-                 std::span<const std::uint32_t> skip, double weight) {
-  // Plain variables, not structured bindings: clang's OpenMP regions cannot capture those.
-  const std::pair<double, double> s = live_moments(scores, n, skip),
-                                  d = live_moments(distances, n, skip);
-  const double sm = s.first, ss = s.second, dm = d.first, ds = d.second;
+                 std::span<const std::uint32_t> skip, double weight, std::size_t sample) {
+  std::vector<double> nonzero;
+  for_each_kept(n, skip, [&](std::size_t i) {
+    if (scores[i] != 0) nonzero.push_back(scores[i]);
+  });
+  const std::vector<std::uint32_t> docs = sample_documents(n, skip, sample);
+  std::vector<float> d(docs.size());
+  for (std::size_t i = 0; i < docs.size(); ++i) d[i] = distances[docs[i]];
+  const Scale z = make_scale(nonzero, n - skip.size(), d, weight);
 #pragma omp parallel for schedule(static)
-  for (std::size_t i = 0; i < n; ++i)
-    distances[i] = static_cast<float>(weight * (distances[i] - dm) / ds - (scores[i] - sm) / ss);
+  for (std::size_t i = 0; i < n; ++i) distances[i] = z.fuse(distances[i], scores[i]);
 }
 
 double hybrid_weight(const SearchOptions& o) {
   return parameter_value(o.method, o.parameters, kHybridWeight.name);
+}
+
+std::size_t hybrid_sample(const SearchOptions& o) {
+  return static_cast<std::size_t>(parameter_value(o.method, o.parameters, kHybridSample.name));
 }
 
 namespace {
@@ -152,11 +289,11 @@ void whole_answer(Evidence& whole, std::size_t n, const SearchOptions& o) {
   const std::size_t nq = n == 0 ? 0 : whole.distances.size() / n;
   for (std::size_t j = 0; j < nq; ++j)
     fuse_hybrid(whole.distances.data() + j * n, whole.scores.data() + j * n, n, {},
-                hybrid_weight(o));
+                hybrid_weight(o), hybrid_sample(o));
 }
 
-constexpr Parameter kHybridParameters[] = {kHybridWeight, kBm25K1, kBm25B};
-// Phase 1 and its cache as LC-RWMD's query-to-document, which it computes for every document.
+constexpr Parameter kHybridParameters[] = {kHybridWeight, kHybridSample, kBm25K1, kBm25B};
+// Phase 1 and its cache as LC-RWMD's query-to-document, whose distances it fuses.
 constexpr MethodImpl kHybridImpl{
     .cpu = {.make = [](const MethodContext& c) -> std::unique_ptr<BatchDistance> {
               return std::make_unique<Hybrid>(c);
@@ -169,13 +306,14 @@ constexpr MethodImpl kHybridImpl{
 extern constinit const MethodInfo kHybridMethod{
     .name = "hybrid",
     .summary =
-        "bm25's score and lc-rwmd's query-to-document distance, each standardised over the "
-        "documents (z-scores), summed with the distance's weight hybrid_weight: lexical and "
-        "embedding evidence together",
+        "bm25's score and lc-rwmd's query-to-document distance, each standardised (z-scores: "
+        "the scores over every document, the distances over hybrid_sample of them), summed "
+        "with the distance's weight hybrid_weight: lexical and embedding evidence together",
     .symmetric = false,
     .query_to_document = true,
     .needs = Needs::whole_rows,
     .answer = Answer::score,
+    .bounded = true,
     .parameters = kHybridParameters,
     .impl = &kHybridImpl};
 
