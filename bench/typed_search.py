@@ -29,8 +29,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "retrieval"))
+sys.path.insert(0, os.path.join(HERE, "lucene"))
+from lucene import run_lucene  # noqa: E402
 from make_tasks import clean, debian_packages  # noqa: E402  apt's Translation-en, read once
-LUCENE_JARS = ["lucene-core", "lucene-analyzers-common"]
 
 
 def packages():
@@ -77,25 +78,6 @@ def run(cmd, **kw):
     return subprocess.run(cmd, check=True, **kw)
 
 
-def lucene(work, docs, queries, stop, runs):
-    jars = []
-    for name in LUCENE_JARS:
-        found = sorted(glob.glob(f"/usr/share/java/{name}-8*.jar"))
-        if not found:
-            sys.exit(f"no {name} jar: apt-get install liblucene8-java "
-                     "(scripts/install-deps.sh --results)")
-        jars.append(found[-1])
-    classes = os.path.join(work, "lucene-classes")
-    os.makedirs(classes, exist_ok=True)
-    cp = ":".join(jars)
-    run(["javac", "-cp", cp, "-d", classes, os.path.join(HERE, "lucene", "LuceneBm25.java")])
-    out = run(["java", "-Xmx8g", "-XX:ActiveProcessorCount=1", "-cp", f"{cp}:{classes}",
-               "LuceneBm25", docs, queries, stop, "10", str(runs),
-               os.path.join(work, "lucene-index"), os.path.join(work, "lucene-top10.tsv")],
-              capture_output=True, text=True).stdout
-    return json.loads(out.strip().splitlines()[-1]), [os.path.basename(j) for j in jars]
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", required=True)
@@ -133,17 +115,16 @@ def main():
          "directions", "--index", index, "--queries", queries, "--words", "0", "--batches", "0",
          "--warm-up", str(n_queries)])
     ours = json.load(open(ours_json))
-    luc, jars = lucene(a.work, docs, queries, stop, a.lucene_runs)
+    luc, jars, lucene_top = run_lucene(a.work, docs, queries, stop, a.lucene_runs)
     # How far the two rankings agree (their tokenizers differ): the documents both put in a
     # query's top-10, of 10.
     ours_top = os.path.join(a.work, "lcrwmd-top10.tsv")
     run([a.lcrwmd, "search", "--index", index, "--queries", queries, "--method", "bm25", "--k",
          "10", "--threads", "1", "--output", ours_top], capture_output=True)
-    tops = [{}, {}]
-    for side, path in enumerate((ours_top, os.path.join(a.work, "lucene-top10.tsv"))):
-        for line in open(path, encoding="utf-8"):
-            q, _, doc, _ = line.rstrip("\n").split("\t")
-            tops[side].setdefault(q, set()).add(doc)
+    tops = [{}, {q: set(d) for q, d in lucene_top.items()}]
+    for line in open(ours_top, encoding="utf-8"):
+        q, _, doc, _ = line.rstrip("\n").split("\t")
+        tops[0].setdefault(q, set()).add(doc)
     agree = statistics.mean(len(tops[0].get(q, set()) & tops[1][q]) / 10 for q in tops[1])
     per_run = [statistics.mean(r) for r in luc["runs_ms"]]
     best = min(range(len(per_run)), key=per_run.__getitem__)

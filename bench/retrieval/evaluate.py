@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Retrieval quality of every method and direction on tasks with relevance judgements
 (make_tasks.py): recall@10, MRR@10 and nDCG@10 of each query's one relevant document, beside
-Okapi BM25 and Xapian's BM25 on the same tokens. Prints a table per task and writes JSON.
+Okapi BM25 and Xapian's BM25 on the same tokens and Lucene 8's BM25 on the same texts. Prints a
+table per task and writes JSON.
 
   PYTHONPATH=build/python bench/retrieval/evaluate.py TASKS_DIR [--tasks a,b] [--json OUT]
       [--vectors shared,trained,trained-unit] [--hybrid-weights 0.1,0.2,...]
@@ -16,7 +17,10 @@ Every run reads the tokens lcrwmd reads (its tokenizer and the stop words of the
 the engines differ in how they rank, not in what they see. bm25, the direct BM25 and Xapian see
 every token, with or without a vector; the embedding methods only those with one. The index
 keeps only documents with at least one word that has a vector; the direct BM25 and Xapian
-index every document.
+index every document. Lucene (bench/lucene, Debian's liblucene8-java; skipped where it is not
+installed) reads the texts themselves, as a user would index them: its StandardAnalyzer with
+the same stop words, BM25Similarity (k1 1.2, b 0.75), one thread; its query time is the best of
+--lucene-runs passes (its JIT settles over the first few).
 """
 import argparse
 import json
@@ -27,6 +31,9 @@ import time
 from collections import Counter
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lucene"))
+from lucene import run_lucene  # noqa: E402
 
 import lcrwmd
 
@@ -134,7 +141,21 @@ def word_vectors(kind, folder, docs, stop, shared, threads, work, reuse):
     return model, time.time() - t
 
 
-def evaluate_task(folder, emb, stop, runs, unit=False, hybrid_weight=0.3, weights=()):
+def lucene_rank(folder, stopwords, work, runs):
+    """Lucene's top 10 of each query (by its id, the relevant document's), from the task's own
+    files; None where Lucene or a JDK is not installed."""
+    try:
+        luc, _, top = run_lucene(os.path.join(work, "lucene-" + os.path.basename(folder)),
+                                 os.path.join(folder, "docs.tsv"),
+                                 os.path.join(folder, "queries.tsv"), stopwords, runs)
+    except (SystemExit, FileNotFoundError):
+        return None
+    best = min(luc["runs_ms"], key=sum)
+    return top, sum(best) / 1000
+
+
+def evaluate_task(folder, emb, stop, runs, unit=False, hybrid_weight=0.3, weights=(),
+                  lucene=None):
     docs = read_tsv(os.path.join(folder, "docs.tsv"))
     queries = read_tsv(os.path.join(folder, "queries.tsv"))
     t = time.time()
@@ -162,6 +183,16 @@ def evaluate_task(folder, emb, stop, runs, unit=False, hybrid_weight=0.3, weight
         if name == "xapian bm25":
             rows[name]["query_seconds"] = xapian_rank.query_seconds
         print_row(name, rows[name])
+    if lucene is not None:
+        t = time.time()
+        got = lucene_rank(folder, *lucene)
+        if got is None:
+            print("  lucene bm25: liblucene8-java or a JDK is not installed, skipped")
+        else:
+            assert len(set(relevant)) == len(relevant), "a query id twice: Lucene's ranks by id"
+            rows["lucene bm25"] = dict(metrics([got[0].get(r, []) for r in relevant], relevant),
+                                       seconds=time.time() - t, query_seconds=got[1])
+            print_row("lucene bm25", rows["lucene bm25"])
     # The hybrid's weight: each of `weights` tried here (the tuning task), the best kept.
     sweep = {}
     for w in weights:
@@ -220,6 +251,8 @@ def main():
                     help="where trained models are written")
     ap.add_argument("--reuse-vectors", action="store_true",
                     help="take the models a run before trained in --work")
+    ap.add_argument("--lucene-runs", type=int, default=5,
+                    help="Lucene's passes over each task's queries, the best timed (0: no Lucene)")
     ap.add_argument("--json")
     a = ap.parse_args()
     shared = lcrwmd.Embeddings.load(a.embeddings)
@@ -243,8 +276,10 @@ def main():
             emb, seconds = models[task, base]
             print(f"\n[{kind} vectors] {task}" +
                   (f": trained in {seconds:.1f} s" if seconds else ""), flush=True)
+            lucene = (a.stopwords, a.work, a.lucene_runs) if a.lucene_runs > 0 else None
             r = evaluate_task(folder, emb, stop, runs, unit=kind.endswith("-unit"),
-                              hybrid_weight=hybrid_weight, weights=weights if n == 0 else ())
+                              hybrid_weight=hybrid_weight, weights=weights if n == 0 else (),
+                              lucene=lucene)
             hybrid_weight = r["hybrid_weight"]
             r["training_seconds"] = seconds
             out["vectors"][kind][task] = r
