@@ -17,6 +17,8 @@
 
 namespace lcrwmd {
 
+struct WalkingBatch;  // methods/method_impl.h
+
 // The CPU backend's working memory and tiles.
 struct CpuOptions {
   // Bytes of working memory a batch may use beyond the index; batches shrink to fit.
@@ -63,6 +65,11 @@ class CpuSearcher final : public Searcher {
   const Index& index() const override { return index_; }
   // The options as resolved: the precision phase 1 runs at here, the tile rows.
   const CpuOptions& options() const { return options_; }
+  // For a method walking a collection's segments together (the hybrid): queries [begin, end)
+  // as this searcher's top-k would compute them, phase 1 done, where that batch walks (null
+  // where it would not). `queries` must outlive it.
+  std::unique_ptr<WalkingBatch> walking_batch(const QuerySet& queries, std::size_t begin,
+                                              std::size_t end, const SearchOptions& options) const;
 
  protected:
   void all_distances(const QuerySet& queries, const SearchOptions& options, const RowSink& sink,

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "lcrwmd/explain.h"
@@ -65,6 +66,20 @@ enum class GpuPass {
 // written into `rows` in the collection's order: what a method reading whole rows builds on.
 using SegmentRows = std::function<void(const SearchOptions& search, float* rows)>;
 
+// A batch of queries whose top-k walks (BatchDistance::walks), its phase 1 done, with what it
+// was computed from: what a method walking a collection's segments together reads of each.
+struct WalkingBatch {
+  std::unique_ptr<const Phase1> phase1;  // what the batch reads (null: none); kept as long
+  std::unique_ptr<BatchDistance> distance;
+};
+// Segment s's walking batch of queries [begin, end) of `queries` (written over its vocabulary:
+// SegmentSet::for_segment, kept by the caller while the batch lives), made by its searcher as
+// its own top-k would make it; null where that one would not walk (another backend's searcher,
+// or no room for the word distances).
+using SegmentWalks = std::function<std::unique_ptr<WalkingBatch>(
+    std::size_t s, const QuerySet& queries, std::size_t begin, std::size_t end,
+    const SearchOptions& options)>;
+
 // Needs::whole_rows: a method's evidence of a block of queries over some segments' live
 // documents, query-major (a row per query, the documents in the collection's order), a distance
 // and a score each: what it needs of every document before it answers (the hybrid standardises
@@ -83,6 +98,12 @@ struct SegmentsWay {
   // Its top-k over every segment at once; null: the default.
   SearchResults (*top_k)(const SegmentSet& segments, const QuerySet& queries, std::size_t k,
                          const SearchOptions& options, SearchStats* stats) = nullptr;
+  // Needs::whole_rows: a pruned top-k that walks each segment's batches (walks_of) instead of
+  // reading every document's rows; nullopt where a segment's batch would not walk (then the
+  // rows' way, evidence and answer below).
+  std::optional<SearchResults> (*walk)(const SegmentSet& segments, const QuerySet& queries,
+                                       std::size_t k, const SearchOptions& options,
+                                       const SegmentWalks& walks_of, SearchStats* stats) = nullptr;
   // Needs::whole_rows: the evidence of `part` over the segments' live documents, from rows of
   // other searches (rows_of) and the segments...
   Evidence (*evidence)(const SegmentSet& segments, const SegmentRows& rows_of, const QuerySet& part,

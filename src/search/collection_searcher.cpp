@@ -4,7 +4,9 @@
 // the hybrid's rows standardised over the whole collection) takes it. No method is named here.
 #include <algorithm>
 #include <limits>
+#include <optional>
 
+#include "lcrwmd/cpu.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/segments.h"
 #include "lcrwmd/topk.h"
@@ -42,6 +44,15 @@ SearchResults CollectionSearcher::top_k(const QuerySet& queries, std::size_t k,
                : searchers_.front()->search(queries, k, options, stats);
   const SegmentsWay& way = implementation(options.method).segments;
   if (way.top_k) return way.top_k(segments_, queries, k, options, stats);
+  if (way.walk && options.prune) {
+    const SegmentWalks walks_of = [&](std::size_t s, const QuerySet& q, std::size_t begin,
+                                      std::size_t end, const SearchOptions& o) {
+      const auto* cpu = dynamic_cast<const CpuSearcher*>(searchers_[s].get());
+      return cpu ? cpu->walking_batch(q, begin, end, o) : nullptr;
+    };
+    if (std::optional<SearchResults> r = way.walk(segments_, queries, k, options, walks_of, stats))
+      return std::move(*r);
+  }
   if (way.evidence)
     return top_k_of_rows(nq, n_docs(), k, [&](const RowSink& sink) {
       all_distances(queries, options, sink, stats);

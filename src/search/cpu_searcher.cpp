@@ -354,6 +354,25 @@ SearchResults CpuSearcher::top_k(const QuerySet& queries, std::size_t k, const S
   return res;
 }
 
+std::unique_ptr<WalkingBatch> CpuSearcher::walking_batch(const QuerySet& queries, std::size_t begin,
+                                                         std::size_t end,
+                                                         const SearchOptions& opt) const {
+  check_query_words(index_, queries);
+  const Rows rows = top_k_rows(opt);
+  // The memory the plan of the batch holding `begin` leaves for the word distances.
+  std::size_t cache_budget = 0;
+  for (const BatchPlan& plan : plan_batches(index_, queries, opt, options_, rows))
+    if (plan.begin <= begin && begin < plan.end) cache_budget = plan.cache_budget;
+  auto out = std::make_unique<WalkingBatch>();
+  if (const std::optional<Phase1> p1 = phase1(opt)) out->phase1 = std::make_unique<Phase1>(*p1);
+  out->distance =
+      implementation(opt.method)
+          .cpu.make({index_, {queries, begin, end}, opt, out->phase1.get(), cache_budget, rows});
+  if (!out->distance->walks()) return nullptr;
+  out->distance->compute(nullptr);  // a walk writes no rows
+  return out;
+}
+
 void CpuSearcher::all_distances(const QuerySet& queries, const SearchOptions& opt,
                                 const RowSink& sink, SearchStats* stats) const {
   check_query_words(index_, queries);

@@ -807,5 +807,52 @@ TEST(Hybrid, BoundedTopKFindsWhatEveryRowRanks) {
   }
 }
 
+// A collection's bounded top-k (each segment's walk, the lists merged, standardised over every
+// live document) against its rows (prune off): the same documents, distances and ties, over
+// segments built apart (one of a single document, too small to walk), with deletions and a
+// range; for short queries, fewer distances computed than every document's.
+TEST(Hybrid, ACollectionsWalkFindsWhatItsRowsRank) {
+  const Corpus c = wide_corpus(2000, 35);
+  const std::span<const RawDocument> all(c.docs);
+  const Index apart[] = {build(c, all.subspan(0, 900)), build(c, all.subspan(900, 1)),
+                         build(c, all.subspan(901, 700)), build(c, all.subspan(1601))};
+  std::mt19937 rng(36);
+  std::vector<std::string> texts = {"w17 w40", "nothing holds this", "w630 w631", "w2"};
+  while (texts.size() < 16) {
+    std::string q;
+    for (std::size_t t = 0, words = 1 + rng() % 4; t < words; ++t)
+      q += test::numbered('w', 20 + rng() % 620) + " ";
+    texts.push_back(q);
+  }
+  for (const bool deletions : {false, true}) {
+    std::vector<std::vector<std::uint32_t>> deleted(4);
+    for (std::size_t p = 0; p < 4 && deletions; ++p)
+      for (std::uint32_t i = 0; i < apart[p].n_docs(); ++i)
+        if (rng() % 4 == 0 || (p == 3 && i < 200)) deleted[p].push_back(i);
+    const std::vector<std::span<const std::uint32_t>> spans(deleted.begin(), deleted.end());
+    const SegmentSet set({&apart[0], &apart[1], &apart[2], &apart[3]}, spans);
+    const QuerySet qs = set.make_query_set(as_docs(texts), term_queries());
+    const CollectionSearcher searcher(set, {});
+    for (const auto& [weight, sample] : {std::pair{0.3, std::size_t{1024}}, {2.0, std::size_t{50}}})
+      for (const std::size_t k : {1u, 10u, 100u})
+        for (const bool range : {false, true}) {
+          SearchOptions walk = hybrid(weight, sample);
+          if (range) walk.max_distance = -1.0f;
+          SearchOptions every = walk;
+          every.prune = false;
+          SearchStats st;
+          const SearchResults got = searcher.search(qs, k, walk, &st);
+          const SearchResults want = searcher.search(qs, k, every);
+          const std::string what = "k " + std::to_string(k) + " weight " + std::to_string(weight) +
+                                   (deletions ? " deletions" : "") + (range ? " range" : "");
+          ASSERT_EQ(got.indices, want.indices) << what;
+          ASSERT_EQ(got.distances, want.distances) << what;
+          EXPECT_EQ(st.walked, qs.size()) << what;
+          if (k <= 10 && sample < 100) {  // fewer distances than every live document's
+            EXPECT_LT(st.refined, qs.size() * set.n_docs() * 3 / 4) << what;
+          }
+        }
+  }
+}
 }  // namespace
 }  // namespace lcrwmd

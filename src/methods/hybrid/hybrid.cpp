@@ -102,6 +102,78 @@ std::vector<std::uint32_t> sample_documents(std::size_t n, std::span<const std::
   return docs;
 }
 
+// Query q's standardisation as fuse_hybrid finds it from a whole row: the scores of the
+// documents sharing a term (the scorer's postings merged, in position order) but those
+// `left_out` (positions, ascending), and the sample's distances.
+template <typename Position>
+Scale scale_of(const Bm25Scorer& scorer, std::size_t q, std::span<const Position> left_out,
+               std::size_t live, std::span<const float> sample, double weight) {
+  std::vector<double> nonzero;
+  std::size_t c = 0;
+  for (const auto& [position, score] : scorer.scored(q)) {
+    while (c < left_out.size() && left_out[c] < position) ++c;
+    if ((c < left_out.size() && left_out[c] == position) || score == 0) continue;
+    nonzero.push_back(score);
+  }
+  return make_scale(nonzero, live, sample, weight);
+}
+
+// One query's top-k by Fagin's threshold algorithm over its two lists (the comment at the top),
+// by position: nearest(depth) its `depth` live documents of least distance in order (nullopt
+// where that walk gives up), lexical(depth) its `depth` best scores (bm25's walk), distance(p)
+// and score(p) a document's halves. The lists start at max(k, 32) and go four times deeper
+// each round until no document on neither can beat the k-th best.
+constexpr std::size_t kFirstDepth = 32;  // most typed queries' k-th best is settled by a few dozen
+
+template <typename Nearest, typename Lexical, typename Distance, typename Score>
+std::optional<BatchDistance::Walked> threshold_walk(const Scale& z, std::size_t k, float ceiling,
+                                                    const Nearest& nearest, const Lexical& lexical,
+                                                    const Distance& distance, const Score& score) {
+  BatchDistance::Walked out;
+  for (std::size_t depth = std::max(k, kFirstDepth);; depth *= 4) {
+    std::optional<BatchDistance::Walked> near = nearest(depth);
+    if (!near) return std::nullopt;
+    out.computed += near->computed;
+    const std::vector<Neighbor> lex = lexical(depth);
+    // Each candidate once, with its distance where the walk knows it.
+    std::vector<Neighbor> candidates = near->top;
+    for (const Neighbor& l : lex) candidates.push_back({kInf, l.index});
+    std::sort(candidates.begin(), candidates.end(), [](const Neighbor& a, const Neighbor& b) {
+      return a.index != b.index ? a.index < b.index : a.distance < b.distance;
+    });
+    candidates.erase(
+        std::unique(candidates.begin(), candidates.end(),
+                    [](const Neighbor& a, const Neighbor& b) { return a.index == b.index; }),
+        candidates.end());
+    TopK best(k);
+    for (const Neighbor& c : candidates) {
+      const auto position = static_cast<std::size_t>(c.index);
+      float d = c.distance;
+      if (!(d < kInf)) {
+        d = distance(position);
+        ++out.computed;
+      }
+      const Neighbor h{z.fuse(d, score(position)), c.index};
+      if (h.distance < ceiling) best.push(h);
+    }
+    // Every live document is on the walk's list: nothing else to find.
+    if (near->top.size() < depth) {
+      out.top = best.take_sorted();
+      return out;
+    }
+    // A document on neither list is at least as far as the walk's last and scores no more
+    // than the lexical list's last (whose float distance it cannot beat), or 0 where that
+    // list holds every document sharing a term.
+    const double score_above =
+        lex.size() < depth ? 0.0 : static_cast<double>(std::nextafter(-lex.back().distance, kInf));
+    const float bound = z.fuse(near->top.back().distance, score_above);
+    if (bound >= ceiling || (best.full() && best.worst().distance < bound)) {
+      out.top = best.take_sorted();
+      return out;
+    }
+  }
+}
+
 class Hybrid final : public BatchDistance {
  public:
   explicit Hybrid(const MethodContext& c)
@@ -140,52 +212,17 @@ class Hybrid final : public BatchDistance {
   std::optional<Walked> walk(std::size_t j, std::size_t k, float ceiling,
                              std::span<const std::uint32_t> skip) const override {
     const std::size_t q = q_.begin + j;
-    Walked out;
-    const Scale z = scale(j, skip, out.computed);
-    for (std::size_t depth = std::max<std::size_t>(k, kFirstDepth);; depth *= 4) {
-      std::optional<Walked> near = distance_->walk(j, depth, kInf, skip);
-      if (!near) return std::nullopt;
-      out.computed += near->computed;
-      const std::vector<Neighbor> lexical = scorer_.top_k(q, depth, kInf);
-      // Each candidate once, with its distance where the walk knows it.
-      std::vector<Neighbor> candidates = near->top;
-      for (const Neighbor& l : lexical) candidates.push_back({kInf, l.index});
-      std::sort(candidates.begin(), candidates.end(), [](const Neighbor& a, const Neighbor& b) {
-        return a.index != b.index ? a.index < b.index : a.distance < b.distance;
-      });
-      candidates.erase(
-          std::unique(candidates.begin(), candidates.end(),
-                      [](const Neighbor& a, const Neighbor& b) { return a.index == b.index; }),
-          candidates.end());
-      TopK best(k);
-      for (const Neighbor& c : candidates) {
-        const auto doc = static_cast<std::size_t>(c.index);
-        float d = c.distance;
-        if (!(d < kInf)) {
-          d = distance_->refine(j, doc, 0);
-          ++out.computed;
-        }
-        const Neighbor h{z.fuse(d, scorer_.score_of(q, doc)), c.index};
-        if (h.distance < ceiling) best.push(h);
-      }
-      // Every live document is on the walk's list: nothing else to find.
-      if (near->top.size() < depth) {
-        out.top = best.take_sorted();
-        return out;
-      }
-      // A document on neither list is at least as far as the walk's last and scores no more
-      // than the lexical list's last (whose float distance it cannot beat), or 0 where that
-      // list holds every document sharing a term.
-      const double score_above =
-          lexical.size() < depth
-              ? 0.0
-              : static_cast<double>(std::nextafter(-lexical.back().distance, kInf));
-      const float bound = z.fuse(near->top.back().distance, score_above);
-      if (bound >= ceiling || (best.full() && best.worst().distance < bound)) {
-        out.top = best.take_sorted();
-        return out;
-      }
-    }
+    std::vector<float> sample(sample_.size());
+    for (std::size_t i = 0; i < sample_.size(); ++i)
+      sample[i] = distance_->refine(j, sample_[i], 0);
+    const Scale z = scale_of(scorer_, q, skip, n_ - skip.size(), sample, weight_);
+    std::optional<Walked> w = threshold_walk(
+        z, k, ceiling, [&](std::size_t depth) { return distance_->walk(j, depth, kInf, skip); },
+        [&](std::size_t depth) { return scorer_.top_k(q, depth, kInf); },
+        [&](std::size_t doc) { return distance_->refine(j, doc, 0); },
+        [&](std::size_t doc) { return scorer_.score_of(q, doc); });
+    if (w) w->computed += sample.size();
+    return w;
   }
 
   // Query j's whole row, as compute() makes a batch's: where its walk would cost more.
@@ -199,28 +236,8 @@ class Hybrid final : public BatchDistance {
   }
 
  private:
-  // The lists' first depth (then four times deeper each round): most typed queries' k-th best
-  // is settled by a few dozen of each.
-  static constexpr std::size_t kFirstDepth = 32;
-
   static bool walking(const MethodContext& c) {
     return c.rows == Rows::distances && c.options.prune;
-  }
-
-  // Query j's standardisation as fuse_hybrid finds it from a whole row: the scores of the
-  // documents sharing a term (the postings merged), the distances of the sample (computed).
-  Scale scale(std::size_t j, std::span<const std::uint32_t> skip, std::size_t& computed) const {
-    std::vector<double> nonzero;
-    std::size_t c = 0;
-    for (const auto& [doc, s] : scorer_.scored(q_.begin + j)) {
-      while (c < skip.size() && skip[c] < doc) ++c;
-      if ((c < skip.size() && skip[c] == doc) || s == 0) continue;
-      nonzero.push_back(s);
-    }
-    std::vector<float> d(sample_.size());
-    for (std::size_t i = 0; i < sample_.size(); ++i) d[i] = distance_->refine(j, sample_[i], 0);
-    computed += sample_.size();
-    return make_scale(nonzero, n_ - skip.size(), d, weight_);
   }
 
   std::size_t n_;
@@ -292,6 +309,121 @@ void whole_answer(Evidence& whole, std::size_t n, const SearchOptions& o) {
                 hybrid_weight(o), hybrid_sample(o));
 }
 
+// A collection's pruned top-k without every document's rows: each query's threshold walk over
+// every segment at once, its positions those of bm25's scorer over the segments (theirs one
+// after another, the deleted ones too): query-to-document's walk in each segment (its batch
+// from the segment's searcher), the lists merged; bm25's walk over every segment's postings
+// with the collection's statistics; the standardisation over all the live documents, the
+// sample drawn from them in the collection's order. The moments, the halves and their fusion
+// are those whole_answer finds from the rows, so the answers are the same.
+std::optional<SearchResults> segments_walk(const SegmentSet& segments, const QuerySet& queries,
+                                           std::size_t k, const SearchOptions& o,
+                                           const SegmentWalks& walks_of, SearchStats* stats) {
+  const std::size_t nq = queries.size(), n = segments.n_docs(), parts = segments.size();
+  SearchResults r = empty_results(nq, std::min(k, n));
+  const double weight = hybrid_weight(o);
+  const Bm25Parameters bm25 = bm25_parameters(o);
+  const Bm25Scorer scorer(segments, queries, 0, nq, bm25.k1, bm25.b);
+  SearchOptions distance = o;  // each segment's query-to-document LC-RWMD, walking
+  distance.method = kLcRwmdMethod;
+  distance.parameters = {};
+  distance.direction = Direction::query_to_document;
+  distance.skip = {};
+  distance.ceilings = {};
+  distance.progress = nullptr;
+  std::vector<QuerySet> own;           // the queries over each segment's vocabulary
+  std::vector<std::uint32_t> deleted;  // positions, ascending
+  for (std::size_t s = 0; s < parts; ++s) {
+    own.push_back(segments.for_segment(queries, s));
+    for (const std::uint32_t d : segments.deleted(s))
+      deleted.push_back(static_cast<std::uint32_t>(scorer.first(s) + d));
+  }
+  // The sample: live documents of evenly spaced ranks in the collection's order.
+  std::vector<std::size_t> sample;
+  for (const std::uint32_t doc : sample_documents(n, {}, hybrid_sample(o))) {
+    const auto [s, i] = segments.locate(doc);
+    sample.push_back(scorer.first(s) + i);
+  }
+  SearchStats st;
+  for (std::size_t q = 0; q < nq; ++q) {
+    std::vector<std::unique_ptr<WalkingBatch>> batch(parts);
+    for (std::size_t s = 0; s < parts; ++s) {
+      batch[s] = walks_of(s, own[s], q, q + 1, distance);
+      if (!batch[s]) return std::nullopt;
+    }
+    const auto d2 = [&](std::size_t position) {
+      const auto [s, i] = scorer.locate(position);
+      return batch[s]->distance->refine(0, i, 0);
+    };
+    std::vector<float> sampled(sample.size());
+    for (std::size_t t = 0; t < sample.size(); ++t) sampled[t] = d2(sample[t]);
+    const Scale z =
+        scale_of(scorer, q, std::span<const std::uint32_t>(deleted), n, sampled, weight);
+    const float ceiling =
+        std::min(o.ceilings.empty() ? kInf : o.ceilings[q], std::nextafter(o.max_distance, kInf));
+    // A segment whose walk gives up (too small for one, or its words within reach of too
+    // much of it) is read whole once: its live documents' distances in order.
+    std::vector<std::vector<Neighbor>> whole(parts);
+    std::vector<bool> read(parts, false);
+    std::size_t computed = sampled.size();
+    const auto nearest = [&](std::size_t depth) -> std::optional<BatchDistance::Walked> {
+      BatchDistance::Walked all;
+      for (std::size_t s = 0; s < parts; ++s) {
+        const BatchDistance& b = *batch[s]->distance;
+        const auto first = static_cast<std::int64_t>(scorer.first(s));
+        const auto w = read[s] ? std::nullopt : b.walk(0, depth, kInf, segments.deleted(s));
+        if (w) {
+          all.computed += w->computed;
+          for (const Neighbor& x : w->top) all.top.push_back({x.distance, x.index + first});
+          continue;
+        }
+        if (!read[s]) {
+          const std::size_t ns = segments.segment(s).n_docs();
+          std::vector<float> row(ns);
+          b.row(0, row.data());
+          for_each_kept(ns, segments.deleted(s), [&](std::size_t i) {
+            whole[s].push_back({b.refine(0, i, row[i]), static_cast<std::int64_t>(i) + first});
+          });
+          std::sort(whole[s].begin(), whole[s].end());
+          all.computed += whole[s].size();
+          read[s] = true;
+        }
+        all.top.insert(
+            all.top.end(), whole[s].begin(),
+            whole[s].begin() + static_cast<std::ptrdiff_t>(std::min(depth, whole[s].size())));
+      }
+      std::sort(all.top.begin(), all.top.end());
+      if (all.top.size() > depth) all.top.resize(depth);
+      return all;
+    };
+    const std::optional<BatchDistance::Walked> w = threshold_walk(
+        z, r.k, ceiling, nearest, [&](std::size_t depth) { return scorer.top_k(q, depth, kInf); },
+        d2, [&](std::size_t position) { return scorer.score_of(q, position); });
+    std::vector<Neighbor> top;
+    for (const Neighbor& h : w->top) {  // nearest() never gives up
+      const auto [s, i] = scorer.locate(static_cast<std::size_t>(h.index));
+      top.push_back({h.distance, static_cast<std::int64_t>(segments.collection_doc(s, i))});
+    }
+    st.refined += computed + w->computed;
+    ++st.walked;
+    for (std::size_t t = 0; t < top.size(); ++t) {
+      r.distances[q * r.k + t] = top[t].distance;
+      r.indices[q * r.k + t] = top[t].index;
+    }
+    for (const std::unique_ptr<WalkingBatch>& b : batch) {
+      const Phase1Counts c = b->distance->phase1_counts();
+      st.word_pairs += c.word_pairs;
+      st.recomputed += c.recomputed;
+      if (b->phase1) st.precision = b->phase1->gemm.precision();
+    }
+    ++st.batches;
+    st.distances += n;
+    if (o.progress) o.progress(q + 1, nq);
+  }
+  if (stats) *stats = st;
+  return r;
+}
+
 constexpr Parameter kHybridParameters[] = {kHybridWeight, kHybridSample, kBm25K1, kBm25B};
 // Phase 1 and its cache as LC-RWMD's query-to-document, whose distances it fuses.
 constexpr MethodImpl kHybridImpl{
@@ -300,7 +432,7 @@ constexpr MethodImpl kHybridImpl{
             },
             .word_pass = WordPass::nearest,
             .caches_word_distances = true},
-    .segments = {.evidence = segments_evidence, .answer = whole_answer}};
+    .segments = {.walk = segments_walk, .evidence = segments_evidence, .answer = whole_answer}};
 }  // namespace
 
 extern constinit const MethodInfo kHybridMethod{
