@@ -42,24 +42,26 @@ float QueryToDocument::exact(std::size_t j, std::size_t doc) const {
   return weighted_root_sum(j, best.data());
 }
 
-float QueryToDocument::finish(std::size_t j, std::size_t doc, float* sq) const {
+float QueryToDocument::finish(std::size_t j, std::size_t doc, float* root) const {
   const std::uint64_t c0 = batch_.cols_indptr[j], h = batch_.cols_indptr[j + 1] - c0;
   const auto words = index_.doc_words(doc);
-  thread_local std::vector<float> limit;
+  thread_local std::vector<float> limit, sq;
   thread_local std::vector<std::uint32_t> unknown;
   unknown.clear();
   for (std::size_t t = 0; t < h; ++t)
-    if (!(sq[t] < kInf)) unknown.push_back(static_cast<std::uint32_t>(t));
+    if (!(root[t] < kInf)) unknown.push_back(static_cast<std::uint32_t>(t));
   if (!unknown.empty()) {
     limit.assign(h, kInf);
+    sq.assign(h, kInf);
     for (const std::uint32_t u : words) cache_->upper_min_into(u, j, limit.data());
     for (const std::uint32_t u : words) {
       const float* lo = cache_->row(u) + c0;
       for (const std::uint32_t t : unknown)
         if (lo[t] <= limit[t]) sq[t] = std::min(sq[t], cache_->exact(u, j, t));
     }
+    for (const std::uint32_t t : unknown) root[t] = std::sqrt(sq[t]);
   }
-  return weighted_root_sum(j, sq);
+  return weighted_sum(j, root);
 }
 
 float QueryToDocument::lower(std::size_t j, std::size_t doc) const {

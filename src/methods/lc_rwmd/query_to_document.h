@@ -30,13 +30,22 @@ class QueryToDocument {
   // words' whole rows, every query of the batch at once. The minimum over every word equals
   // exact()'s over the words that can be nearest and the same sum follows: the same bits.
   void every(float* out, bool with_d1) const;
-  // D2 of query j and a document whose word terms (squared distances, in the query's order)
-  // sq holds where known and +inf where not: those found from its words as exact() finds them
-  // (from the cache, which must be there), then the sum exact() makes: the same bits.
-  float finish(std::size_t j, std::size_t doc, float* sq) const;
+  // D2 of query j and a document whose word terms' roots (distances, in the query's order)
+  // root holds where known and +inf where not: those found from its words as exact() finds
+  // them (from the cache, which must be there), then the sum exact() makes: the same bits.
+  float finish(std::size_t j, std::size_t doc, float* root) const;
   // sum_t F_j[t] sqrt(sq[t]), in order: D2 from its word terms, and a bound of it from
   // smaller terms (each step rounds monotonically, so the sum of smaller terms is no larger).
   float weighted_root_sum(std::size_t j, const float* sq) const;
+  // The same sum from the terms' roots (root[t] = sqrt(sq[t]), correctly rounded): the same
+  // bits, without a square root per term where the roots are kept.
+  float weighted_sum(std::size_t j, const float* root) const {
+    const float* f = q_.set.weights.data() + q_.set.indptr[q_.begin + j];
+    const std::size_t h = q_.set.length(q_.begin + j);
+    float s = 0;
+    for (std::size_t t = 0; t < h; ++t) s += f[t] * root[t];
+    return s;
+  }
 
  private:
   // out[d * h + t]: the least of the cache's entry c0 + t over document doc + d's words.

@@ -53,23 +53,52 @@ struct Cursor {
 };
 
 // What one thread keeps of the documents a query meets: a slot per document met, found through
-// a table over every document (kept between queries, cleared through the documents set).
+// a table over every document (kept between queries, cleared through the documents set). The
+// met distances a column per query word (word t's slots at roots[t * cap]), so that every
+// slot's bound is one pass per word.
 struct Met {
   std::vector<std::uint32_t> slot;  // per document: kNone, kSkipped, or its slot
   std::vector<std::uint32_t> doc;   // per slot
-  std::vector<float> sq;            // per slot, a word each: met squared distance, or +inf
   std::vector<std::uint32_t> left;  // per slot: weighted words not met; 0 once D2 is known
+  std::vector<float> roots;         // per query word, per slot: met distance, or +inf
+  std::vector<float> fresh;         // per query word: a new slot's term (+inf, or 0 unweighted)
+  std::vector<float> bound;         // per slot, while bounding
+  std::size_t cap = 0;              // slots each word's column holds
   std::span<const std::uint32_t> skipped;
 
-  void start(std::size_t n_docs, std::span<const std::uint32_t> skip) {
+  void start(std::size_t n_docs, const float* weight, std::size_t words,
+             std::span<const std::uint32_t> skip) {
     if (slot.size() < n_docs) slot.resize(n_docs, kNone);
+    fresh.resize(words);
+    for (std::size_t t = 0; t < words; ++t) fresh[t] = weight[t] > 0 ? kInf : 0.0f;
+    if (roots.size() < words * cap) roots.resize(words * cap);
     skipped = skip;
     for (const std::uint32_t d : skip) slot[d] = kSkipped;
+  }
+  float* root(std::size_t t) { return roots.data() + t * cap; }
+  std::uint32_t add(std::uint32_t d, std::uint32_t words_left) {
+    const std::size_t s = doc.size(), words = fresh.size();
+    if (s == cap) {  // every column twice as long
+      const std::size_t c = std::max<std::size_t>(4096, 2 * cap);
+      std::vector<float> longer(words * c);
+      for (std::size_t t = 0; t < words; ++t)
+        std::copy_n(roots.data() + t * cap, s, longer.data() + t * c);
+      roots.swap(longer);
+      cap = c;
+    }
+    for (std::size_t t = 0; t < words; ++t) roots[t * cap + s] = fresh[t];
+    doc.push_back(d);
+    left.push_back(words_left);
+    return static_cast<std::uint32_t>(s);
+  }
+  // Slot s's terms, in the query's order.
+  void terms(std::uint32_t s, float* out) const {
+    for (std::size_t t = 0; t < fresh.size(); ++t) out[t] = roots[t * cap + s];
   }
   void clear() {
     for (const std::uint32_t d : doc) slot[d] = kNone;
     for (const std::uint32_t d : skipped) slot[d] = kNone;
-    doc.clear(), sq.clear(), left.clear();
+    doc.clear(), left.clear();
     skipped = {};
   }
 };
@@ -133,11 +162,14 @@ std::optional<BatchDistance::Walked> ThresholdWalk::top_k(
     c.selected += pool.size();
   };
 
-  // Zero-weight words add nothing to D2 (0 times a finite root): their terms stay 0.
-  std::vector<float> front(h, 0.0f), terms(h);
-  for (const Cursor& c : cursors) front[c.t] = c.frontier();
+  // Zero-weight words add nothing to D2 (0 times a finite root): their terms stay 0. The
+  // frontiers and a met document's terms are kept as roots: every sum below is weighted_sum
+  // over roots, the same bits as weighted_root_sum over their squares.
+  std::vector<float> front_root(h, 0.0f), terms(h);
+  const auto advance = [&](const Cursor& c) { front_root[c.t] = std::sqrt(c.frontier()); };
+  for (const Cursor& c : cursors) advance(c);
   thread_local Met met;
-  met.start(n, skip);
+  met.start(n, weight, h, skip);
   struct Clear {
     Met& m;
     ~Clear() { m.clear(); }
@@ -151,21 +183,27 @@ std::optional<BatchDistance::Walked> ThresholdWalk::top_k(
     const Neighbor b{d2, met.doc[s]};
     if (admits(b)) best.push(b);
   };
-  const auto bound_of = [&](std::uint32_t s) {
-    const float* x = met.sq.data() + std::size_t{s} * h;
-    for (std::size_t t = 0; t < h; ++t) terms[t] = x[t] < kInf ? x[t] : front[t];
-    return d2_.weighted_root_sum(j, terms.data());
-  };
   const auto finish = [&](std::uint32_t s) {
-    known(s, d2_.finish(j, met.doc[s], met.sq.data() + std::size_t{s} * h));
+    met.terms(s, terms.data());
+    known(s, d2_.finish(j, met.doc[s], terms.data()));
   };
   // The documents met for some words but not all whose bounds let them in, (bound, document).
+  // Each slot's bound is weighted_sum's, its terms its met distances and the frontiers: the
+  // same operations in the same order, a word at a time over every slot.
   std::vector<Neighbor> partial;
   const auto gather_partial = [&] {
     partial.clear();
-    for (std::uint32_t s = 0; s < met.doc.size(); ++s)
+    const std::size_t slots = met.doc.size();
+    met.bound.assign(slots, 0.0f);
+    float* bound = met.bound.data();
+    for (std::size_t t = 0; t < h; ++t) {
+      const float f = weight[t], r = front_root[t];
+      const float* x = met.root(t);
+      for (std::size_t s = 0; s < slots; ++s) bound[s] += f * (x[s] < kInf ? x[s] : r);
+    }
+    for (std::uint32_t s = 0; s < slots; ++s)
       if (met.left[s] > 0) {
-        const Neighbor b{bound_of(s), met.doc[s]};
+        const Neighbor b{bound[s], met.doc[s]};
         if (admits(b)) partial.push_back(b);
       }
   };
@@ -174,30 +212,33 @@ std::optional<BatchDistance::Walked> ThresholdWalk::top_k(
   };
   const auto walk = [&](Cursor& c) {
     const Entry e = c.words[c.next++];
+    const float r = std::sqrt(e.sq);
     ++c.walked;
     const auto docs = postings.of(e.word);
     work += docs.size();
-    for (const std::uint32_t d : docs) {
+    // Each document's table entry asked for a few postings ahead: a posting list's documents
+    // lie far apart in a table of every document, and each entry would wait on memory.
+    constexpr std::size_t kAhead = 16;
+    for (std::size_t i = 0; i < docs.size(); ++i) {
+      if (i + kAhead < docs.size()) __builtin_prefetch(met.slot.data() + docs[i + kAhead]);
+      const std::uint32_t d = docs[i];
       std::uint32_t s = met.slot[d];
       if (s == kSkipped) continue;
-      if (s == kNone) {
-        s = met.slot[d] = static_cast<std::uint32_t>(met.doc.size());
-        met.doc.push_back(d);
-        met.left.push_back(static_cast<std::uint32_t>(cursors.size()));
-        for (std::size_t t = 0; t < h; ++t) met.sq.push_back(weight[t] > 0 ? kInf : 0.0f);
-      }
-      float& x = met.sq[std::size_t{s} * h + c.t];
+      if (s == kNone) s = met.slot[d] = met.add(d, static_cast<std::uint32_t>(cursors.size()));
+      float& x = met.root(c.t)[s];
       if (x < kInf || met.left[s] == 0) continue;
-      x = e.sq;  // the first met is the nearest: words come in ascending distance
-      if (--met.left[s] == 0)
-        known(s, d2_.weighted_root_sum(j, met.sq.data() + std::size_t{s} * h));
+      x = r;  // the first met is the nearest: words come in ascending distance
+      if (--met.left[s] == 0) {
+        met.terms(s, terms.data());
+        known(s, d2_.weighted_sum(j, terms.data()));
+      }
     }
     if (!c.ready() && !c.exhausted()) select_more(c);
-    front[c.t] = c.frontier();
+    advance(c);
   };
 
   for (;;) {
-    const float T = d2_.weighted_root_sum(j, front.data());
+    const float T = d2_.weighted_sum(j, front_root.data());
     if (!(T < ceiling) || (best.full() && best.worst().distance < T)) break;
     if (work > budget) return std::nullopt;
     // Once every word has walked a word, the documents met for the most lie lowest: finishing
@@ -238,7 +279,7 @@ std::optional<BatchDistance::Walked> ThresholdWalk::top_k(
   // Every word's way ended (T infinite) short of k: the documents never met (holding no word)
   // are the linear pass's to rank.
   if (!best.full() && met.doc.size() + skip.size() < n &&
-      !(d2_.weighted_root_sum(j, front.data()) < kInf))
+      !(d2_.weighted_sum(j, front_root.data()) < kInf))
     return std::nullopt;
   return BatchDistance::Walked{best.take_sorted(), computed};
 }
