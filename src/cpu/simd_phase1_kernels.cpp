@@ -224,8 +224,8 @@ __attribute__((target("avx512vnni"))) void int8_strip16(const Int8Rows& row, std
 #pragma GCC unroll 16
     for (std::size_t r = 0; r < 16; ++r) acc[r] = _mm512_setzero_si512();
     for (std::size_t g = 0; g < kp / 4; ++g) {
-      // The next strip's rows (16 kp bytes, kp / 4 lines: one a group) on their way meanwhile.
-      _mm_prefetch(reinterpret_cast<const char*>(q + 16 * kp + 64 * g), _MM_HINT_T0);
+      // The rows of the strip after next (16 kp bytes, kp / 4 lines: one a group) on their way.
+      _mm_prefetch(reinterpret_cast<const char*>(q + 32 * kp + 64 * g), _MM_HINT_T0);
       const __m512i b = _mm512_loadu_si512(block + 64 * g);
 #pragma GCC unroll 16
       for (std::size_t r = 0; r < 16; ++r) dot4_broadcast(acc[r], b, q + r * kp + 4 * g);
