@@ -530,6 +530,32 @@ TEST(Bm25Walk, FindsWhatScoringEveryPostingRanksWithAnyBlockSize) {
   }
 }
 
+// Windows of more documents than the walk takes at a time (4,096): one block for every
+// posting makes one window of the whole index, and blocks of 129 postings of a common word
+// span several strips; the strips' edges fall inside both.
+TEST(Bm25Walk, WindowsLongerThanAStripFindTheSame) {
+  const Corpus c = corpus(9000, 61);
+  const Index ix = build(c, c.docs);
+  const std::vector<std::string> texts = walk_queries(30, 62);
+  const QuerySet qs = make_query_set(ix, as_docs(texts), term_queries());
+  const Bm25Scorer scorer(ix, qs, 0, qs.size(), 1.2, 0.75);
+  std::size_t pruned = 0;
+  for (const std::size_t size : {129, 1000000}) {
+    BlocksOfSize blocks{{&ix}, size, {}};
+    const Bm25Scorer::BlocksOf blocks_of = std::ref(blocks);
+    for (std::size_t q = 0; q < qs.size(); ++q)
+      for (const std::size_t k : {1, 10, 5000}) {
+        Bm25Scorer::TopKCounts counts;
+        expect_same(scorer.top_k(q, k, std::numeric_limits<float>::infinity(), &counts, blocks_of),
+                    every_posting_top_k(scorer, q, k, {}),
+                    "'" + texts[std::stoul(qs.ids[q])] + "' k " + std::to_string(k) +
+                        " blocks of " + std::to_string(size));
+        pruned += counts.scored < counts.documents;
+      }
+  }
+  EXPECT_GT(pruned, 20u) << "the walk scored every document it met";
+}
+
 // Several segments with deleted documents (whole blocks of them too), and a segment whose lists
 // of a query's term are empty: one top-k over the live documents.
 TEST(Bm25Walk, OverSegmentsLeavesOutTheDeleted) {

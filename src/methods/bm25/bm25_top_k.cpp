@@ -9,6 +9,7 @@
 // A document scored in full is summed in the query's term order, the arithmetic of score(), so
 // that its score is the same bytes however it was reached.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -45,6 +46,11 @@ struct Cursor {
   }
 };
 
+// Documents a window's essential lists are walked over at a time, at most: their sums and terms
+// stay in the CPU's L2 (five terms: 200 KB; a longer query's strips are shorter).
+constexpr std::size_t kStripDocs = 4096;
+constexpr std::size_t kStripTerms = 32768;  // strip documents times query terms, at most
+
 }  // namespace
 
 std::vector<Neighbor> Bm25Scorer::top_k(std::size_t q, std::size_t k, float ceiling,
@@ -60,7 +66,12 @@ std::vector<Neighbor> Bm25Scorer::top_k(std::size_t q, std::size_t k, float ceil
   const double slack = 1.0 + static_cast<double>(n_slots + 8) * std::ldexp(1.0, -48);
   const auto cannot_enter = [&](double upper) { return bm25_distance(upper * slack) >= bar; };
   TopKCounts seen;
-  std::vector<double> contribution_of(n_slots, 0.0);
+  // A strip of the window: which documents its essential lists met, their sums, and each
+  // one's contributions by term (zeros where none, as score() adds them).
+  const std::size_t strip = std::clamp<std::size_t>(
+      std::bit_floor(kStripTerms / std::max<std::size_t>(n_slots, 1)), 64, kStripDocs);
+  std::uint64_t met[kStripDocs / 64] = {};
+  std::vector<double> sum(strip), terms(strip * n_slots, 0.0);
   std::vector<Cursor> cursors;
   std::vector<std::size_t> order;
   std::vector<double> below;  // below[i]: the window bounds of order[0, i) summed
@@ -124,56 +135,65 @@ std::vector<Neighbor> Bm25Scorer::top_k(std::size_t q, std::size_t k, float ceil
         continue;
       }
       for (std::size_t i = m; i < live; ++i) cursors[order[i]].seek(static_cast<std::uint32_t>(lo));
-      while (true) {
-        // The next document on an essential list.
-        std::uint64_t d = hi + 1;
-        for (std::size_t i = m; i < live; ++i) {
-          const Cursor& c = cursors[order[i]];
-          if (c.e < c.block_end()) d = std::min<std::uint64_t>(d, c.docs[c.e]);
-        }
-        if (d > hi) break;
-        const auto doc = static_cast<std::uint32_t>(d);
-        const std::size_t i_doc = doc - first;
-        const std::uint32_t length = index.doc_length(i_doc);
-        double upper = below[m];
+      // The window `strip` documents at a time: each essential list's postings in the strip
+      // added to its documents' sums (in the lists' order, as a document-at-a-time walk adds
+      // them) and kept per term; then the documents met, ascending.
+      for (std::uint64_t s0 = lo; s0 <= hi; s0 += strip) {
+        const std::uint64_t s1 = std::min<std::uint64_t>(hi, s0 + strip - 1);
         for (std::size_t i = m; i < live; ++i) {
           Cursor& c = cursors[order[i]];
-          if (c.e < c.block_end() && c.docs[c.e] == doc) {
-            const double x = contribution(c.w, c.counts[c.e], length);
-            contribution_of[c.slot] = x;
-            upper += x;
-            ++c.e;
-          }
-        }
-        while (next_deleted < deleted.size() && deleted[next_deleted] < i_doc) ++next_deleted;
-        const bool live_doc = next_deleted == deleted.size() || deleted[next_deleted] != i_doc;
-        ++seen.documents;
-        bool may_enter = live_doc && !cannot_enter(upper);
-        for (std::size_t i = m; may_enter && i-- > 0;) {  // the largest bound first
-          Cursor& c = cursors[order[i]];
-          upper -= c.window;
-          if (c.window > 0) {
-            c.seek(doc);
-            if (c.e < c.block_end() && c.docs[c.e] == doc) {
-              const double x = contribution(c.w, c.counts[c.e], length);
-              contribution_of[c.slot] = x;
-              upper += x;
+          const std::size_t end = c.block_end();
+          for (; c.e < end && c.docs[c.e] <= s1; ++c.e) {
+            const std::size_t r = c.docs[c.e] - s0;
+            const double x =
+                contribution(c.w, c.counts[c.e], index.doc_length(c.docs[c.e] - first));
+            if ((met[r / 64] >> (r % 64) & 1) == 0) {
+              met[r / 64] |= std::uint64_t{1} << (r % 64);
+              sum[r] = below[m];
             }
-          }
-          may_enter = !cannot_enter(upper);
-        }
-        if (may_enter) {
-          double score = 0;  // in the query's order, as score() sums it
-          for (const double x : contribution_of) score += x;
-          ++seen.scored;
-          const Neighbor n{bm25_distance(score),
-                           static_cast<std::int64_t>(parts_[s].first + i_doc)};
-          if (n.distance < bar) {
-            best.push(n);
-            if (best.full()) bar = std::min(bar, best.worst().distance);
+            sum[r] += x;
+            terms[r * n_slots + c.slot] = x;
           }
         }
-        for (const Cursor& c : cursors) contribution_of[c.slot] = 0.0;
+        const std::size_t words = static_cast<std::size_t>(s1 - s0) / 64 + 1;
+        for (std::size_t word = 0; word < words; ++word)
+          for (std::uint64_t bits = met[word]; bits != 0; bits &= bits - 1) {
+            const std::size_t r = word * 64 + static_cast<std::size_t>(std::countr_zero(bits));
+            const auto doc = static_cast<std::uint32_t>(s0 + r);
+            const std::size_t i_doc = doc - first;
+            double* contribution_of = terms.data() + r * n_slots;
+            double upper = sum[r];
+            while (next_deleted < deleted.size() && deleted[next_deleted] < i_doc) ++next_deleted;
+            const bool live_doc = next_deleted == deleted.size() || deleted[next_deleted] != i_doc;
+            ++seen.documents;
+            bool may_enter = live_doc && !cannot_enter(upper);
+            for (std::size_t i = m; may_enter && i-- > 0;) {  // the largest bound first
+              Cursor& c = cursors[order[i]];
+              upper -= c.window;
+              if (c.window > 0) {
+                c.seek(doc);
+                if (c.e < c.block_end() && c.docs[c.e] == doc) {
+                  const double x = contribution(c.w, c.counts[c.e], index.doc_length(i_doc));
+                  contribution_of[c.slot] = x;
+                  upper += x;
+                }
+              }
+              may_enter = !cannot_enter(upper);
+            }
+            if (may_enter) {
+              double score = 0;  // in the query's order, as score() sums it
+              for (std::size_t slot = 0; slot < n_slots; ++slot) score += contribution_of[slot];
+              ++seen.scored;
+              const Neighbor n{bm25_distance(score),
+                               static_cast<std::int64_t>(parts_[s].first + i_doc)};
+              if (n.distance < bar) {
+                best.push(n);
+                if (best.full()) bar = std::min(bar, best.worst().distance);
+              }
+            }
+            for (std::size_t slot = 0; slot < n_slots; ++slot) contribution_of[slot] = 0.0;
+          }
+        std::fill_n(met, words, std::uint64_t{0});
       }
       lo = hi + 1;
     }
