@@ -3,6 +3,7 @@
 #include "methods/bm25/bm25.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -135,16 +136,19 @@ double Bm25Scorer::score_of(std::size_t q, std::size_t position) const {
 }
 
 std::vector<std::pair<std::size_t, double>> Bm25Scorer::scored(std::size_t q) const {
+  // Each part a strip of documents at a time: every list's postings in the strip added to its
+  // documents' scores in the query's order (as score() adds them, from 0), then the documents
+  // met in order, each score reset as it is taken.
+  constexpr std::size_t kStrip = 4096;
   struct List {
     const std::uint32_t *doc, *end, *count;
     std::uint32_t first;  // the list's number of the part's document 0
     double w;
-    std::size_t at() const {
-      return doc == end ? std::numeric_limits<std::size_t>::max() : *doc - first;
-    }
   };
   std::vector<std::pair<std::size_t, double>> out;
   std::vector<List> lists;
+  std::uint64_t met[kStrip / 64];
+  std::vector<double> sum(kStrip, 0.0);
   const std::size_t n_parts = parts_.size();
   for (std::size_t s = 0; s < n_parts; ++s) {
     const Index& index = *parts_[s].index;
@@ -155,18 +159,21 @@ std::vector<std::pair<std::size_t, double>> Bm25Scorer::scored(std::size_t q) co
       const Index::Postings post = index.postings(id);
       lists.push_back({post.docs, post.docs + post.size, post.counts, post.first, term_weight(p)});
     }
-    for (;;) {  // the least document any list is at, its terms' contributions in their order
-      std::size_t i = std::numeric_limits<std::size_t>::max();
-      for (const List& l : lists) i = std::min(i, l.at());
-      if (i == std::numeric_limits<std::size_t>::max()) break;
-      double score = 0;
+    if (lists.empty()) continue;
+    for (std::size_t i0 = 0; i0 < index.n_docs(); i0 += kStrip) {
+      std::fill(std::begin(met), std::end(met), std::uint64_t{0});
       for (List& l : lists)
-        if (l.at() == i) {
-          score += contribution(l.w, *l.count, index.doc_length(i));
-          ++l.doc;
-          ++l.count;
+        for (; l.doc != l.end && *l.doc - l.first < i0 + kStrip; ++l.doc, ++l.count) {
+          const std::size_t i = *l.doc - l.first, r = i - i0;
+          met[r / 64] |= std::uint64_t{1} << (r % 64);
+          sum[r] += contribution(l.w, *l.count, index.doc_length(i));
         }
-      out.emplace_back(parts_[s].first + i, score);
+      for (std::size_t word = 0; word < kStrip / 64; ++word)
+        for (std::uint64_t bits = met[word]; bits != 0; bits &= bits - 1) {
+          const std::size_t r = word * 64 + static_cast<std::size_t>(std::countr_zero(bits));
+          out.emplace_back(parts_[s].first + i0 + r, sum[r]);
+          sum[r] = 0;
+        }
     }
   }
   return out;
