@@ -554,6 +554,17 @@ TEST(Bm25Walk, WindowsLongerThanAStripFindTheSame) {
       }
   }
   EXPECT_GT(pruned, 20u) << "the walk scored every document it met";
+  // Every document sharing a term with its score, in order, across strips: score()'s row.
+  std::vector<double> row(ix.n_docs());
+  for (std::size_t q = 0; q < qs.size(); ++q) {
+    scorer.score(q, row.data(), 0, row.size());
+    std::vector<std::pair<std::size_t, double>> want;
+    for (std::size_t i = 0; i < row.size(); ++i)
+      if (row[i] != 0) want.emplace_back(i, row[i]);
+    std::vector<std::pair<std::size_t, double>> got = scorer.scored(q);
+    std::erase_if(got, [](const auto& e) { return e.second == 0; });
+    EXPECT_EQ(got, want) << texts[std::stoul(qs.ids[q])];
+  }
 }
 
 // Several segments with deleted documents (whole blocks of them too), and a segment whose lists
