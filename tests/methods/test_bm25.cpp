@@ -17,6 +17,7 @@
 #include "lcrwmd/segments.h"
 #include "lcrwmd/topk.h"
 #include "methods/bm25/bm25.h"
+#include "methods/hybrid/by_bound.h"
 #include "test_util.h"
 
 namespace lcrwmd {
@@ -848,6 +849,44 @@ TEST(Hybrid, BoundedTopKFindsWhatEveryRowRanks) {
 // live document) against its rows (prune off): the same documents, distances and ties, over
 // segments built apart (one of a single document, too small to walk), with deletions and a
 // range; for short queries, fewer distances computed than every document's.
+// Bounds with ties, distances at or above them (some equal): each depth, asked deeper and
+// deeper of the same documents, gets what sorting every distance gives, each refined once.
+TEST(ByBound, FindsTheLeastDistancesAsDeepAsAskedRefiningEachOnce) {
+  std::mt19937 rng(71);
+  for (const std::size_t n : {0u, 1u, 63u, 64u, 65u, 700u}) {
+    std::vector<float> bound(n), exact(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      bound[i] = static_cast<float>(rng() % 8) / 2.0f;  // ties, runs of them longer than a chunk
+      exact[i] = bound[i] + (rng() % 2 == 0 ? 0.0f : static_cast<float>(rng() % 8) / 2.0f);
+    }
+    std::vector<Neighbor> sorted;
+    for (std::size_t i = 0; i < n; ++i) sorted.push_back({exact[i], static_cast<std::int64_t>(i)});
+    std::sort(sorted.begin(), sorted.end());
+    ByBound by;
+    for (std::size_t i = 0; i < n; ++i)
+      by.bound.push_back({bound[i], static_cast<std::int64_t>(i)});
+    std::vector<int> refined(n, 0);
+    for (const std::size_t depth : {1u, 5u, 32u, 128u, 1000u}) {
+      const std::vector<Neighbor> got = by.top(depth, [&](std::size_t i) {
+        ++refined[i];
+        return exact[i];
+      });
+      const std::vector<Neighbor> want(sorted.begin(),
+                                       sorted.begin() + std::min<std::ptrdiff_t>(depth, n));
+      const auto pairs = [](const std::vector<Neighbor>& v) {
+        std::vector<std::pair<float, std::int64_t>> p;
+        for (const Neighbor& x : v) p.emplace_back(x.distance, x.index);
+        return p;
+      };
+      ASSERT_EQ(pairs(got), pairs(want)) << "n " << n << " depth " << depth;
+      if (n == 700 && depth == 128) {  // the bounds spared some
+        EXPECT_LT(std::count(refined.begin(), refined.end(), 1), 600);
+      }
+    }
+    for (std::size_t i = 0; i < n; ++i) ASSERT_LE(refined[i], 1) << i;
+  }
+}
+
 TEST(Hybrid, ACollectionsWalkFindsWhatItsRowsRank) {
   const Corpus c = wide_corpus(2000, 35);
   const std::span<const RawDocument> all(c.docs);
@@ -870,7 +909,8 @@ TEST(Hybrid, ACollectionsWalkFindsWhatItsRowsRank) {
     const SegmentSet set({&apart[0], &apart[1], &apart[2], &apart[3]}, spans);
     const QuerySet qs = set.make_query_set(as_docs(texts), term_queries());
     const CollectionSearcher searcher(set, {});
-    for (const auto& [weight, sample] : {std::pair{0.3, std::size_t{1024}}, {2.0, std::size_t{50}}})
+    for (const auto& [weight, sample] :
+         {std::pair{0.3, std::size_t{1024}}, {2.0, std::size_t{50}}, {0.01, std::size_t{1024}}})
       for (const std::size_t k : {1u, 10u, 100u})
         for (const bool range : {false, true}) {
           SearchOptions walk = hybrid(weight, sample);

@@ -29,6 +29,7 @@
 
 #include "methods/batch_distance.h"
 #include "methods/bm25/bm25.h"
+#include "methods/hybrid/by_bound.h"
 #include "methods/method_impl.h"
 #include "util/parallel_errors.h"
 #include "util/sorted_ids.h"
@@ -362,35 +363,39 @@ std::optional<SearchResults> segments_walk(const SegmentSet& segments, const Que
     const float ceiling =
         std::min(o.ceilings.empty() ? kInf : o.ceilings[q], std::nextafter(o.max_distance, kInf));
     // A segment whose walk gives up (too small for one, or its words within reach of too
-    // much of it) is read whole once: its live documents' distances in order.
-    std::vector<std::vector<Neighbor>> whole(parts);
-    std::vector<bool> read(parts, false);
+    // much of it) is read whole once, its live documents' bounds (phase 2's row), and refined
+    // in the order of their bounds as deep as the walk asks.
+    std::vector<std::optional<ByBound>> whole(parts);
     std::size_t computed = sampled.size();
     const auto nearest = [&](std::size_t depth) -> std::optional<BatchDistance::Walked> {
       BatchDistance::Walked all;
       for (std::size_t s = 0; s < parts; ++s) {
         const BatchDistance& b = *batch[s]->distance;
         const auto first = static_cast<std::int64_t>(scorer.first(s));
-        const auto w = read[s] ? std::nullopt : b.walk(0, depth, kInf, segments.deleted(s));
+        const auto w = whole[s] ? std::nullopt : b.walk(0, depth, kInf, segments.deleted(s));
         if (w) {
           all.computed += w->computed;
           for (const Neighbor& x : w->top) all.top.push_back({x.distance, x.index + first});
           continue;
         }
-        if (!read[s]) {
+        if (!whole[s]) {
           const std::size_t ns = segments.segment(s).n_docs();
           std::vector<float> row(ns);
           b.row(0, row.data());
+          whole[s].emplace();
+          // Phase 2's bounds tightened as far as cheaply can be (the kept word distances'
+          // gather): its bound for a document holding no query word is the same for all.
+          const std::size_t level = std::min(b.cheap_levels(), b.tighten_levels());
           for_each_kept(ns, segments.deleted(s), [&](std::size_t i) {
-            whole[s].push_back({b.refine(0, i, row[i]), static_cast<std::int64_t>(i) + first});
+            const float bound = level == 0 ? row[i] : b.tighten(0, i, row[i], level - 1);
+            whole[s]->bound.push_back({bound, static_cast<std::int64_t>(i)});
           });
-          std::sort(whole[s].begin(), whole[s].end());
-          all.computed += whole[s].size();
-          read[s] = true;
         }
-        all.top.insert(
-            all.top.end(), whole[s].begin(),
-            whole[s].begin() + static_cast<std::ptrdiff_t>(std::min(depth, whole[s].size())));
+        const std::size_t before = whole[s]->exact.size();
+        for (const Neighbor& x :
+             whole[s]->top(depth, [&](std::size_t i) { return b.refine(0, i, 0); }))
+          all.top.push_back({x.distance, x.index + first});
+        all.computed += whole[s]->exact.size() - before;
       }
       std::sort(all.top.begin(), all.top.end());
       if (all.top.size() > depth) all.top.resize(depth);
