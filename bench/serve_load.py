@@ -2,7 +2,7 @@
 """`lcrwmd serve` under load beside `lcrwmd search --batch 256` on the same queries.
 
     bench/serve_load.py --index 20news.idx --queries test.tsv [--data ../shared/data]
-                        [--count 1024] [--clients 64] [--soak-seconds 0] [--json F]
+                        [--count 1024] [--clients 64] [--method M] [--soak-seconds 0] [--json F]
 
 1. `lcrwmd search --batch 256 --k 10` over the first COUNT queries: its search time (from its
    own report, without loading the index).
@@ -30,11 +30,14 @@ def main():
     p = index_and_queries(__doc__)
     p.add_argument("--count", type=int, default=1024)
     p.add_argument("--clients", type=int, default=64)
+    p.add_argument("--method", help="the method both ask for (default: the engine's)")
     p.add_argument("--soak-seconds", type=float, default=0)
     p.add_argument("--json")
     a = p.parse_args()
     text = ["--stopwords", os.path.join(a.data, "stop_words.txt"),
             "--embeddings", os.path.join(a.data, "embeddings", "cbow300.bin")]
+    method = ["--method", a.method] if a.method else []
+    asked = {"method": a.method} if a.method else {}
     lines = subprocess.run(["zcat", "-f", a.queries], check=True,
                            capture_output=True).stdout.decode().splitlines()[: a.count]
     queries = [line.split("\t", 2) for line in lines]
@@ -44,7 +47,7 @@ def main():
             f.write("\n".join(lines) + "\n")
         # 1. The command line, one batch of 256 at a time.
         r = subprocess.run([a.lcrwmd, "search", "--index", a.index, "--queries", sample,
-                            "--batch", "256", "--k", "10", *text],
+                            "--batch", "256", "--k", "10", *method, *text],
                            check=True, capture_output=True, text=True)
         cli_seconds = float(re.search(r"search: .*?, ([0-9.]+) s", r.stderr).group(1))
         cli_top = {}
@@ -76,7 +79,7 @@ def main():
                         return
                     qid, _, body = todo.pop()
                 req = urllib.request.Request(url + "/search", data=json.dumps(
-                    {"queries": [{"id": qid, "text": body}], "k": 10}).encode(),
+                    {"queries": [{"id": qid, "text": body}], "k": 10, **asked}).encode(),
                     headers={"Content-Type": "application/json"})
                 t0 = time.perf_counter()
                 try:
@@ -103,7 +106,7 @@ def main():
     wall, lat, same, errors = load()
     lat.sort()
     res = {
-        "index": a.index, "queries": len(kept), "clients": a.clients,
+        "index": a.index, "method": a.method, "queries": len(kept), "clients": a.clients,
         "cli_batch256_seconds": cli_seconds, "cli_batch256_qps": len(kept) / cli_seconds,
         "serve_seconds": wall, "serve_qps": len(kept) / wall,
         "serve_over_cli": (len(kept) / wall) / (len(kept) / cli_seconds),
