@@ -31,32 +31,45 @@ struct Corpus {
   StopWords stop;
 };
 
-Corpus corpus(std::size_t n, unsigned seed) {
+// n documents over `vectors` words with vectors (dim-d) and `words` in all, Zipf-like, each
+// 3 to 2 + `longest` words after its first ("w2", or one of w2..w501 where `varied`), then
+// `copies` of document 17 (ties); w0 and w1 stop words.
+struct CorpusShape {
+  std::size_t vectors, dim, words, longest;
+  bool varied;
+  std::size_t copies;
+};
+Corpus corpus_of(std::size_t n, unsigned seed, const CorpusShape& shape) {
   std::mt19937 rng(seed);
   Corpus c;
   std::vector<std::string> words;
   std::vector<float> vectors;
   std::normal_distribution<float> g;
-  for (std::size_t u = 0; u < 30; ++u) {
+  for (std::size_t u = 0; u < shape.vectors; ++u) {
     words.push_back(test::numbered('w', u));
-    for (int k = 0; k < 4; ++k) vectors.push_back(g(rng));
+    for (std::size_t k = 0; k < shape.dim; ++k) vectors.push_back(g(rng));
   }
-  c.embeddings = Embeddings(words, vectors, 4);
+  c.embeddings = Embeddings(words, vectors, shape.dim);
   std::vector<double> weights;
-  for (int u = 0; u < 40; ++u) weights.push_back(1.0 / (u + 1));
+  for (std::size_t u = 0; u < shape.words; ++u) weights.push_back(1.0 / static_cast<double>(u + 1));
   std::discrete_distribution<int> word(weights.begin(), weights.end());
   for (std::size_t i = 0; i < n; ++i) {
-    std::string text = "w2";  // every document has a word with a vector
-    const std::size_t len = 3 + rng() % 38;
-    for (std::size_t t = 0; t < len; ++t) {
-      text += ' ';
-      text += test::numbered('w', static_cast<std::size_t>(word(rng)));
-    }
+    std::string text = shape.varied ? test::numbered('w', 2 + rng() % 500) : "w2";
+    const std::size_t len = 3 + rng() % shape.longest;
+    for (std::size_t t = 0; t < len; ++t)
+      text += ' ' + test::numbered('w', static_cast<std::size_t>(word(rng)));
     c.docs.push_back({test::numbered('d', i), "", text, i + 1});
   }
+  for (std::size_t i = 0; i < shape.copies; ++i)
+    c.docs.push_back({"copy" + std::to_string(i), "", c.docs[17].text, n + i + 1});
   c.stop.add("w0");
   c.stop.add("w1");
   return c;
+}
+
+// 30 words with vectors (4-d) and 10 without; every document holds w2, which has a vector.
+Corpus corpus(std::size_t n, unsigned seed) {
+  return corpus_of(n, seed, {30, 4, 40, 38, false, 0});
 }
 
 // Okapi BM25 in double, from the texts: the reference.
@@ -727,34 +740,10 @@ TEST(Bm25Walk, ABoundTooLowLosesDocuments) {
 
 // ---- the hybrid's bounded top-k ---------------------------------------------------------
 
-// 3,000 documents over a vocabulary of 600 words with vectors (8-d) and 40 without, Zipf-like,
-// and 40 copies of one document (ties); queries of one to four words, rare and common.
+// A vocabulary of 600 words with vectors (8-d) and 40 without, Zipf-like, and 40 copies of
+// one document (ties); queries of one to four words, rare and common.
 Corpus wide_corpus(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  Corpus c;
-  std::vector<std::string> words;
-  std::vector<float> vectors;
-  std::normal_distribution<float> g;
-  for (std::size_t u = 0; u < 600; ++u) {
-    words.push_back(test::numbered('w', u));
-    for (int k = 0; k < 8; ++k) vectors.push_back(g(rng));
-  }
-  c.embeddings = Embeddings(words, vectors, 8);
-  std::vector<double> weights;
-  for (int u = 0; u < 640; ++u) weights.push_back(1.0 / (u + 1));
-  std::discrete_distribution<int> word(weights.begin(), weights.end());
-  for (std::size_t i = 0; i < n; ++i) {
-    std::string text = test::numbered('w', 2 + rng() % 500);
-    const std::size_t len = 3 + rng() % 30;
-    for (std::size_t t = 0; t < len; ++t)
-      text += ' ' + test::numbered('w', static_cast<std::size_t>(word(rng)));
-    c.docs.push_back({test::numbered('d', i), "", text, i + 1});
-  }
-  for (std::size_t i = 0; i < 40; ++i)
-    c.docs.push_back({"copy" + std::to_string(i), "", c.docs[17].text, n + i + 1});
-  c.stop.add("w0");
-  c.stop.add("w1");
-  return c;
+  return corpus_of(n, seed, {600, 8, 640, 30, true, 40});
 }
 
 SearchOptions hybrid(double weight, std::size_t sample) {
