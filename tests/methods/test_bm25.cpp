@@ -746,6 +746,19 @@ Corpus wide_corpus(std::size_t n, unsigned seed) {
   return corpus_of(n, seed, {600, 8, 640, 30, true, 40});
 }
 
+// n queries of wide_corpus: a few fixed (one no document holds, two without vectors), then one
+// to four words, rare and common.
+std::vector<std::string> wide_queries(std::size_t n, std::mt19937& rng) {
+  std::vector<std::string> texts = {"w17 w40", "nothing holds this", "w630 w631", "w2"};
+  while (texts.size() < n) {
+    std::string q;
+    for (std::size_t t = 0, words = 1 + rng() % 4; t < words; ++t)
+      q += test::numbered('w', 20 + rng() % 620) + " ";
+    texts.push_back(q);
+  }
+  return texts;
+}
+
 SearchOptions hybrid(double weight, std::size_t sample) {
   SearchOptions o;
   o.method = Method("hybrid");
@@ -797,13 +810,7 @@ TEST(Hybrid, BoundedTopKFindsWhatEveryRowRanks) {
   const Index ix = build(c, c.docs);
   const std::size_t n = ix.n_docs();
   std::mt19937 rng(33);
-  std::vector<std::string> texts = {"w17 w40", "nothing holds this", "w630 w631", "w2"};
-  while (texts.size() < 24) {
-    std::string q;
-    for (std::size_t t = 0, words = 1 + rng() % 4; t < words; ++t)
-      q += test::numbered('w', 20 + rng() % 620) + " ";
-    texts.push_back(q);
-  }
+  const std::vector<std::string> texts = wide_queries(24, rng);
   const QuerySet qs = make_query_set(ix, as_docs(texts), term_queries());
   std::vector<std::uint32_t> skip;  // every third document and a run of the copies
   for (std::uint32_t i = 0; i < n; ++i)
@@ -882,13 +889,7 @@ TEST(Hybrid, ACollectionsWalkFindsWhatItsRowsRank) {
   const Index apart[] = {build(c, all.subspan(0, 900)), build(c, all.subspan(900, 1)),
                          build(c, all.subspan(901, 700)), build(c, all.subspan(1601))};
   std::mt19937 rng(36);
-  std::vector<std::string> texts = {"w17 w40", "nothing holds this", "w630 w631", "w2"};
-  while (texts.size() < 16) {
-    std::string q;
-    for (std::size_t t = 0, words = 1 + rng() % 4; t < words; ++t)
-      q += test::numbered('w', 20 + rng() % 620) + " ";
-    texts.push_back(q);
-  }
+  const std::vector<std::string> texts = wide_queries(16, rng);
   for (const bool deletions : {false, true}) {
     std::vector<std::vector<std::uint32_t>> deleted(4);
     for (std::size_t p = 0; p < 4 && deletions; ++p)
