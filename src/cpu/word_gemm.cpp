@@ -167,8 +167,7 @@ WordGemm::WordGemm(const Index& index, Precision precision, bool check)
     if (int8_direct_bounds(precision_, m)) bias_.resize(v);
   }
   const std::size_t row_bytes = kp_ * element_bytes(precision_);
-  if (precision_ != Precision::f32)
-    rounded_ = std::make_unique_for_overwrite<std::byte[]>(v * row_bytes);
+  if (precision_ != Precision::f32) rounded_ = HugePageBuffer(v * row_bytes);
 #pragma omp parallel for schedule(static, 1024)
   for (std::size_t u = 0; u < v; ++u) {
     const float* e = index.vector(u);
@@ -178,10 +177,10 @@ WordGemm::WordGemm(const Index& index, Precision precision, bool check)
     } else {
       const Int8Scale s = precision_ == Precision::int8 ? int8_scale(e, m) : Int8Scale{1, 1};
       if (!scale_.empty()) scale_[u] = s.scale, invert_[u] = s.invert;
-      r = round_vector(precision_, e, m, kp_, s, rounded_.get() + u * row_bytes);
+      r = round_vector(precision_, e, m, kp_, s, rounded_.data() + u * row_bytes);
     }
     if (!bias_.empty()) {
-      const auto* q = reinterpret_cast<const std::int8_t*>(rounded_.get() + u * row_bytes);
+      const auto* q = reinterpret_cast<const std::int8_t*>(rounded_.data() + u * row_bytes);
       std::int32_t sum = 0;
       for (std::size_t d = 0; d < m; ++d) sum += q[d];
       bias_[u] = 128 * sum;
@@ -238,7 +237,7 @@ WordGemm::Columns WordGemm::columns(const float* vectors, const float* sq_norms,
 
 void WordGemm::lower_bounds(const Columns& cols, std::size_t u0, std::size_t n, float* lo,
                             std::size_t ld) const {
-  const Int8Rows rows{reinterpret_cast<const std::int8_t*>(rounded_.get() + u0 * kp_),
+  const Int8Rows rows{reinterpret_cast<const std::int8_t*>(rounded_.data() + u0 * kp_),
                       bias_.data() + u0, scale_.data() + u0, bound_rows(u0)};
   const Int8Columns columns{cols.blocks.data(),
                             cols.scale.data(),
@@ -287,7 +286,7 @@ void WordGemm::estimates(Workspace& workspace, const Columns& cols, std::size_t 
     // sequential read: the GEMM's own blocked reads from memory ran slower (f32 reads the
     // vectors in place).
     ws.tile.resize(rows * kp_ * eb);
-    std::memcpy(ws.tile.data(), rounded_.get() + u0 * kp_ * eb, rows * kp_ * eb);
+    std::memcpy(ws.tile.data(), rounded_.data() + u0 * kp_ * eb, rows * kp_ * eb);
     s.weights.set_data_handle(ws.tile.data());
   }
   if (direct) {

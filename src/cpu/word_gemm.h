@@ -29,6 +29,7 @@
 #include "cpu/word_bounds.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/search.h"
+#include "util/large_array.h"
 
 namespace lcrwmd::cpu {
 
@@ -100,12 +101,12 @@ class WordGemm {
 
   const Index& index_;
   Precision precision_;
-  std::string implementation_;            // oneDNN's, e.g. "brg:avx512_core_amx_int8"
-  std::size_t kp_ = 0;                    // bf16/int8: the dimension, padded for AMX
-  std::vector<float> ra_, rb_, rc_;       // per vocabulary word: bounds::Terms a, b, c
-  std::vector<float> scale_, invert_;     // int8: per vocabulary word, e' = scale q, q = e invert
-  std::vector<std::int32_t> bias_;        // direct_bounds(): 128 times the sum of each word's q
-  std::unique_ptr<std::byte[]> rounded_;  // bf16/int8: the vocabulary rounded, v x kp_
+  std::string implementation_;         // oneDNN's, e.g. "brg:avx512_core_amx_int8"
+  std::size_t kp_ = 0;                 // bf16/int8: the dimension, padded for AMX
+  std::vector<float> ra_, rb_, rc_;    // per vocabulary word: bounds::Terms a, b, c
+  std::vector<float> scale_, invert_;  // int8: per vocabulary word, e' = scale q, q = e invert
+  std::vector<std::int32_t> bias_;     // direct_bounds(): 128 times the sum of each word's q
+  HugePageBuffer rounded_;             // bf16/int8: the vocabulary rounded, v x kp_
 };
 
 // What rounding a vector for a low-precision GEMM took away, ||x - x'||, beside ||x||, in

@@ -109,3 +109,28 @@ void trim() {
 }
 
 }  // namespace lcrwmd::scratch
+
+namespace lcrwmd {
+
+HugePageBuffer::HugePageBuffer(std::size_t bytes) : bytes_(bytes) {
+  if (bytes == 0) return;
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  ::madvise(p, bytes, MADV_HUGEPAGE);  // advisory: ignored where unsupported
+  data_ = static_cast<std::byte*>(p);
+}
+
+HugePageBuffer::~HugePageBuffer() {
+  if (data_ != nullptr) ::munmap(data_, bytes_);
+}
+
+HugePageBuffer& HugePageBuffer::operator=(HugePageBuffer&& o) noexcept {
+  if (this != &o) {
+    if (data_ != nullptr) ::munmap(data_, bytes_);
+    data_ = o.data_, bytes_ = o.bytes_;
+    o.data_ = nullptr, o.bytes_ = 0;
+  }
+  return *this;
+}
+
+}  // namespace lcrwmd

@@ -18,6 +18,31 @@ void release(void* p, std::size_t capacity);
 void trim();  // hands every pooled mapping back to the system
 }  // namespace scratch
 
+// `bytes` of memory a long-lived table keeps (a vocabulary rounded for phase 1, read whole by
+// every query): on transparent huge pages where offered, so that reading it costs a TLB entry
+// per 2 MiB (measured: 0.92-0.99x a typed query-to-document query's whole runs), and handed back
+// to the system with its owner (no pool). Uninitialised.
+class HugePageBuffer {
+ public:
+  HugePageBuffer() = default;
+  explicit HugePageBuffer(std::size_t bytes);  // throws std::bad_alloc
+  ~HugePageBuffer();
+  HugePageBuffer(HugePageBuffer&& o) noexcept : data_(o.data_), bytes_(o.bytes_) {
+    o.data_ = nullptr, o.bytes_ = 0;
+  }
+  HugePageBuffer& operator=(HugePageBuffer&& o) noexcept;
+  HugePageBuffer(const HugePageBuffer&) = delete;
+  HugePageBuffer& operator=(const HugePageBuffer&) = delete;
+
+  std::byte* data() { return data_; }
+  const std::byte* data() const { return data_; }
+  std::size_t size() const { return bytes_; }
+
+ private:
+  std::byte* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
 template <typename T>
 class LargeArray {
   static_assert(std::is_trivially_copyable_v<T>);

@@ -78,5 +78,26 @@ TEST(LargeArray, GrowingOneMappingKeepsTheOthersPooled) {
   EXPECT_EQ(bounds[0], 2.0f);
 }
 
+// A huge-page buffer holds what is written to it, moves without copying, and is handed back
+// (empty ones too).
+TEST(HugePageBuffer, HoldsWhatIsWrittenAndMoves) {
+  HugePageBuffer empty;
+  EXPECT_EQ(empty.data(), nullptr);
+  HugePageBuffer zero(0);
+  EXPECT_EQ(zero.size(), 0u);
+  HugePageBuffer a((3u << 20) + 5);
+  ASSERT_NE(a.data(), nullptr);
+  for (std::size_t i = 0; i < a.size(); i += 4093) a.data()[i] = static_cast<std::byte>(i % 251);
+  const std::byte* where = a.data();
+  HugePageBuffer b(std::move(a));
+  EXPECT_EQ(b.data(), where);
+  EXPECT_EQ(a.data(), nullptr);  // NOLINT(bugprone-use-after-move): moved from, empty
+  for (std::size_t i = 0; i < b.size(); i += 4093)
+    ASSERT_EQ(b.data()[i], static_cast<std::byte>(i % 251)) << i;
+  a = HugePageBuffer(64);
+  a = std::move(b);
+  EXPECT_EQ(a.data(), where);
+}
+
 }  // namespace
 }  // namespace lcrwmd
