@@ -12,7 +12,8 @@ namespace lcrwmd {
 // distance's error rules the others out; the distances that count are recomputed from the
 // vectors in float, in a fixed order. A lower precision is a faster GEMM, not a different answer.
 enum class Precision {
-  automatic,  // the fastest this CPU has: bf16 with AMX, else int8 (VNNI), bf16, f32
+  automatic,  // the fastest this CPU has: bf16 or int8, whichever phase 1 runs faster at
+              // here (timed once per process, about 70 ms), else f32
   f32,        // oneDNN's f32 matmul
   bf16,       // oneDNN: AMX-BF16 or AVX-512 BF16
   int8,       // oneDNN: AMX-INT8, AVX-512 VNNI or AVX-VNNI; a scale per vector (LC-RWMD's

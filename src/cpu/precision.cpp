@@ -1,10 +1,13 @@
 // Precision's names and what this CPU runs each as (search.h).
+#include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "cpu/simd.h"
 #include "cpu/word_gemm.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/search.h"
+#include "methods/lc_rwmd/phase1_timing.h"
 
 namespace lcrwmd {
 
@@ -30,13 +33,15 @@ Precision parse_precision(std::string_view s) {
 
 Precision resolve_precision(Precision p) {
   if (p == Precision::automatic) {
-    // With AMX both GEMMs are cheap and bf16's narrower intervals leave fewer distances to
-    // recompute; without, int8's VNNI GEMM runs well ahead of AVX-512 BF16's (BENCHMARKS.md,
-    // "Precision").
-    const Precision first = cpu::has_amx() ? Precision::bf16 : Precision::int8;
-    for (Precision q : {first, first == Precision::bf16 ? Precision::int8 : Precision::bf16})
-      if (cpu::missing_instructions(q).empty()) return q;
-    return Precision::f32;
+    // The faster of bf16 and int8 as measured here (both fill the GEMM's lanes twice or four
+    // times as densely as f32, and which wins depends on the CPU: BENCHMARKS.md, "Precision");
+    // f32 where the CPU has neither.
+    const auto& timed = low_precisions();
+    if (timed.empty()) return Precision::f32;
+    return std::min_element(
+               timed.begin(), timed.end(),
+               [](const Phase1Timing& a, const Phase1Timing& b) { return a.ms < b.ms; })
+        ->precision;
   }
   const std::string missing = cpu::missing_instructions(p);
   if (!missing.empty())
@@ -52,7 +57,19 @@ std::string describe_precision(Precision p) {
   if (cpu::int8_direct_bounds(resolved, 300))
     how += std::string("; LC-RWMD's bounds: lcrwmd's ") + cpu::kernels().int8_bound_strip_isa +
            " kernel";
-  return how + ")";
+  how += ")";
+  // What auto's choice rests on, where it had one.
+  const std::vector<Phase1Timing>& timed = low_precisions();
+  if (p == Precision::automatic && timed.size() > 1) {
+    how += "; phase 1 timed here:";
+    for (const Phase1Timing& t : timed) {
+      char one[64];
+      std::snprintf(one, sizeof one, "%s %s %.3f ms", &t == timed.data() ? "" : ",",
+                    to_string(t.precision), t.ms);
+      how += one;
+    }
+  }
+  return how;
 }
 
 }  // namespace lcrwmd

@@ -21,6 +21,7 @@
 #include "lcrwmd/error.h"
 #include "lcrwmd/search.h"
 #include "methods/batch_distance.h"
+#include "methods/lc_rwmd/phase1_timing.h"
 #include "test_util.h"
 
 namespace lcrwmd {
@@ -343,6 +344,37 @@ TEST(Precision, NamesParseAndAutoResolves) {
     }
   }
   EXPECT_NE(describe_precision(Precision::automatic).find(to_string(a)), std::string::npos);
+}
+
+// auto is whichever of int8 and bf16 phase 1 ran faster at here, as timed; the timing gives
+// each precision asked a time, in the order asked.
+TEST(Precision, AutoTakesTheFasterAsTimed) {
+  const std::vector<Phase1Timing>& timed = low_precisions();
+  const Precision a = resolve_precision(Precision::automatic);
+  if (timed.empty()) {
+    EXPECT_EQ(a, Precision::f32);
+  } else {
+    const auto fastest =
+        std::min_element(timed.begin(), timed.end(),
+                         [](const Phase1Timing& x, const Phase1Timing& y) { return x.ms < y.ms; });
+    EXPECT_EQ(a, fastest->precision);
+    for (const Phase1Timing& t : timed) {
+      EXPECT_TRUE(cpu::missing_instructions(t.precision).empty());
+      if (timed.size() > 1) {
+        EXPECT_TRUE(t.ms > 0 && std::isfinite(t.ms)) << t.ms;
+      }
+    }
+    if (timed.size() > 1) {
+      EXPECT_NE(describe_precision(Precision::automatic).find("timed here"), std::string::npos);
+    }
+  }
+  const std::vector<Precision> asked{Precision::f32, Precision::f32};
+  const std::vector<Phase1Timing> f32 = time_phase1(asked);
+  ASSERT_EQ(f32.size(), 2u);
+  for (const Phase1Timing& t : f32) {
+    EXPECT_EQ(t.precision, Precision::f32);
+    EXPECT_TRUE(t.ms > 0 && std::isfinite(t.ms)) << t.ms;
+  }
 }
 
 // The searcher's counts: one (word, query) pair per vocabulary word and query, and the
