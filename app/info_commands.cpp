@@ -171,6 +171,8 @@ void add_devices(CLI::App& app) {
     std::printf("blas\t%s\n", blas_description().c_str());
     // Phase 1's precisions: what auto takes, and each one this CPU runs (or what it lacks).
     std::printf("phase 1\tauto: %s\n", describe_precision(Precision::automatic).c_str());
+    if (const std::string timed = timed_precisions(); !timed.empty())
+      std::printf("phase 1\tauto timed here: %s\n", timed.c_str());
     for (Precision p : {Precision::f32, Precision::bf16, Precision::int8}) {
       try {
         std::printf("phase 1\t%s\n", describe_precision(p).c_str());

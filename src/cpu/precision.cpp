@@ -57,19 +57,20 @@ std::string describe_precision(Precision p) {
   if (cpu::int8_direct_bounds(resolved, 300))
     how += std::string("; LC-RWMD's bounds: lcrwmd's ") + cpu::kernels().int8_bound_strip_isa +
            " kernel";
-  how += ")";
-  // What auto's choice rests on, where it had one.
+  return how + ")";
+}
+
+std::string timed_precisions() {
   const std::vector<Phase1Timing>& timed = low_precisions();
-  if (p == Precision::automatic && timed.size() > 1) {
-    how += "; phase 1 timed here:";
-    for (const Phase1Timing& t : timed) {
-      char one[64];
-      std::snprintf(one, sizeof one, "%s %s %.3f ms", &t == timed.data() ? "" : ",",
-                    to_string(t.precision), t.ms);
-      how += one;
-    }
+  std::string out;
+  if (timed.size() < 2) return out;
+  for (const Phase1Timing& t : timed) {
+    char one[64];
+    std::snprintf(one, sizeof one, "%s%s %.3f ms", out.empty() ? "" : ", ", to_string(t.precision),
+                  t.ms);
+    out += one;
   }
-  return how;
+  return out;
 }
 
 }  // namespace lcrwmd
