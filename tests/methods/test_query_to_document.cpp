@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <random>
 
 #include "lcrwmd/cpu.h"
 #include "lcrwmd/query.h"
@@ -161,6 +162,45 @@ TEST(QueryToDocument, ThresholdWalkFindsWhatEveryDocumentRanks) {
           EXPECT_LT(st.refined, qs.size() * n / 4) << what;
         }
       }
+    }
+  }
+}
+
+// Vectors on a small integer grid: words at equal distances, documents at equal distances and
+// bounds met exactly, so that the walk's start from each word's nearest word (rarest list first,
+// documents bounded by which nearest words they hold) and its stops must break ties as sorting
+// does: a bound raised by a hair, or a stop on equality, loses a document here.
+TEST(QueryToDocument, WalkBreaksTiesAsSortingOnAGrid) {
+  IndexData d = test::random_index(2500, 60, 4, 6, 71);
+  for (float& x : d.vectors) x = std::nearbyint(x);
+  test::append_copies(d, 5, 12, "copy");
+  const Index ix = Index::from_data(d);
+  QuerySet qs;
+  std::mt19937 rng(72);
+  for (std::size_t q = 0; q < 60; ++q) {
+    std::vector<std::uint32_t> ws;
+    while (ws.size() < 2 + q % 3) {
+      const auto u = static_cast<std::uint32_t>(rng() % ix.vocab_size());
+      if (std::find(ws.begin(), ws.end(), u) == ws.end()) ws.push_back(u);
+    }
+    std::sort(ws.begin(), ws.end());
+    test::add_query(qs, "g" + std::to_string(q), ws);
+  }
+  const CpuSearcher s(ix);
+  std::vector<std::uint32_t> skip;
+  for (std::uint32_t i = 0; i < ix.n_docs(); i += 4) skip.push_back(i);
+  for (const std::size_t k : {1u, 2u, 7u, 10u, 40u}) {
+    for (const int variant : {0, 1, 2}) {
+      SearchOptions walk = q2d(Method("lc-rwmd")), every = walk;
+      every.prune = false;
+      if (variant == 1) walk.skip = every.skip = skip;
+      if (variant == 2) walk.max_distance = every.max_distance = 1.0f;
+      SearchStats st;
+      const SearchResults got = s.search(qs, k, walk, &st), want = s.search(qs, k, every);
+      const std::string what = "k " + std::to_string(k) + " variant " + std::to_string(variant);
+      ASSERT_EQ(got.indices, want.indices) << what;
+      ASSERT_EQ(got.distances, want.distances) << what;
+      if (variant == 0) EXPECT_GT(st.walked, qs.size() / 2) << what;
     }
   }
 }

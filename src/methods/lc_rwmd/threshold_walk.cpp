@@ -103,6 +103,106 @@ struct Met {
   }
 };
 
+// Whether ascending `list` holds d, for d ascending from one call to the next: galloping from
+// `at`, the first position not yet passed, which it moves on.
+bool holds(std::span<const std::uint32_t> list, std::size_t& at, std::uint32_t d) {
+  std::size_t lo = at, step = 1;
+  while (lo + step < list.size() && list[lo + step] < d) lo += step, step *= 2;
+  const auto end = list.begin() + static_cast<std::ptrdiff_t>(std::min(list.size(), lo + step + 1));
+  at = static_cast<std::size_t>(
+      std::lower_bound(list.begin() + static_cast<std::ptrdiff_t>(lo), end, d) - list.begin());
+  return at < list.size() && list[at] == d;
+}
+
+// Query j's top-k from the postings of each word's nearest vocabulary word (its cursor's
+// first), before any walk: a typed query's best documents hold most of its words, and its
+// rarest words' lists are short. A document holding word t's nearest has t's term at its
+// least, root(t); one lacking it, at least second(t), the next word's distance. The lists are
+// taken rarest first (MaxScore's order); each document of a list not in a list taken before
+// gets its bound from which nearest words it holds (each looked up in the other lists), and
+// those whose bound can enter are finished from their own words, least bound first. Before
+// each list, and after the last, every document in no list taken is at least the sum with
+// second(t) for every list taken: once the k-th best is below that, the answer is complete
+// (the sums are weighted_sum's, monotone in their terms: threshold_walk.h). Where it is not
+// after every list (documents holding no nearest word could still enter), nullopt: the walk
+// then finds them. Each list read adds its postings times the lists to `work`; a list that
+// would take it past `budget` is not read (nullopt).
+std::optional<BatchDistance::Walked> by_nearest_words(const Index& index, const QueryToDocument& d2,
+                                                      const float* weight, std::size_t h,
+                                                      const std::vector<Cursor>& cursors,
+                                                      std::size_t j, std::size_t k, float ceiling,
+                                                      std::span<const std::uint32_t> skip,
+                                                      std::size_t& work, std::size_t budget) {
+  std::vector<float> root(h, 0.0f), second(h, 0.0f);
+  struct List {
+    std::size_t t;
+    std::span<const std::uint32_t> docs;
+  };
+  std::vector<List> lists;
+  for (const Cursor& c : cursors) {
+    if (!c.ready()) return std::nullopt;  // its nearest word not known
+    const float next = c.words.size() > 1 ? std::min(c.words[1].sq, c.ring) : c.ring;
+    root[c.t] = std::sqrt(c.words[0].sq);
+    second[c.t] = std::sqrt(next);
+    lists.push_back({c.t, index.word_postings().of(c.words[0].word)});
+  }
+  std::stable_sort(lists.begin(), lists.end(),
+                   [](const List& a, const List& b) { return a.docs.size() < b.docs.size(); });
+  const std::size_t m = lists.size();
+  TopK best(k);
+  const auto admits = [&](const Neighbor& b) { return b.distance < ceiling && best.accepts(b); };
+  std::size_t computed = 0;
+  std::vector<float> roots(h), terms(h);
+  std::vector<std::size_t> at(m);
+  struct Candidate {
+    Neighbor bound;
+    std::uint64_t held;  // bit l: holds lists[l]'s word
+  };
+  std::vector<Candidate> candidates;
+  for (std::size_t s = 0;; ++s) {
+    // Every document in none of lists [0, s) is at least this.
+    roots = root;
+    for (std::size_t l = 0; l < s; ++l) roots[lists[l].t] = second[lists[l].t];
+    const float unmet = d2.weighted_sum(j, roots.data());
+    if (!(unmet < ceiling) || (best.full() && best.worst().distance < unmet))
+      return BatchDistance::Walked{best.take_sorted(), computed};
+    if (s == m) return std::nullopt;
+    work += lists[s].docs.size() * m;
+    if (work > budget) return std::nullopt;
+    candidates.clear();
+    std::fill(at.begin(), at.end(), 0);
+    std::size_t skip_at = 0;
+    for (const std::uint32_t d : lists[s].docs) {
+      while (skip_at < skip.size() && skip[skip_at] < d) ++skip_at;
+      if (skip_at < skip.size() && skip[skip_at] == d) continue;
+      std::uint64_t held = std::uint64_t{1} << s;
+      bool before = false;
+      for (std::size_t l = 0; l < m && !before; ++l)
+        if (l != s && holds(lists[l].docs, at[l], d)) {
+          held |= std::uint64_t{1} << l;
+          before = l < s;  // met in a list taken before
+        }
+      if (before) continue;
+      for (std::size_t l = 0; l < m; ++l)
+        roots[lists[l].t] = held >> l & 1 ? root[lists[l].t] : second[lists[l].t];
+      const Neighbor bound{d2.weighted_sum(j, roots.data()), d};
+      if (admits(bound)) candidates.push_back({bound, held});
+    }
+    std::sort(candidates.begin(), candidates.end(),
+              [](const Candidate& a, const Candidate& b) { return a.bound < b.bound; });
+    for (const Candidate& c : candidates) {
+      if (!admits(c.bound)) break;
+      for (std::size_t t = 0; t < h; ++t) terms[t] = weight[t] > 0 ? kInf : 0.0f;
+      for (std::size_t l = 0; l < m; ++l)
+        if (c.held >> l & 1) terms[lists[l].t] = root[lists[l].t];
+      ++computed;
+      const Neighbor b{d2.finish(j, static_cast<std::size_t>(c.bound.index), terms.data()),
+                       c.bound.index};
+      if (admits(b)) best.push(b);
+    }
+  }
+}
+
 }  // namespace
 
 std::optional<BatchDistance::Walked> ThresholdWalk::top_k(
@@ -136,6 +236,11 @@ std::optional<BatchDistance::Walked> ThresholdWalk::top_k(
       c.last = {kept.back().lo, kept.back().word};
     }
   }
+  // Most typed queries are answered from their words' nearest words' lists alone.
+  if (auto top =
+          by_nearest_words(index_, d2_, weight, h, cursors, j, k, ceiling, skip, work, budget))
+    return top;
+
   // The next words past those selected, by bound from the kept distances, made exact: four
   // times as many as before (every word left where fewer remain).
   const auto select_more = [&](Cursor& c) {

@@ -12,6 +12,11 @@
 // in are finished from their own words, from the word distances phase 1 kept. The same
 // documents, distances and order of ties as the linear pass over every document.
 //
+// Before the walk, the lists of each query word's nearest word alone, rarest first (MaxScore's
+// order): a document's bound from which of them it holds, those that can enter finished from
+// their own words; most typed queries end there, their best documents holding their words
+// (threshold_walk.cpp, by_nearest_words). The walk takes the rest.
+//
 // The order of each query word's vocabulary comes from phase 1: its kept nearest words (their
 // lower bounds; every other word's bound is at least the last one's), made exact and sorted;
 // past them, the next words by bound selected from the kept distances, four times as many each
