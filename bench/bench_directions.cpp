@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include "lcrwmd/atomic_file.h"
 #include "lcrwmd/topk.h"
 #include "methods/bm25/bm25.h"
 
@@ -87,6 +88,18 @@ QuerySet short_queries(const Index& index, const QuerySet& qs, std::size_t words
     out.labels.push_back(qs.labels[q]);
   }
   return out;
+}
+
+void write_query_text(const QuerySet& qs, const std::string& path) {
+  AtomicFile out(path);
+  const QueryTerms& t = qs.terms;
+  for (std::size_t q = 0; q < qs.size(); ++q) {
+    std::string line = qs.ids[q] + "\t\t";
+    for (std::size_t i = t.indptr[q]; i < t.indptr[q + 1]; ++i)
+      (line += i == t.indptr[q] ? "" : " ") += t.terms[i];
+    out.write(line + "\n");
+  }
+  out.commit();
 }
 
 void direction_benchmarks(const Searcher& searcher, const QuerySet& qs, std::size_t reps,

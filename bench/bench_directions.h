@@ -4,6 +4,7 @@
 // symmetric LC-RWMD, and by bm25 and hybrid, one at a time and in batches, times paired query
 // by query.
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "bench_util.h"
@@ -16,6 +17,10 @@ namespace lcrwmd::bench {
 // commonest to its rarest in a synthetic index), uniformly weighted, each word also a term
 // (once) for bm25, weighed by the index's statistics.
 QuerySet short_queries(const Index& index, const QuerySet& qs, std::size_t words);
+
+// Queries as text (id, no label, their terms separated by spaces) in a TSV at `path`: what a
+// peer engine is given of short_queries' queries.
+void write_query_text(const QuerySet& qs, const std::string& path);
 
 // One query at a time, `reps` of them (cycling through the queries) after `warm_up` untimed
 // (the same queries, from the first).

@@ -286,6 +286,9 @@ int main(int argc, char** argv) {
   dir_cmd->add_option("--batches", dir_batches, "Batch sizes (none: --batches 0)");
   std::size_t warm_up = 1;
   dir_cmd->add_option("--warm-up", warm_up, "Queries run untimed first")->capture_default_str();
+  std::string dir_queries_out;
+  dir_cmd->add_option("--queries-output", dir_queries_out,
+                      "Also write the queries as timed (their words kept) as TSV text, for a peer");
 
   auto* seg_cmd = app.add_subcommand(
       "segments", "A grown collection's segments searched beside one index of their documents");
@@ -332,6 +335,7 @@ int main(int argc, char** argv) {
     } else if (*dir_cmd) {
       const Index ix = Index::load(index_path, false);
       const QuerySet qs = short_queries(ix, make_query_set(ix, read_tsv(queries_path), {}), words);
+      if (!dir_queries_out.empty()) write_query_text(qs, dir_queries_out);
       meta["index"] = index_path;
       meta["n_docs"] = std::to_string(ix.n_docs());
       meta["query_words"] = std::to_string(words);
