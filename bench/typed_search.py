@@ -12,6 +12,11 @@ the same texts with StandardAnalyzer and the same stop words, one segment.
   bench/typed_search.py --work /tmp/typed --data ../shared/data --lcrwmd build/lcrwmd \\
       --bench build/lcrwmd_bench --json bench/results/typed_search.json
 
+With --set1 the documents are Set 1 instead (`lcrwmd synth --preset set1`: a million synthetic
+documents over 452,058 words, written as text for Lucene) and the queries 64 of its documents
+cut to five words spread from their commonest word to their rarest (`lcrwmd_bench directions
+--words 5`, which writes them as text for Lucene).
+
 Prints a table of milliseconds per query and writes JSON; the index and Lucene's files stay in
 --work for another run (--reuse).
 """
@@ -90,15 +95,25 @@ def main():
     ap.add_argument("--lucene-runs", type=int, default=10,
                     help="Lucene's passes (its JIT takes about seven to settle); the best counts")
     ap.add_argument("--reuse", action="store_true", help="keep --work's documents and index")
+    ap.add_argument("--set1", action="store_true",
+                    help="Set 1's documents and five-word queries instead of the real ones")
     ap.add_argument("--json")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
     stop = os.path.join(a.data, "stop_words.txt")
     index = os.path.join(a.work, "docs.idx")
-    if a.reuse and os.path.exists(index):
+    # Set 1: the synthetic queries (whole documents) cut to five words by the benchmark, which
+    # writes them as Lucene is given them.
+    synth_queries = os.path.join(a.work, "set1_q.tsv")
+    if a.set1 and not (a.reuse and os.path.exists(index)):
+        docs, queries = os.path.join(a.work, "docs.tsv"), os.path.join(a.work, "queries.tsv")
+        run([a.lcrwmd, "synth", "--preset", "set1", "--output", index, "--queries", "64",
+             "--queries-output", synth_queries, "--docs-output", docs])
+        n_docs, n_queries = sum(1 for _ in open(docs, encoding="utf-8")), 64
+    elif a.reuse and os.path.exists(index):
         docs, queries = os.path.join(a.work, "docs.tsv"), os.path.join(a.work, "queries.tsv")
         n_docs = sum(1 for _ in open(docs, encoding="utf-8"))
-        n_queries = sum(1 for _ in open(queries, encoding="utf-8"))
+        n_queries = (64 if a.set1 else sum(1 for _ in open(queries, encoding="utf-8")))
     else:
         docs, queries, n_docs, n_queries = make_data(a.work, a.copies, a.queries)
         t = time.time()
@@ -111,9 +126,10 @@ def main():
     # Lucene's first pass, which its JIT compiles in; bm25's blocks are made on a term's first
     # search); then Lucene.
     ours_json = os.path.join(a.work, "lcrwmd.json")
+    shape = (["--queries", synth_queries, "--words", "5", "--queries-output", queries] if a.set1
+             else ["--queries", queries, "--words", "0"])
     run([a.bench, "--threads", "1", "--reps", str(a.runs * n_queries), "--json", ours_json,
-         "directions", "--index", index, "--queries", queries, "--words", "0", "--batches", "0",
-         "--warm-up", str(n_queries)])
+         "directions", "--index", index] + shape + ["--batches", "0", "--warm-up", str(n_queries)])
     ours = json.load(open(ours_json))
     luc, jars, lucene_top = run_lucene(a.work, docs, queries, stop, a.lucene_runs)
     # How far the two rankings agree (their tokenizers differ): the documents both put in a
@@ -144,7 +160,8 @@ def main():
     print(f"top-10 documents both rank: {agree:.3f}")
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"documents": n_docs, "queries": n_queries, "lucene": luc | {"jars": jars},
+            json.dump({"set": "set1" if a.set1 else "real", "documents": n_docs,
+                       "queries": n_queries, "lucene": luc | {"jars": jars},
                        "lcrwmd": ours, "lucene_median_ms": lucene_median,
                        "lucene_mean_ms_per_pass": per_run, "top10_agreement": agree}, f,
                       indent=1)

@@ -213,9 +213,14 @@ class Hybrid final : public BatchDistance {
   std::optional<Walked> walk(std::size_t j, std::size_t k, float ceiling,
                              std::span<const std::uint32_t> skip) const override {
     const std::size_t q = q_.begin + j;
+    // The sample's distances, each on its own: a query searched alone splits them among the
+    // threads (a batch's queries each have a thread already).
     std::vector<float> sample(sample_.size());
+    ParallelErrors errors;
+#pragma omp parallel for schedule(static) if (!omp_in_parallel())
     for (std::size_t i = 0; i < sample_.size(); ++i)
-      sample[i] = distance_->refine(j, sample_[i], 0);
+      errors.run([&] { sample[i] = distance_->refine(j, sample_[i], 0); });
+    errors.rethrow();
     const Scale z = scale_of(scorer_, q, skip, n_ - skip.size(), sample, weight_);
     std::optional<Walked> w = threshold_walk(
         z, k, ceiling, [&](std::size_t depth) { return distance_->walk(j, depth, kInf, skip); },
