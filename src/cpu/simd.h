@@ -73,6 +73,12 @@ struct Int8Columns {  // a batch's words, sixteen to a block, laid out for VNNI
   const std::uint8_t* blocks;
   const float *scale, *sq;  // per word; sq its squared norm
   BoundTermArrays terms;    // per word its share of the bound (sq unused)
+  // The words past the last whole block (nc % 16 of them: all of a typed query's) also laid out
+  // for a kernel that spends no lane on absent words, or nullptr (then the blocks serve): in
+  // parts by the binary digits of their number, largest first, each of kp * C bytes after the
+  // one before; a part of C words (8, 4, 2, 1) gives each G = 16 / C lanes, and its step s (of
+  // kp / (4 G)) is 64 bytes whose lane j + G c holds its word c's group s G + j, as q + 128.
+  const std::uint8_t* narrow;
 };
 
 struct Kernels {

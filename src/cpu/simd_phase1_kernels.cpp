@@ -162,6 +162,8 @@ class BlockedRows {
   BlockedRows(const Int8Rows& rows, std::size_t n, std::size_t kp, std::size_t block)
       : rows_(rows) {
     if (n % block == 0) return;
+    for (float* terms : {scale_, sq_, a_, b_, c_}) std::fill_n(terms, 16, 0.0f);
+    std::fill_n(bias_, 16, 0);
     for (std::size_t r = 0; r < n; ++r) {
       bias_[r] = rows.bias[r], scale_[r] = rows.scale[r];
       sq_[r] = rows.terms.sq[r], a_[r] = rows.terms.a[r], b_[r] = rows.terms.b[r];
@@ -176,8 +178,9 @@ class BlockedRows {
 
  private:
   Int8Rows rows_;
-  std::int32_t bias_[16] = {};
-  float scale_[16] = {}, sq_[16] = {}, a_[16] = {}, b_[16] = {}, c_[16] = {};
+  // Filled only where the rows are copied: a whole strip (most calls) costs nothing here.
+  std::int32_t bias_[16];
+  float scale_[16], sq_[16], a_[16], b_[16], c_[16];
 };
 
 }  // namespace
@@ -258,7 +261,95 @@ __attribute__((target("avx512vnni"))) void int8_strip16(const Int8Rows& row, std
   }
 }
 
-// The rows in blocks of sixteen (BlockedRows), then the kernel for their dimension.
+// acc += b's bytes (unsigned) times a's (signed), four products a lane (VPDPBUSD, written out
+// for dot4_broadcast's reason).
+__attribute__((target("avx512vnni"), always_inline)) inline void dot4(__m512i& acc, __m512i b,
+                                                                      __m512i a) {
+  asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(b), "v"(a));
+}
+
+// int8_bound_strip for one part of the columns' narrow layout (simd.h): its 16 / G columns from
+// c0 on, G lanes each, where int8_strip16 spends sixteen lanes on every column of a block
+// however few it holds: a typed query's few words cost their number of products, not sixteen's.
+// Each row's register sums, lane j + G c, column c's group s G + j over the steps s: one load of
+// the part's step and, per row, the row's G groups of four bytes broadcast to every column's
+// lanes. Then the sixteen registers are transposed, which puts the rows in lanes, each column's
+// G registers added (exact integers: the sums int8_strip16 makes), and bounded as there, in its
+// order of operations.
+template <std::size_t G, std::size_t KP>
+__attribute__((target("avx512vnni"))) void int8_strip16_narrow(
+    const Int8Rows& row, std::size_t n, std::size_t kp_given, const std::uint8_t* part,
+    const Int8Columns& cols, std::size_t c0, float* lo, std::size_t lo_ld) {
+  const std::size_t kp = KP > 0 ? KP : kp_given;
+  constexpr std::size_t kStep = 4 * G;  // a row's bytes a step reads
+  const std::int8_t* q = row.q;
+  // The masked forms, all lanes on (int8_strip16's reason).
+  constexpr __mmask16 all = 0xFFFF;
+  constexpr __mmask8 all8 = 0xFF;
+  __m512i acc[16];
+#pragma GCC unroll 16
+  for (std::size_t r = 0; r < 16; ++r) acc[r] = _mm512_setzero_si512();
+  for (std::size_t s = 0; s < kp / kStep; ++s) {
+    // The rows of the strip after next on their way, as int8_strip16 fetches them.
+#pragma GCC unroll 16
+    for (std::size_t i = 0; i < G; ++i)
+      _mm_prefetch(reinterpret_cast<const char*>(q + 32 * kp + 64 * (s * G + i)), _MM_HINT_T0);
+    const __m512i b = _mm512_loadu_si512(part + 64 * s);
+#pragma GCC unroll 16
+    for (std::size_t r = 0; r < 16; ++r) {
+      const std::int8_t* a = q + r * kp + kStep * s;
+      __m512i x;
+      if constexpr (G == 16) {
+        x = _mm512_loadu_si512(a);
+      } else if constexpr (G == 8) {
+        x = _mm512_maskz_broadcast_i64x4(all8,
+                                         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)));
+      } else if constexpr (G == 4) {
+        x = _mm512_maskz_broadcast_i32x4(all, _mm_loadu_si128(reinterpret_cast<const __m128i*>(a)));
+      } else {
+        static_assert(G == 2);
+        std::int64_t eight;
+        std::memcpy(&eight, a, 8);
+        x = _mm512_set1_epi64(eight);
+      }
+      dot4(acc[r], b, x);
+    }
+  }
+  __m512 t[16];
+#pragma GCC unroll 16
+  for (std::size_t r = 0; r < 16; ++r) t[r] = _mm512_castsi512_ps(acc[r]);
+  transpose16(t);  // t[l]: lane l of every row
+  const __mmask16 rows_in = lanes_below(n);
+  const __m512 zero = _mm512_setzero_ps(), two = _mm512_set1_ps(2.0f);
+  // The rows' terms (sixteen each: BlockedRows').
+  const __m512i bias = _mm512_loadu_si512(row.bias);
+  const __m512 scale = _mm512_loadu_ps(row.scale), sq = _mm512_loadu_ps(row.terms.sq),
+               ra = _mm512_loadu_ps(row.terms.a), rb = _mm512_loadu_ps(row.terms.b),
+               rc = _mm512_loadu_ps(row.terms.c);
+  for (std::size_t c = 0; c < 16 / G; ++c) {
+    const std::size_t col = c0 + c;
+    __m512i sum = _mm512_castps_si512(t[G * c]);
+    for (std::size_t j = 1; j < G; ++j)
+      sum = _mm512_add_epi32(sum, _mm512_castps_si512(t[G * c + j]));
+    // The exact product less the columns' bias, scaled: estimates_s32's g.
+    sum = _mm512_sub_epi32(sum, bias);
+    const __m512 p = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(all, sum),
+                                   _mm512_mul_ps(scale, _mm512_set1_ps(cols.scale[col])));
+    const __m512 g = _mm512_sub_ps(_mm512_set1_ps(cols.sq[col]), _mm512_mul_ps(two, p));
+    const __m512 estimate = _mm512_add_ps(sq, g);
+    const __m512 beta = _mm512_add_ps(
+        _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(ra, _mm512_set1_ps(cols.terms.a[col])),
+                                    _mm512_mul_ps(rb, _mm512_set1_ps(cols.terms.b[col]))),
+                      rc),
+        _mm512_set1_ps(cols.terms.c[col]));
+    _mm512_mask_storeu_ps(lo + col * lo_ld, rows_in,
+                          _mm512_maskz_max_ps(all, _mm512_sub_ps(estimate, beta), zero));
+  }
+}
+
+// The rows in blocks of sixteen (BlockedRows), then the kernels for their dimension: the
+// columns' whole blocks of sixteen, then the parts of the rest where their narrow layout is
+// there.
 __attribute__((target("avx512vnni"))) void int8_bound_strip(const Int8Rows& rows, std::size_t n,
                                                             std::size_t kp, const Int8Columns& cols,
                                                             std::size_t nc, float* lo,
@@ -267,13 +358,38 @@ __attribute__((target("avx512vnni"))) void int8_bound_strip(const Int8Rows& rows
   const BlockedRows blocked(rows, n, kp, 16);
   // The usual dimensions, padded (100 -> 128, 300 -> 320), with their byte offsets fixed, by
   // kp / 64; entry 0 takes kp at run time.
+  const std::size_t fixed = kp / 64 < 7 ? kp / 64 : 0;
   using Strip16 = void (*)(const Int8Rows&, std::size_t, std::size_t, const Int8Columns&,
                            std::size_t, float*, std::size_t);
   constexpr Strip16 kFixed[] = {int8_strip16<0>,   int8_strip16<64>,  int8_strip16<128>,
                                 int8_strip16<192>, int8_strip16<256>, int8_strip16<320>,
                                 int8_strip16<384>};
-  const std::size_t fixed = kp / 64 < std::size(kFixed) ? kp / 64 : 0;
-  kFixed[fixed](blocked.rows(), n, kp, cols, nc, lo, lo_ld);
+  if (cols.narrow == nullptr) return kFixed[fixed](blocked.rows(), n, kp, cols, nc, lo, lo_ld);
+  const std::size_t whole = nc / 16 * 16;
+  if (whole > 0) kFixed[fixed](blocked.rows(), n, kp, cols, whole, lo, lo_ld);
+  using Part = void (*)(const Int8Rows&, std::size_t, std::size_t, const std::uint8_t*,
+                        const Int8Columns&, std::size_t, float*, std::size_t);
+  // By a part's columns: 8, 4, 2, 1 (G = 2, 4, 8, 16).
+  constexpr Part kParts[4][7] = {
+      {int8_strip16_narrow<2, 0>, int8_strip16_narrow<2, 64>, int8_strip16_narrow<2, 128>,
+       int8_strip16_narrow<2, 192>, int8_strip16_narrow<2, 256>, int8_strip16_narrow<2, 320>,
+       int8_strip16_narrow<2, 384>},
+      {int8_strip16_narrow<4, 0>, int8_strip16_narrow<4, 64>, int8_strip16_narrow<4, 128>,
+       int8_strip16_narrow<4, 192>, int8_strip16_narrow<4, 256>, int8_strip16_narrow<4, 320>,
+       int8_strip16_narrow<4, 384>},
+      {int8_strip16_narrow<8, 0>, int8_strip16_narrow<8, 64>, int8_strip16_narrow<8, 128>,
+       int8_strip16_narrow<8, 192>, int8_strip16_narrow<8, 256>, int8_strip16_narrow<8, 320>,
+       int8_strip16_narrow<8, 384>},
+      {int8_strip16_narrow<16, 0>, int8_strip16_narrow<16, 64>, int8_strip16_narrow<16, 128>,
+       int8_strip16_narrow<16, 192>, int8_strip16_narrow<16, 256>, int8_strip16_narrow<16, 320>,
+       int8_strip16_narrow<16, 384>}};
+  const std::uint8_t* part = cols.narrow;
+  for (std::size_t c0 = whole; c0 < nc;) {
+    const std::size_t width = std::bit_floor(nc - c0);  // the part's columns
+    kParts[3 - std::countr_zero(width)][fixed](blocked.rows(), n, kp, part, cols, c0, lo, lo_ld);
+    part += width * kp;
+    c0 += width;
+  }
 }
 
 }  // namespace

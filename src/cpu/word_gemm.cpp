@@ -226,6 +226,20 @@ WordGemm::Columns WordGemm::columns(const float* vectors, const float* sq_norms,
       for (std::size_t d = 0; d < kp_; ++d)
         block[d / 4 * 64 + d % 4] = static_cast<std::uint8_t>(q[j * kp_ + d] + 128);
     }
+    // The words past the last whole block also as the narrow kernel reads them (simd.h).
+    c.narrow.resize(n % 16 * kp_);
+    std::uint8_t* part = c.narrow.data();
+    for (std::size_t c0 = n / 16 * 16; c0 < n;) {
+      const std::size_t words = std::bit_floor(n - c0), lanes = 16 / words;
+      for (std::size_t j = 0; j < words; ++j)
+        for (std::size_t d = 0; d < kp_; ++d) {
+          const std::size_t group = d / 4;
+          part[group / lanes * 64 + (group % lanes + lanes * j) * 4 + d % 4] =
+              static_cast<std::uint8_t>(q[(c0 + j) * kp_ + d] + 128);
+        }
+      part += words * kp_;
+      c0 += words;
+    }
     for (const bounds::Terms& t : c.terms) {
       c.term_a.push_back(t.a);
       c.term_b.push_back(t.b);
@@ -242,7 +256,8 @@ void WordGemm::lower_bounds(const Columns& cols, std::size_t u0, std::size_t n, 
   const Int8Columns columns{cols.blocks.data(),
                             cols.scale.data(),
                             cols.sq_norms,
-                            {nullptr, cols.term_a.data(), cols.term_b.data(), cols.term_c.data()}};
+                            {nullptr, cols.term_a.data(), cols.term_b.data(), cols.term_c.data()},
+                            cols.narrow.empty() ? nullptr : cols.narrow.data()};
   kernels().int8_bound_strip(rows, n, kp_, columns, cols.size(), lo, ld);
 }
 

@@ -64,6 +64,7 @@ class WordGemm {
     std::vector<float> scale;        // int8
     // direct_bounds(): the words laid out as int8_bound_strip reads them, and their terms.
     std::vector<std::uint8_t> blocks;
+    std::vector<std::uint8_t> narrow;  // those past the last block (simd.h: Int8Columns::narrow)
     std::vector<float> term_a, term_b, term_c;
   };
   Columns columns(const float* vectors, const float* sq_norms, std::size_t n) const;

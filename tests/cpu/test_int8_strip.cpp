@@ -1,9 +1,9 @@
 // Phase 1's int8 lower bounds straight from the rounded vectors (simd.h: int8_bound_strip), at
 // every level that has them, against a direct loop: the exact integer products, then the
 // scalar level's estimates_s32 and bound_sq_distances, bit for bit. Rows 1 to 16, columns 0
-// to 70 around the sixteen-column block, padded dimensions with and without a kernel of their
-// own, extreme bytes, infinite terms, the output at an odd offset with NaN around it to catch
-// a write past the strip.
+// to 70 around the sixteen-column block, also with those past the last block from their narrow
+// layout, padded dimensions with and without a kernel of their own, extreme bytes, infinite terms,
+// the output at an odd offset with NaN around it to catch a write past the strip.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -50,6 +50,25 @@ std::vector<std::uint8_t> vnni_blocks(const Int8Vectors& c) {
   return b;
 }
 
+// The narrow layout of the columns past the last whole block, as simd.h describes it: parts
+// of C = 8, 4, 2, 1 columns by the binary digits of their number, G = 16 / C lanes a column;
+// a part's step s holds in lane j + G c its column c's group s G + j.
+std::vector<std::uint8_t> narrow_blocks(const Int8Vectors& c) {
+  std::vector<std::uint8_t> b(c.n % 16 * c.kp);
+  std::size_t at = 0, first = c.n / 16 * 16;
+  for (const std::size_t columns : {8, 4, 2, 1}) {
+    if ((c.n % 16 & columns) == 0) continue;
+    const std::size_t g = 16 / columns;
+    for (std::size_t j = 0; j < columns; ++j)
+      for (std::size_t d = 0; d < c.kp; ++d)
+        b[at + d / 4 / g * 64 + (d / 4 % g + g * j) * 4 + d % 4] =
+            static_cast<std::uint8_t>(c.q[(first + j) * c.kp + d] + 128);
+    at += columns * c.kp;
+    first += columns;
+  }
+  return b;
+}
+
 struct Terms {
   std::vector<float> sq, a, b, c;
   BoundTermArrays arrays() const { return {sq.data(), a.data(), b.data(), c.data()}; }
@@ -83,9 +102,10 @@ TEST(Int8BoundStrip, MatchesTheDirectLoopAtEveryLevel) {
         bias[r] = 128 * s;
       }
       const Terms row_terms = random_terms(before + n, rng);
-      for (std::size_t nc : {0, 1, 15, 16, 17, 31, 32, 33, 47, 64, 70}) {
+      for (std::size_t nc : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 64, 70}) {
         const Int8Vectors cols = random_vectors(nc, dim, kp, rng);
         const std::vector<std::uint8_t> blocks = vnni_blocks(cols);
+        const std::vector<std::uint8_t> narrow = narrow_blocks(cols);
         const Terms col_terms = random_terms(nc, rng);
         std::vector<float> col_scale = cols.scale;
         if (nc > 2) col_scale[2] = 1e30f;  // products overflow to inf
@@ -115,20 +135,26 @@ TEST(Int8BoundStrip, MatchesTheDirectLoopAtEveryLevel) {
                                rows.scale.data() + before,
                                {row_terms.sq.data() + before, row_terms.a.data() + before,
                                 row_terms.b.data() + before, row_terms.c.data() + before}};
-        const Int8Columns in_cols{blocks.data(), col_scale.data(), col_terms.sq.data(),
-                                  col_terms.arrays()};
-        for (const Kernels* k : levels) {
-          std::vector<float> got(want.size(), nan);
-          k->int8_bound_strip(in_rows, n, kp, in_cols, nc, got.data() + offset, ld);
-          for (std::size_t e = 0; e < got.size(); ++e) {
-            // Bits, NaN included: every entry outside the strip must still be the NaN put there.
-            std::uint32_t a, b;
-            std::memcpy(&a, &got[e], 4);
-            std::memcpy(&b, &want[e], 4);
-            ASSERT_EQ(a, b) << "dim " << dim << " rows " << n << " columns " << nc << " entry " << e
-                            << ": " << got[e] << " against " << want[e];
+        // The sixteen-lane blocks alone, and with the narrow layout of the rest.
+        const Int8Columns layouts[] = {
+            {blocks.data(), col_scale.data(), col_terms.sq.data(), col_terms.arrays(), nullptr},
+            {blocks.data(), col_scale.data(), col_terms.sq.data(), col_terms.arrays(),
+             narrow.data()}};
+        for (const Kernels* k : levels)
+          for (const Int8Columns& in_cols : layouts) {
+            std::vector<float> got(want.size(), nan);
+            k->int8_bound_strip(in_rows, n, kp, in_cols, nc, got.data() + offset, ld);
+            for (std::size_t e = 0; e < got.size(); ++e) {
+              // Bits, NaN included: every entry outside the strip must still be the NaN put
+              // there.
+              std::uint32_t a, b;
+              std::memcpy(&a, &got[e], 4);
+              std::memcpy(&b, &want[e], 4);
+              ASSERT_EQ(a, b) << "dim " << dim << " rows " << n << " columns " << nc
+                              << (in_cols.narrow ? " (narrow)" : "") << " entry " << e << ": "
+                              << got[e] << " against " << want[e];
+            }
           }
-        }
       }
     }
 }
