@@ -211,6 +211,7 @@ class Index {
   // first search that reads the term, then kept with the index.
   const PostingBlocks& posting_blocks(std::size_t t) const;
   std::uint32_t doc_length(std::size_t i) const { return doc_lengths_[i]; }
+  const std::uint32_t* doc_lengths() const { return doc_lengths_; }  // n_docs() of them
   // The tokens of the idf_docs documents: with idf_docs, their mean length.
   double idf_length() const { return static_cast<double>(idf_length_); }
 

@@ -31,6 +31,7 @@ PostingBlocks make_posting_blocks(const Index& index, const Index::Postings& pos
   out.block_size = block_size;
   const std::size_t n = postings.size, n_blocks = (n + block_size - 1) / block_size;
   out.last.reserve(n_blocks);
+  out.first.reserve(n_blocks);
   out.impact_begin.reserve(n_blocks + 1);
   std::vector<Impact> pairs;
   for (std::size_t b = 0; b < n_blocks; ++b) {
@@ -40,6 +41,7 @@ PostingBlocks make_posting_blocks(const Index& index, const Index::Postings& pos
       pairs.push_back({postings.counts[e], index.doc_length(postings.docs[e] - postings.first)});
     keep_front(pairs);
     out.last.push_back(postings.docs[end - 1]);
+    out.first.push_back(postings.docs[begin]);
     out.impacts.insert(out.impacts.end(), pairs.begin(), pairs.end());
     out.impact_begin.push_back(static_cast<std::uint32_t>(out.impacts.size()));
   }

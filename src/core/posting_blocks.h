@@ -28,6 +28,9 @@ struct PostingBlocks {
   // Block b holds postings [b * block_size, (b + 1) * block_size) of the list; last[b] is its
   // last document, as the postings number them (Index::Postings::docs).
   std::vector<std::uint32_t> last;
+  // first[b]: its first document, so that a search asks whether a block starts within a window
+  // without reading the postings of a list it may skip (a miss to memory per list and window).
+  std::vector<std::uint32_t> first;
   // Block b's impacts are impacts[impact_begin[b], impact_begin[b + 1]), counts descending and
   // lengths with them; whole: the list's.
   std::vector<std::uint32_t> impact_begin{0};

@@ -677,6 +677,7 @@ TEST(Bm25Walk, EachBlocksImpactsBoundItsPostingsAndAreTheirs) {
       for (std::size_t b = 0; b < blocks.size(); ++b) {
         const std::size_t end = std::min(post.size, (b + 1) * size);
         EXPECT_EQ(blocks.last[b], post.docs[end - 1]);
+        EXPECT_EQ(blocks.first[b], post.docs[b * size]);
         for (const Impact& i : blocks.block(b)) {  // each impact is a posting of its block
           bool found = false;
           for (std::size_t e = b * size; e < end; ++e)

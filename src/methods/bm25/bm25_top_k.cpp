@@ -78,6 +78,7 @@ std::vector<Neighbor> Bm25Scorer::top_k(std::size_t q, std::size_t k, float ceil
   const std::size_t n_parts = parts_.size();
   for (std::size_t s = 0; s < n_parts; ++s) {
     const Index& index = *parts_[s].index;
+    const std::uint32_t* lengths = index.doc_lengths();
     const std::span<const std::uint32_t> deleted = parts_[s].deleted;
     cursors.clear();
     std::uint32_t first = 0;
@@ -120,7 +121,7 @@ std::vector<Neighbor> Bm25Scorer::top_k(std::size_t q, std::size_t k, float ceil
       order.resize(live);
       for (std::size_t i = 0; i < live; ++i) {
         Cursor& c = cursors[i];
-        c.window = c.docs[c.block_begin()] <= hi ? block_bound(c) : 0.0;
+        c.window = c.blocks->first[c.b] <= hi ? block_bound(c) : 0.0;
         order[i] = i;
       }
       std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -144,6 +145,9 @@ std::vector<Neighbor> Bm25Scorer::top_k(std::size_t q, std::size_t k, float ceil
           Cursor& c = cursors[order[i]];
           const std::size_t end = c.block_end();
           for (; c.e < end && c.docs[c.e] <= s1; ++c.e) {
+            // The length of a document a few postings on, on its way (kLengthsAhead).
+            if (c.e + kLengthsAhead < end)
+              __builtin_prefetch(lengths + (c.docs[c.e + kLengthsAhead] - first));
             const std::size_t r = c.docs[c.e] - s0;
             const double x =
                 contribution(c.w, c.counts[c.e], index.doc_length(c.docs[c.e] - first));
