@@ -662,6 +662,39 @@ std::size_t over_bound(const Bm25Scorer& s, const Index& ix, std::uint32_t term,
   return bad;
 }
 
+// A block's impacts are exactly the Pareto front of its postings' (count, length) pairs, counts
+// descending, as a plain sort and scan finds it: with counts past the small ones a block keeps a
+// least for (documents holding a word up to 200 times), and equal counts and lengths.
+TEST(Bm25Walk, EachBlocksImpactsAreItsPostingsFront) {
+  Corpus c = corpus(700, 43);
+  std::mt19937 rng(44);
+  for (RawDocument& d : c.docs)
+    for (std::size_t r = rng() % 3 == 0 ? rng() % 200 : 0; r > 0; --r) d.text += " w3";
+  const Index ix = build(c, c.docs);
+  std::size_t large = 0;
+  for (const std::size_t size : {1, 2, 127, 128, 129})
+    for (std::uint32_t t = 0; t < ix.n_terms(); ++t) {
+      const Index::Postings post = ix.postings(t);
+      const PostingBlocks blocks = make_posting_blocks(ix, post, size);
+      for (std::size_t b = 0; b < blocks.size(); ++b) {
+        std::vector<Impact> pairs;
+        for (std::size_t e = b * size; e < std::min(post.size, (b + 1) * size); ++e) {
+          pairs.push_back({post.counts[e], ix.doc_length(post.docs[e] - post.first)});
+          large += post.counts[e] >= 64;
+        }
+        std::sort(pairs.begin(), pairs.end(), [](const Impact& x, const Impact& y) {
+          return x.count != y.count ? x.count > y.count : x.length < y.length;
+        });
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> want, got;
+        for (const Impact& p : pairs)
+          if (want.empty() || p.length < want.back().second) want.emplace_back(p.count, p.length);
+        for (const Impact& i : blocks.block(b)) got.emplace_back(i.count, i.length);
+        ASSERT_EQ(got, want) << ix.term(t) << " block " << b << " of " << size;
+      }
+    }
+  EXPECT_GT(large, 100u);  // the sorted path was taken
+}
+
 TEST(Bm25Walk, EachBlocksImpactsBoundItsPostingsAndAreTheirs) {
   const Corpus c = corpus(600, 41);
   const Index ix = build(c, with_copies(c, 100, 42));
