@@ -5,12 +5,14 @@
 #include "cpu/simd_phase1_kernels.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #if defined(__AVX2__)
@@ -201,6 +203,31 @@ __attribute__((target("avx512vnni"), always_inline)) inline void dot4_broadcast(
       : "v"(b), "m"(*reinterpret_cast<const Aliased32*>(four)));
 }
 
+// One side's terms for sixteen lanes of bounds: its words' (a register each) or one word's in
+// every lane.
+struct BoundLanes {
+  __m512 scale, sq, a, b, c;
+};
+
+// Sixteen lanes of int8 lower bounds from their exact integer products `sum`, less the bias and
+// scaled as estimates_s32 does, then bounded as bound_columns does, in their order of
+// operations (max returns its second operand for NaN: 0, as there): what both kernels below
+// compute, whichever side lies in the lanes.
+__attribute__((target("avx512vnni"), always_inline)) inline __m512 int8_bounds(
+    __m512i sum, __m512i bias, const BoundLanes& row, const BoundLanes& col) {
+  // The masked forms of max and the conversion, all lanes on: GCC 12 warns of the plain ones'
+  // undefined pass-through.
+  constexpr __mmask16 all = 0xFFFF;
+  const __m512 p = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(all, _mm512_sub_epi32(sum, bias)),
+                                 _mm512_mul_ps(row.scale, col.scale));
+  const __m512 g = _mm512_sub_ps(col.sq, _mm512_mul_ps(_mm512_set1_ps(2.0f), p));
+  const __m512 estimate = _mm512_add_ps(row.sq, g);
+  const __m512 beta = _mm512_add_ps(
+      _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(row.a, col.a), _mm512_mul_ps(row.b, col.b)), row.c),
+      col.c);
+  return _mm512_maskz_max_ps(all, _mm512_sub_ps(estimate, beta), _mm512_setzero_ps());
+}
+
 // int8_bound_strip for sixteen rows (row: sixteen words of kp bytes and their terms, sixteen
 // each), kp a multiple of 64 known when compiled where KP > 0. Sixteen columns at a time, a
 // register each row: every group of four bytes is one load of the columns' block and, per row,
@@ -214,11 +241,7 @@ __attribute__((target("avx512vnni"))) void int8_strip16(const Int8Rows& row, std
                                                         float* lo, std::size_t lo_ld) {
   const std::size_t kp = KP > 0 ? KP : kp_given;
   const std::int8_t* q = row.q;
-  // The masked forms of max and the conversion, all lanes on: GCC 12 warns of the plain
-  // ones' undefined pass-through.
-  constexpr __mmask16 all = 0xFFFF;
   const __mmask16 rows_in = lanes_below(n);
-  const __m512 zero = _mm512_setzero_ps(), two = _mm512_set1_ps(2.0f);
   for (std::size_t c0 = 0; c0 < nc; c0 += 16) {
     const __mmask16 in = lanes_below(nc - c0);
     const std::uint8_t* block = cols.blocks + c0 * kp;
@@ -233,28 +256,18 @@ __attribute__((target("avx512vnni"))) void int8_strip16(const Int8Rows& row, std
 #pragma GCC unroll 16
       for (std::size_t r = 0; r < 16; ++r) dot4_broadcast(acc[r], b, q + r * kp + 4 * g);
     }
-    const __m512 scale = _mm512_maskz_loadu_ps(in, cols.scale + c0),
-                 sq = _mm512_maskz_loadu_ps(in, cols.sq + c0),
-                 ca = _mm512_maskz_loadu_ps(in, cols.terms.a + c0),
-                 cb = _mm512_maskz_loadu_ps(in, cols.terms.b + c0),
-                 cc = _mm512_maskz_loadu_ps(in, cols.terms.c + c0);
+    const BoundLanes columns{
+        _mm512_maskz_loadu_ps(in, cols.scale + c0), _mm512_maskz_loadu_ps(in, cols.sq + c0),
+        _mm512_maskz_loadu_ps(in, cols.terms.a + c0), _mm512_maskz_loadu_ps(in, cols.terms.b + c0),
+        _mm512_maskz_loadu_ps(in, cols.terms.c + c0)};
     __m512 x[16];
 #pragma GCC unroll 16
-    for (std::size_t r = 0; r < 16; ++r) {
-      // The exact product less the columns' bias, scaled: estimates_s32's g.
-      const __m512i sum = _mm512_sub_epi32(acc[r], _mm512_set1_epi32(row.bias[r]));
-      const __m512 p = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(all, sum),
-                                     _mm512_mul_ps(_mm512_set1_ps(row.scale[r]), scale));
-      const __m512 g = _mm512_sub_ps(sq, _mm512_mul_ps(two, p));
-      // bound_columns': max and min return their second operand for NaN (0, as there).
-      const __m512 estimate = _mm512_add_ps(_mm512_set1_ps(row.terms.sq[r]), g);
-      const __m512 beta = _mm512_add_ps(
-          _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(row.terms.a[r]), ca),
-                                      _mm512_mul_ps(_mm512_set1_ps(row.terms.b[r]), cb)),
-                        _mm512_set1_ps(row.terms.c[r])),
-          cc);
-      x[r] = _mm512_maskz_max_ps(all, _mm512_sub_ps(estimate, beta), zero);
-    }
+    for (std::size_t r = 0; r < 16; ++r)
+      x[r] = int8_bounds(acc[r], _mm512_set1_epi32(row.bias[r]),
+                         {_mm512_set1_ps(row.scale[r]), _mm512_set1_ps(row.terms.sq[r]),
+                          _mm512_set1_ps(row.terms.a[r]), _mm512_set1_ps(row.terms.b[r]),
+                          _mm512_set1_ps(row.terms.c[r])},
+                         columns);
     transpose16(x);
     for (std::size_t c = 0; c < 16 && c0 + c < nc; ++c)
       _mm512_mask_storeu_ps(lo + (c0 + c) * lo_ld, rows_in, x[c]);
@@ -283,7 +296,7 @@ __attribute__((target("avx512vnni"))) void int8_strip16_narrow(
   const std::size_t kp = KP > 0 ? KP : kp_given;
   constexpr std::size_t kStep = 4 * G;  // a row's bytes a step reads
   const std::int8_t* q = row.q;
-  // The masked forms, all lanes on (int8_strip16's reason).
+  // The masked broadcasts, all lanes on (int8_bounds' reason).
   constexpr __mmask16 all = 0xFFFF;
   constexpr __mmask8 all8 = 0xFF;
   __m512i acc[16];
@@ -320,31 +333,39 @@ __attribute__((target("avx512vnni"))) void int8_strip16_narrow(
   for (std::size_t r = 0; r < 16; ++r) t[r] = _mm512_castsi512_ps(acc[r]);
   transpose16(t);  // t[l]: lane l of every row
   const __mmask16 rows_in = lanes_below(n);
-  const __m512 zero = _mm512_setzero_ps(), two = _mm512_set1_ps(2.0f);
   // The rows' terms (sixteen each: BlockedRows').
   const __m512i bias = _mm512_loadu_si512(row.bias);
-  const __m512 scale = _mm512_loadu_ps(row.scale), sq = _mm512_loadu_ps(row.terms.sq),
-               ra = _mm512_loadu_ps(row.terms.a), rb = _mm512_loadu_ps(row.terms.b),
-               rc = _mm512_loadu_ps(row.terms.c);
+  const BoundLanes rows{_mm512_loadu_ps(row.scale), _mm512_loadu_ps(row.terms.sq),
+                        _mm512_loadu_ps(row.terms.a), _mm512_loadu_ps(row.terms.b),
+                        _mm512_loadu_ps(row.terms.c)};
   for (std::size_t c = 0; c < 16 / G; ++c) {
     const std::size_t col = c0 + c;
     __m512i sum = _mm512_castps_si512(t[G * c]);
     for (std::size_t j = 1; j < G; ++j)
       sum = _mm512_add_epi32(sum, _mm512_castps_si512(t[G * c + j]));
-    // The exact product less the columns' bias, scaled: estimates_s32's g.
-    sum = _mm512_sub_epi32(sum, bias);
-    const __m512 p = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(all, sum),
-                                   _mm512_mul_ps(scale, _mm512_set1_ps(cols.scale[col])));
-    const __m512 g = _mm512_sub_ps(_mm512_set1_ps(cols.sq[col]), _mm512_mul_ps(two, p));
-    const __m512 estimate = _mm512_add_ps(sq, g);
-    const __m512 beta = _mm512_add_ps(
-        _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(ra, _mm512_set1_ps(cols.terms.a[col])),
-                                    _mm512_mul_ps(rb, _mm512_set1_ps(cols.terms.b[col]))),
-                      rc),
-        _mm512_set1_ps(cols.terms.c[col]));
-    _mm512_mask_storeu_ps(lo + col * lo_ld, rows_in,
-                          _mm512_maskz_max_ps(all, _mm512_sub_ps(estimate, beta), zero));
+    const __m512 x =
+        int8_bounds(sum, bias, rows,
+                    {_mm512_set1_ps(cols.scale[col]), _mm512_set1_ps(cols.sq[col]),
+                     _mm512_set1_ps(cols.terms.a[col]), _mm512_set1_ps(cols.terms.b[col]),
+                     _mm512_set1_ps(cols.terms.c[col])});
+    _mm512_mask_storeu_ps(lo + col * lo_ld, rows_in, x);
   }
+}
+
+// The kernels for each usual dimension (kp / 64 < kFixedDims; entry 0 takes kp at run time):
+// int8_strip16's, and int8_strip16_narrow's for G lanes a column.
+constexpr std::size_t kFixedDims = 7;
+using Strip16 = void (*)(const Int8Rows&, std::size_t, std::size_t, const Int8Columns&, std::size_t,
+                         float*, std::size_t);
+using Part = void (*)(const Int8Rows&, std::size_t, std::size_t, const std::uint8_t*,
+                      const Int8Columns&, std::size_t, float*, std::size_t);
+template <std::size_t... D>
+constexpr std::array<Strip16, sizeof...(D)> strip16_of(std::index_sequence<D...>) {
+  return {int8_strip16<64 * D>...};
+}
+template <std::size_t G, std::size_t... D>
+constexpr std::array<Part, sizeof...(D)> parts_of(std::index_sequence<D...>) {
+  return {int8_strip16_narrow<G, 64 * D>...};
 }
 
 // The rows in blocks of sixteen (BlockedRows), then the kernels for their dimension: the
@@ -357,32 +378,15 @@ __attribute__((target("avx512vnni"))) void int8_bound_strip(const Int8Rows& rows
   if (n == 0 || nc == 0) return;
   const BlockedRows blocked(rows, n, kp, 16);
   // The usual dimensions, padded (100 -> 128, 300 -> 320), with their byte offsets fixed, by
-  // kp / 64; entry 0 takes kp at run time.
-  const std::size_t fixed = kp / 64 < 7 ? kp / 64 : 0;
-  using Strip16 = void (*)(const Int8Rows&, std::size_t, std::size_t, const Int8Columns&,
-                           std::size_t, float*, std::size_t);
-  constexpr Strip16 kFixed[] = {int8_strip16<0>,   int8_strip16<64>,  int8_strip16<128>,
-                                int8_strip16<192>, int8_strip16<256>, int8_strip16<320>,
-                                int8_strip16<384>};
-  if (cols.narrow == nullptr) return kFixed[fixed](blocked.rows(), n, kp, cols, nc, lo, lo_ld);
+  // kp / 64; entry 0 takes kp at run time. The parts by their columns: 8, 4, 2, 1.
+  constexpr auto dims = std::make_index_sequence<kFixedDims>();
+  constexpr std::array<Strip16, kFixedDims> kStrips = strip16_of(dims);
+  constexpr std::array<std::array<Part, kFixedDims>, 4> kParts = {
+      parts_of<2>(dims), parts_of<4>(dims), parts_of<8>(dims), parts_of<16>(dims)};
+  const std::size_t fixed = kp / 64 < kFixedDims ? kp / 64 : 0;
+  if (cols.narrow == nullptr) return kStrips[fixed](blocked.rows(), n, kp, cols, nc, lo, lo_ld);
   const std::size_t whole = nc / 16 * 16;
-  if (whole > 0) kFixed[fixed](blocked.rows(), n, kp, cols, whole, lo, lo_ld);
-  using Part = void (*)(const Int8Rows&, std::size_t, std::size_t, const std::uint8_t*,
-                        const Int8Columns&, std::size_t, float*, std::size_t);
-  // By a part's columns: 8, 4, 2, 1 (G = 2, 4, 8, 16).
-  constexpr Part kParts[4][7] = {
-      {int8_strip16_narrow<2, 0>, int8_strip16_narrow<2, 64>, int8_strip16_narrow<2, 128>,
-       int8_strip16_narrow<2, 192>, int8_strip16_narrow<2, 256>, int8_strip16_narrow<2, 320>,
-       int8_strip16_narrow<2, 384>},
-      {int8_strip16_narrow<4, 0>, int8_strip16_narrow<4, 64>, int8_strip16_narrow<4, 128>,
-       int8_strip16_narrow<4, 192>, int8_strip16_narrow<4, 256>, int8_strip16_narrow<4, 320>,
-       int8_strip16_narrow<4, 384>},
-      {int8_strip16_narrow<8, 0>, int8_strip16_narrow<8, 64>, int8_strip16_narrow<8, 128>,
-       int8_strip16_narrow<8, 192>, int8_strip16_narrow<8, 256>, int8_strip16_narrow<8, 320>,
-       int8_strip16_narrow<8, 384>},
-      {int8_strip16_narrow<16, 0>, int8_strip16_narrow<16, 64>, int8_strip16_narrow<16, 128>,
-       int8_strip16_narrow<16, 192>, int8_strip16_narrow<16, 256>, int8_strip16_narrow<16, 320>,
-       int8_strip16_narrow<16, 384>}};
+  if (whole > 0) kStrips[fixed](blocked.rows(), n, kp, cols, whole, lo, lo_ld);
   const std::uint8_t* part = cols.narrow;
   for (std::size_t c0 = whole; c0 < nc;) {
     const std::size_t width = std::bit_floor(nc - c0);  // the part's columns

@@ -101,7 +101,6 @@ void Bm25Scorer::score(std::size_t q, double* score, std::size_t begin, std::siz
     if (from >= to) continue;
     const std::size_t lo = from - first, stop = to - first;
     double* row = score + first;
-    const std::uint32_t* lengths = index.doc_lengths();
     for (std::uint64_t p = terms_.indptr[q]; p < terms_.indptr[q + 1]; ++p) {
       const std::uint32_t id = term_ids_[(p - first_term_) * n_parts + s];
       if (id == SegmentSet::kNoTerm) continue;
@@ -111,8 +110,7 @@ void Bm25Scorer::score(std::size_t q, double* score, std::size_t begin, std::siz
       if (lo > 0)  // the documents before the range passed over (postings are in order)
         docs = std::lower_bound(docs, docs + post.size, post.first + lo);
       for (std::size_t e = static_cast<std::size_t>(docs - post.docs); e < post.size; ++e) {
-        if (e + kLengthsAhead < post.size)  // kLengthsAhead's reason
-          __builtin_prefetch(lengths + (post.docs[e + kLengthsAhead] - post.first));
+        fetch_length_ahead(index, post.docs + e, post.docs + post.size, post.first);
         const std::size_t i = post.docs[e] - post.first;
         if (i >= stop) break;
         row[i] += contribution(w, post.counts[e], index.doc_length(i));
@@ -155,7 +153,6 @@ std::vector<std::pair<std::size_t, double>> Bm25Scorer::scored(std::size_t q) co
   const std::size_t n_parts = parts_.size();
   for (std::size_t s = 0; s < n_parts; ++s) {
     const Index& index = *parts_[s].index;
-    const std::uint32_t* lengths = index.doc_lengths();
     lists.clear();
     for (std::uint64_t p = terms_.indptr[q]; p < terms_.indptr[q + 1]; ++p) {
       const std::uint32_t id = term_ids_[(p - first_term_) * n_parts + s];
@@ -168,8 +165,7 @@ std::vector<std::pair<std::size_t, double>> Bm25Scorer::scored(std::size_t q) co
       std::fill(std::begin(met), std::end(met), std::uint64_t{0});
       for (List& l : lists)
         for (; l.doc != l.end && *l.doc - l.first < i0 + kStrip; ++l.doc, ++l.count) {
-          if (l.end - l.doc > static_cast<std::ptrdiff_t>(kLengthsAhead))
-            __builtin_prefetch(lengths + (l.doc[kLengthsAhead] - l.first));
+          fetch_length_ahead(index, l.doc, l.end, l.first);
           const std::size_t i = *l.doc - l.first, r = i - i0;
           met[r / 64] |= std::uint64_t{1} << (r % 64);
           sum[r] += contribution(l.w, *l.count, index.doc_length(i));

@@ -45,8 +45,15 @@ inline float bm25_distance(double score) { return score > 0 ? -static_cast<float
 
 // Postings ahead of the one scored whose documents' lengths a list's walk fetches: the lengths
 // of a list's documents lie far apart, each a miss to memory where it is not on its way (a
-// typed query's bm25 0.73-0.77x).
+// typed query's bm25 0.73-0.77x; 48 ahead was slower).
 inline constexpr std::size_t kLengthsAhead = 16;
+// Fetches the length of the document kLengthsAhead postings past `doc`, in a list ending at
+// `end` whose number for the index's document 0 is `first`, where there is one.
+inline void fetch_length_ahead(const Index& index, const std::uint32_t* doc,
+                               const std::uint32_t* end, std::uint32_t first) {
+  if (end - doc > static_cast<std::ptrdiff_t>(kLengthsAhead))
+    __builtin_prefetch(index.doc_lengths() + (doc[kLengthsAhead] - first));
+}
 
 class Bm25Scorer {
  public:

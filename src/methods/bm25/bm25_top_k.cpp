@@ -78,7 +78,6 @@ std::vector<Neighbor> Bm25Scorer::top_k(std::size_t q, std::size_t k, float ceil
   const std::size_t n_parts = parts_.size();
   for (std::size_t s = 0; s < n_parts; ++s) {
     const Index& index = *parts_[s].index;
-    const std::uint32_t* lengths = index.doc_lengths();
     const std::span<const std::uint32_t> deleted = parts_[s].deleted;
     cursors.clear();
     std::uint32_t first = 0;
@@ -145,9 +144,7 @@ std::vector<Neighbor> Bm25Scorer::top_k(std::size_t q, std::size_t k, float ceil
           Cursor& c = cursors[order[i]];
           const std::size_t end = c.block_end();
           for (; c.e < end && c.docs[c.e] <= s1; ++c.e) {
-            // The length of a document a few postings on, on its way (kLengthsAhead).
-            if (c.e + kLengthsAhead < end)
-              __builtin_prefetch(lengths + (c.docs[c.e + kLengthsAhead] - first));
+            fetch_length_ahead(index, c.docs + c.e, c.docs + end, first);
             const std::size_t r = c.docs[c.e] - s0;
             const double x =
                 contribution(c.w, c.counts[c.e], index.doc_length(c.docs[c.e] - first));
