@@ -373,33 +373,38 @@ TEST(SimdKernels, GatherMinIsTheLeastOfEachDocumentsWordRows) {
 }
 
 // The cache's transpose against a direct loop at every level: strips of sixteen rows (the
-// in-register transpose), other heights and strides, into aligned and unaligned rows.
+// in-register transpose), other heights and strides, into aligned and unaligned rows, padded
+// or packed (fewer than sixteen columns, row after row: a typed query's cache).
 TEST(SimdKernels, ColumnsToRowsTransposes) {
   std::mt19937 rng(11);
   std::vector<const Kernels*> levels = wider_levels();
   levels.push_back(&scalar());
   for (const auto& [rows, stride] :
        {std::pair<std::size_t, std::size_t>{16, 16}, {16, 17}, {15, 16}, {3, 5}, {33, 40}})
-    for (const std::size_t n : {std::size_t{1}, std::size_t{16}, std::size_t{37}})
-      for (const std::size_t offset : {std::size_t{0}, std::size_t{3}}) {
-        const std::size_t ncols = 41;
-        const std::vector<float> tile = random_floats(ncols * stride, rng, 0, 6);
-        std::vector<std::uint32_t> cols(n);
-        for (std::size_t p = 0; p < n; ++p)
-          cols[p] = static_cast<std::uint32_t>((p * 7 + 3) % ncols);
-        const std::size_t dst_stride = 48;
-        for (const Kernels* k : levels) {
-          std::vector<float> buffer(rows * dst_stride + 32, -1.0f);
-          const auto misalignment = reinterpret_cast<std::uintptr_t>(buffer.data()) % 64;
-          float* dst = buffer.data() + (64 - misalignment) % 64 / sizeof(float) + offset;
-          k->columns_to_rows(tile.data(), stride, rows, cols.data(), n, dst, dst_stride);
-          for (std::size_t r = 0; r < rows; ++r)
-            for (std::size_t p = 0; p < dst_stride; ++p)
-              EXPECT_EQ(dst[r * dst_stride + p],
-                        p < n ? tile[std::size_t{cols[p]} * stride + r] : -1.0f)
-                  << rows << " " << stride << " " << n << " " << r << " " << p;
+    for (const std::size_t n :
+         {std::size_t{1}, std::size_t{5}, std::size_t{15}, std::size_t{16}, std::size_t{37}})
+      for (const std::size_t dst_stride : {std::size_t{48}, n})
+        for (const std::size_t offset : {std::size_t{0}, std::size_t{3}}) {
+          const std::size_t ncols = 41;
+          const std::vector<float> tile = random_floats(ncols * stride, rng, 0, 6);
+          std::vector<std::uint32_t> cols(n);
+          for (std::size_t p = 0; p < n; ++p)
+            cols[p] = static_cast<std::uint32_t>((p * 7 + 3) % ncols);
+          for (const Kernels* k : levels) {
+            std::vector<float> buffer(rows * dst_stride + 32, -1.0f);
+            const auto misalignment = reinterpret_cast<std::uintptr_t>(buffer.data()) % 64;
+            float* dst = buffer.data() + (64 - misalignment) % 64 / sizeof(float) + offset;
+            k->columns_to_rows(tile.data(), stride, rows, cols.data(), n, dst, dst_stride);
+            for (std::size_t r = 0; r < rows; ++r)
+              for (std::size_t p = 0; p < dst_stride; ++p)
+                EXPECT_EQ(dst[r * dst_stride + p],
+                          p < n ? tile[std::size_t{cols[p]} * stride + r] : -1.0f)
+                    << rows << " " << stride << " " << n << " " << r << " " << p;
+            // Nothing written past the last row.
+            for (float* x = dst + rows * dst_stride; x < buffer.data() + buffer.size(); ++x)
+              EXPECT_EQ(*x, -1.0f) << rows << " " << stride << " " << n << " " << dst_stride;
+          }
         }
-      }
 }
 
 TEST(SimdKernels, SparseKernelsBitIdenticalToScalar) {
