@@ -1,0 +1,143 @@
+#!/usr/bin/python3
+"""The hybrid's standardisation and fusion, other ways, from every document's rows.
+
+The hybrid standardises bm25's scores over every document (their moments from every posting of
+the query's terms) and query-to-document's distances over a fixed sample, and a top-k pays for
+both on every query. This recomputes, with numpy, from each task's whole rows of bm25 scores and
+query-to-document distances, what other ways would rank: the scores over the same sample; the
+scores over the best score and the distances over the nearest (no moments, no sample); the
+scores over the best with the sampled distances; reciprocal rank fusion. The first row recomputes
+today's hybrid and is checked against the engine's top-10s. Weights are to be chosen on
+man-commands alone (the tuning task); the other two are held out.
+
+Usage: PYTHONPATH=build/python fusions.py TASKS_DIR [--json OUT] (tasks from make_tasks.py).
+"""
+import argparse
+import json
+import os
+
+import numpy as np
+
+import lcrwmd
+
+DATA = os.environ.get("LCRWMD_SHARED", os.path.join(os.path.dirname(__file__), "../../../shared"))
+K = 10
+SAMPLE = 1024  # the engine's default hybrid_sample
+WEIGHT = 0.3   # the engine's default hybrid_weight
+
+
+def read_tsv(path):
+    with open(path, encoding="utf-8") as f:
+        return [(x[0], x[2]) for x in (line.rstrip("\n").split("\t") for line in f)]
+
+
+def metrics(top, relevant):
+    recall = mrr = 0.0
+    for row, rel in zip(top, relevant):
+        hit = np.nonzero(row[:K] == rel)[0]
+        if len(hit):
+            recall += 1
+            mrr += 1.0 / (hit[0] + 1)
+    return {"recall@10": recall / len(relevant), "mrr@10": mrr / len(relevant)}
+
+
+def ranked(fused):
+    """Each row's K least, ties to the smaller document, as the engine orders them."""
+    return np.argsort(fused, axis=1, kind="stable")[:, :K]
+
+
+def z(x, columns=None):
+    """Each row standardised by the moments of `columns` (all where None); sd 0 counts as 1."""
+    y = x if columns is None else x[:, columns]
+    sd = y.std(1, keepdims=True)
+    sd[sd == 0] = 1
+    return (x - y.mean(1, keepdims=True)) / sd
+
+
+def rows(index, queries, method, **kw):
+    """The (queries, documents) rows, a query with no known word a row of zeros."""
+    out = np.zeros((len(queries), len(index.ids)))
+    for c0 in range(0, len(queries), 50):
+        chunk = queries[c0:c0 + 50]
+        try:
+            out[c0:c0 + len(chunk)] = index.pairwise(chunk, method=method, **kw)
+        except ValueError:  # one of them has no known word: each alone
+            for i, q in enumerate(chunk):
+                try:
+                    out[c0 + i] = index.pairwise([q], method=method, **kw)[0]
+                except ValueError:
+                    pass
+    return out
+
+
+def variants(S, D, sample):
+    zd = z(D, sample)
+    best = S.max(1, keepdims=True)
+    best[best == 0] = 1
+    nearest = D.min(1, keepdims=True)
+    nearest[nearest == 0] = 1
+    out = {f"today: z(scores) over every document, z(distances) over the sample, w={WEIGHT}":
+           WEIGHT * zd - z(S)}
+    for w in (0.1, 0.3, 0.5):
+        out[f"both over the sample, w={w}"] = w * zd - z(S, sample)
+    for w in (0.02, 0.05, 0.1, 0.2):
+        out[f"scores / best, distances / nearest, w={w}"] = w * D / nearest - S / best
+    for w in (0.02, 0.03, 0.05, 0.1):
+        out[f"scores / best, z(distances) over the sample, w={w}"] = w * zd - S / best
+    rs = np.argsort(np.argsort(-S, 1, kind="stable"), 1, kind="stable")
+    rd = np.argsort(np.argsort(D, 1, kind="stable"), 1, kind="stable")
+    for c in (5, 10):
+        for w in (0.1, 0.2, 0.3):
+            out[f"reciprocal rank fusion, c={c}, w={w}"] = -(1 / (c + rs + 1) + w / (c + rd + 1))
+    return {name: ranked(fused) for name, fused in out.items()}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("tasks")
+    ap.add_argument("--only", default="man-commands,man-library,debian-packages")
+    ap.add_argument("--embeddings", default=os.path.join(DATA, "data/embeddings/cbow300.bin"))
+    ap.add_argument("--stopwords", default=os.path.join(DATA, "data/stop_words.txt"))
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    emb = lcrwmd.Embeddings.load(a.embeddings)
+    with open(a.stopwords, encoding="utf-8") as f:
+        stop = [w.strip() for w in f if w.strip()]
+    out = {}
+    for task in a.only.split(","):
+        folder = os.path.join(a.tasks, task)
+        docs = read_tsv(os.path.join(folder, "docs.tsv"))
+        queries = read_tsv(os.path.join(folder, "queries.tsv"))
+        index = lcrwmd.Index.build(emb, [d for _, d in docs], ids=[i for i, _ in docs],
+                                   stopwords=stop, keep_text=False)
+        position = {d: i for i, d in enumerate(index.ids)}
+        relevant = np.array([position.get(i, -1) for i, _ in queries])
+        texts = [q for _, q in queries]
+        n = len(index.ids)
+        S = -rows(index, texts, "bm25")  # bm25's distance is its score negated
+        D = rows(index, texts, "lc-rwmd", direction="query-to-document")
+        m = min(SAMPLE, n)
+        sample = np.arange(m) * n // m  # the engine's evenly spaced ranks (no deletions here)
+        found = variants(S, D, sample)
+        _, _, got = index.search(texts, k=K, return_ids=True, backend="cpu", method="hybrid")
+        engine = np.array([([position.get(g, -1) if g else -1 for g in row] + [-1] * K)[:K]
+                           for row in got])
+        today = next(iter(found.values()))
+        same = float(np.mean([(a_ == b_).all() for a_, b_ in zip(today, engine)]))
+        print(f"\n{task}: {n} documents, {len(queries)} queries; today's top-10 recomputed here "
+              f"equal to the engine's for {same:.3f} of the queries")
+        result = {"engine hybrid": metrics(engine, relevant),
+                  "bm25": metrics(ranked(-S), relevant),
+                  "query-to-document": metrics(ranked(D), relevant)}
+        result.update({name: metrics(top, relevant) for name, top in found.items()})
+        for name, r in result.items():
+            print(f"  {name:66s} recall@10 {r['recall@10']:.3f}  MRR@10 {r['mrr@10']:.3f}")
+        out[task] = {"documents": n, "queries": len(queries), "same_top10_as_engine": same,
+                     "runs": result}
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
