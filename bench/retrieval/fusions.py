@@ -19,31 +19,20 @@ import os
 import numpy as np
 
 import lcrwmd
+from evaluate import DATA, K, metrics, read_tsv  # the tasks' reader and measures
 
-DATA = os.environ.get("LCRWMD_SHARED", os.path.join(os.path.dirname(__file__), "../../../shared"))
-K = 10
 SAMPLE = 1024  # the engine's default hybrid_sample
 WEIGHT = 0.3   # the engine's default hybrid_weight
-
-
-def read_tsv(path):
-    with open(path, encoding="utf-8") as f:
-        return [(x[0], x[2]) for x in (line.rstrip("\n").split("\t") for line in f)]
-
-
-def metrics(top, relevant):
-    recall = mrr = 0.0
-    for row, rel in zip(top, relevant):
-        hit = np.nonzero(row[:K] == rel)[0]
-        if len(hit):
-            recall += 1
-            mrr += 1.0 / (hit[0] + 1)
-    return {"recall@10": recall / len(relevant), "mrr@10": mrr / len(relevant)}
 
 
 def ranked(fused):
     """Each row's K least, ties to the smaller document, as the engine orders them."""
     return np.argsort(fused, axis=1, kind="stable")[:, :K]
+
+
+def as_ids(top, ids):
+    """Rows of document positions as the documents' ids (what metrics compares)."""
+    return [[ids[i] for i in row] for row in top]
 
 
 def z(x, columns=None):
@@ -110,25 +99,24 @@ def main():
         queries = read_tsv(os.path.join(folder, "queries.tsv"))
         index = lcrwmd.Index.build(emb, [d for _, d in docs], ids=[i for i, _ in docs],
                                    stopwords=stop, keep_text=False)
-        position = {d: i for i, d in enumerate(index.ids)}
-        relevant = np.array([position.get(i, -1) for i, _ in queries])
+        ids = list(index.ids)
+        relevant = [i for i, _ in queries]
         texts = [q for _, q in queries]
-        n = len(index.ids)
+        n = len(ids)
         S = -rows(index, texts, "bm25")  # bm25's distance is its score negated
         D = rows(index, texts, "lc-rwmd", direction="query-to-document")
         m = min(SAMPLE, n)
         sample = np.arange(m) * n // m  # the engine's evenly spaced ranks (no deletions here)
-        found = variants(S, D, sample)
+        found = {name: as_ids(top, ids) for name, top in variants(S, D, sample).items()}
         _, _, got = index.search(texts, k=K, return_ids=True, backend="cpu", method="hybrid")
-        engine = np.array([([position.get(g, -1) if g else -1 for g in row] + [-1] * K)[:K]
-                           for row in got])
+        engine = [[g for g in row if g] for row in got]
         today = next(iter(found.values()))
-        same = float(np.mean([(a_ == b_).all() for a_, b_ in zip(today, engine)]))
+        same = float(np.mean([x == y for x, y in zip(today, engine)]))
         print(f"\n{task}: {n} documents, {len(queries)} queries; today's top-10 recomputed here "
               f"equal to the engine's for {same:.3f} of the queries")
         result = {"engine hybrid": metrics(engine, relevant),
-                  "bm25": metrics(ranked(-S), relevant),
-                  "query-to-document": metrics(ranked(D), relevant)}
+                  "bm25": metrics(as_ids(ranked(-S), ids), relevant),
+                  "query-to-document": metrics(as_ids(ranked(D), ids), relevant)}
         result.update({name: metrics(top, relevant) for name, top in found.items()})
         for name, r in result.items():
             print(f"  {name:66s} recall@10 {r['recall@10']:.3f}  MRR@10 {r['mrr@10']:.3f}")
