@@ -147,7 +147,7 @@ void direction_benchmarks(const Searcher& searcher, const QuerySet& qs, std::siz
           static_cast<double>(refined) / static_cast<double>(reps), "docs");
   // Each run again in a pass of its own over the same queries, as a peer engine is timed (one
   // method, query after query): above, every run follows the others' on the same query, which
-  // leave the caches holding their data (a million documents' bm25 took 0.59 ms there).
+  // leave the caches holding their data.
   for (std::size_t d = 0; d < kN; ++d) {
     std::vector<double> alone;
     for (std::size_t r = 0; r < reps; ++r) {

@@ -14,7 +14,7 @@ namespace {
 // Keeps of `pairs` the front: counts descending, each kept pair's length below every pair's
 // with a count at least its. Only a count's least length can be kept, so the small counts (a
 // block's nearly always) are taken by a least per count, and only the rest sorted: a sort of
-// every block's pairs was a tenth of a process's first typed searches.
+// every block's pairs weighed on a process's first typed searches (BENCHMARKS.md).
 void keep_front(std::vector<Impact>& pairs) {
   constexpr std::uint32_t kCounts = 64;
   std::uint32_t least[kCounts];

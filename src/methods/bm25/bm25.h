@@ -44,8 +44,8 @@ Bm25Parameters bm25_parameters(const SearchOptions& o);
 inline float bm25_distance(double score) { return score > 0 ? -static_cast<float>(score) : 0.0f; }
 
 // Postings ahead of the one scored whose documents' lengths a list's walk fetches: the lengths
-// of a list's documents lie far apart, each a miss to memory where it is not on its way (a
-// typed query's bm25 0.73-0.77x; 48 ahead was slower).
+// of a list's documents lie far apart, each a miss to memory where it is not on its way
+// (BENCHMARKS.md; 48 ahead was slower).
 inline constexpr std::size_t kLengthsAhead = 16;
 // Fetches the length of the document kLengthsAhead postings past `doc`, in a list ending at
 // `end` whose number for the index's document 0 is `first`, where there is one.

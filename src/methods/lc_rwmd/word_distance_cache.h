@@ -28,8 +28,8 @@ class WordDistanceCache {
   // Floats from one vocabulary word's row to the next: the batch's query words, rounded up to
   // a 64-byte line where there are sixteen or more (rows are written a line at a time); fewer
   // (a typed query alone) packed: five words take 20 bytes a vocabulary word, not 64, so that
-  // the rows the walks and refinements read at random stay in the CPU's caches (0.9 MB at a
-  // million real documents, where a line each took 2.9). Once exact, the query words alone.
+  // the rows the walks and refinements read at random stay in the CPU's caches. Once exact, the
+  // query words alone.
   std::size_t stride() const { return stride_; }
   // Vocabulary word u's lower bounds, every query's words in turn.
   const float* row(std::size_t u) const { return data_.data() + u * stride_; }
