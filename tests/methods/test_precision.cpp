@@ -9,11 +9,14 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <ostream>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cpu/simd.h"
@@ -293,35 +296,58 @@ TEST(Precision, StripsAloneGiveTheGemmsBounds) {
   }
 }
 
-// Real text: bbcsport and 20news top-10 for every method, the same in every precision.
-TEST(RealCorpus, EveryPrecisionGivesTheSameTopKOnBbcsportAnd20news) {
+// Real text: bbcsport and 20news top-10 for every method, the same in every precision. One
+// test per corpus, method and direction (ACT of 1 and 5 steps), so that each has its own time
+// limit (the sanitizers' build runs them many times slower) and they share the cores.
+struct RealCase {
+  const char* corpus;
+  SearchOptions options;
+};
+
+std::vector<RealCase> real_cases() {
+  std::vector<RealCase> out;
+  for (const char* corpus : {"bbcsport", "20news"})
+    for (const SearchOptions& o : every_method())
+      if (o.method != Method("act") || act_steps(o) == 1 || act_steps(o) == 5)
+        out.push_back({corpus, o});
+  return out;
+}
+
+// The test's name: "20news_act5_query_to_document".
+std::string case_name(const RealCase& c) {
+  std::string n = std::string(c.corpus) + "_" + name(c.options);
+  for (char& ch : n)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n;
+}
+void PrintTo(const RealCase& c, std::ostream* os) { *os << case_name(c); }
+
+class RealCorpus : public testing::TestWithParam<RealCase> {};
+
+TEST_P(RealCorpus, EveryPrecisionGivesTheSameTopK) {
   REQUIRE_SHARED_DATA();
-  struct Corpus {
-    const char* name;
-    std::size_t queries, wmd_queries;
-  };
-  for (const Corpus corpus : {Corpus{"bbcsport", 40, 20}, Corpus{"20news", 24, 4}}) {
-    const test::RealData d = test::real_corpus(corpus.name, 0, corpus.queries);
-    const QuerySet wmd_queries = subset(d.queries, 0, corpus.wmd_queries);
-    for (const SearchOptions& o : every_method()) {
-      if (o.method == Method("act") && act_steps(o) != 1 && act_steps(o) != 5) continue;
-      const QuerySet& qs = o.method == Method("wmd") ? wmd_queries : d.queries;
-      CpuOptions base;
-      base.precision = Precision::f32;
-      const SearchResults want = CpuSearcher(d.index, base).search(qs, 10, o);
-      for (Precision p : available_precisions()) {
-        if (p == Precision::f32) continue;
-        CpuOptions c;
-        c.precision = p;
-        const SearchResults got = CpuSearcher(d.index, c).search(qs, 10, o);
-        EXPECT_EQ(got.distances, want.distances)
-            << corpus.name << " " << name(o) << " " << to_string(p);
-        EXPECT_EQ(got.indices, want.indices)
-            << corpus.name << " " << name(o) << " " << to_string(p);
-      }
-    }
+  const auto& [corpus, o] = GetParam();
+  const bool bbcsport = std::string_view(corpus) == "bbcsport";
+  const test::RealData d = test::real_corpus(corpus, 0, bbcsport ? 40 : 24);
+  const QuerySet qs =
+      o.method == Method("wmd") ? subset(d.queries, 0, bbcsport ? 20 : 4) : d.queries;
+  CpuOptions base;
+  base.precision = Precision::f32;
+  const SearchResults want = CpuSearcher(d.index, base).search(qs, 10, o);
+  for (Precision p : available_precisions()) {
+    if (p == Precision::f32) continue;
+    CpuOptions c;
+    c.precision = p;
+    const SearchResults got = CpuSearcher(d.index, c).search(qs, 10, o);
+    EXPECT_EQ(got.distances, want.distances) << corpus << " " << name(o) << " " << to_string(p);
+    EXPECT_EQ(got.indices, want.indices) << corpus << " " << name(o) << " " << to_string(p);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(BbcsportAnd20news, RealCorpus, testing::ValuesIn(real_cases()),
+                         [](const testing::TestParamInfo<RealCase>& c) {
+                           return case_name(c.param);
+                         });
 
 TEST(Precision, NamesParseAndAutoResolves) {
   for (Precision p : {Precision::automatic, Precision::f32, Precision::bf16, Precision::int8})
