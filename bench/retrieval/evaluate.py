@@ -45,8 +45,7 @@ DATA = os.environ.get("LCRWMD_SHARED", os.path.join(os.path.dirname(__file__), "
 RUNS = [
     ("bm25", dict(method="bm25")),
     ("hybrid", dict(method="hybrid")),
-    ("hybrid (distances standardised over every document)",
-     dict(method="hybrid", hybrid_sample=0)),
+    ("hybrid (standardised over every document)", dict(method="hybrid", hybrid_sample=0)),
     ("wcd", dict(method="wcd")),
     ("lc-rwmd symmetric", dict(method="lc-rwmd")),
     ("lc-rwmd document-to-query", dict(method="lc-rwmd", direction="document-to-query")),

@@ -304,8 +304,8 @@ class Index:
         else as the index weighs its documents), "index" or "idf". method="bm25" is Okapi BM25
         (bm25_k1, bm25_b) over every term: its distances are minus its scores, and only
         documents that share a term with the query are found; method="hybrid" adds lc-rwmd's
-        query-to-document distance to it, each standardised (the distances over hybrid_sample
-        documents), the distance weighted by hybrid_weight. For typed words (a search box's), query() takes the
+        query-to-document distance to it, each standardised (over hybrid_sample documents),
+        the distance weighted by hybrid_weight. For typed words (a search box's), query() takes the
         method made for them."""
         d, i, excluded = self._native.search(_documents(queries), k, method,
                                              _direction(direction, symmetric), backend, batch,

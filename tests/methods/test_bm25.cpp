@@ -3,6 +3,8 @@
 // shards and shards built apart hold it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -485,6 +487,42 @@ void expect_same(const std::vector<Neighbor>& got, const std::vector<Neighbor>& 
   }
 }
 
+// scores_at against score()'s row, bit for bit: every position; the first and the last; evenly
+// spaced ones (the hybrid's sample, a posting list's stride and more); random ones, runs among
+// them; none.
+void expect_scores_at(const Bm25Scorer& s, std::size_t q, const std::string& what) {
+  const std::size_t n = s.n_docs();
+  std::vector<double> row(n);
+  s.score(q, row.data(), 0, n);
+  std::mt19937 rng(static_cast<std::uint32_t>(q));
+  std::vector<std::vector<std::uint32_t>> sets{{}, {0}, {static_cast<std::uint32_t>(n - 1)}};
+  for (const std::size_t m : {std::size_t{1}, std::size_t{7}, std::size_t{100}, n}) {
+    std::vector<std::uint32_t> even;
+    for (std::size_t r = 0; r < std::min(m, n); ++r)
+      even.push_back(static_cast<std::uint32_t>(r * n / std::min(m, n)));
+    sets.push_back(even);
+  }
+  std::vector<std::uint32_t> random;
+  for (std::uint32_t i = 0; i < n; ++i)
+    if (rng() % 9 == 0 || (i > n / 2 && i < n / 2 + 40)) random.push_back(i);
+  sets.push_back(random);
+  std::size_t nonzero = 0;
+  for (const std::vector<std::uint32_t>& positions : sets) {
+    const std::vector<double> got = s.scores_at(q, positions);
+    ASSERT_EQ(got.size(), positions.size());
+    for (std::size_t t = 0; t < positions.size(); ++t) {
+      ASSERT_EQ(std::bit_cast<std::uint64_t>(got[t]),
+                std::bit_cast<std::uint64_t>(row[positions[t]]))
+          << what << " position " << positions[t];
+      nonzero += got[t] != 0;
+    }
+  }
+  // Not vacuous where the query's words are in any document.
+  if (std::any_of(row.begin(), row.end(), [](double x) { return x != 0; })) {
+    EXPECT_GT(nonzero, 0u) << what;
+  }
+}
+
 // Blocks of a given size made for each (part, term) once: the walk's blocks_of.
 struct BlocksOfSize {
   std::vector<const Index*> parts;
@@ -568,17 +606,8 @@ TEST(Bm25Walk, WindowsLongerThanAStripFindTheSame) {
       }
   }
   EXPECT_GT(pruned, 20u) << "the walk scored every document it met";
-  // Every document sharing a term with its score, in order, across strips: score()'s row.
-  std::vector<double> row(ix.n_docs());
-  for (std::size_t q = 0; q < qs.size(); ++q) {
-    scorer.score(q, row.data(), 0, row.size());
-    std::vector<std::pair<std::size_t, double>> want;
-    for (std::size_t i = 0; i < row.size(); ++i)
-      if (row[i] != 0) want.emplace_back(i, row[i]);
-    std::vector<std::pair<std::size_t, double>> got = scorer.scored(q);
-    std::erase_if(got, [](const auto& e) { return e.second == 0; });
-    EXPECT_EQ(got, want) << texts[std::stoul(qs.ids[q])];
-  }
+  for (std::size_t q = 0; q < qs.size(); ++q)
+    expect_scores_at(scorer, q, texts[std::stoul(qs.ids[q])]);
 }
 
 // Several segments with deleted documents (whole blocks of them too), and a segment whose lists
@@ -615,6 +644,8 @@ TEST(Bm25Walk, OverSegmentsLeavesOutTheDeleted) {
               texts[std::stoul(qs.ids[q])] + " k " + std::to_string(k) + " blocks of " +
                   std::to_string(size));
     }
+    for (std::size_t q = 0; q < qs.size(); ++q)
+      expect_scores_at(scorer, q, texts[std::stoul(qs.ids[q])]);
     // The collection's searcher: its documents numbered without the deleted ones.
     const CollectionSearcher searcher(set, {});
     const SearchResults r = searcher.search(qs, 10, bm25());
@@ -802,8 +833,8 @@ SearchOptions hybrid(double weight, std::size_t sample) {
   return o;
 }
 
-// The distances standardised over the sample (evenly spaced ranks), the scores over every
-// document: recomputed here in double from bm25's and query-to-document's own rows.
+// The distances and the scores standardised over the sample (evenly spaced ranks): recomputed
+// here in double from bm25's and query-to-document's own rows.
 TEST(Hybrid, DistancesAreStandardisedOverTheSample) {
   const Corpus c = wide_corpus(600, 31);
   const Index ix = build(c, c.docs);
@@ -818,10 +849,10 @@ TEST(Hybrid, DistancesAreStandardisedOverTheSample) {
     const std::vector<float> got = test::matrix(ix, qs, hybrid(0.5, sample));
     for (std::size_t q = 0; q < qs.size(); ++q) {
       double sm = 0, ss = 0, dm = 0, ds = 0;
-      for (std::size_t i = 0; i < n; ++i) sm -= score[q * n + i];
-      sm /= static_cast<double>(n);
-      for (std::size_t i = 0; i < n; ++i) ss += std::pow(-score[q * n + i] - sm, 2);
-      ss = std::sqrt(ss / static_cast<double>(n));
+      for (std::size_t r = 0; r < m; ++r) sm -= score[q * n + r * n / m];
+      sm /= static_cast<double>(m);
+      for (std::size_t r = 0; r < m; ++r) ss += std::pow(-score[q * n + r * n / m] - sm, 2);
+      ss = ss > 0 ? std::sqrt(ss / static_cast<double>(m)) : 1.0;
       for (std::size_t r = 0; r < m; ++r) dm += dist[q * n + r * n / m];
       dm /= static_cast<double>(m);
       for (std::size_t r = 0; r < m; ++r) ds += std::pow(dist[q * n + r * n / m] - dm, 2);

@@ -3,7 +3,6 @@
 #include "methods/bm25/bm25.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -136,47 +135,40 @@ double Bm25Scorer::score_of(std::size_t q, std::size_t position) const {
   return score;
 }
 
-std::vector<std::pair<std::size_t, double>> Bm25Scorer::scored(std::size_t q) const {
-  // Each part a strip of documents at a time: every list's postings in the strip added to its
-  // documents' scores in the query's order (as score() adds them, from 0), then the documents
-  // met in order, each score reset as it is taken.
-  constexpr std::size_t kStrip = 4096;
-  struct List {
-    const std::uint32_t *doc, *end, *count;
-    std::uint32_t first;  // the list's number of the part's document 0
-    double w;
-  };
-  std::vector<std::pair<std::size_t, double>> out;
-  std::vector<List> lists;
-  std::uint64_t met[kStrip / 64];
-  std::vector<double> sum(kStrip, 0.0);
+std::vector<double> Bm25Scorer::scores_at(std::size_t q,
+                                          std::span<const std::uint32_t> positions) const {
+  // Each part's positions, each of the query's terms in its order: the term's list galloped
+  // through for them (a few postings read per position, not the whole list), each match added
+  // to its document's sum, so that every sum is score_of's, term by term from 0.
+  std::vector<double> out(positions.size(), 0.0);
   const std::size_t n_parts = parts_.size();
-  for (std::size_t s = 0; s < n_parts; ++s) {
+  std::size_t from = 0;
+  for (std::size_t s = 0; s < n_parts && from < positions.size(); ++s) {
     const Index& index = *parts_[s].index;
-    lists.clear();
-    for (std::uint64_t p = terms_.indptr[q]; p < terms_.indptr[q + 1]; ++p) {
+    const std::size_t first = parts_[s].first, stop = first + index.n_docs();
+    std::size_t to = from;
+    while (to < positions.size() && positions[to] < stop) ++to;
+    for (std::uint64_t p = terms_.indptr[q]; p < terms_.indptr[q + 1] && from < to; ++p) {
       const std::uint32_t id = term_ids_[(p - first_term_) * n_parts + s];
       if (id == SegmentSet::kNoTerm) continue;
+      const double w = term_weight(p);
       const Index::Postings post = index.postings(id);
-      lists.push_back({post.docs, post.docs + post.size, post.counts, post.first, term_weight(p)});
-    }
-    if (lists.empty()) continue;
-    for (std::size_t i0 = 0; i0 < index.n_docs(); i0 += kStrip) {
-      std::fill(std::begin(met), std::end(met), std::uint64_t{0});
-      for (List& l : lists)
-        for (; l.doc != l.end && *l.doc - l.first < i0 + kStrip; ++l.doc, ++l.count) {
-          fetch_length_ahead(index, l.doc, l.end, l.first);
-          const std::size_t i = *l.doc - l.first, r = i - i0;
-          met[r / 64] |= std::uint64_t{1} << (r % 64);
-          sum[r] += contribution(l.w, *l.count, index.doc_length(i));
+      const std::uint32_t *at = post.docs, *const end = post.docs + post.size;
+      for (std::size_t t = from; t < to && at != end; ++t) {
+        const std::size_t i = positions[t] - first;
+        const auto doc = static_cast<std::uint32_t>(post.first + i);
+        // Every posting before `at` is of an earlier document.
+        std::size_t step = 1;
+        while (step < static_cast<std::size_t>(end - at) && at[step] < doc) {
+          at += step;
+          step *= 2;
         }
-      for (std::size_t word = 0; word < kStrip / 64; ++word)
-        for (std::uint64_t bits = met[word]; bits != 0; bits &= bits - 1) {
-          const std::size_t r = word * 64 + static_cast<std::size_t>(std::countr_zero(bits));
-          out.emplace_back(parts_[s].first + i0 + r, sum[r]);
-          sum[r] = 0;
-        }
+        at = std::lower_bound(at, at + std::min(step + 1, static_cast<std::size_t>(end - at)), doc);
+        if (at != end && *at == doc)
+          out[t] += contribution(w, post.counts[at - post.docs], index.doc_length(i));
+      }
     }
+    from = to;
   }
   return out;
 }

@@ -79,9 +79,9 @@ class Bm25Scorer {
   // Query q's score of the document at `position`: score()'s bits, from each term's postings
   // searched for it.
   double score_of(std::size_t q, std::size_t position) const;
-  // Every document sharing a term with query q, as (position, score) with score()'s bits,
-  // positions ascending: the query's lists merged, no row of every document.
-  std::vector<std::pair<std::size_t, double>> scored(std::size_t q) const;
+  // Query q's scores of the documents at `positions` (ascending): score_of's bits, each term's
+  // postings searched for them in one pass (the hybrid's sample).
+  std::vector<double> scores_at(std::size_t q, std::span<const std::uint32_t> positions) const;
   // Query q's k best documents (positions in a row), best first, ties to the earlier one: what
   // score's rows would rank, the same scores, reading only the postings that can matter
   // (block-max MaxScore over each part's blocks, core/posting_blocks.h). Only documents sharing

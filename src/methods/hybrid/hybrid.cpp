@@ -2,10 +2,10 @@
 // query-to-document LC-RWMD distances are standardised (z-scores) and the document's distance is
 // weight * z(distance) - z(score): a document the query's words name ranks first, and among the
 // rest those whose words lie near the query's. Standardising makes the two scales comparable
-// whatever a query's length (a score's range grows with its terms, a distance's does not). The
-// scores' moments are over every live document, from the postings of the query's terms (a
-// document sharing none scores 0); the distances' over a fixed sample of the documents, evenly
-// spaced: their distribution is smooth, and no search needs every document's distance.
+// whatever a query's length (a score's range grows with its terms, a distance's does not). Both
+// halves' moments are over one fixed sample of the live documents, evenly spaced (a document
+// sharing no term scores 0): no search needs every document's distance or score, and on the
+// retrieval tasks the sample ranks as well as every document's scores did (RESULTS.md).
 //
 // A top-k then reads only what can matter (Fagin's threshold algorithm over two lists): bm25's
 // best `depth` documents (its block-max walk) and query-to-document's (its threshold walk), each
@@ -57,33 +57,22 @@ double deviation(double squares, std::size_t n) {
   return sd > 0 ? sd : 1.0;
 }
 
-// The scores' moments over `live` documents from the nonzero ones (in document order); the rest
-// score 0.
-std::pair<double, double> score_moments(std::span<const double> nonzero, std::size_t live) {
-  if (live == 0) return {0, 1};
-  double sum = 0;
-  for (const double s : nonzero) sum += s;
-  const double mean = sum / static_cast<double>(live);
-  double sq = 0;
-  for (const double s : nonzero) sq += (s - mean) * (s - mean);
-  sq += static_cast<double>(live - nonzero.size()) * mean * mean;
-  return {mean, deviation(sq, live)};
-}
-
-std::pair<double, double> value_moments(std::span<const float> x) {
+// The moments of the sample's values, summed in its order.
+template <typename T>
+std::pair<double, double> moments(std::span<const T> x) {
   if (x.empty()) return {0, 1};
   double sum = 0;
-  for (const float v : x) sum += v;
+  for (const T v : x) sum += v;
   const double mean = sum / static_cast<double>(x.size());
   double sq = 0;
-  for (const float v : x) sq += (v - mean) * (v - mean);
+  for (const T v : x) sq += (v - mean) * (v - mean);
   return {mean, deviation(sq, x.size())};
 }
 
-Scale make_scale(std::span<const double> nonzero_scores, std::size_t live,
-                 std::span<const float> sample_distances, double weight) {
-  const auto [sm, ss] = score_moments(nonzero_scores, live);
-  const auto [dm, ds] = value_moments(sample_distances);
+// A query's standardisation from its sample's scores and distances.
+Scale make_scale(std::span<const double> scores, std::span<const float> distances, double weight) {
+  const auto [sm, ss] = moments(scores);
+  const auto [dm, ds] = moments(distances);
   return {sm, ss, dm, ds, weight};
 }
 
@@ -101,22 +90,6 @@ std::vector<std::uint32_t> sample_documents(std::size_t n, std::span<const std::
     docs[r] = static_cast<std::uint32_t>(rank + c);
   }
   return docs;
-}
-
-// Query q's standardisation as fuse_hybrid finds it from a whole row: the scores of the
-// documents sharing a term (the scorer's postings merged, in position order) but those
-// `left_out` (positions, ascending), and the sample's distances.
-template <typename Position>
-Scale scale_of(const Bm25Scorer& scorer, std::size_t q, std::span<const Position> left_out,
-               std::size_t live, std::span<const float> sample, double weight) {
-  std::vector<double> nonzero;
-  std::size_t c = 0;
-  for (const auto& [position, score] : scorer.scored(q)) {
-    while (c < left_out.size() && left_out[c] < position) ++c;
-    if ((c < left_out.size() && left_out[c] == position) || score == 0) continue;
-    nonzero.push_back(score);
-  }
-  return make_scale(nonzero, live, sample, weight);
 }
 
 // One query's top-k by Fagin's threshold algorithm over its two lists (the comment at the top),
@@ -221,7 +194,7 @@ class Hybrid final : public BatchDistance {
     for (std::size_t i = 0; i < sample_.size(); ++i)
       errors.run([&] { sample[i] = distance_->refine(j, sample_[i], 0); });
     errors.rethrow();
-    const Scale z = scale_of(scorer_, q, skip, n_ - skip.size(), sample, weight_);
+    const Scale z = make_scale(scorer_.scores_at(q, sample_), sample, weight_);
     std::optional<Walked> w = threshold_walk(
         z, k, ceiling, [&](std::size_t depth) { return distance_->walk(j, depth, kInf, skip); },
         [&](std::size_t depth) { return scorer_.top_k(q, depth, kInf); },
@@ -250,7 +223,7 @@ class Hybrid final : public BatchDistance {
   std::span<const std::uint32_t> skip_;
   QueryRange q_;
   double weight_;
-  std::vector<std::uint32_t> sample_;  // the live documents standardising the distances
+  std::vector<std::uint32_t> sample_;  // the live documents standardising both halves
   Bm25Scorer scorer_;
   std::unique_ptr<BatchDistance> distance_;
 };
@@ -259,14 +232,14 @@ class Hybrid final : public BatchDistance {
 
 void fuse_hybrid(float* distances, const double* scores, std::size_t n,
                  std::span<const std::uint32_t> skip, double weight, std::size_t sample) {
-  std::vector<double> nonzero;
-  for_each_kept(n, skip, [&](std::size_t i) {
-    if (scores[i] != 0) nonzero.push_back(scores[i]);
-  });
   const std::vector<std::uint32_t> docs = sample_documents(n, skip, sample);
+  std::vector<double> s(docs.size());
   std::vector<float> d(docs.size());
-  for (std::size_t i = 0; i < docs.size(); ++i) d[i] = distances[docs[i]];
-  const Scale z = make_scale(nonzero, n - skip.size(), d, weight);
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    s[i] = scores[docs[i]];
+    d[i] = distances[docs[i]];
+  }
+  const Scale z = make_scale(s, d, weight);
 #pragma omp parallel for schedule(static)
   for (std::size_t i = 0; i < n; ++i) distances[i] = z.fuse(distances[i], scores[i]);
 }
@@ -306,8 +279,8 @@ Evidence segments_evidence(const SegmentSet& segments, const SegmentRows& rows_o
   return e;
 }
 
-// ...both standardised over all the live documents, as one index of them does (Lucene's
-// collection-wide statistics).
+// ...both standardised over the sample of all the live documents, as one index of them does
+// (Lucene's collection-wide statistics).
 void whole_answer(Evidence& whole, std::size_t n, const SearchOptions& o) {
   const std::size_t nq = n == 0 ? 0 : whole.distances.size() / n;
   for (std::size_t j = 0; j < nq; ++j)
@@ -319,8 +292,8 @@ void whole_answer(Evidence& whole, std::size_t n, const SearchOptions& o) {
 // every segment at once, its positions those of bm25's scorer over the segments (theirs one
 // after another, the deleted ones too): query-to-document's walk in each segment (its batch
 // from the segment's searcher), the lists merged; bm25's walk over every segment's postings
-// with the collection's statistics; the standardisation over all the live documents, the
-// sample drawn from them in the collection's order. The moments, the halves and their fusion
+// with the collection's statistics; the standardisation over the sample drawn from the live
+// documents in the collection's order. The moments, the halves and their fusion
 // are those whole_answer finds from the rows, so the answers are the same.
 std::optional<SearchResults> segments_walk(const SegmentSet& segments, const QuerySet& queries,
                                            std::size_t k, const SearchOptions& o,
@@ -337,18 +310,14 @@ std::optional<SearchResults> segments_walk(const SegmentSet& segments, const Que
   distance.skip = {};
   distance.ceilings = {};
   distance.progress = nullptr;
-  std::vector<QuerySet> own;           // the queries over each segment's vocabulary
-  std::vector<std::uint32_t> deleted;  // positions, ascending
-  for (std::size_t s = 0; s < parts; ++s) {
-    own.push_back(segments.for_segment(queries, s));
-    for (const std::uint32_t d : segments.deleted(s))
-      deleted.push_back(static_cast<std::uint32_t>(scorer.first(s) + d));
-  }
-  // The sample: live documents of evenly spaced ranks in the collection's order.
-  std::vector<std::size_t> sample;
+  std::vector<QuerySet> own;  // the queries over each segment's vocabulary
+  for (std::size_t s = 0; s < parts; ++s) own.push_back(segments.for_segment(queries, s));
+  // The sample: live documents of evenly spaced ranks in the collection's order (positions
+  // ascending).
+  std::vector<std::uint32_t> sample;
   for (const std::uint32_t doc : sample_documents(n, {}, hybrid_sample(o))) {
     const auto [s, i] = segments.locate(doc);
-    sample.push_back(scorer.first(s) + i);
+    sample.push_back(static_cast<std::uint32_t>(scorer.first(s) + i));
   }
   SearchStats st;
   for (std::size_t q = 0; q < nq; ++q) {
@@ -363,8 +332,7 @@ std::optional<SearchResults> segments_walk(const SegmentSet& segments, const Que
     };
     std::vector<float> sampled(sample.size());
     for (std::size_t t = 0; t < sample.size(); ++t) sampled[t] = d2(sample[t]);
-    const Scale z =
-        scale_of(scorer, q, std::span<const std::uint32_t>(deleted), n, sampled, weight);
+    const Scale z = make_scale(scorer.scores_at(q, sample), sampled, weight);
     const float ceiling =
         std::min(o.ceilings.empty() ? kInf : o.ceilings[q], std::nextafter(o.max_distance, kInf));
     // A segment whose walk gives up (too small for one, or its words within reach of too
@@ -448,9 +416,9 @@ constexpr MethodImpl kHybridImpl{
 extern constinit const MethodInfo kHybridMethod{
     .name = "hybrid",
     .summary =
-        "bm25's score and lc-rwmd's query-to-document distance, each standardised (z-scores: "
-        "the scores over every document, the distances over hybrid_sample of them), summed "
-        "with the distance's weight hybrid_weight: lexical and embedding evidence together",
+        "bm25's score and lc-rwmd's query-to-document distance, each standardised (z-scores "
+        "over hybrid_sample of the documents), summed with the distance's weight "
+        "hybrid_weight: lexical and embedding evidence together",
     .symmetric = false,
     .query_to_document = true,
     .needs = Needs::whole_rows,

@@ -22,9 +22,9 @@ inline constexpr Parameter kHybridWeight{
     .help =
         "the query-to-document distance's weight against bm25's score (each standardised; "
         "0: bm25's ranking)"};
-// How many documents standardise the distances: a fixed sample, evenly spaced over the live
-// documents, so that a top-k needs no distance of every document (bm25's scores are
-// standardised over every document: those sharing no term score 0, so its postings give them).
+// How many documents standardise both halves: a fixed sample, evenly spaced over the live
+// documents, so that a top-k needs neither every document's distance nor every posting of the
+// query's terms (those sharing no term score 0).
 inline constexpr Parameter kHybridSample{
     .name = "hybrid_sample",
     .kind = Parameter::Kind::integer,
@@ -32,19 +32,18 @@ inline constexpr Parameter kHybridSample{
     .min = 0,
     .max = std::numeric_limits<double>::infinity(),
     .help =
-        "documents, evenly spaced, whose query-to-document distances standardise the hybrid's "
-        "(0: every document)"};
+        "documents, evenly spaced, whose bm25 scores and query-to-document distances "
+        "standardise the hybrid's (0: every document)"};
 // A hybrid search's weight and sample.
 double hybrid_weight(const SearchOptions& o);
 std::size_t hybrid_sample(const SearchOptions& o);
 
 // Each of n documents' hybrid distance from its query-to-document distance and its bm25 score,
-// in place of the distance: weight * z(distance) - z(score), the documents not in `skip`
-// (ascending) standardising them: the scores all of them, the distances those of the sample
-// (`sample` of them evenly spaced, 0: all). The moments are summed in a fixed order, so a row
-// gives the same bits whatever the threads, a row with documents skipped the bits of a row of
-// only the others, and a bounded top-k (which finds the same moments from the postings and the
-// sample alone) the same values.
+// in place of the distance: weight * z(distance) - z(score), both standardised over a sample of
+// the documents not in `skip` (ascending): `sample` of them evenly spaced (0: all). The moments
+// are summed in the sample's order, so a row gives the same bits whatever the threads, a row
+// with documents skipped the bits of a row of only the others, and a bounded top-k (which finds
+// the same moments from the sample alone) the same values.
 void fuse_hybrid(float* distances, const double* scores, std::size_t n,
                  std::span<const std::uint32_t> skip, double weight, std::size_t sample);
 
