@@ -7,7 +7,7 @@ each task's whole rows of bm25 scores and query-to-document distances, what othe
 rank: the scores over every document (as the engine did before: every posting of the query's
 terms read for their moments); the scores over the best score and the distances over the
 nearest (no moments, no sample); the scores over the best with the sampled distances;
-reciprocal rank fusion. The first row recomputes the engine's hybrid and is checked against its
+reciprocal rank fusion; smaller samples. The first row recomputes the engine's hybrid and is checked against its
 top-10s. Weights are to be chosen on
 man-commands alone (the tuning task); the other two are held out.
 
@@ -60,6 +60,12 @@ def rows(index, queries, method, **kw):
     return out
 
 
+def evenly(n, m):
+    """The engine's sample: m of n documents at evenly spaced ranks (no deletions here)."""
+    m = min(m, n)
+    return np.arange(m) * n // m
+
+
 def variants(S, D, sample):
     zd = z(D, sample)
     best = S.max(1, keepdims=True)
@@ -71,6 +77,9 @@ def variants(S, D, sample):
            WEIGHT * zd - z(S)}
     for w in (0.1, 0.5):
         out[f"both over the sample, w={w}"] = w * zd - z(S, sample)
+    for m in (64, 128, 256, 512):  # smaller samples than the engine's
+        few = evenly(S.shape[1], m)
+        out[f"both over a sample of {m}, w={WEIGHT}"] = WEIGHT * z(D, few) - z(S, few)
     for w in (0.02, 0.05, 0.1, 0.2):
         out[f"scores / best, distances / nearest, w={w}"] = w * D / nearest - S / best
     for w in (0.02, 0.03, 0.05, 0.1):
@@ -107,9 +116,8 @@ def main():
         n = len(ids)
         S = -rows(index, texts, "bm25")  # bm25's distance is its score negated
         D = rows(index, texts, "lc-rwmd", direction="query-to-document")
-        m = min(SAMPLE, n)
-        sample = np.arange(m) * n // m  # the engine's evenly spaced ranks (no deletions here)
-        found = {name: as_ids(top, ids) for name, top in variants(S, D, sample).items()}
+        found = {name: as_ids(top, ids)
+                 for name, top in variants(S, D, evenly(n, SAMPLE)).items()}
         _, _, got = index.search(texts, k=K, return_ids=True, backend="cpu", method="hybrid")
         engine = [[g for g in row if g] for row in got]
         recomputed = next(iter(found.values()))
