@@ -151,7 +151,8 @@ std::optional<BatchDistance::Walked> threshold_walk(const Scale& z, std::size_t 
 class Hybrid final : public BatchDistance {
  public:
   explicit Hybrid(const MethodContext& c)
-      : n_(c.index.n_docs()),
+      : index_(c.index),
+        n_(c.index.n_docs()),
         skip_(c.options.skip),
         q_(c.queries),
         weight_(hybrid_weight(c.options)),
@@ -191,8 +192,14 @@ class Hybrid final : public BatchDistance {
     std::vector<float> sample(sample_.size());
     ParallelErrors errors;
 #pragma omp parallel for schedule(static) if (!omp_in_parallel())
-    for (std::size_t i = 0; i < sample_.size(); ++i)
+    for (std::size_t i = 0; i < sample_.size(); ++i) {
+      // The sampled documents lie a thousandth of the collection apart, each document's word
+      // list a miss to memory: fetched two documents ahead (their offsets four ahead), about
+      // 0.93x the hybrid's search at a million documents (BENCHMARKS.md).
+      if (i + 4 < sample_.size()) __builtin_prefetch(index_.indptr().data() + sample_[i + 4]);
+      if (i + 2 < sample_.size()) __builtin_prefetch(index_.doc_words(sample_[i + 2]).data());
       errors.run([&] { sample[i] = distance_->refine(j, sample_[i], 0); });
+    }
     errors.rethrow();
     const Scale z = make_scale(scorer_.scores_at(q, sample_), sample, weight_);
     std::optional<Walked> w = threshold_walk(
@@ -219,6 +226,7 @@ class Hybrid final : public BatchDistance {
     return c.rows == Rows::distances && c.options.prune;
   }
 
+  const Index& index_;
   std::size_t n_;
   std::span<const std::uint32_t> skip_;
   QueryRange q_;
