@@ -14,6 +14,7 @@
 #include "methods/batch_distance.h"
 #include "methods/method_impl.h"
 #include "util/parallel_errors.h"
+#include "util/sorted_ids.h"
 
 namespace lcrwmd {
 
@@ -153,19 +154,12 @@ std::vector<double> Bm25Scorer::scores_at(std::size_t q,
       if (id == SegmentSet::kNoTerm) continue;
       const double w = term_weight(p);
       const Index::Postings post = index.postings(id);
-      const std::uint32_t *at = post.docs, *const end = post.docs + post.size;
-      for (std::size_t t = from; t < to && at != end; ++t) {
+      const std::span<const std::uint32_t> docs(post.docs, post.size);
+      std::size_t at = 0;
+      for (std::size_t t = from; t < to && at < docs.size(); ++t) {
         const std::size_t i = positions[t] - first;
-        const auto doc = static_cast<std::uint32_t>(post.first + i);
-        // Every posting before `at` is of an earlier document.
-        std::size_t step = 1;
-        while (step < static_cast<std::size_t>(end - at) && at[step] < doc) {
-          at += step;
-          step *= 2;
-        }
-        at = std::lower_bound(at, at + std::min(step + 1, static_cast<std::size_t>(end - at)), doc);
-        if (at != end && *at == doc)
-          out[t] += contribution(w, post.counts[at - post.docs], index.doc_length(i));
+        if (holds(docs, at, static_cast<std::uint32_t>(post.first + i)))
+          out[t] += contribution(w, post.counts[at], index.doc_length(i));
       }
     }
     from = to;

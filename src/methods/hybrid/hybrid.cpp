@@ -194,8 +194,8 @@ class Hybrid final : public BatchDistance {
 #pragma omp parallel for schedule(static) if (!omp_in_parallel())
     for (std::size_t i = 0; i < sample_.size(); ++i) {
       // The sampled documents lie a thousandth of the collection apart, each document's word
-      // list a miss to memory: fetched two documents ahead (their offsets four ahead), about
-      // 0.93x the hybrid's search at a million documents (BENCHMARKS.md).
+      // list a miss to memory: fetched two documents ahead (their offsets four ahead;
+      // BENCHMARKS.md, "The hybrid standardised over its sample").
       if (i + 4 < sample_.size()) __builtin_prefetch(index_.indptr().data() + sample_[i + 4]);
       if (i + 2 < sample_.size()) __builtin_prefetch(index_.doc_words(sample_[i + 2]).data());
       errors.run([&] { sample[i] = distance_->refine(j, sample_[i], 0); });

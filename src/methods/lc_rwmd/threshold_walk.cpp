@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "util/sorted_ids.h"
+
 namespace lcrwmd {
 
 namespace {
@@ -102,17 +104,6 @@ struct Met {
     skipped = {};
   }
 };
-
-// Whether ascending `list` holds d, for d ascending from one call to the next: galloping from
-// `at`, the first position not yet passed, which it moves on.
-bool holds(std::span<const std::uint32_t> list, std::size_t& at, std::uint32_t d) {
-  std::size_t lo = at, step = 1;
-  while (lo + step < list.size() && list[lo + step] < d) lo += step, step *= 2;
-  const auto end = list.begin() + static_cast<std::ptrdiff_t>(std::min(list.size(), lo + step + 1));
-  at = static_cast<std::size_t>(
-      std::lower_bound(list.begin() + static_cast<std::ptrdiff_t>(lo), end, d) - list.begin());
-  return at < list.size() && list[at] == d;
-}
 
 // Query j's top-k from the postings of each word's nearest vocabulary word (its cursor's
 // first), before any walk: a typed query's best documents hold most of its words, and its
