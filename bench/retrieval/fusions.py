@@ -7,9 +7,9 @@ each task's whole rows of bm25 scores and query-to-document distances, what othe
 rank: the scores over every document (as the engine did before: every posting of the query's
 terms read for their moments); the scores over the best score and the distances over the
 nearest (no moments, no sample); the scores over the best with the sampled distances;
-reciprocal rank fusion; smaller samples. The first row recomputes the engine's hybrid and is checked against its
-top-10s. Weights are to be chosen on
-man-commands alone (the tuning task); the other two are held out.
+reciprocal rank fusion; smaller samples. The first row recomputes the engine's hybrid and is
+checked against its top-10s. Weights are to be chosen on man-commands alone (the tuning task);
+the other two are held out.
 
 Usage: PYTHONPATH=build/python fusions.py TASKS_DIR [--json OUT] (tasks from make_tasks.py).
 """

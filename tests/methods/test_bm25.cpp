@@ -835,7 +835,7 @@ SearchOptions hybrid(double weight, std::size_t sample) {
 
 // The distances and the scores standardised over the sample (evenly spaced ranks): recomputed
 // here in double from bm25's and query-to-document's own rows.
-TEST(Hybrid, DistancesAreStandardisedOverTheSample) {
+TEST(Hybrid, BothHalvesAreStandardisedOverTheSample) {
   const Corpus c = wide_corpus(600, 31);
   const Index ix = build(c, c.docs);
   const std::size_t n = ix.n_docs();
