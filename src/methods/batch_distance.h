@@ -54,6 +54,11 @@ class BatchDistance {
   virtual bool exact() const { return true; }
   // The distance of (q, doc) from its lower bound; thread-safe.
   virtual float refine(std::size_t /*q*/, std::size_t /*doc*/, float lower) const { return lower; }
+  // out[i] = refine(q, docs[i], 0) for documents with no bound at hand, many at once where a
+  // method shares their work (query-to-document LC-RWMD's common words); thread-safe.
+  virtual void refine_each(std::size_t q, std::span<const std::uint32_t> docs, float* out) const {
+    for (std::size_t i = 0; i < docs.size(); ++i) out[i] = refine(q, docs[i], 0);
+  }
   // Methods whose refine() is costly may offer steps between: tighten(q, doc, lower, level)
   // for level < tighten_levels() returns a lower bound at least as tight as `lower` (that of
   // the level before), each level costlier and tighter than the last; thread-safe.

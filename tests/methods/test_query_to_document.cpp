@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -14,7 +15,9 @@
 #include "lcrwmd/search.h"
 #include "lcrwmd/segments.h"
 #include "methods/act/act_steps.h"
+#include "methods/batch_distance.h"
 #include "methods/pair_distances.h"
+#include "phase1_fixture.h"
 #include "test_util.h"
 
 namespace lcrwmd {
@@ -221,6 +224,44 @@ TEST(QueryToDocument, TiesBetweenCopiesAreBrokenByIndex) {
 
 // The direction is a relaxation's alone: WMD and WCD refuse it, and so do pairs and clustering
 // (whose distances must not depend on the order of a pair).
+// Many documents' distances at once (the hybrid's sample) are each document's own, bit for
+// bit: with the word-distance cache (int8's wide bounds leave several words of a document in
+// reach) and without, one query a batch (packed rows) and all in one, in tiny tiles; documents
+// in any order, repeated, empty lists, and calls in turn reusing the thread's scratch.
+TEST(QueryToDocument, ManyDocumentsAtOnceAreEachOnesOwn) {
+  IndexData d = test::random_index(700, 90, 6, 9, 81);
+  test::append_copies(d, 7, 5, "copy");
+  const Index ix = Index::from_data(d);
+  const QuerySet qs = short_queries(ix, 12, 82);
+  std::mt19937 rng(83);
+  std::vector<std::vector<std::uint32_t>> lists(3);
+  for (std::uint32_t i = 0; i < ix.n_docs(); ++i) lists[0].push_back(i);
+  std::reverse(lists[0].begin(), lists[0].end());
+  for (int r = 0; r < 300; ++r)  // at random, repeats among them
+    lists[1].push_back(static_cast<std::uint32_t>(rng() % ix.n_docs()));
+  for (const Precision p : {Precision::f32, Precision::int8}) {
+    const test::Phase1Fixture ph(ix, p, 7);
+    for (const std::size_t budget : {std::size_t{0}, std::size_t{1} << 30})
+      for (const std::size_t per_batch : {std::size_t{1}, qs.size()})
+        for (std::size_t b0 = 0; b0 < qs.size(); b0 += per_batch) {
+          const QueryRange range{qs, b0, std::min(qs.size(), b0 + per_batch)};
+          auto m = make_lc_rwmd(ix, range, kQ2d, ph.phase1, budget, Rows::distances);
+          std::vector<float> rows(range.size() * ix.n_docs());
+          m->compute(rows.data());
+          for (std::size_t j = 0; j < range.size(); ++j)
+            for (const auto& docs : lists) {
+              std::vector<float> got(docs.size(), -1.0f);
+              m->refine_each(j, docs, got.data());
+              for (std::size_t i = 0; i < docs.size(); ++i)
+                ASSERT_EQ(std::bit_cast<std::uint32_t>(got[i]),
+                          std::bit_cast<std::uint32_t>(m->refine(j, docs[i], 0)))
+                    << to_string(p) << " budget " << budget << " query " << b0 + j << " document "
+                    << docs[i];
+            }
+        }
+  }
+}
+
 TEST(QueryToDocument, RefusedWhereItIsNotDefined) {
   const Index ix = Index::from_data(test::random_index(20, 30, 5, 4, 66));
   const QuerySet qs = short_queries(ix, 2, 67);

@@ -95,9 +95,12 @@ std::vector<std::uint32_t> sample_documents(std::size_t n, std::span<const std::
 // One query's top-k by Fagin's threshold algorithm over its two lists (the comment at the top),
 // by position: nearest(depth) its `depth` live documents of least distance in order (nullopt
 // where that walk gives up), lexical(depth) its `depth` best scores (bm25's walk), distance(p)
-// and score(p) a document's halves. The lists start at max(k, 32) and go four times deeper
-// each round until no document on neither can beat the k-th best.
-constexpr std::size_t kFirstDepth = 32;  // most typed queries' k-th best is settled by a few dozen
+// and score(p) a document's halves. The lists start at max(k, 16) and go four times deeper
+// each round until no document on neither can beat the k-th best. Each round walks both lists
+// again from their start, so the first depth is what most queries need and no more: at a
+// million documents, 16 settles five in six typed queries' top-10, and searches them faster
+// than 32, which settles nearly all (BENCHMARKS.md, "The hybrid's sample in one pass").
+constexpr std::size_t kFirstDepth = 16;
 
 template <typename Nearest, typename Lexical, typename Distance, typename Score>
 std::optional<BatchDistance::Walked> threshold_walk(const Scale& z, std::size_t k, float ceiling,
@@ -151,8 +154,7 @@ std::optional<BatchDistance::Walked> threshold_walk(const Scale& z, std::size_t 
 class Hybrid final : public BatchDistance {
  public:
   explicit Hybrid(const MethodContext& c)
-      : index_(c.index),
-        n_(c.index.n_docs()),
+      : n_(c.index.n_docs()),
         skip_(c.options.skip),
         q_(c.queries),
         weight_(hybrid_weight(c.options)),
@@ -187,18 +189,19 @@ class Hybrid final : public BatchDistance {
   std::optional<Walked> walk(std::size_t j, std::size_t k, float ceiling,
                              std::span<const std::uint32_t> skip) const override {
     const std::size_t q = q_.begin + j;
-    // The sample's distances, each on its own: a query searched alone splits them among the
-    // threads (a batch's queries each have a thread already).
+    // The sample's distances: a query searched alone splits them among the threads (a batch's
+    // queries each have a thread already).
     std::vector<float> sample(sample_.size());
+    const std::size_t parts =
+        omp_in_parallel() ? 1 : static_cast<std::size_t>(omp_get_max_threads());
     ParallelErrors errors;
-#pragma omp parallel for schedule(static) if (!omp_in_parallel())
-    for (std::size_t i = 0; i < sample_.size(); ++i) {
-      // The sampled documents lie a thousandth of the collection apart, each document's word
-      // list a miss to memory: fetched two documents ahead (their offsets four ahead;
-      // BENCHMARKS.md, "The hybrid standardised over its sample").
-      if (i + 4 < sample_.size()) __builtin_prefetch(index_.indptr().data() + sample_[i + 4]);
-      if (i + 2 < sample_.size()) __builtin_prefetch(index_.doc_words(sample_[i + 2]).data());
-      errors.run([&] { sample[i] = distance_->refine(j, sample_[i], 0); });
+#pragma omp parallel for schedule(static) if (parts > 1)
+    for (std::size_t p = 0; p < parts; ++p) {
+      const std::size_t begin = p * sample_.size() / parts, end = (p + 1) * sample_.size() / parts;
+      errors.run([&] {
+        distance_->refine_each(j, std::span(sample_).subspan(begin, end - begin),
+                               sample.data() + begin);
+      });
     }
     errors.rethrow();
     const Scale z = make_scale(scorer_.scores_at(q, sample_), sample, weight_);
@@ -226,7 +229,6 @@ class Hybrid final : public BatchDistance {
     return c.rows == Rows::distances && c.options.prune;
   }
 
-  const Index& index_;
   std::size_t n_;
   std::span<const std::uint32_t> skip_;
   QueryRange q_;
@@ -321,11 +323,13 @@ std::optional<SearchResults> segments_walk(const SegmentSet& segments, const Que
   std::vector<QuerySet> own;  // the queries over each segment's vocabulary
   for (std::size_t s = 0; s < parts; ++s) own.push_back(segments.for_segment(queries, s));
   // The sample: live documents of evenly spaced ranks in the collection's order (positions
-  // ascending).
+  // ascending), and each segment's of them (its own numbers).
   std::vector<std::uint32_t> sample;
+  std::vector<std::vector<std::uint32_t>> sample_in(parts);
   for (const std::uint32_t doc : sample_documents(n, {}, hybrid_sample(o))) {
     const auto [s, i] = segments.locate(doc);
     sample.push_back(static_cast<std::uint32_t>(scorer.first(s) + i));
+    sample_in[s].push_back(static_cast<std::uint32_t>(i));
   }
   SearchStats st;
   for (std::size_t q = 0; q < nq; ++q) {
@@ -338,8 +342,9 @@ std::optional<SearchResults> segments_walk(const SegmentSet& segments, const Que
       const auto [s, i] = scorer.locate(position);
       return batch[s]->distance->refine(0, i, 0);
     };
-    std::vector<float> sampled(sample.size());
-    for (std::size_t t = 0; t < sample.size(); ++t) sampled[t] = d2(sample[t]);
+    std::vector<float> sampled(sample.size());  // segment after segment: in positions' order
+    for (std::size_t s = 0, at = 0; s < parts; at += sample_in[s++].size())
+      batch[s]->distance->refine_each(0, sample_in[s], sampled.data() + at);
     const Scale z = make_scale(scorer.scores_at(q, sample), sampled, weight);
     const float ceiling =
         std::min(o.ceilings.empty() ? kInf : o.ceilings[q], std::nextafter(o.max_distance, kInf));

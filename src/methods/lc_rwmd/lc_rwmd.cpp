@@ -135,6 +135,11 @@ class LcRwmd final : public BatchDistance {
     return reverse_ ? std::max(exact_d1, d2_.exact(j, doc)) : exact_d1;
   }
 
+  void refine_each(std::size_t j, std::span<const std::uint32_t> docs, float* out) const override {
+    if (forward_) return BatchDistance::refine_each(j, docs, out);
+    d2_.exact_each(j, docs, out);
+  }
+
   bool walks() const override { return walk_; }
   std::optional<Walked> walk(std::size_t j, std::size_t k, float ceiling,
                              std::span<const std::uint32_t> skip) const override {

@@ -6,6 +6,7 @@
 // kept bounds), or every document's at once once the kept distances are made exact.
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "core/batch_words.h"
 #include "lcrwmd/index.h"
@@ -23,6 +24,12 @@ class QueryToDocument {
 
   // D2 of the batch's query j and a document; thread-safe.
   float exact(std::size_t j, std::size_t doc) const;
+  // out[i] = exact(j, docs[i]), the same bits, for many documents at once: each document's
+  // words within reach found first (as exact() finds them), then each such (vocabulary word,
+  // query word) pair computed once, its vector fetched ahead, then each document's sum. For a
+  // set of documents read together (the hybrid's sample), whose common words would otherwise
+  // be recomputed in each, one miss to memory at a time; thread-safe.
+  void exact_each(std::size_t j, std::span<const std::uint32_t> docs, float* out) const;
   // A lower bound of it from the cache's bounds (the same sum of smaller terms); thread-safe.
   float lower(std::size_t j, std::size_t doc) const;
   // out[j * n_docs + i] = D2 of every query and document, or max(out, D2) with `with_d1`,
