@@ -226,13 +226,17 @@ TEST(QueryToDocument, TiesBetweenCopiesAreBrokenByIndex) {
 // (whose distances must not depend on the order of a pair).
 // Many documents' distances at once (the hybrid's sample) are each document's own, bit for
 // bit: with the word-distance cache (int8's wide bounds leave several words of a document in
-// reach) and without, one query a batch (packed rows) and all in one, in tiny tiles; documents
-// in any order, repeated, empty lists, and calls in turn reusing the thread's scratch.
+// reach) and without, one query a batch (packed rows) and all in one, in tiny tiles; short
+// queries and a long one; documents in any order, repeated, empty lists, and calls in turn
+// reusing the thread's scratch.
 TEST(QueryToDocument, ManyDocumentsAtOnceAreEachOnesOwn) {
   IndexData d = test::random_index(700, 90, 6, 9, 81);
   test::append_copies(d, 7, 5, "copy");
   const Index ix = Index::from_data(d);
-  const QuerySet qs = short_queries(ix, 12, 82);
+  QuerySet qs = short_queries(ix, 12, 82);
+  std::vector<std::uint32_t> long_query(70);  // past the words shared at once: one at a time
+  std::iota(long_query.begin(), long_query.end(), 10u);
+  test::add_query(qs, "long", long_query);
   std::mt19937 rng(83);
   std::vector<std::vector<std::uint32_t>> lists(3);
   for (std::uint32_t i = 0; i < ix.n_docs(); ++i) lists[0].push_back(i);

@@ -44,11 +44,13 @@ float QueryToDocument::exact(std::size_t j, std::size_t doc) const {
 
 void QueryToDocument::exact_each(std::size_t j, std::span<const std::uint32_t> docs,
                                  float* out) const {
-  if (!cache_) {
+  const std::uint64_t c0 = batch_.cols_indptr[j], h = batch_.cols_indptr[j + 1] - c0;
+  // The scratch holds h distances per word met: a long query's documents one at a time.
+  constexpr std::size_t kLongest = 64;
+  if (!cache_ || h > kLongest) {
     for (std::size_t i = 0; i < docs.size(); ++i) out[i] = exact(j, docs[i]);
     return;
   }
-  const std::uint64_t c0 = batch_.cols_indptr[j], h = batch_.cols_indptr[j + 1] - c0;
   // Each vocabulary word met gets a slot (slot[u], valid where stamp[u] is this call's), and
   // value[slot * h + t] its distance to query word t: kWanted where some document needs it,
   // kInf where none does.
