@@ -95,20 +95,19 @@ std::vector<std::uint32_t> sample_documents(std::size_t n, std::span<const std::
 // One query's top-k by Fagin's threshold algorithm over its two lists (the comment at the top),
 // by position: nearest(depth) its `depth` live documents of least distance in order (nullopt
 // where that walk gives up), lexical(depth) its `depth` best scores (bm25's walk), distance(p)
-// and score(p) a document's halves. Each round walks both lists again from their start, so the
-// first depth is what most queries need and no more: at a million documents, max(k, 16)
-// settles five in six typed queries' top-10, the second round (twice as deep) nearly all the
-// rest, and later rounds go four times deeper, until no document on neither list can beat the
-// k-th best (BENCHMARKS.md, "The hybrid's sample in one pass": against starting at 32, the
-// median query's time falls and the slowest hundredth's rises a little).
-constexpr std::size_t kFirstDepth = 16;
+// and score(p) a document's halves. The lists start at max(k, 32) and go four times deeper
+// each round until no document on neither can beat the k-th best. Each round walks both lists
+// again from their start; at a million documents 32 settles nearly all typed queries' top-10
+// (starting at 16 searched the median query faster but the service's slowest queries slower:
+// BENCHMARKS.md, "The hybrid's sample in one pass").
+constexpr std::size_t kFirstDepth = 32;
 
 template <typename Nearest, typename Lexical, typename Distance, typename Score>
 std::optional<BatchDistance::Walked> threshold_walk(const Scale& z, std::size_t k, float ceiling,
                                                     const Nearest& nearest, const Lexical& lexical,
                                                     const Distance& distance, const Score& score) {
   BatchDistance::Walked out;
-  for (std::size_t round = 0, depth = std::max(k, kFirstDepth);; depth *= round++ == 0 ? 2 : 4) {
+  for (std::size_t depth = std::max(k, kFirstDepth);; depth *= 4) {
     std::optional<BatchDistance::Walked> near = nearest(depth);
     if (!near) return std::nullopt;
     out.computed += near->computed;
