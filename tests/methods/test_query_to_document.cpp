@@ -222,8 +222,6 @@ TEST(QueryToDocument, TiesBetweenCopiesAreBrokenByIndex) {
     test::expect_topk_matches_sort(CpuSearcher(ix), qs, q2d(m));
 }
 
-// The direction is a relaxation's alone: WMD and WCD refuse it, and so do pairs and clustering
-// (whose distances must not depend on the order of a pair).
 // Many documents' distances at once (the hybrid's sample) are each document's own, bit for
 // bit: with the word-distance cache (int8's wide bounds leave several words of a document in
 // reach) and without, one query a batch (packed rows) and all in one, in tiny tiles; short
@@ -266,6 +264,8 @@ TEST(QueryToDocument, ManyDocumentsAtOnceAreEachOnesOwn) {
   }
 }
 
+// The direction is a relaxation's alone: WMD and WCD refuse it, and so do pairs and clustering
+// (whose distances must not depend on the order of a pair).
 TEST(QueryToDocument, RefusedWhereItIsNotDefined) {
   const Index ix = Index::from_data(test::random_index(20, 30, 5, 4, 66));
   const QuerySet qs = short_queries(ix, 2, 67);
