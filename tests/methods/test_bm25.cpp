@@ -20,6 +20,7 @@
 #include "lcrwmd/topk.h"
 #include "methods/bm25/bm25.h"
 #include "methods/hybrid/by_bound.h"
+#include "methods/hybrid/fused_walk.h"
 #include "test_util.h"
 
 namespace lcrwmd {
@@ -906,10 +907,134 @@ TEST(Hybrid, BoundedTopKFindsWhatEveryRowRanks) {
   }
 }
 
-// A collection's bounded top-k (each segment's walk, the lists merged, standardised over every
-// live document) against its rows (prune off): the same documents, distances and ties, over
-// segments built apart (one of a single document, too small to walk), with deletions and a
-// range; for short queries, fewer distances computed than every document's.
+// The fused walk over synthetic lists against fusing every document: scores and distances
+// with many ties (scores apart by less than a float's step, which the lexical list's floats
+// round alike), documents sharing no term (score 0),
+// left-out documents, distance weights from 0 (bm25's ranking) to one that outweighs the
+// score, a ceiling, k from 1 to past the documents; the distance walk asked for those below
+// its `below` only. Most cases' distance walk is bounded by the lexical list's k-th best.
+TEST(FusedWalk, FindsWhatFusingEveryDocumentRanks) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  std::mt19937 rng(97);
+  std::size_t bounded = 0, cases = 0;
+  for (const std::size_t n : {0u, 1u, 7u, 40u, 300u, 2000u})
+    for (int trial = 0; trial < 12; ++trial) {
+      std::vector<double> score(n);
+      std::vector<float> distance(n);
+      std::vector<bool> live(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        // A score's float shared by neighbours in double; a third share no term.
+        score[i] = rng() % 3 == 0 ? 0.0
+                                  : static_cast<double>(rng() % 20) * 0.25 +
+                                        static_cast<double>(rng() % 4) * 0x1p-24;
+        distance[i] = static_cast<float>(rng() % 64) / 16.0f;
+        live[i] = rng() % 5 != 0;
+      }
+      const std::vector<double> weights = {0.0, 0.3, 2.0, 50.0};
+      const HybridScale z{.score_mean = 1.0 + static_cast<double>(rng() % 5) * 0.1,
+                          .score_sd = trial % 3 == 2 ? 1e-6 : 1.5,  // or a float step's weight
+                          .distance_mean = 2.0,
+                          .distance_sd = 0.5 + static_cast<double>(rng() % 3) * 0.25,
+                          .weight = weights[trial % 4]};
+      std::vector<std::uint32_t> by_score, by_distance;
+      for (std::uint32_t i = 0; i < n; ++i)
+        if (live[i]) {
+          if (score[i] > 0) by_score.push_back(i);
+          by_distance.push_back(i);
+        }
+      std::stable_sort(by_score.begin(), by_score.end(),
+                       [&](std::uint32_t a, std::uint32_t b) { return score[a] > score[b]; });
+      std::stable_sort(by_distance.begin(), by_distance.end(),
+                       [&](std::uint32_t a, std::uint32_t b) { return distance[a] < distance[b]; });
+      const auto lexical = [&](std::size_t depth) {
+        std::vector<Neighbor> top;
+        for (std::size_t r = 0; r < by_score.size() && r < depth; ++r)
+          top.push_back({static_cast<float>(-score[by_score[r]]), by_score[r]});
+        return top;
+      };
+      bool below_finite = false;
+      const auto nearest = [&](std::size_t depth, float below) {
+        below_finite = below_finite || below < kInf;
+        BatchDistance::Walked w;
+        for (std::size_t r = 0; r < by_distance.size() && w.top.size() < depth; ++r)
+          if (distance[by_distance[r]] < below)
+            w.top.push_back({distance[by_distance[r]], by_distance[r]});
+        w.computed = w.top.size();
+        return std::optional(w);
+      };
+      const auto distances = [&](std::span<const std::uint32_t> positions, float* out) {
+        ASSERT_TRUE(std::is_sorted(positions.begin(), positions.end()));
+        for (std::size_t i = 0; i < positions.size(); ++i) out[i] = distance[positions[i]];
+      };
+      const auto score_of = [&](std::size_t i) { return score[i]; };
+      for (const std::size_t k : {1u, 3u, 10u, 40u, 2500u})
+        for (const bool range : {false, true}) {
+          // Every live document fused, the best k below the ceiling.
+          const float ceiling = range ? z.fuse(2.0f, 2.0) : kInf;
+          TopK all(k);
+          for (std::uint32_t i = 0; i < n; ++i) {
+            const Neighbor h{z.fuse(distance[i], score[i]), i};
+            if (live[i] && h.distance < ceiling) all.push(h);
+          }
+          const std::vector<Neighbor> want = all.take_sorted();
+          below_finite = false;
+          const auto got = fused_walk(z, k, ceiling, nearest, lexical, distances, score_of);
+          const std::string what = "n " + std::to_string(n) + " trial " + std::to_string(trial) +
+                                   " k " + std::to_string(k) + (range ? " range" : "");
+          ASSERT_TRUE(got) << what;
+          ASSERT_EQ(got->top.size(), want.size()) << what;
+          for (std::size_t r = 0; r < want.size(); ++r) {
+            ASSERT_EQ(got->top[r].index, want[r].index) << what << " rank " << r;
+            ASSERT_EQ(got->top[r].distance, want[r].distance) << what << " rank " << r;
+          }
+          ++cases;
+          bounded += below_finite;
+        }
+    }
+  EXPECT_GT(bounded, cases / 2);
+  // A distance walk that gives up hands the query to the linear pass.
+  const auto gives_up = [](std::size_t, float) { return std::optional<BatchDistance::Walked>(); };
+  const auto none = [](std::size_t) { return std::vector<Neighbor>{}; };
+  EXPECT_FALSE(fused_walk(
+      HybridScale{}, 3, kInf, gives_up, none, [](std::span<const std::uint32_t>, float*) {},
+      [](std::size_t) { return 0.0; }));
+}
+
+// The least distance out is the first: a document there cannot enter, one a float nearer can
+// (scales, scores and worsts at random, a ceiling or none, a top-k not yet full).
+TEST(FusedWalk, TheLeastDistanceOutIsTheFirstFloatOut) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  std::mt19937 rng(98);
+  std::uniform_real_distribution<double> u(0.0, 4.0);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const HybridScale z{.score_mean = u(rng),
+                        .score_sd = 0.1 + u(rng),
+                        .distance_mean = u(rng),
+                        .distance_sd = 0.1 + u(rng),
+                        .weight = trial % 7 == 0 ? 0.0 : u(rng)};
+    const double score = u(rng);
+    const float ceiling = trial % 3 == 0 ? kInf : static_cast<float>(u(rng) - 2.0);
+    TopK best(2);
+    if (trial % 5 != 0) best.push({static_cast<float>(u(rng) - 3.0), 1});
+    if (trial % 5 > 1) best.push({static_cast<float>(u(rng) - 3.0), 2});
+    const auto out = [&](float d) {
+      const float f = z.fuse(d, score);
+      return f >= ceiling || (best.full() && f > best.worst().distance);
+    };
+    const float d = least_distance_out(z, score, ceiling, best);
+    const std::string what = "trial " + std::to_string(trial);
+    if (d < kInf) {
+      ASSERT_TRUE(out(d)) << what;
+      ASSERT_TRUE(out(std::nextafter(d, kInf))) << what;
+      if (d > 0) {
+        ASSERT_FALSE(out(std::nextafter(d, 0.0f))) << what;
+      }
+    } else {
+      ASSERT_FALSE(out(std::numeric_limits<float>::max())) << what;
+    }
+  }
+}
+
 // Bounds with ties, distances at or above them (some equal): each depth, asked deeper and
 // deeper of the same documents, gets what sorting every distance gives, each refined once.
 TEST(ByBound, FindsTheLeastDistancesAsDeepAsAskedRefiningEachOnce) {
@@ -948,6 +1073,10 @@ TEST(ByBound, FindsTheLeastDistancesAsDeepAsAskedRefiningEachOnce) {
   }
 }
 
+// A collection's bounded top-k (each segment's walk, the lists merged, standardised over every
+// live document) against its rows (prune off): the same documents, distances and ties, over
+// segments built apart (one of a single document, too small to walk), with deletions and a
+// range; for short queries, fewer distances computed than every document's.
 TEST(Hybrid, ACollectionsWalkFindsWhatItsRowsRank) {
   const Corpus c = wide_corpus(2000, 35);
   const std::span<const RawDocument> all(c.docs);

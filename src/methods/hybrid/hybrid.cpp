@@ -7,12 +7,10 @@
 // sharing no term scores 0): no search needs every document's distance or score, and on the
 // retrieval tasks the sample ranks as well as every document's scores did (RESULTS.md).
 //
-// A top-k then reads only what can matter (Fagin's threshold algorithm over two lists): bm25's
-// best `depth` documents (its block-max walk) and query-to-document's (its threshold walk), each
-// candidate's other half computed; a document on neither list scores at most the lexical list's
-// last and lies at least as far as the other's last, and the fused value is monotone in both, so
-// once the k-th best fused value is below that bound no other document can enter. Otherwise
-// both lists go deeper; where a walk would cost more than the linear pass, the query's whole row
+// A top-k then reads only what can matter (Fagin's threshold algorithm over two lists,
+// fused_walk.h): bm25's best documents (its block-max walk) and query-to-document's nearest
+// (its threshold walk), each candidate's other half computed, both lists deeper until no other
+// document can enter; where a walk would cost more than the linear pass, the query's whole row
 // is computed (LC-RWMD's exact word distances, every document's score): the same values either
 // way.
 #include "methods/hybrid/hybrid.h"
@@ -21,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <span>
@@ -30,6 +29,7 @@
 #include "methods/batch_distance.h"
 #include "methods/bm25/bm25.h"
 #include "methods/hybrid/by_bound.h"
+#include "methods/hybrid/fused_walk.h"
 #include "methods/method_impl.h"
 #include "util/parallel_errors.h"
 #include "util/sorted_ids.h"
@@ -38,17 +38,6 @@ namespace lcrwmd {
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
-
-// One query's standardisation. fuse() is monotone: each step of its arithmetic rounds
-// monotonically, so it rises with the distance and falls with the score, and a bound of both
-// halves bounds the fused value.
-struct Scale {
-  double score_mean = 0, score_sd = 1, distance_mean = 0, distance_sd = 1, weight = 0;
-  float fuse(float distance, double score) const {
-    return static_cast<float>(weight * (distance - distance_mean) / distance_sd -
-                              (score - score_mean) / score_sd);
-  }
-};
 
 // A deviation of 0 (every value equal, as a query's scores where no document shares its words)
 // weighs that side out.
@@ -70,7 +59,8 @@ std::pair<double, double> moments(std::span<const T> x) {
 }
 
 // A query's standardisation from its sample's scores and distances.
-Scale make_scale(std::span<const double> scores, std::span<const float> distances, double weight) {
+HybridScale make_scale(std::span<const double> scores, std::span<const float> distances,
+                       double weight) {
   const auto [sm, ss] = moments(scores);
   const auto [dm, ds] = moments(distances);
   return {sm, ss, dm, ds, weight};
@@ -90,65 +80,6 @@ std::vector<std::uint32_t> sample_documents(std::size_t n, std::span<const std::
     docs[r] = static_cast<std::uint32_t>(rank + c);
   }
   return docs;
-}
-
-// One query's top-k by Fagin's threshold algorithm over its two lists (the comment at the top),
-// by position: nearest(depth) its `depth` live documents of least distance in order (nullopt
-// where that walk gives up), lexical(depth) its `depth` best scores (bm25's walk), distance(p)
-// and score(p) a document's halves. The lists start at max(k, 32) and go four times deeper
-// each round until no document on neither can beat the k-th best. Each round walks both lists
-// again from their start; at a million documents 32 settles nearly all typed queries' top-10
-// (starting at 16 searched the median query faster but the service's slowest queries slower:
-// BENCHMARKS.md, "The hybrid's sample in one pass").
-constexpr std::size_t kFirstDepth = 32;
-
-template <typename Nearest, typename Lexical, typename Distance, typename Score>
-std::optional<BatchDistance::Walked> threshold_walk(const Scale& z, std::size_t k, float ceiling,
-                                                    const Nearest& nearest, const Lexical& lexical,
-                                                    const Distance& distance, const Score& score) {
-  BatchDistance::Walked out;
-  for (std::size_t depth = std::max(k, kFirstDepth);; depth *= 4) {
-    std::optional<BatchDistance::Walked> near = nearest(depth);
-    if (!near) return std::nullopt;
-    out.computed += near->computed;
-    const std::vector<Neighbor> lex = lexical(depth);
-    // Each candidate once, with its distance where the walk knows it.
-    std::vector<Neighbor> candidates = near->top;
-    for (const Neighbor& l : lex) candidates.push_back({kInf, l.index});
-    std::sort(candidates.begin(), candidates.end(), [](const Neighbor& a, const Neighbor& b) {
-      return a.index != b.index ? a.index < b.index : a.distance < b.distance;
-    });
-    candidates.erase(
-        std::unique(candidates.begin(), candidates.end(),
-                    [](const Neighbor& a, const Neighbor& b) { return a.index == b.index; }),
-        candidates.end());
-    TopK best(k);
-    for (const Neighbor& c : candidates) {
-      const auto position = static_cast<std::size_t>(c.index);
-      float d = c.distance;
-      if (!(d < kInf)) {
-        d = distance(position);
-        ++out.computed;
-      }
-      const Neighbor h{z.fuse(d, score(position)), c.index};
-      if (h.distance < ceiling) best.push(h);
-    }
-    // Every live document is on the walk's list: nothing else to find.
-    if (near->top.size() < depth) {
-      out.top = best.take_sorted();
-      return out;
-    }
-    // A document on neither list is at least as far as the walk's last and scores no more
-    // than the lexical list's last (whose float distance it cannot beat), or 0 where that
-    // list holds every document sharing a term.
-    const double score_above =
-        lex.size() < depth ? 0.0 : static_cast<double>(std::nextafter(-lex.back().distance, kInf));
-    const float bound = z.fuse(near->top.back().distance, score_above);
-    if (bound >= ceiling || (best.full() && best.worst().distance < bound)) {
-      out.top = best.take_sorted();
-      return out;
-    }
-  }
 }
 
 class Hybrid final : public BatchDistance {
@@ -204,11 +135,12 @@ class Hybrid final : public BatchDistance {
       });
     }
     errors.rethrow();
-    const Scale z = make_scale(scorer_.scores_at(q, sample_), sample, weight_);
-    std::optional<Walked> w = threshold_walk(
-        z, k, ceiling, [&](std::size_t depth) { return distance_->walk(j, depth, kInf, skip); },
+    const HybridScale z = make_scale(scorer_.scores_at(q, sample_), sample, weight_);
+    std::optional<Walked> w = fused_walk(
+        z, k, ceiling,
+        [&](std::size_t depth, float below) { return distance_->walk(j, depth, below, skip); },
         [&](std::size_t depth) { return scorer_.top_k(q, depth, kInf); },
-        [&](std::size_t doc) { return distance_->refine(j, doc, 0); },
+        [&](std::span<const std::uint32_t> docs, float* d) { distance_->refine_each(j, docs, d); },
         [&](std::size_t doc) { return scorer_.score_of(q, doc); });
     if (w) w->computed += sample.size();
     return w;
@@ -249,7 +181,7 @@ void fuse_hybrid(float* distances, const double* scores, std::size_t n,
     s[i] = scores[docs[i]];
     d[i] = distances[docs[i]];
   }
-  const Scale z = make_scale(s, d, weight);
+  const HybridScale z = make_scale(s, d, weight);
 #pragma omp parallel for schedule(static)
   for (std::size_t i = 0; i < n; ++i) distances[i] = z.fuse(distances[i], scores[i]);
 }
@@ -338,14 +270,21 @@ std::optional<SearchResults> segments_walk(const SegmentSet& segments, const Que
       batch[s] = walks_of(s, own[s], q, q + 1, distance);
       if (!batch[s]) return std::nullopt;
     }
-    const auto d2 = [&](std::size_t position) {
-      const auto [s, i] = scorer.locate(position);
-      return batch[s]->distance->refine(0, i, 0);
+    // Documents' distances, by position (ascending): each segment's at once, its own numbers.
+    const auto d2 = [&](std::span<const std::uint32_t> positions, float* out) {
+      std::vector<std::uint32_t> local;
+      for (std::size_t i = 0; i < positions.size();) {
+        const std::size_t s = scorer.locate(positions[i]).first, at = i;
+        local.clear();
+        for (; i < positions.size() && scorer.locate(positions[i]).first == s; ++i)
+          local.push_back(static_cast<std::uint32_t>(positions[i] - scorer.first(s)));
+        batch[s]->distance->refine_each(0, local, out + at);
+      }
     };
     std::vector<float> sampled(sample.size());  // segment after segment: in positions' order
     for (std::size_t s = 0, at = 0; s < parts; at += sample_in[s++].size())
       batch[s]->distance->refine_each(0, sample_in[s], sampled.data() + at);
-    const Scale z = make_scale(scorer.scores_at(q, sample), sampled, weight);
+    const HybridScale z = make_scale(scorer.scores_at(q, sample), sampled, weight);
     const float ceiling =
         std::min(o.ceilings.empty() ? kInf : o.ceilings[q], std::nextafter(o.max_distance, kInf));
     // A segment whose walk gives up (too small for one, or its words within reach of too
@@ -353,12 +292,13 @@ std::optional<SearchResults> segments_walk(const SegmentSet& segments, const Que
     // in the order of their bounds as deep as the walk asks.
     std::vector<std::optional<ByBound>> whole(parts);
     std::size_t computed = sampled.size();
-    const auto nearest = [&](std::size_t depth) -> std::optional<BatchDistance::Walked> {
+    const auto nearest = [&](std::size_t depth,
+                             float below) -> std::optional<BatchDistance::Walked> {
       BatchDistance::Walked all;
       for (std::size_t s = 0; s < parts; ++s) {
         const BatchDistance& b = *batch[s]->distance;
         const auto first = static_cast<std::int64_t>(scorer.first(s));
-        const auto w = whole[s] ? std::nullopt : b.walk(0, depth, kInf, segments.deleted(s));
+        const auto w = whole[s] ? std::nullopt : b.walk(0, depth, below, segments.deleted(s));
         if (w) {
           all.computed += w->computed;
           for (const Neighbor& x : w->top) all.top.push_back({x.distance, x.index + first});
@@ -380,14 +320,14 @@ std::optional<SearchResults> segments_walk(const SegmentSet& segments, const Que
         const std::size_t before = whole[s]->exact.size();
         for (const Neighbor& x :
              whole[s]->top(depth, [&](std::size_t i) { return b.refine(0, i, 0); }))
-          all.top.push_back({x.distance, x.index + first});
+          if (x.distance < below) all.top.push_back({x.distance, x.index + first});
         all.computed += whole[s]->exact.size() - before;
       }
       std::sort(all.top.begin(), all.top.end());
       if (all.top.size() > depth) all.top.resize(depth);
       return all;
     };
-    const std::optional<BatchDistance::Walked> w = threshold_walk(
+    const std::optional<BatchDistance::Walked> w = fused_walk(
         z, r.k, ceiling, nearest, [&](std::size_t depth) { return scorer.top_k(q, depth, kInf); },
         d2, [&](std::size_t position) { return scorer.score_of(q, position); });
     std::vector<Neighbor> top;
