@@ -3,14 +3,33 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <ranges>
+#include <span>
 #include <vector>
 
 #include "cpu/simd.h"
+#include "util/prefetch.h"
 
 namespace lcrwmd {
 
 namespace {
 constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// Calls reach(u, t) for each of a document's words u and query word t of `ts` whose kept lower
+// bound is at most t's least upper bound over the document's words: only there can t's nearest
+// document word be, so only those distances need be exact.
+template <typename Ts, typename Reach>
+void within_reach(const WordDistanceCache& cache, std::span<const std::uint32_t> words,
+                  std::size_t j, std::size_t c0, std::size_t h, const Ts& ts, const Reach& reach) {
+  thread_local std::vector<float> limit;
+  limit.assign(h, kInf);
+  for (const std::uint32_t u : words) cache.upper_min_into(u, j, limit.data());
+  for (const std::uint32_t u : words) {
+    const float* lo = cache.row(u) + c0;
+    for (const auto t : ts)
+      if (lo[t] <= limit[t]) reach(u, static_cast<std::size_t>(t));
+  }
+}
 }  // namespace
 
 // Each query word's nearest document word is among those whose kept lower bound is at most the
@@ -21,7 +40,7 @@ float QueryToDocument::exact(std::size_t j, std::size_t doc) const {
   const std::uint64_t c0 = batch_.cols_indptr[j], h = batch_.cols_indptr[j + 1] - c0;
   const std::uint32_t* cols = batch_.cols.data() + c0;
   const auto words = index_.doc_words(doc);
-  thread_local std::vector<float> best, limit;
+  thread_local std::vector<float> best;
   best.assign(h, kInf);
   const cpu::Kernels& k = cpu::kernels();
   if (!cache_) {
@@ -32,13 +51,9 @@ float QueryToDocument::exact(std::size_t j, std::size_t doc) const {
     }
     return weighted_root_sum(j, best.data());
   }
-  limit.assign(h, kInf);
-  for (const std::uint32_t u : words) cache_->upper_min_into(u, j, limit.data());
-  for (const std::uint32_t u : words) {
-    const float* lo = cache_->row(u) + c0;
-    for (std::size_t t = 0; t < h; ++t)
-      if (lo[t] <= limit[t]) best[t] = std::min(best[t], cache_->exact(u, j, t));
-  }
+  within_reach(
+      *cache_, words, j, c0, h, std::views::iota(std::uint64_t{0}, h),
+      [&](std::uint32_t u, std::size_t t) { best[t] = std::min(best[t], cache_->exact(u, j, t)); });
   return weighted_root_sum(j, best.data());
 }
 
@@ -57,7 +72,7 @@ void QueryToDocument::exact_each(std::size_t j, std::span<const std::uint32_t> d
   struct Scratch {
     std::vector<std::uint32_t> stamp, slot, words, wanted;
     std::vector<std::size_t> ends;
-    std::vector<float> value, limit, best;
+    std::vector<float> value, best;
     std::uint32_t call = 0;
   };
   thread_local Scratch s;
@@ -77,33 +92,24 @@ void QueryToDocument::exact_each(std::size_t j, std::span<const std::uint32_t> d
     // fetched ahead.
     if (i + 4 < docs.size()) __builtin_prefetch(index_.indptr().data() + docs[i + 4]);
     if (i + 2 < docs.size()) __builtin_prefetch(index_.doc_words(docs[i + 2]).data());
-    const auto words = index_.doc_words(docs[i]);
-    s.limit.assign(h, kInf);
-    for (const std::uint32_t u : words) cache_->upper_min_into(u, j, s.limit.data());
-    for (const std::uint32_t u : words) {
-      const float* lo = cache_->row(u) + c0;
-      for (std::size_t t = 0; t < h; ++t) {
-        if (!(lo[t] <= s.limit[t])) continue;
-        if (s.stamp[u] != s.call) {
-          s.stamp[u] = s.call;
-          s.slot[u] = static_cast<std::uint32_t>(s.words.size());
-          s.words.push_back(u);
-          s.value.resize(s.value.size() + h, kInf);
-        }
-        const std::size_t at = s.slot[u] * h + t;
-        s.value[at] = kWanted;
-        s.wanted.push_back(static_cast<std::uint32_t>(at));
-      }
-    }
+    within_reach(*cache_, index_.doc_words(docs[i]), j, c0, h,
+                 std::views::iota(std::uint64_t{0}, h), [&](std::uint32_t u, std::size_t t) {
+                   if (s.stamp[u] != s.call) {
+                     s.stamp[u] = s.call;
+                     s.slot[u] = static_cast<std::uint32_t>(s.words.size());
+                     s.words.push_back(u);
+                     s.value.resize(s.value.size() + h, kInf);
+                   }
+                   const std::size_t at = s.slot[u] * h + t;
+                   s.value[at] = kWanted;
+                   s.wanted.push_back(static_cast<std::uint32_t>(at));
+                 });
     s.ends.push_back(s.wanted.size());
   }
   // The distances wanted, each once, the vectors a few words ahead fetched meanwhile.
   constexpr std::size_t kAhead = 4;
   const std::size_t bytes = index_.dim() * sizeof(float);
-  const auto fetch = [&](std::size_t w) {
-    const char* v = reinterpret_cast<const char*>(index_.vector(s.words[w]));
-    for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(v + b);
-  };
+  const auto fetch = [&](std::size_t w) { prefetch_lines(index_.vector(s.words[w]), bytes); };
   for (std::size_t w = 0; w < std::min(kAhead, s.words.size()); ++w) fetch(w);
   for (std::size_t w = 0; w < s.words.size(); ++w) {
     if (w + kAhead < s.words.size()) fetch(w + kAhead);
@@ -126,20 +132,16 @@ void QueryToDocument::exact_each(std::size_t j, std::span<const std::uint32_t> d
 float QueryToDocument::finish(std::size_t j, std::size_t doc, float* root) const {
   const std::uint64_t c0 = batch_.cols_indptr[j], h = batch_.cols_indptr[j + 1] - c0;
   const auto words = index_.doc_words(doc);
-  thread_local std::vector<float> limit, sq;
+  thread_local std::vector<float> sq;
   thread_local std::vector<std::uint32_t> unknown;
   unknown.clear();
   for (std::size_t t = 0; t < h; ++t)
     if (!(root[t] < kInf)) unknown.push_back(static_cast<std::uint32_t>(t));
   if (!unknown.empty()) {
-    limit.assign(h, kInf);
     sq.assign(h, kInf);
-    for (const std::uint32_t u : words) cache_->upper_min_into(u, j, limit.data());
-    for (const std::uint32_t u : words) {
-      const float* lo = cache_->row(u) + c0;
-      for (const std::uint32_t t : unknown)
-        if (lo[t] <= limit[t]) sq[t] = std::min(sq[t], cache_->exact(u, j, t));
-    }
+    within_reach(*cache_, words, j, c0, h, unknown, [&](std::uint32_t u, std::size_t t) {
+      sq[t] = std::min(sq[t], cache_->exact(u, j, t));
+    });
     for (const std::uint32_t t : unknown) root[t] = std::sqrt(sq[t]);
   }
   return weighted_sum(j, root);

@@ -22,6 +22,7 @@
 #include "methods/method_impl.h"
 #include "methods/pair_distances.h"
 #include "ot/dual_bound.h"
+#include "util/prefetch.h"
 
 namespace lcrwmd {
 
@@ -49,10 +50,6 @@ using numerics::kWmdCostRecomputeBelow;
 // Rows of the word-distance cache are read this many ahead of their use: the pair problems'
 // gathers and the pricing bound's pass wait on memory otherwise (BENCHMARKS.md, "Exact WMD").
 constexpr std::size_t kRowsAhead = 8;
-void prefetch(const float* row, std::size_t bytes) {
-  const char* p = reinterpret_cast<const char*>(row);
-  for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b);
-}
 
 // One pair's transport problem in double: weights renormalised, Euclidean word costs, and the
 // mass that both documents give the same word left in place. For a metric ground cost the EMD
@@ -125,9 +122,10 @@ const PairProblem& pair_problem(const Index& index, std::size_t doc, const Query
     kept.resize(nr * nc);
     // The rows lie far apart in the cache, mostly beyond the CPU's: fetched ahead of use.
     const std::size_t span = (cols.back() + 1) * sizeof(float);
-    for (std::size_t r = 0; r < std::min(nr, kRowsAhead); ++r) prefetch(sq_rows[rows[r]], span);
+    for (std::size_t r = 0; r < std::min(nr, kRowsAhead); ++r)
+      prefetch_lines(sq_rows[rows[r]], span);
     for (std::size_t r = 0; r < nr; ++r) {
-      if (r + kRowsAhead < nr) prefetch(sq_rows[rows[r + kRowsAhead]], span);
+      if (r + kRowsAhead < nr) prefetch_lines(sq_rows[rows[r + kRowsAhead]], span);
       const float* src = sq_rows[rows[r]];
       for (std::size_t c = 0; c < nc; ++c) kept[r * nc + c] = src[cols[c]];
     }
@@ -308,7 +306,7 @@ class Wmd final : public BatchDistance {
     cache->query_rows(j, words.data(), v, rows.data());
     f.resize(v);
     for (std::size_t u = 0; u < v; ++u) {
-      if (u + kRowsAhead < v) prefetch(rows[u + kRowsAhead], qh * sizeof(float));
+      if (u + kRowsAhead < v) prefetch_lines(rows[u + kRowsAhead], qh * sizeof(float));
       f[u] = k.min_dist_minus(rows[u], gf.data(), qh);
     }
     // The slack is taken of the terms' magnitude: a document equal to the query sums to 0 from
