@@ -69,7 +69,9 @@ void MicroBatcher::run() {
   for (;;) {
     wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, and every search answered
-    const auto deadline = queue_.front().arrived + options_.max_wait;
+    // Company is waited for where the last batch had some.
+    const auto wait = company_ ? options_.max_wait : std::chrono::microseconds{0};
+    const auto deadline = queue_.front().arrived + wait;
     wake_.wait_until(lock, deadline,
                      [&] { return stopping_ || queued_like_front() >= options_.max_batch; });
     // The front search and those like it behind, in arrival order, up to max_batch queries
@@ -86,6 +88,7 @@ void MicroBatcher::run() {
         ++it;
       }
     }
+    company_ = batch.size() > 1;
     // Counted as the batch starts: a caller holding its answer sees its batch counted.
     stats_.queued -= queries;
     ++stats_.batches;

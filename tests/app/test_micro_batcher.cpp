@@ -1,6 +1,7 @@
 // The service's micro-batcher: searches submitted together share batches and still get exactly
-// what each would get alone (their own rows, their own k); a full queue and a closed batcher
-// refuse clearly. And concat(), which builds the shared batch.
+// what each would get alone (their own rows, their own k); a lone client's searches wait for no
+// company; a full queue and a closed batcher refuse clearly. And concat(), which builds the shared
+// batch.
 #include <gtest/gtest.h>
 
 #include <future>
@@ -79,6 +80,24 @@ TEST(MicroBatcher, SharedBatchesAnswerEachSearchAsAlone) {
   EXPECT_LT(s.batches, jobs.size());  // some searches shared a batch
   EXPECT_GE(s.batches, 4u);           // but never across searchers or directions
   EXPECT_EQ(s.queued, 0u);
+}
+
+// A search after a lone batch runs at once (a lone client's searches wait for no company); a new
+// batcher's first search waits for company, as one after a shared batch does.
+TEST(MicroBatcher, ALoneSearchAfterALoneBatchRunsAtOnce) {
+  const Index ix = Index::from_data(test::random_index(30, 40, 5, 7, 2));
+  const auto searcher = std::make_shared<const CpuSearcher>(ix);
+  app::MicroBatcher::Options opt;
+  opt.max_wait = std::chrono::seconds(1);
+  app::MicroBatcher batcher(opt);
+  const QuerySet q = query_set_from_index(ix, std::vector<std::size_t>{3});
+  auto first = batcher.submit(searcher, q, 2, {});
+  EXPECT_EQ(first.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout);
+  EXPECT_EQ(first.get().indices, searcher->search(q, 2, {}).indices);
+  auto second = batcher.submit(searcher, q, 2, {});
+  ASSERT_EQ(second.wait_for(std::chrono::milliseconds(600)), std::future_status::ready);
+  EXPECT_EQ(second.get().indices, searcher->search(q, 2, {}).indices);
+  EXPECT_EQ(batcher.stats().batches, 2u);
 }
 
 TEST(MicroBatcher, RefusesBeyondItsQueueAndOnceClosed) {
