@@ -1000,6 +1000,43 @@ TEST(FusedWalk, FindsWhatFusingEveryDocumentRanks) {
       [](std::size_t) { return 0.0; }));
 }
 
+// A document off the lexical list may score above the float the list gives its last (the
+// list's floats round: 3 + 2^-24 is 3.0f): the distance walk must look as far as such a
+// document could lie. Forty documents of one score, the list's 32 far, one off it at distance 0.
+TEST(FusedWalk, FindsADocumentScoringAboveTheListsLastFloat) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const double score = 3.0 + 0x1p-24;
+  ASSERT_EQ(static_cast<double>(static_cast<float>(score)), 3.0);
+  std::vector<float> distance(40, 2.0f);
+  for (std::size_t i = 0; i < 32; ++i) distance[i] = 1.0f + static_cast<float>(i) / 64.0f;
+  distance[35] = 0.0f;
+  const HybridScale z{
+      .score_mean = 3.0, .score_sd = 1e-9, .distance_mean = 0, .distance_sd = 1, .weight = 1};
+  const auto lexical = [&](std::size_t depth) {
+    std::vector<Neighbor> top;
+    for (std::uint32_t i = 0; i < 40 && i < depth; ++i)
+      top.push_back({static_cast<float>(-score), i});
+    return top;
+  };
+  const auto nearest = [&](std::size_t depth, float below) {
+    std::vector<Neighbor> all;
+    for (std::uint32_t i = 0; i < 40; ++i)
+      if (distance[i] < below) all.push_back({distance[i], i});
+    std::sort(all.begin(), all.end());
+    if (all.size() > depth) all.resize(depth);
+    return std::optional(BatchDistance::Walked{all, all.size()});
+  };
+  const auto distances = [&](std::span<const std::uint32_t> positions, float* out) {
+    for (std::size_t i = 0; i < positions.size(); ++i) out[i] = distance[positions[i]];
+  };
+  const auto got =
+      fused_walk(z, 1, kInf, nearest, lexical, distances, [&](std::size_t) { return score; });
+  ASSERT_TRUE(got);
+  ASSERT_EQ(got->top.size(), 1u);
+  EXPECT_EQ(got->top[0].index, 35);
+  EXPECT_EQ(got->top[0].distance, z.fuse(0.0f, score));
+}
+
 // The least distance out is the first: a document there cannot enter, one a float nearer can
 // (scales, scores and worsts at random, a ceiling or none, a top-k not yet full).
 TEST(FusedWalk, TheLeastDistanceOutIsTheFirstFloatOut) {
