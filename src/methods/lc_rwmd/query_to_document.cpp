@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <ranges>
 #include <span>
 #include <vector>
 
@@ -18,17 +17,25 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 // Calls reach(u, t) for each of a document's words u and query word t of `ts` whose kept lower
 // bound is at most t's least upper bound over the document's words: only there can t's nearest
 // document word be, so only those distances need be exact.
-template <typename Ts, typename Reach>
+template <typename Reach>
 void within_reach(const WordDistanceCache& cache, std::span<const std::uint32_t> words,
-                  std::size_t j, std::size_t c0, std::size_t h, const Ts& ts, const Reach& reach) {
+                  std::size_t j, std::size_t c0, std::size_t h, std::span<const std::uint32_t> ts,
+                  const Reach& reach) {
   thread_local std::vector<float> limit;
   limit.assign(h, kInf);
   for (const std::uint32_t u : words) cache.upper_min_into(u, j, limit.data());
   for (const std::uint32_t u : words) {
     const float* lo = cache.row(u) + c0;
-    for (const auto t : ts)
-      if (lo[t] <= limit[t]) reach(u, static_cast<std::size_t>(t));
+    for (const std::uint32_t t : ts)
+      if (lo[t] <= limit[t]) reach(u, t);
   }
+}
+
+// Query words 0, 1, ..., h - 1.
+std::span<const std::uint32_t> every_word(std::size_t h) {
+  thread_local std::vector<std::uint32_t> words;
+  while (words.size() < h) words.push_back(static_cast<std::uint32_t>(words.size()));
+  return {words.data(), h};
 }
 }  // namespace
 
@@ -51,9 +58,9 @@ float QueryToDocument::exact(std::size_t j, std::size_t doc) const {
     }
     return weighted_root_sum(j, best.data());
   }
-  within_reach(
-      *cache_, words, j, c0, h, std::views::iota(std::uint64_t{0}, h),
-      [&](std::uint32_t u, std::size_t t) { best[t] = std::min(best[t], cache_->exact(u, j, t)); });
+  within_reach(*cache_, words, j, c0, h, every_word(h), [&](std::uint32_t u, std::size_t t) {
+    best[t] = std::min(best[t], cache_->exact(u, j, t));
+  });
   return weighted_root_sum(j, best.data());
 }
 
@@ -92,8 +99,8 @@ void QueryToDocument::exact_each(std::size_t j, std::span<const std::uint32_t> d
     // fetched ahead.
     if (i + 4 < docs.size()) __builtin_prefetch(index_.indptr().data() + docs[i + 4]);
     if (i + 2 < docs.size()) __builtin_prefetch(index_.doc_words(docs[i + 2]).data());
-    within_reach(*cache_, index_.doc_words(docs[i]), j, c0, h,
-                 std::views::iota(std::uint64_t{0}, h), [&](std::uint32_t u, std::size_t t) {
+    within_reach(*cache_, index_.doc_words(docs[i]), j, c0, h, every_word(h),
+                 [&](std::uint32_t u, std::size_t t) {
                    if (s.stamp[u] != s.call) {
                      s.stamp[u] = s.call;
                      s.slot[u] = static_cast<std::uint32_t>(s.words.size());
