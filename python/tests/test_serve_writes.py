@@ -329,10 +329,17 @@ def test_two_writers_wait_for_each_other_say_so_and_lose_nothing(collection, tmp
     add = [CLI, "add", "--index", collection, "--docs", str(extra), "--wait", "20"]
     lock = hold_lock(collection, 4242)
     proc = subprocess.Popen(add, stderr=subprocess.PIPE, text=True)
-    time.sleep(0.5)
-    assert proc.poll() is None  # still waiting
+    # Released once the command says it waits (on a loaded machine it reads its documents and
+    # vectors for longer than a fixed sleep).
+    said = []
+    for line in proc.stderr:
+        said.append(line)
+        if "waiting up to" in line:
+            break
+    assert proc.poll() is None, said  # still waiting
     lock.close()  # released
-    _, err = proc.communicate(timeout=60)
+    _, rest = proc.communicate(timeout=60)
+    err = "".join(said) + rest
     assert proc.returncode == 0, err
     assert "waiting up to 20 s for process 4242" in err and "write.lock" in err, err
     # The service's writer waits alike and logs it; then the command line and the service write
