@@ -264,34 +264,27 @@ void columns_to_rows(const float* tile, std::size_t stride, std::size_t rows,
   // each row's sixteen values fill one line of the destination.
   const bool aligned = reinterpret_cast<std::uintptr_t>(dst) % 64 == 0 && dst_stride % 16 == 0;
   if (stride == 16 && rows == 16) {
-    // A strip of sixteen rows: sixteen columns are sixteen registers, transposed in place.
-    for (; p0 + 16 <= n; p0 += 16) {
+    // A strip of sixteen rows: sixteen columns are sixteen registers, transposed in place; the
+    // last columns, fewer than sixteen (all of a typed query's), the same way with the absent
+    // ones zero and each row's present lanes stored.
+    for (; p0 < n; p0 += 16) {
+      const std::size_t present = std::min<std::size_t>(16, n - p0);
       __m512 x[16];
       for (std::size_t i = 0; i < 16; ++i)
-        x[i] = _mm512_loadu_ps(tile + std::size_t{cols[p0 + i]} * 16);
+        x[i] = i < present ? _mm512_loadu_ps(tile + std::size_t{cols[p0 + i]} * 16)
+                           : _mm512_setzero_ps();
       transpose16(x);
+      const auto lanes = static_cast<__mmask16>((1u << present) - 1);
       for (std::size_t r = 0; r < 16; ++r) {
         float* out = dst + r * dst_stride + p0;
-        if (aligned)
+        if (present < 16)
+          _mm512_mask_storeu_ps(out, lanes, x[r]);
+        else if (aligned)
           _mm512_stream_ps(out, x[r]);
         else
           _mm512_storeu_ps(out, x[r]);
       }
     }
-  }
-  if (stride == 16 && rows == 16 && p0 < n && n - p0 < 16) {
-    // The last columns of such a strip, fewer than sixteen (all of a typed query's): the same
-    // transpose with the absent columns zero, each row's present lanes stored.
-    __m512 x[16];
-    const std::size_t left = n - p0;
-    for (std::size_t i = 0; i < 16; ++i)
-      x[i] =
-          i < left ? _mm512_loadu_ps(tile + std::size_t{cols[p0 + i]} * 16) : _mm512_setzero_ps();
-    transpose16(x);
-    const __mmask16 present = static_cast<__mmask16>((1u << left) - 1);
-    for (std::size_t r = 0; r < 16; ++r)
-      _mm512_mask_storeu_ps(dst + r * dst_stride + p0, present, x[r]);
-    p0 = n;
   }
   for (; p0 + 16 <= n; p0 += 16) {
     const __m512i base = _mm512_mullo_epi32(_mm512_loadu_si512(cols + p0),
