@@ -162,7 +162,7 @@ namespace {
 class BlockedRows {
  public:
   BlockedRows(const Int8Rows& rows, std::size_t n, std::size_t kp, std::size_t block)
-      : rows_(rows) {
+      : rows_(&rows) {
     if (n % block == 0) return;
     for (float* terms : {scale_, sq_, a_, b_, c_}) std::fill_n(terms, 16, 0.0f);
     std::fill_n(bias_, 16, 0);
@@ -174,13 +174,18 @@ class BlockedRows {
     thread_local std::vector<std::int8_t> padded;
     padded.assign((n + block - 1) / block * block * kp, 0);
     std::memcpy(padded.data(), rows.q, n * kp);
-    rows_ = {padded.data(), bias_, scale_, {sq_, a_, b_, c_}};
+    copy_ = {padded.data(), bias_, scale_, {sq_, a_, b_, c_}};
+    rows_ = &copy_;
   }
-  const Int8Rows& rows() const { return rows_; }
+  const Int8Rows& rows() const { return *rows_; }
 
  private:
-  Int8Rows rows_;
+  // The caller's rows themselves, not a copy: the caller has just stored their pointers one at
+  // a time, and a copy read them back wider than stored, which waits until every store before
+  // them has reached the cache (the strip before's cache rows: 9% of a Set 1 typed query).
+  const Int8Rows* rows_;
   // Filled only where the rows are copied: a whole strip (most calls) costs nothing here.
+  Int8Rows copy_{};
   std::int32_t bias_[16];
   float scale_[16], sq_[16], a_[16], b_[16], c_[16];
 };

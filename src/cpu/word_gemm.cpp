@@ -253,6 +253,17 @@ void WordGemm::lower_bounds(const Columns& cols, std::size_t u0, std::size_t n, 
                             std::size_t ld) const {
   const Int8Rows rows{reinterpret_cast<const std::int8_t*>(rounded_.data() + u0 * kp_),
                       bias_.data() + u0, scale_.data() + u0, bound_rows(u0)};
+  // The terms of the rows two strips on (a strip: n <= 16 rows) on their way, as the kernels
+  // fetch those rows' bytes: six arrays advancing a line a strip, which the hardware fetched
+  // too late (their loads were a quarter of a Set 1 typed query's narrow kernel).
+  if (const std::size_t ahead = u0 + 32; ahead < bias_.size())
+    for (const void* line : {static_cast<const void*>(bias_.data() + ahead),
+                             static_cast<const void*>(scale_.data() + ahead),
+                             static_cast<const void*>(index_.sq_norms() + ahead),
+                             static_cast<const void*>(ra_.data() + ahead),
+                             static_cast<const void*>(rb_.data() + ahead),
+                             static_cast<const void*>(rc_.data() + ahead)})
+      __builtin_prefetch(line);
   const Int8Columns columns{cols.blocks.data(),
                             cols.scale.data(),
                             cols.sq_norms,
