@@ -778,30 +778,35 @@ TEST(Bm25Walk, ABoundTooLowLosesDocuments) {
   const std::vector<std::string> texts = walk_queries(30, 53);
   const QuerySet qs = make_query_set(ix, as_docs(texts), term_queries());
   const Bm25Scorer scorer(ix, qs, 0, qs.size(), 1.2, 0.75);
-  std::map<std::uint32_t, PostingBlocks> made;
-  const Bm25Scorer::BlocksOf sabotaged = [&](std::size_t,
-                                             std::uint32_t term) -> const PostingBlocks& {
-    auto it = made.find(term);
-    if (it != made.end()) return it->second;
-    PostingBlocks b = make_posting_blocks(ix, ix.postings(term), 2);
-    for (Impact& i : b.impacts) {
-      if (i.count > 1)
-        --i.count;
-      else
-        ++i.length;
-    }
-    return made.emplace(term, std::move(b)).first->second;
-  };
-  std::size_t differ = 0;
-  for (std::size_t q = 0; q < qs.size(); ++q) {
-    const std::vector<Neighbor> want = every_posting_top_k(scorer, q, 10, {});
-    const std::vector<Neighbor> got =
-        scorer.top_k(q, 10, std::numeric_limits<float>::infinity(), nullptr, sabotaged);
-    bool same = got.size() == want.size();
-    for (std::size_t t = 0; same && t < got.size(); ++t) same = got[t].index == want[t].index;
-    differ += !same;
+  // Each block's impacts lowered, or only the whole list's (which bound the lists that end no
+  // window): either loses documents.
+  for (const bool whole : {false, true}) {
+    std::map<std::uint32_t, PostingBlocks> made;
+    const Bm25Scorer::BlocksOf sabotaged = [&](std::size_t,
+                                               std::uint32_t term) -> const PostingBlocks& {
+      auto it = made.find(term);
+      if (it != made.end()) return it->second;
+      PostingBlocks b = make_posting_blocks(ix, ix.postings(term), 2);
+      for (Impact& i : whole ? b.whole : b.impacts) {
+        if (i.count > 1)
+          --i.count;
+        else
+          ++i.length;
+      }
+      return made.emplace(term, std::move(b)).first->second;
+    };
+    std::size_t differ = 0;
+    for (std::size_t q = 0; q < qs.size(); ++q)
+      for (const std::size_t k : {1, 3, 10, 30, 100}) {
+        const std::vector<Neighbor> want = every_posting_top_k(scorer, q, k, {});
+        const std::vector<Neighbor> got =
+            scorer.top_k(q, k, std::numeric_limits<float>::infinity(), nullptr, sabotaged);
+        bool same = got.size() == want.size();
+        for (std::size_t t = 0; same && t < got.size(); ++t) same = got[t].index == want[t].index;
+        differ += !same;
+      }
+    EXPECT_GT(differ, 0u) << (whole ? "the whole lists' impacts" : "the blocks' impacts");
   }
-  EXPECT_GT(differ, 0u);
 }
 
 // ---- the hybrid's bounded top-k ---------------------------------------------------------

@@ -6,6 +6,10 @@
 // whose window bounds, summed from the smallest, cannot lift a document into the top-k are
 // non-essential: a document is met only on the lists of the others, and looked up on theirs
 // (largest bound first) only while its score so far plus what they can still add may enter.
+// The terms whose whole lists' bounds, summed from the smallest, cannot lift a document in are
+// non-essential in every window from there on: their blocks end no window (bounded by the whole
+// list's impacts instead), so that a query's common words, once the top-k has filled, cost a
+// lookup per document met on its rare ones, not a window per block of their long lists.
 // A document scored in full is summed in the query's term order, the arithmetic of score(), so
 // that its score is the same bytes however it was reached.
 #include <algorithm>
@@ -33,10 +37,16 @@ struct Cursor {
   std::size_t b = 0;  // the block holding what it may meet next
   std::size_t bound_of = std::numeric_limits<std::size_t>::max();  // the block `bound` is of
   double bound = 0;
+  double whole = 0;   // its bound over the whole list
   double window = 0;  // its bound within the current window (0: no posting in it)
 
   std::size_t block_begin() const { return b * blocks->block_size; }
   std::size_t block_end() const { return std::min(size, (b + 1) * blocks->block_size); }
+  // To the block that may hold document d (its blocks before d passed over).
+  void reach(std::uint32_t d) {
+    const std::vector<std::uint32_t>& last = blocks->last;
+    while (b < last.size() && last[b] < d) ++b;
+  }
   // To its first posting at or past document d, within its current block.
   void seek(std::uint32_t d) {
     e = std::max(e, block_begin());
@@ -90,7 +100,13 @@ std::vector<Neighbor> Bm25Scorer::top_k(std::size_t q, std::size_t k, float ceil
       first = post.first;
       const PostingBlocks& blocks = blocks_of ? blocks_of(s, id) : index.posting_blocks(id);
       cursors.push_back({post.docs, post.counts, post.size, &blocks, term_weight(p), slot});
+      Cursor& c = cursors.back();
+      for (const Impact& i : blocks.whole)
+        c.whole = std::max(c.whole, contribution(c.w, i.count, i.length));
     }
+    // Least whole bound first: the lists never walked again are the first ones.
+    std::stable_sort(cursors.begin(), cursors.end(),
+                     [](const Cursor& a, const Cursor& b) { return a.whole < b.whole; });
     const auto block_bound = [&](Cursor& c) {
       if (c.bound_of != c.b) {
         double m = 0;
@@ -104,30 +120,38 @@ std::vector<Neighbor> Bm25Scorer::top_k(std::size_t q, std::size_t k, float ceil
     std::size_t next_deleted = 0;
     std::uint64_t lo = first;  // the window's first document, as the postings number them
     while (!cursors.empty()) {
-      // Each list to the block that holds what it may meet from lo on; the window ends where
-      // the first of those blocks does.
-      std::uint64_t hi = std::numeric_limits<std::uint64_t>::max();
+      // Each list to the block that holds what it may meet from lo on (the lists that are done
+      // with dropped, the others' order kept).
       std::size_t live = 0;
       for (Cursor& c : cursors) {
-        const std::vector<std::uint32_t>& last = c.blocks->last;
-        while (c.b < last.size() && last[c.b] < lo) ++c.b;
-        if (c.b == last.size()) continue;  // done with
-        hi = std::min<std::uint64_t>(hi, last[c.b]);
-        cursors[live++] = c;
+        c.reach(static_cast<std::uint32_t>(lo));
+        if (c.b == c.blocks->last.size()) continue;  // done with
+        if (live < static_cast<std::size_t>(&c - cursors.data())) cursors[live] = c;
+        ++live;
       }
       cursors.resize(live);
-      if (live == 0) break;
+      // The lists [0, g) whose whole bounds together cannot lift a document in: bounded by
+      // them in this window, never walked. Nothing more can enter this part where that is all.
+      std::size_t g = 0;
+      for (double bounds = 0; g < live && cannot_enter(bounds + cursors[g].whole);)
+        bounds += cursors[g++].whole;
+      if (g == live) break;
+      // The window ends where the first of the others' blocks does.
+      std::uint64_t hi = std::numeric_limits<std::uint64_t>::max();
+      for (std::size_t i = g; i < live; ++i)
+        hi = std::min<std::uint64_t>(hi, cursors[i].blocks->last[cursors[i].b]);
       order.resize(live);
       for (std::size_t i = 0; i < live; ++i) {
         Cursor& c = cursors[i];
-        c.window = c.blocks->first[c.b] <= hi ? block_bound(c) : 0.0;
+        c.window = i < g ? c.whole : c.blocks->first[c.b] <= hi ? block_bound(c) : 0.0;
         order[i] = i;
       }
-      std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        return cursors[a].window < cursors[b].window;
-      });
+      std::sort(
+          order.begin() + static_cast<std::ptrdiff_t>(g), order.end(),
+          [&](std::size_t a, std::size_t b) { return cursors[a].window < cursors[b].window; });
+      // The non-essential lists: order[0, m), m >= g (below[g] is the sum g was found with).
       below.assign(live + 1, 0.0);
-      std::size_t m = 0;  // the non-essential lists: order[0, m)
+      std::size_t m = 0;
       for (std::size_t i = 0; i < live; ++i) below[i + 1] = below[i] + cursors[order[i]].window;
       while (m < live && cannot_enter(below[m + 1])) ++m;
       if (m == live) {  // nothing in the window can enter
@@ -137,8 +161,16 @@ std::vector<Neighbor> Bm25Scorer::top_k(std::size_t q, std::size_t k, float ceil
       for (std::size_t i = m; i < live; ++i) cursors[order[i]].seek(static_cast<std::uint32_t>(lo));
       // The window `strip` documents at a time: each essential list's postings in the strip
       // added to its documents' sums (in the lists' order, as a document-at-a-time walk adds
-      // them) and kept per term; then the documents met, ascending.
-      for (std::uint64_t s0 = lo; s0 <= hi; s0 += strip) {
+      // them) and kept per term; then the documents met, ascending. A strip starts at the next
+      // posting of an essential list (a window bounded by a rare list's blocks is long).
+      for (std::uint64_t s0 = lo;; s0 += strip) {
+        std::uint64_t next = hi + 1;
+        for (std::size_t i = m; i < live; ++i) {
+          const Cursor& c = cursors[order[i]];
+          if (c.e < c.block_end()) next = std::min<std::uint64_t>(next, c.docs[c.e]);
+        }
+        s0 = std::max(s0, next);
+        if (s0 > hi) break;
         const std::uint64_t s1 = std::min<std::uint64_t>(hi, s0 + strip - 1);
         for (std::size_t i = m; i < live; ++i) {
           Cursor& c = cursors[order[i]];
@@ -172,6 +204,7 @@ std::vector<Neighbor> Bm25Scorer::top_k(std::size_t q, std::size_t k, float ceil
               Cursor& c = cursors[order[i]];
               upper -= c.window;
               if (c.window > 0) {
+                if (order[i] < g) c.reach(doc);  // a list whose blocks end no window
                 c.seek(doc);
                 if (c.e < c.block_end() && c.docs[c.e] == doc) {
                   const double x = contribution(c.w, c.counts[c.e], index.doc_length(i_doc));
