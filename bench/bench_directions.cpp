@@ -57,7 +57,7 @@ std::vector<Neighbor> every_posting_bm25(const Index& index, const QuerySet& q, 
 
 }  // namespace
 
-QuerySet short_queries(const Index& index, const QuerySet& qs, std::size_t words) {
+QuerySet short_queries(const Index& index, const QuerySet& qs, std::size_t words, bool idf) {
   if (words == 0) return qs;  // as typed
   QuerySet out;
   out.extra_words = qs.extra_words;
@@ -67,10 +67,14 @@ QuerySet short_queries(const Index& index, const QuerySet& qs, std::size_t words
   for (std::size_t q = 0; q < qs.size(); ++q) {
     const std::size_t n = qs.length(q), h = std::min(words, n);
     std::vector<std::string> names;
+    double kept = 0;  // the kept words' weights in qs
+    for (std::size_t p = 0; p < h; ++p) kept += qs.weights[qs.indptr[q] + p * n / h];
     for (std::size_t p = 0; p < h; ++p) {
-      const std::uint32_t u = qs.words[qs.indptr[q] + p * n / h];
+      const std::uint64_t at = qs.indptr[q] + p * n / h;
+      const std::uint32_t u = qs.words[at];
       out.words.push_back(u);
-      out.weights.push_back(1.0f / static_cast<float>(h));
+      out.weights.push_back(idf ? static_cast<float>(qs.weights[at] / kept)
+                                : 1.0f / static_cast<float>(h));
       names.emplace_back(u < index.vocab_size() ? index.word(u)
                                                 : qs.extra_words[u - index.vocab_size()]);
     }

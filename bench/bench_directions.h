@@ -14,9 +14,10 @@
 namespace lcrwmd::bench {
 
 // `words` distinct words of each query, spread evenly over its words (ascending ids: from its
-// commonest to its rarest in a synthetic index), uniformly weighted, each word also a term
-// (once) for bm25, weighed by the index's statistics.
-QuerySet short_queries(const Index& index, const QuerySet& qs, std::size_t words);
+// commonest to its rarest in a synthetic index), uniformly weighted, or by idf (their weights
+// in qs, which has them by idf, scaled to sum to 1); each word also a term (once) for bm25,
+// weighed by the index's statistics.
+QuerySet short_queries(const Index& index, const QuerySet& qs, std::size_t words, bool idf);
 
 // Queries as text (id, no label, their terms separated by spaces) in a TSV at `path`: what a
 // peer engine is given of short_queries' queries.

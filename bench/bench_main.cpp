@@ -286,6 +286,13 @@ int main(int argc, char** argv) {
   dir_cmd->add_option("--batches", dir_batches, "Batch sizes (none: --batches 0)");
   std::size_t warm_up = 1;
   dir_cmd->add_option("--warm-up", warm_up, "Queries run untimed first")->capture_default_str();
+  std::string dir_weights = "index";
+  dir_cmd
+      ->add_option("--query-weights", dir_weights,
+                   "index: as the index weighs its documents, every method alike; idf: TF-IDF, "
+                   "as the command line weighs query-to-document and hybrid queries")
+      ->check(CLI::IsMember({"index", "idf"}))
+      ->capture_default_str();
   std::string dir_queries_out;
   dir_cmd->add_option("--queries-output", dir_queries_out,
                       "Also write the queries as timed (their words kept) as TSV text, for a peer");
@@ -334,11 +341,16 @@ int main(int argc, char** argv) {
       emd_problems(problems_path, rep);
     } else if (*dir_cmd) {
       const Index ix = Index::load(index_path, false);
-      const QuerySet qs = short_queries(ix, make_query_set(ix, read_tsv(queries_path), {}), words);
+      const bool idf = dir_weights == "idf";
+      QueryOptions weighs;
+      weighs.weights = idf ? QueryWeights::idf : QueryWeights::index;
+      const QuerySet qs =
+          short_queries(ix, make_query_set(ix, read_tsv(queries_path), weighs), words, idf);
       if (!dir_queries_out.empty()) write_query_text(qs, dir_queries_out);
       meta["index"] = index_path;
       meta["n_docs"] = std::to_string(ix.n_docs());
       meta["query_words"] = std::to_string(words);
+      meta["query_weights"] = dir_weights;
       std::vector<std::size_t> bs;
       for (std::size_t b : dir_batches)
         if (b) bs.push_back(b);
