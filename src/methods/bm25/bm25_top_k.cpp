@@ -83,6 +83,12 @@ std::vector<Neighbor> Bm25Scorer::top_k(std::size_t q, std::size_t k, float ceil
   std::uint64_t met[kStripDocs / 64] = {};
   std::vector<double> sum(strip), terms(strip * n_slots, 0.0);
   std::vector<Cursor> cursors;
+  // The most a posting with one of these impacts adds under weight w: a list's or block's bound.
+  const auto impacts_bound = [&](double w, std::span<const Impact> impacts) {
+    double m = 0;
+    for (const Impact& i : impacts) m = std::max(m, contribution(w, i.count, i.length));
+    return m;
+  };
   std::vector<std::size_t> order;
   std::vector<double> below;  // below[i]: the window bounds of order[0, i) summed
   const std::size_t n_parts = parts_.size();
@@ -100,19 +106,14 @@ std::vector<Neighbor> Bm25Scorer::top_k(std::size_t q, std::size_t k, float ceil
       first = post.first;
       const PostingBlocks& blocks = blocks_of ? blocks_of(s, id) : index.posting_blocks(id);
       cursors.push_back({post.docs, post.counts, post.size, &blocks, term_weight(p), slot});
-      Cursor& c = cursors.back();
-      for (const Impact& i : blocks.whole)
-        c.whole = std::max(c.whole, contribution(c.w, i.count, i.length));
+      cursors.back().whole = impacts_bound(cursors.back().w, blocks.whole);
     }
     // Least whole bound first: the lists never walked again are the first ones.
     std::stable_sort(cursors.begin(), cursors.end(),
                      [](const Cursor& a, const Cursor& b) { return a.whole < b.whole; });
     const auto block_bound = [&](Cursor& c) {
       if (c.bound_of != c.b) {
-        double m = 0;
-        for (const Impact& i : c.blocks->block(c.b))
-          m = std::max(m, contribution(c.w, i.count, i.length));
-        c.bound = m;
+        c.bound = impacts_bound(c.w, c.blocks->block(c.b));
         c.bound_of = c.b;
       }
       return c.bound;
@@ -126,8 +127,7 @@ std::vector<Neighbor> Bm25Scorer::top_k(std::size_t q, std::size_t k, float ceil
       for (Cursor& c : cursors) {
         c.reach(static_cast<std::uint32_t>(lo));
         if (c.b == c.blocks->last.size()) continue;  // done with
-        if (live < static_cast<std::size_t>(&c - cursors.data())) cursors[live] = c;
-        ++live;
+        cursors[live++] = c;
       }
       cursors.resize(live);
       // The lists [0, g) whose whole bounds together cannot lift a document in: bounded by
