@@ -81,7 +81,7 @@ void add_info(CLI::App& app) {
     const std::vector<std::string> stop = ix.stopwords().sorted();
     std::size_t postings = 0;
     for (std::size_t t = 0; t < ix.n_terms(); ++t) postings += ix.postings(t).size;
-    const std::size_t lexical = ix.has_terms() ? postings * 8 + ix.n_docs() * 4 : 0;
+    const std::size_t lexical = ix.lexical_bytes();
     char fingerprint[19];
     std::snprintf(fingerprint, sizeof fingerprint, "%016llx",
                   static_cast<unsigned long long>(ix.embeddings_fingerprint()));

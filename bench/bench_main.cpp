@@ -33,6 +33,7 @@
 #include "bench_components.h"
 #include "bench_directions.h"
 #include "bench_gpu.h"
+#include "bench_postings.h"
 #include "bench_precision.h"
 #include "bench_segments.h"
 #include "bench_util.h"
@@ -324,6 +325,11 @@ int main(int argc, char** argv) {
   writes_cmd->add_option("--bulk", wrun.bulk, "Documents of the one large add (0: none)")
       ->capture_default_str();
 
+  auto* post_cmd = app.add_subcommand(
+      "postings",
+      "An index's posting lists in its file's blocks beside bit-packing and plain arrays");
+  post_cmd->add_option("--index", index_path, "Index with terms (lcrwmd build)")->required();
+
   auto* merge_cmd = app.add_subcommand("merge", "The top-k merge of a distributed search");
 
   auto* emd_cmd = app.add_subcommand("emd", "Exact EMD on problems from bench/peers.py");
@@ -363,6 +369,11 @@ int main(int argc, char** argv) {
     } else if (*writes_cmd) {
       meta["collection"] = wrun.collection;
       write_benchmarks(wrun, rep);
+    } else if (*post_cmd) {
+      const Index ix = Index::load(index_path, false);
+      meta["index"] = index_path;
+      meta["n_docs"] = std::to_string(ix.n_docs());
+      posting_benchmarks(ix, reps, rep);
     } else if (*merge_cmd) {
       merge_cost(reps, rep);
     } else if (*gpu_cmd) {

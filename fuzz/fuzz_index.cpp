@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/posting_reader.h"
 #include "fuzz_input.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/index.h"
@@ -18,8 +19,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (std::size_t i = 0; i < ix.n_docs(); ++i)
       sum += ix.doc_id(i).size() + ix.label(i).size() + (ix.indptr()[i + 1] - ix.indptr()[i]);
     for (std::size_t u = 0; u < ix.vocab_size(); ++u) sum += ix.word(u).size() + ix.doc_freq(u);
-    for (std::size_t t = 0; t < ix.n_terms(); ++t)
-      sum += ix.term(t).size() + ix.term_doc_freq(t) + ix.postings(t).size;
+    for (std::size_t t = 0; t < ix.n_terms(); ++t) {  // every posting decoded
+      lcrwmd::PostingReader p(ix.postings(t));
+      sum += ix.term(t).size() + ix.term_doc_freq(t);
+      for (std::size_t e = 0; e < p.size(); ++e) sum += p.doc(e) + p.count(e);
+    }
     if (ix.has_terms())
       for (std::size_t i = 0; i < ix.n_docs(); ++i) sum += ix.doc_length(i);
     if (const lcrwmd::Metric* m = ix.metric())

@@ -2,8 +2,9 @@
 # Installs everything lcrwmd needs to build and test, from Debian packages only.
 #   scripts/install-deps.sh            build and test
 #   scripts/install-deps.sh --results  also matplotlib, Xapian's Python bindings, Lucene 8 with a
-#                                      JDK and WordNet, for bench/'s figures, retrieval tasks and
-#                                      peers (not needed by the build, the tests or CI)
+#                                      JDK and WordNet, Stream VByte, for bench/'s figures,
+#                                      retrieval tasks and peers (not needed by the build, the
+#                                      tests or CI)
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -13,7 +14,8 @@ PKGS=(build-essential cmake pkg-config libopenblas-openmp-dev libdnnl-dev libcli
       pybind11-dev python3-dev python3-pytest python3-numpy python3-scipy python3-pot
       python3-gensim python3-pyemd python3-sklearn python3-testfixtures python3-pip python3-setuptools python3-wheel python3-venv)
 if [ "${1:-}" = "--results" ]; then
-  PKGS+=(python3-matplotlib python3-xapian liblucene8-java default-jdk-headless wordnet-base)
+  PKGS+=(python3-matplotlib python3-xapian liblucene8-java default-jdk-headless wordnet-base
+        libstreamvbyte-dev)
 fi
 missing=()
 for p in "${PKGS[@]}"; do

@@ -126,6 +126,9 @@ std::vector<IndexData> split_index_data(const IndexData& data, std::size_t parts
 
 class Index;
 struct PostingBlocks;
+namespace io {
+struct StoredBlock;
+}
 
 // Documents of several indexes built apart from the same word vectors (TF-weighted), as one
 // index: docs[p] of parts[p] (ascending), in that order. What build_index_data gives for those
@@ -198,15 +201,25 @@ class Index {
   std::string_view term(std::size_t t) const;
   std::optional<std::uint32_t> find_term(std::string_view term) const;  // a binary search
   std::uint32_t term_doc_freq(std::size_t t) const { return term_doc_freq_[t]; }
-  // Term t's postings in this index's documents: document docs[p] - first holds it counts[p]
-  // times (first: a shard's first document in the file it shares).
+  // Term t's postings in this index's documents, read through a PostingReader
+  // (core/posting_reader.h): posting p says that document doc(p) - first holds the term count(p)
+  // times (first: a shard's first document in the file it shares). Stored in compressed blocks
+  // (io/posting_codec.h), or as plain arrays by an index file of format 3 or 4.
   struct Postings {
-    const std::uint32_t* docs;
-    const std::uint32_t* counts;
-    std::size_t size;
-    std::uint32_t first;
+    std::size_t size = 0;
+    std::uint32_t first = 0;
+    const std::uint32_t* docs = nullptr;  // plain: size of each
+    const std::uint32_t* counts = nullptr;
+    // Blocks: the list's from the one holding its first posting, their bytes, the postings of
+    // that first block before its first (a shard's), and the postings the blocks hold in all.
+    const io::StoredBlock* blocks = nullptr;
+    const std::uint8_t* bytes = nullptr;
+    std::size_t skip = 0;
+    std::size_t stored = 0;
   };
   Postings postings(std::size_t t) const;
+  // What the postings and the documents' lengths take in its file (a shard's: its whole's).
+  std::size_t lexical_bytes() const { return lexical_bytes_; }
   // Term t's postings in blocks with each block's bounds (core/posting_blocks.h): made on the
   // first search that reads the term, then kept with the index.
   const PostingBlocks& posting_blocks(std::size_t t) const;
@@ -278,9 +291,13 @@ class Index {
   const std::uint32_t* doc_freq_ = nullptr;
   const std::uint32_t* term_doc_freq_ = nullptr;
   const std::uint64_t* posting_indptr_ = nullptr;
-  const std::uint32_t* posting_docs_ = nullptr;
+  const std::uint64_t* posting_block_indptr_ = nullptr;  // compressed postings
+  const io::StoredBlock* posting_blocks_ = nullptr;
+  const std::uint8_t* posting_bytes_ = nullptr;
+  const std::uint32_t* posting_docs_ = nullptr;  // plain postings
   const std::uint32_t* posting_counts_ = nullptr;
   const std::uint32_t* doc_lengths_ = nullptr;
+  std::size_t lexical_bytes_ = 0;
 };
 
 }  // namespace lcrwmd

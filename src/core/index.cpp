@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/index_storage.h"
+#include "core/posting_reader.h"
 #include "cpu/distance_kernels.h"
 #include "lcrwmd/error.h"
 
@@ -56,16 +57,34 @@ std::optional<std::uint32_t> Index::find_term(std::string_view term) const {
 }
 
 Index::Postings Index::postings(std::size_t t) const {
-  const std::uint32_t* begin = posting_docs_ + posting_indptr_[t];
-  const std::uint32_t* end = posting_docs_ + posting_indptr_[t + 1];
-  const auto first = static_cast<std::uint32_t>(first_doc_);
-  if (is_shard_) {  // its documents' run of the whole's postings
-    const std::uint32_t* from = std::lower_bound(begin, end, first);
-    end = std::lower_bound(from, end, static_cast<std::uint32_t>(first_doc_ + n_docs_));
-    begin = from;
+  Postings p;
+  p.first = static_cast<std::uint32_t>(first_doc_);
+  const std::uint64_t begin = posting_indptr_[t], end = posting_indptr_[t + 1];
+  if (!posting_blocks_) {
+    p.docs = posting_docs_ + begin;
+    p.counts = posting_counts_ + begin;
+    p.size = end - begin;
+  } else {
+    p.blocks = posting_blocks_ + posting_block_indptr_[t];
+    p.bytes = posting_bytes_;
+    p.size = p.stored = end - begin;
   }
-  const std::size_t offset = static_cast<std::size_t>(begin - posting_docs_);
-  return {begin, posting_counts_ + offset, static_cast<std::size_t>(end - begin), first};
+  if (!is_shard_) return p;
+  // A shard's: its documents' run of the whole's postings, from the first at or past its
+  // first document to the first at or past its end.
+  PostingReader whole(p);
+  const std::size_t from = whole.seek(0, p.first);
+  const std::size_t to = whole.seek(from, static_cast<std::uint32_t>(first_doc_ + n_docs_));
+  p.size = to - from;
+  if (!p.blocks) {
+    p.docs += from;
+    p.counts += from;
+  } else {
+    p.blocks += from / io::kStoredBlock;
+    p.skip = from % io::kStoredBlock;
+    p.stored -= from - p.skip;
+  }
+  return p;
 }
 
 std::optional<std::size_t> Index::find_doc(std::string_view id) const {
@@ -191,9 +210,13 @@ Index::Index(std::unique_ptr<Storage> storage, bool verify) : storage_(std::move
   idf_length_ = v.idf_length;
   term_doc_freq_ = v.term_doc_freq;
   posting_indptr_ = v.posting_indptr;
+  posting_block_indptr_ = v.posting_block_indptr;
+  posting_blocks_ = v.posting_blocks;
+  posting_bytes_ = v.posting_bytes;
   posting_docs_ = v.posting_docs;
   posting_counts_ = v.posting_counts;
   doc_lengths_ = v.doc_lengths;
+  lexical_bytes_ = v.lexical_bytes;
   storage_->terms = v.terms;
   storage_->vocab = v.vocab;
   storage_->ids = v.ids;
@@ -232,9 +255,13 @@ Index::Index(const Index& whole, std::unique_ptr<Storage> storage)
       doc_freq_(whole.doc_freq_),
       term_doc_freq_(whole.term_doc_freq_),
       posting_indptr_(whole.posting_indptr_),
+      posting_block_indptr_(whole.posting_block_indptr_),
+      posting_blocks_(whole.posting_blocks_),
+      posting_bytes_(whole.posting_bytes_),
       posting_docs_(whole.posting_docs_),
       posting_counts_(whole.posting_counts_),
-      doc_lengths_(whole.doc_lengths_) {
+      doc_lengths_(whole.doc_lengths_),
+      lexical_bytes_(whole.lexical_bytes_) {
   n_terms_ = whole.n_terms_;
   idf_length_ = whole.idf_length_;
   first_doc_ = whole.first_doc_;
@@ -323,10 +350,10 @@ IndexData Index::data() const {
   for (std::size_t t = 0; t < n_terms_; ++t) {
     d.terms.emplace_back(term(t));
     d.term_doc_freq.push_back(term_doc_freq_[t]);
-    const Postings p = postings(t);
-    for (std::size_t i = 0; i < p.size; ++i) {
-      d.posting_docs.push_back(p.docs[i] - p.first);
-      d.posting_counts.push_back(p.counts[i]);
+    PostingReader p(postings(t));
+    for (std::size_t e = 0; e < p.size(); ++e) {
+      d.posting_docs.push_back(p.doc(e) - p.first());
+      d.posting_counts.push_back(p.count(e));
     }
     d.posting_indptr.push_back(d.posting_docs.size());
   }

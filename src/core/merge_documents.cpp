@@ -3,6 +3,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "core/posting_reader.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/string_map.h"
@@ -95,10 +96,10 @@ IndexData merge_documents(std::span<const Index* const> parts,
       row[docs[p][r]] = static_cast<std::uint32_t>(r);
     std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> doc_term(docs[p].size());
     for (std::size_t t = 0; t < ix.n_terms(); ++t) {
-      const Index::Postings post = ix.postings(t);
+      PostingReader post(ix.postings(t));
       std::uint32_t id = kUnused;
-      for (std::size_t q = 0; q < post.size; ++q) {
-        const std::uint32_t r = row[post.docs[q] - post.first];
+      for (std::size_t q = 0; q < post.size(); ++q) {
+        const std::uint32_t r = row[post.doc(q) - post.first()];
         if (r == kUnused) continue;
         if (id == kUnused) {
           const auto [it, fresh] = term_ids.try_emplace(std::string(ix.term(t)),
@@ -106,7 +107,7 @@ IndexData merge_documents(std::span<const Index* const> parts,
           if (fresh) terms.emplace_back(ix.term(t));
           id = it->second;
         }
-        doc_term[r].emplace_back(id, post.counts[q]);
+        doc_term[r].emplace_back(id, post.count(q));
       }
     }
     for (std::size_t r = 0; r < docs[p].size(); ++r) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "core/posting_reader.h"
 #include "lcrwmd/error.h"
 
 namespace lcrwmd {
@@ -45,6 +46,7 @@ void keep_front(std::vector<Impact>& pairs) {
 
 PostingBlocks make_posting_blocks(const Index& index, const Index::Postings& postings,
                                   std::size_t block_size) {
+  PostingReader list(postings);
   if (block_size == 0) throw Error("posting blocks: a block holds at least one posting");
   PostingBlocks out;
   out.block_size = block_size;
@@ -57,10 +59,10 @@ PostingBlocks make_posting_blocks(const Index& index, const Index::Postings& pos
     const std::size_t begin = b * block_size, end = std::min(n, begin + block_size);
     pairs.clear();
     for (std::size_t e = begin; e < end; ++e)
-      pairs.push_back({postings.counts[e], index.doc_length(postings.docs[e] - postings.first)});
+      pairs.push_back({list.count(e), index.doc_length(list.doc(e) - list.first())});
     keep_front(pairs);
-    out.last.push_back(postings.docs[end - 1]);
-    out.first.push_back(postings.docs[begin]);
+    out.last.push_back(list.doc(end - 1));
+    out.first.push_back(list.doc(begin));
     out.impacts.insert(out.impacts.end(), pairs.begin(), pairs.end());
     out.impact_begin.push_back(static_cast<std::uint32_t>(out.impacts.size()));
   }

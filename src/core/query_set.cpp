@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/bag_of_words.h"
+#include "core/posting_reader.h"
 #include "core/query_words.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/query.h"
@@ -343,10 +344,10 @@ QueryTerms document_terms(const Index& index, std::span<const std::size_t> docs)
   for (std::size_t r = 0; r < docs.size(); ++r) rows_of[docs[r]].push_back(r);
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> rows(docs.size());
   for (std::size_t t = 0; t < index.n_terms(); ++t) {
-    const Index::Postings p = index.postings(t);
-    for (std::size_t i = 0; i < p.size; ++i)
-      for (const std::size_t r : rows_of[p.docs[i] - p.first])
-        rows[r].emplace_back(static_cast<std::uint32_t>(t), p.counts[i]);
+    PostingReader p(index.postings(t));
+    for (std::size_t i = 0; i < p.size(); ++i)
+      for (const std::size_t r : rows_of[p.doc(i) - p.first()])
+        rows[r].emplace_back(static_cast<std::uint32_t>(t), p.count(i));
   }
   QueryTerms out;
   out.mean_length = index.idf_length() / static_cast<double>(index.idf_docs());

@@ -5,6 +5,7 @@
 #include <limits>
 #include <mutex>
 
+#include "core/posting_reader.h"
 #include "core/query_words.h"
 #include "core/shard_signature.h"
 #include "lcrwmd/error.h"
@@ -34,13 +35,17 @@ namespace {
 
 // Of a term's postings in a segment, the documents in `del` (the segment's deleted ones,
 // ascending): each of the shorter list looked up in the longer.
-std::size_t deleted_in(const Index::Postings& p, std::span<const std::uint32_t> del) {
+std::size_t deleted_in(const Index::Postings& postings, std::span<const std::uint32_t> del) {
+  PostingReader p(postings);
   std::size_t n = 0;
-  if (del.size() < p.size) {
-    for (const std::uint32_t d : del) n += std::binary_search(p.docs, p.docs + p.size, d + p.first);
+  if (del.size() < p.size()) {
+    for (std::size_t e = 0; const std::uint32_t d : del) {
+      e = p.seek(e, d + p.first());
+      n += e < p.size() && p.doc(e) == d + p.first();
+    }
   } else {
-    for (std::size_t q = 0; q < p.size; ++q)
-      n += std::binary_search(del.begin(), del.end(), p.docs[q] - p.first);
+    for (std::size_t q = 0; q < p.size(); ++q)
+      n += std::binary_search(del.begin(), del.end(), p.doc(q) - p.first());
   }
   return n;
 }

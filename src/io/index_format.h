@@ -1,5 +1,5 @@
 #pragma once
-// On-disk layout of an index file (little-endian, version 4):
+// On-disk layout of an index file (little-endian, version 5):
 //   [FileHeader: 512 bytes][section 0][section 1]...[metric]   every section 64-byte aligned;
 // the metric (lcrwmd/metric.h: its file's bytes), where the index was built with one, last.
 // The header carries a hash of itself and an XXH3-64 hash of everything after it.
@@ -12,8 +12,10 @@ inline constexpr char kMagic[8] = {'L', 'C', 'R', 'W', 'M', 'D', 'I', 'X'};
 // 2: how the index was built (tokenizer, stop words, a fingerprint of its vectors) and the
 // documents' texts. 3: the lexical part (every term with its counts, documents' lengths) that
 // bm25 reads. 4: a learned metric, the file's last bytes (metric_bytes; version 3 had none
-// and is read as before). Older files are refused with a word to rebuild them.
-inline constexpr std::uint32_t kVersion = 4;
+// and is read as before). 5: the postings in compressed blocks (io/posting_codec.h; version 3
+// and 4 stored each posting's document and count as 4 bytes each, and are read as before).
+// Older files are refused with a word to rebuild them.
+inline constexpr std::uint32_t kVersion = 5;
 inline constexpr std::uint32_t kOldestVersion = 3;
 inline constexpr std::uint64_t kAlign = 64;
 
@@ -36,11 +38,17 @@ enum Section : std::uint32_t {
   kTextBytes,
   kTermOffsets,  // u64 x (terms + 1): every term, sorted bytewise
   kTermBytes,
-  kTermDocFreq,    // u32 x terms, of idf_docs
-  kPostingIndptr,  // u64 x (terms + 1)
-  kPostingDocs,    // u32 x postings: ascending within a term
-  kPostingCounts,  // u32 x postings
-  kDocLengths,     // u32 x n_docs: tokens after stop words
+  kTermDocFreq,  // u32 x terms, of idf_docs
+  // u64 x (terms + 1): each term's first posting; version 5: then u64 x (terms + 1), each
+  // term's first stored block.
+  kPostingIndptr,
+  // Version 5: io::StoredBlock x blocks, each term's in turn. 3 and 4: u32 x postings, each
+  // one's document (ascending within a term).
+  kPostingBlocks,
+  // Version 5: the blocks' bytes, then io::kStoredPadding zeros. 3 and 4: u32 x postings, each
+  // one's count.
+  kPostingBytes,
+  kDocLengths,  // u32 x n_docs: tokens after stop words
   kSectionCount
 };
 

@@ -10,6 +10,7 @@
 
 #include "cpu/distance_kernels.h"
 #include "io/index_format.h"
+#include "io/posting_codec.h"
 #include "lcrwmd/atomic_file.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/index.h"
@@ -85,9 +86,9 @@ class Serializer {
 
   FileHeader& header() { return header_; }
 
-  void finish() {
+  void finish(std::uint32_t version) {
     std::memcpy(header_.magic, format::kMagic, sizeof header_.magic);
-    header_.version = format::kVersion;
+    header_.version = version;
     header_.header_bytes = sizeof(FileHeader);
     header_.n_sections = format::kSectionCount;
     header_.file_bytes = pos_;
@@ -159,7 +160,34 @@ std::uint64_t fingerprint(const IndexData& d) {
   return h;
 }
 
-void serialize(const IndexData& d, Sink& sink) {
+// The postings' three sections: version 5's blocks (io/posting_codec.h), or 4's raw arrays.
+void write_postings(const IndexData& d, std::uint32_t version, Serializer& s) {
+  if (version == 4 || d.terms.empty()) {
+    s.section(format::kPostingIndptr, d.posting_indptr.data(),
+              d.terms.empty() ? 0 : d.posting_indptr.size());
+    s.section(format::kPostingBlocks, d.posting_docs.data(), d.posting_docs.size());
+    s.section(format::kPostingBytes, d.posting_counts.data(), d.posting_counts.size());
+    return;
+  }
+  const std::size_t t = d.terms.size();
+  std::vector<std::uint64_t> indptr(d.posting_indptr);  // then each term's first block
+  std::vector<StoredBlock> blocks;
+  std::vector<std::uint8_t> bytes;
+  for (std::size_t i = 0; i < t; ++i) {
+    indptr.push_back(blocks.size());
+    const std::uint64_t a = d.posting_indptr[i], b = d.posting_indptr[i + 1];
+    encode_postings(d.posting_docs.data() + a, d.posting_counts.data() + a, b - a, blocks, bytes);
+  }
+  indptr.push_back(blocks.size());
+  bytes.resize(bytes.size() + kStoredPadding, 0);
+  s.section(format::kPostingIndptr, indptr.data(), indptr.size());
+  s.section(format::kPostingBlocks, blocks.data(), blocks.size());
+  s.section(format::kPostingBytes, bytes.data(), bytes.size());
+}
+
+void serialize(const IndexData& d, std::uint32_t version, Sink& sink) {
+  if (version != 4 && version != format::kVersion)
+    throw Error("index: cannot write format version " + std::to_string(version));
   check_data(d);
   const std::size_t v = d.vocab.size();
   std::vector<float> sq_norms(v);
@@ -203,17 +231,15 @@ void serialize(const IndexData& d, Sink& sink) {
   s.strings(format::kTextOffsets, format::kTextBytes, packed, d.ids.size());
   s.strings(format::kTermOffsets, format::kTermBytes, d.terms, d.terms.size());
   s.section(format::kTermDocFreq, d.term_doc_freq.data(), d.term_doc_freq.size());
-  s.section(format::kPostingIndptr, d.posting_indptr.data(),
-            d.terms.empty() ? 0 : d.posting_indptr.size());
-  s.section(format::kPostingDocs, d.posting_docs.data(), d.posting_docs.size());
-  s.section(format::kPostingCounts, d.posting_counts.data(), d.posting_counts.size());
+  write_postings(d, version, s);
   s.section(format::kDocLengths, d.doc_lengths.data(), d.doc_lengths.size());
   if (d.metric) s.metric(d.metric->to_bytes());
-  s.finish();
+  s.finish(version);
 }
 
 // The lexical part: postings that stay within the documents, ascending within each term, each
-// count positive and within its document's length; terms sorted (verify: every posting read).
+// count positive and within its document's length; terms sorted (verify: every posting read;
+// version 5's block tables, whose reading depends on them, always).
 template <typename Bad>
 void check_terms(const char* base, const FileHeader& h, bool verify, const Bad& bad) {
   auto at = [&](Section s) { return base + h.sections[s].offset; };
@@ -222,18 +248,67 @@ void check_terms(const char* base, const FileHeader& h, bool verify, const Bad& 
   if (indptr[0] != 0 || indptr[t] != h.n_postings) throw bad("term postings inconsistent");
   for (std::uint64_t i = 0; i < t; ++i)
     if (indptr[i + 1] < indptr[i]) throw bad("term postings inconsistent");
+  const auto* lengths = reinterpret_cast<const std::uint32_t*>(at(format::kDocLengths));
+  const auto bad_term = [&](std::uint64_t i) {
+    return bad("postings of term " + std::to_string(i) + " out of range or unsorted");
+  };
+  // Version 5: each term's blocks as many as its postings need, their documents ascending from
+  // block to block and within the documents, their bytes in order within the section.
+  const auto* blocks = reinterpret_cast<const StoredBlock*>(at(format::kPostingBlocks));
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(at(format::kPostingBytes));
+  const std::uint64_t* block_indptr = indptr + t + 1;
+  const std::uint64_t n_bytes = h.sections[format::kPostingBytes].bytes;
+  const bool packed = h.version >= 5;
+  if (packed) {
+    if (block_indptr[0] != 0 ||
+        block_indptr[t] * sizeof(StoredBlock) != h.sections[format::kPostingBlocks].bytes ||
+        n_bytes < kStoredPadding)
+      throw bad("term posting blocks inconsistent");
+    const std::uint64_t data_end = n_bytes - kStoredPadding;
+    for (std::uint64_t i = 0; i < t; ++i) {
+      if (block_indptr[i + 1] < block_indptr[i] ||
+          block_indptr[i + 1] - block_indptr[i] != stored_blocks(indptr[i + 1] - indptr[i]))
+        throw bad("term posting blocks inconsistent");
+      for (std::uint64_t b = block_indptr[i]; b < block_indptr[i + 1]; ++b) {
+        const StoredBlock& k = blocks[b];
+        if (k.first > k.last || k.last >= h.n_docs || k.offset > data_end ||
+            (b > 0 && k.offset < blocks[b - 1].offset) ||
+            (b > block_indptr[i] && k.first <= blocks[b - 1].last))
+          throw bad_term(i);
+      }
+    }
+  }
   if (!verify) return;
   const io::StringTable terms{reinterpret_cast<const std::uint64_t*>(at(format::kTermOffsets)),
                               at(format::kTermBytes)};
-  const auto* docs = reinterpret_cast<const std::uint32_t*>(at(format::kPostingDocs));
-  const auto* counts = reinterpret_cast<const std::uint32_t*>(at(format::kPostingCounts));
-  const auto* lengths = reinterpret_cast<const std::uint32_t*>(at(format::kDocLengths));
+  const auto check_list = [&](std::uint64_t i, const std::uint32_t* docs,
+                              const std::uint32_t* counts, std::size_t n) {
+    for (std::size_t p = 0; p < n; ++p)
+      if (docs[p] >= h.n_docs || (p > 0 && docs[p] <= docs[p - 1]) || counts[p] == 0 ||
+          counts[p] > lengths[docs[p]])
+        throw bad_term(i);
+  };
+  std::uint32_t docs[kStoredBlock], counts[kStoredBlock];
   for (std::uint64_t i = 0; i < t; ++i) {
     if (i > 0 && !(terms[i - 1] < terms[i])) throw bad("terms unsorted or repeated");
-    for (std::uint64_t p = indptr[i]; p < indptr[i + 1]; ++p)
-      if (docs[p] >= h.n_docs || (p > indptr[i] && docs[p] <= docs[p - 1]) || counts[p] == 0 ||
-          counts[p] > lengths[docs[p]])
-        throw bad("postings of term " + std::to_string(i) + " out of range or unsorted");
+    const std::uint64_t n = indptr[i + 1] - indptr[i];
+    if (!packed) {
+      const auto* raw_docs = reinterpret_cast<const std::uint32_t*>(blocks);
+      const auto* raw_counts = reinterpret_cast<const std::uint32_t*>(bytes);
+      check_list(i, raw_docs + indptr[i], raw_counts + indptr[i], n);
+      continue;
+    }
+    for (std::uint64_t b = block_indptr[i]; b < block_indptr[i + 1]; ++b) {
+      const std::size_t m =
+          std::min<std::uint64_t>(kStoredBlock, n - (b - block_indptr[i]) * kStoredBlock);
+      const StoredBlock& k = blocks[b];
+      const std::uint64_t end =
+          b + 1 < block_indptr[t] ? blocks[b + 1].offset : n_bytes - kStoredPadding;
+      if (k.offset + decode_block(k, bytes, m, docs, counts) > end || docs[0] != k.first ||
+          docs[m - 1] != k.last)
+        throw bad_term(i);
+      check_list(i, docs, counts, m);
+    }
   }
 }
 
@@ -285,6 +360,7 @@ FileHeader check_image(const char* base, std::size_t size, const std::string& na
   const std::uint64_t n = h.n_docs, v = h.vocab_size, m = h.dim, nnz = h.nnz, st = h.n_stopwords;
   const std::uint64_t t = h.n_terms, np = h.n_postings;
   const bool terms = t > 0;
+  const bool packed = h.version >= 5;  // postings in blocks (io/posting_codec.h)
   const std::uint64_t expected[format::kSectionCount] = {(n + 1) * 8,
                                                          nnz * 4,
                                                          nnz * 4,
@@ -304,9 +380,9 @@ FileHeader check_image(const char* base, std::size_t size, const std::string& na
                                                          (t + 1) * 8,
                                                          0,
                                                          t * 4,
-                                                         terms ? (t + 1) * 8 : 0,
-                                                         np * 4,
-                                                         np * 4,
+                                                         terms ? (t + 1) * 8 * (packed ? 2 : 1) : 0,
+                                                         packed ? 0 : np * 4,
+                                                         packed ? 0 : np * 4,
                                                          terms ? n * 4 : 0};
   // The metric lies after every section.
   if (h.metric_bytes > size - sizeof(FileHeader) ||
@@ -315,9 +391,10 @@ FileHeader check_image(const char* base, std::size_t size, const std::string& na
   const std::uint64_t sections_end = size - h.metric_bytes;
   for (std::uint32_t s = 0; s < format::kSectionCount; ++s) {
     const auto& sec = h.sections[s];
-    const bool is_bytes = s == format::kVocabBytes || s == format::kIdBytes ||
-                          s == format::kLabelBytes || s == format::kStopBytes ||
-                          s == format::kTextBytes || s == format::kTermBytes;
+    const bool is_bytes =
+        s == format::kVocabBytes || s == format::kIdBytes || s == format::kLabelBytes ||
+        s == format::kStopBytes || s == format::kTextBytes || s == format::kTermBytes ||
+        (packed && terms && (s == format::kPostingBlocks || s == format::kPostingBytes));
     if (sec.offset % 8 != 0 || sec.offset < sizeof(FileHeader) || sec.offset > sections_end ||
         sec.bytes > sections_end - sec.offset || (!is_bytes && sec.bytes != expected[s]))
       throw bad("section " + std::to_string(s) + " out of bounds or of the wrong size");
@@ -356,16 +433,16 @@ FileHeader check_image(const char* base, std::size_t size, const std::string& na
 
 }  // namespace
 
-std::vector<char> index_image(const IndexData& data) {
+std::vector<char> index_image(const IndexData& data, std::uint32_t version) {
   MemorySink sink;
-  serialize(data, sink);
+  serialize(data, version, sink);
   return std::move(sink.bytes_);
 }
 
-void write_index_file(const IndexData& data, const std::string& path) {
+void write_index_file(const IndexData& data, const std::string& path, std::uint32_t version) {
   AtomicFile file(path);
   FileSink sink(file);
-  serialize(data, sink);
+  serialize(data, version, sink);
   file.commit();
 }
 
@@ -403,9 +480,18 @@ IndexView read_index_image(const char* base, std::size_t size, const std::string
   v.terms = table(format::kTermOffsets, format::kTermBytes);
   v.term_doc_freq = reinterpret_cast<const std::uint32_t*>(at(format::kTermDocFreq));
   v.posting_indptr = reinterpret_cast<const std::uint64_t*>(at(format::kPostingIndptr));
-  v.posting_docs = reinterpret_cast<const std::uint32_t*>(at(format::kPostingDocs));
-  v.posting_counts = reinterpret_cast<const std::uint32_t*>(at(format::kPostingCounts));
+  if (h.version >= 5) {
+    v.posting_block_indptr = v.posting_indptr + v.n_terms + 1;
+    v.posting_blocks = reinterpret_cast<const StoredBlock*>(at(format::kPostingBlocks));
+    v.posting_bytes = reinterpret_cast<const std::uint8_t*>(at(format::kPostingBytes));
+  } else {
+    v.posting_docs = reinterpret_cast<const std::uint32_t*>(at(format::kPostingBlocks));
+    v.posting_counts = reinterpret_cast<const std::uint32_t*>(at(format::kPostingBytes));
+  }
   v.doc_lengths = reinterpret_cast<const std::uint32_t*>(at(format::kDocLengths));
+  for (const Section s :
+       {format::kPostingIndptr, format::kPostingBlocks, format::kPostingBytes, format::kDocLengths})
+    v.lexical_bytes += h.sections[s].bytes;
   v.idf_length = h.idf_length;
   v.metric = {base + size - h.metric_bytes, h.metric_bytes};
   if (v.n_terms > 0 && v.idf_length == 0)

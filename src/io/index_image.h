@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "io/index_format.h"
+#include "io/posting_codec.h"
 #include "lcrwmd/index.h"
 
 namespace lcrwmd::io {
@@ -42,16 +44,24 @@ struct IndexView {
   std::uint64_t idf_length = 0;  // of idf_docs
   const std::uint32_t* term_doc_freq = nullptr;
   const std::uint64_t* posting_indptr = nullptr;
+  // Version 5: each term's first block (terms + 1), the blocks, their bytes (io/posting_codec.h).
+  const std::uint64_t* posting_block_indptr = nullptr;
+  const StoredBlock* posting_blocks = nullptr;
+  const std::uint8_t* posting_bytes = nullptr;
+  // Versions 3 and 4: each posting's document and count.
   const std::uint32_t* posting_docs = nullptr;
   const std::uint32_t* posting_counts = nullptr;
   const std::uint32_t* doc_lengths = nullptr;
-  std::string_view metric;  // its bytes (lcrwmd/metric.h); empty: built without one
+  std::size_t lexical_bytes = 0;  // the file's bytes of postings and documents' lengths
+  std::string_view metric;        // its bytes (lcrwmd/metric.h); empty: built without one
 };
 
 // The bytes of the index file of `data`; and that file written atomically (temporary, then
-// rename). An Error where the data is inconsistent.
-std::vector<char> index_image(const IndexData& data);
-void write_index_file(const IndexData& data, const std::string& path);
+// rename). An Error where the data is inconsistent. Version: the current format, or 4 (its
+// postings uncompressed: what tests of older files and the format's benchmark write).
+std::vector<char> index_image(const IndexData& data, std::uint32_t version = format::kVersion);
+void write_index_file(const IndexData& data, const std::string& path,
+                      std::uint32_t version = format::kVersion);
 
 // Checks an image (its header and layout; verify: also its payload checksum, every
 // document's word ids and every term's postings) and returns its views. Errors name `name` (the

@@ -356,7 +356,7 @@ TEST(Metric, LearnedFromAnIndexsLabels) {
 TEST(Metric, IndexFilesOfTheVersionBeforeMetricsStillRead) {
   const Demo& d = demo_data();
   const IndexData data = d.build();
-  const std::vector<char> v4 = io::index_image(data);
+  const std::vector<char> v4 = io::index_image(data, 4);
   std::vector<char> v3 = v4;
   format::FileHeader h;
   std::memcpy(&h, v4.data(), sizeof h);

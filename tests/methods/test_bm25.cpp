@@ -12,6 +12,7 @@
 #include <random>
 #include <set>
 
+#include "io/index_image.h"
 #include "lcrwmd/cpu.h"
 #include "lcrwmd/error.h"
 #include "lcrwmd/query.h"
@@ -665,11 +666,27 @@ TEST(Bm25Walk, OverSegmentsLeavesOutTheDeleted) {
   }
 }
 
+// Term t's postings as plain arrays, as a PostingReader reads them.
+struct PlainPostings {
+  std::vector<std::uint32_t> docs, counts;
+  std::uint32_t first = 0;
+  std::size_t size = 0;
+};
+PlainPostings plain(const Index& ix, std::size_t t) {
+  PostingReader r(ix.postings(t));
+  PlainPostings p{{}, {}, r.first(), r.size()};
+  for (std::size_t e = 0; e < r.size(); ++e) {
+    p.docs.push_back(r.doc(e));
+    p.counts.push_back(r.count(e));
+  }
+  return p;
+}
+
 // How many postings of `blocks` an impact of their block fails to bound: more often in the
 // document, or in a shorter one; and under the walk's arithmetic (`bound` of a block's
 // impacts), how many contributions exceed their block's bound.
 std::size_t unbounded(const Index& ix, std::uint32_t term, const PostingBlocks& blocks) {
-  const Index::Postings post = ix.postings(term);
+  const PlainPostings post = plain(ix, term);
   std::size_t bad = 0;
   for (std::size_t e = 0; e < post.size; ++e) {
     const std::size_t b = e / blocks.block_size;
@@ -683,7 +700,7 @@ std::size_t unbounded(const Index& ix, std::uint32_t term, const PostingBlocks& 
 template <typename Bound>
 std::size_t over_bound(const Bm25Scorer& s, const Index& ix, std::uint32_t term,
                        const PostingBlocks& blocks, double w, const Bound& bound) {
-  const Index::Postings post = ix.postings(term);
+  const PlainPostings post = plain(ix, term);
   std::size_t bad = 0;
   for (std::size_t e = 0; e < post.size; ++e) {
     double m = 0;
@@ -706,8 +723,8 @@ TEST(Bm25Walk, EachBlocksImpactsAreItsPostingsFront) {
   std::size_t large = 0;
   for (const std::size_t size : {1, 2, 127, 128, 129})
     for (std::uint32_t t = 0; t < ix.n_terms(); ++t) {
-      const Index::Postings post = ix.postings(t);
-      const PostingBlocks blocks = make_posting_blocks(ix, post, size);
+      const PlainPostings post = plain(ix, t);
+      const PostingBlocks blocks = make_posting_blocks(ix, ix.postings(t), size);
       for (std::size_t b = 0; b < blocks.size(); ++b) {
         std::vector<Impact> pairs;
         for (std::size_t e = b * size; e < std::min(post.size, (b + 1) * size); ++e) {
@@ -735,8 +752,8 @@ TEST(Bm25Walk, EachBlocksImpactsBoundItsPostingsAndAreTheirs) {
   std::size_t lowered = 0;
   for (const std::size_t size : {1, 2, 127, 128, 129}) {
     for (std::uint32_t t = 0; t < ix.n_terms(); ++t) {
-      const Index::Postings post = ix.postings(t);
-      const PostingBlocks blocks = make_posting_blocks(ix, post, size);
+      const PlainPostings post = plain(ix, t);
+      const PostingBlocks blocks = make_posting_blocks(ix, ix.postings(t), size);
       ASSERT_EQ(blocks.size(), (post.size + size - 1) / size);
       EXPECT_EQ(unbounded(ix, t, blocks), 0u) << ix.term(t);
       for (std::size_t b = 0; b < blocks.size(); ++b) {
@@ -1157,5 +1174,48 @@ TEST(Hybrid, ACollectionsWalkFindsWhatItsRowsRank) {
         }
   }
 }
+// The same documents in an index file of the format before compressed postings (each
+// posting's document and count in plain arrays) and stored in blocks: the same top-k, scores
+// and sampled scores, bit for bit; whole, and as shards starting and ending inside blocks.
+TEST(Bm25Walk, PlainAndStoredPostingsRankTheSame) {
+  const Corpus c = corpus(3000, 81);
+  BuildOptions o;
+  o.stopwords = &c.stop;
+  const std::vector<RawDocument> docs = with_copies(c, 200, 82);
+  const IndexData data = build_index_data(c.embeddings, docs, o);
+  const Index stored = Index::from_data(data);
+  const std::vector<char> image = io::index_image(data, 4);
+  const Index plain = Index::from_bytes(std::string(image.begin(), image.end()));
+  ASSERT_LT(stored.lexical_bytes() * 2, plain.lexical_bytes());
+  const std::vector<std::string> texts = walk_queries(40, 83);
+  const std::size_t n = stored.n_docs();
+  std::mt19937 rng(84);
+  for (const auto& [b, e] :
+       {std::pair<std::size_t, std::size_t>{0, n}, {129, n - 300}, {1000, 1001}}) {
+    const Index sa = stored.shard(b, e), sb = plain.shard(b, e);
+    const QuerySet qa = make_query_set(sa, as_docs(texts), term_queries());
+    const QuerySet qb = make_query_set(sb, as_docs(texts), term_queries());
+    const Bm25Scorer a(sa, qa, 0, qa.size(), 1.2, 0.75), p(sb, qb, 0, qb.size(), 1.2, 0.75);
+    for (std::size_t q = 0; q < qa.size(); ++q) {
+      const std::string what =
+          "shard [" + std::to_string(b) + ", " + std::to_string(e) + ") query " + std::to_string(q);
+      for (const std::size_t k : {1, 10, 100})
+        expect_same(a.top_k(q, k, std::numeric_limits<float>::infinity(), nullptr, {}),
+                    p.top_k(q, k, std::numeric_limits<float>::infinity(), nullptr, {}), what);
+      std::vector<double> ra(e - b), rb(e - b);
+      a.score(q, ra.data(), 0, ra.size());
+      p.score(q, rb.data(), 0, rb.size());
+      ASSERT_EQ(ra, rb) << what;
+      std::vector<std::uint32_t> at;
+      for (std::size_t i = 0; i < e - b; ++i)
+        if (rng() % 5 == 0) at.push_back(static_cast<std::uint32_t>(i));
+      EXPECT_EQ(a.scores_at(q, at), p.scores_at(q, at)) << what;
+      if (!at.empty()) {
+        EXPECT_EQ(a.score_of(q, at.back()), rb[at.back()]) << what;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace lcrwmd

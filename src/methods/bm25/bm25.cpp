@@ -14,7 +14,6 @@
 #include "methods/batch_distance.h"
 #include "methods/method_impl.h"
 #include "util/parallel_errors.h"
-#include "util/sorted_ids.h"
 
 namespace lcrwmd {
 
@@ -105,15 +104,22 @@ void Bm25Scorer::score(std::size_t q, double* score, std::size_t begin, std::siz
       const std::uint32_t id = term_ids_[(p - first_term_) * n_parts + s];
       if (id == SegmentSet::kNoTerm) continue;
       const double w = term_weight(p);
-      const Index::Postings post = index.postings(id);
-      const std::uint32_t* docs = post.docs;
-      if (lo > 0)  // the documents before the range passed over (postings are in order)
-        docs = std::lower_bound(docs, docs + post.size, post.first + lo);
-      for (std::size_t e = static_cast<std::size_t>(docs - post.docs); e < post.size; ++e) {
-        fetch_length_ahead(index, post.docs + e, post.docs + post.size, post.first);
-        const std::size_t i = post.docs[e] - post.first;
-        if (i >= stop) break;
-        row[i] += contribution(w, post.counts[e], index.doc_length(i));
+      PostingReader post(index.postings(id));
+      // The documents before the range passed over (postings are in order), then block by block.
+      std::size_t e = lo > 0 ? post.seek(0, post.first() + static_cast<std::uint32_t>(lo)) : 0;
+      for (bool more = true; more && e < post.size(); e = post.end()) {
+        post.load(e);
+        const std::uint32_t* docs = post.docs();
+        const std::size_t n = post.end() - post.begin();
+        for (std::size_t j = e - post.begin(); j < n; ++j) {
+          fetch_length_ahead(index, docs + j, docs + n, post.first());
+          const std::size_t i = docs[j] - post.first();
+          if (i >= stop) {
+            more = false;
+            break;
+          }
+          row[i] += contribution(w, post.counts()[j], index.doc_length(i));
+        }
       }
     }
   }
@@ -127,11 +133,11 @@ double Bm25Scorer::score_of(std::size_t q, std::size_t position) const {
   for (std::uint64_t p = terms_.indptr[q]; p < terms_.indptr[q + 1]; ++p) {
     const std::uint32_t id = term_ids_[(p - first_term_) * n_parts + s];
     if (id == SegmentSet::kNoTerm) continue;
-    const Index::Postings post = index.postings(id);
-    const std::uint32_t doc = post.first + static_cast<std::uint32_t>(i);
-    const std::uint32_t* e = std::lower_bound(post.docs, post.docs + post.size, doc);
-    if (e != post.docs + post.size && *e == doc)
-      score += contribution(term_weight(p), post.counts[e - post.docs], index.doc_length(i));
+    PostingReader post(index.postings(id));
+    const std::uint32_t doc = post.first() + static_cast<std::uint32_t>(i);
+    const std::size_t e = post.seek(0, doc);
+    if (e < post.size() && post.doc(e) == doc)
+      score += contribution(term_weight(p), post.count(e), index.doc_length(i));
   }
   return score;
 }
@@ -153,13 +159,14 @@ std::vector<double> Bm25Scorer::scores_at(std::size_t q,
       const std::uint32_t id = term_ids_[(p - first_term_) * n_parts + s];
       if (id == SegmentSet::kNoTerm) continue;
       const double w = term_weight(p);
-      const Index::Postings post = index.postings(id);
-      const std::span<const std::uint32_t> docs(post.docs, post.size);
+      PostingReader post(index.postings(id));
       std::size_t at = 0;
-      for (std::size_t t = from; t < to && at < docs.size(); ++t) {
+      for (std::size_t t = from; t < to && at < post.size(); ++t) {
         const std::size_t i = positions[t] - first;
-        if (holds(docs, at, static_cast<std::uint32_t>(post.first + i)))
-          out[t] += contribution(w, post.counts[at], index.doc_length(i));
+        const auto doc = static_cast<std::uint32_t>(post.first() + i);
+        at = post.seek(at, doc);
+        if (at < post.size() && post.doc(at) == doc)
+          out[t] += contribution(w, post.count(at), index.doc_length(i));
       }
     }
     from = to;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/posting_blocks.h"
+#include "core/posting_reader.h"
 #include "lcrwmd/index.h"
 #include "lcrwmd/method.h"
 #include "lcrwmd/query.h"

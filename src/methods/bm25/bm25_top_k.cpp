@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "methods/bm25/bm25.h"
@@ -27,8 +28,7 @@ namespace {
 
 // A query term's list in one part: where it is, and its current block's bound.
 struct Cursor {
-  const std::uint32_t* docs;
-  const std::uint32_t* counts;
+  PostingReader* list;
   std::size_t size;
   const PostingBlocks* blocks;
   double w;           // term_weight
@@ -51,9 +51,10 @@ struct Cursor {
   void seek(std::uint32_t d) {
     e = std::max(e, block_begin());
     const std::size_t end = block_end();
-    if (e < end && docs[e] < d)
-      e = static_cast<std::size_t>(std::lower_bound(docs + e, docs + end, d) - docs);
+    if (e < end && list->doc(e) < d) e = std::min(end, list->seek(e, d));
   }
+  // Whether its posting e, within its current block, is document d's.
+  bool at(std::uint32_t d) { return e < block_end() && list->doc(e) == d; }
 };
 
 // Documents a window's essential lists are walked over at a time, at most: their sums and terms
@@ -83,6 +84,8 @@ std::vector<Neighbor> Bm25Scorer::top_k(std::size_t q, std::size_t k, float ceil
   std::uint64_t met[kStripDocs / 64] = {};
   std::vector<double> sum(strip), terms(strip * n_slots, 0.0);
   std::vector<Cursor> cursors;
+  // Each term's list as it is read, by its place in the query (a cursor points to its own).
+  const std::unique_ptr<PostingReader[]> lists(new PostingReader[n_slots]);
   // The most a posting with one of these impacts adds under weight w: a list's or block's bound.
   const auto impacts_bound = [&](double w, std::span<const Impact> impacts) {
     double m = 0;
@@ -104,8 +107,9 @@ std::vector<Neighbor> Bm25Scorer::top_k(std::size_t q, std::size_t k, float ceil
       const Index::Postings post = index.postings(id);
       if (post.size == 0) continue;
       first = post.first;
+      lists[slot].reset(post);
       const PostingBlocks& blocks = blocks_of ? blocks_of(s, id) : index.posting_blocks(id);
-      cursors.push_back({post.docs, post.counts, post.size, &blocks, term_weight(p), slot});
+      cursors.push_back({&lists[slot], post.size, &blocks, term_weight(p), slot});
       cursors.back().whole = impacts_bound(cursors.back().w, blocks.whole);
     }
     // Least whole bound first: the lists never walked again are the first ones.
@@ -167,7 +171,7 @@ std::vector<Neighbor> Bm25Scorer::top_k(std::size_t q, std::size_t k, float ceil
         std::uint64_t next = hi + 1;
         for (std::size_t i = m; i < live; ++i) {
           const Cursor& c = cursors[order[i]];
-          if (c.e < c.block_end()) next = std::min<std::uint64_t>(next, c.docs[c.e]);
+          if (c.e < c.block_end()) next = std::min<std::uint64_t>(next, c.list->doc(c.e));
         }
         s0 = std::max(s0, next);
         if (s0 > hi) break;
@@ -175,17 +179,27 @@ std::vector<Neighbor> Bm25Scorer::top_k(std::size_t q, std::size_t k, float ceil
         for (std::size_t i = m; i < live; ++i) {
           Cursor& c = cursors[order[i]];
           const std::size_t end = c.block_end();
-          for (; c.e < end && c.docs[c.e] <= s1; ++c.e) {
-            fetch_length_ahead(index, c.docs + c.e, c.docs + end, first);
-            const std::size_t r = c.docs[c.e] - s0;
-            const double x =
-                contribution(c.w, c.counts[c.e], index.doc_length(c.docs[c.e] - first));
-            if ((met[r / 64] >> (r % 64) & 1) == 0) {
-              met[r / 64] |= std::uint64_t{1} << (r % 64);
-              sum[r] = below[m];
+          // Its postings up to s1, a stored block at a time.
+          for (bool more = c.e < end; more;) {
+            PostingReader& list = *c.list;
+            list.load(c.e);
+            const std::uint32_t* docs = list.docs();
+            const std::size_t base = list.begin(), stop = std::min(end, list.end()) - base;
+            std::size_t j = c.e - base;
+            for (; j < stop && docs[j] <= s1; ++j) {
+              fetch_length_ahead(index, docs + j, docs + stop, first);
+              const std::size_t r = docs[j] - s0;
+              const double x =
+                  contribution(c.w, list.counts()[j], index.doc_length(docs[j] - first));
+              if ((met[r / 64] >> (r % 64) & 1) == 0) {
+                met[r / 64] |= std::uint64_t{1} << (r % 64);
+                sum[r] = below[m];
+              }
+              sum[r] += x;
+              terms[r * n_slots + c.slot] = x;
             }
-            sum[r] += x;
-            terms[r * n_slots + c.slot] = x;
+            c.e = base + j;
+            more = j == stop && c.e < end;
           }
         }
         const std::size_t words = static_cast<std::size_t>(s1 - s0) / 64 + 1;
@@ -206,8 +220,8 @@ std::vector<Neighbor> Bm25Scorer::top_k(std::size_t q, std::size_t k, float ceil
               if (c.window > 0) {
                 if (order[i] < g) c.reach(doc);  // a list whose blocks end no window
                 c.seek(doc);
-                if (c.e < c.block_end() && c.docs[c.e] == doc) {
-                  const double x = contribution(c.w, c.counts[c.e], index.doc_length(i_doc));
+                if (c.at(doc)) {
+                  const double x = contribution(c.w, c.list->count(c.e), index.doc_length(i_doc));
                   contribution_of[c.slot] = x;
                   upper += x;
                 }
