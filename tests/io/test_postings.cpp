@@ -155,14 +155,16 @@ void expect_reads(const Index::Postings& p, const IndexData& d, std::size_t t, s
   }
 }
 
+// The index of `d` in the format before compressed postings (4: plain arrays).
+Index plain_index(const IndexData& d) {
+  const std::vector<char> v = io::index_image(d, 4);
+  return Index::from_bytes(std::string(v.begin(), v.end()));
+}
+
 TEST(StoredPostings, ReadAsThePlainArraysInEitherLayout) {
   const std::size_t n = 9000;
   const IndexData d = with_terms(n, kSizes, 11);
-  const Index stored = Index::from_data(d);
-  const Index plain = Index::from_bytes([&] {
-    const std::vector<char> v = io::index_image(d, 4);
-    return std::string(v.begin(), v.end());
-  }());
+  const Index stored = Index::from_data(d), plain = plain_index(d);
   std::mt19937_64 rng(12);
   for (const Index* ix : {&stored, &plain})
     for (std::size_t t = 0; t < kSizes.size(); ++t) {
@@ -182,11 +184,7 @@ TEST(StoredPostings, ReadAsThePlainArraysInEitherLayout) {
 TEST(StoredPostings, ShardsReadTheirDocumentsRun) {
   const std::size_t n = 9000;
   const IndexData d = with_terms(n, kSizes, 21);
-  const Index stored = Index::from_data(d);
-  const Index plain = Index::from_bytes([&] {
-    const std::vector<char> v = io::index_image(d, 4);
-    return std::string(v.begin(), v.end());
-  }());
+  const Index stored = Index::from_data(d), plain = plain_index(d);
   std::mt19937_64 rng(22);
   // The 3,000-posting list's blocks' edges (its 127th, 128th, 129th document...) among them.
   const std::size_t term = 10;
