@@ -46,8 +46,8 @@ void keep_front(std::vector<Impact>& pairs) {
 
 PostingBlocks make_posting_blocks(const Index& index, const Index::Postings& postings,
                                   std::size_t block_size) {
-  PostingReader list(postings);
   if (block_size == 0) throw Error("posting blocks: a block holds at least one posting");
+  PostingReader list(postings);
   PostingBlocks out;
   out.block_size = block_size;
   const std::size_t n = postings.size, n_blocks = (n + block_size - 1) / block_size;

@@ -61,8 +61,15 @@ class PostingReader {
       if (e == size()) return e;
     }
     std::size_t at = e - begin_;
-    holds({docs_, end_ - begin_}, at, d);
+    lcrwmd::holds({docs_, end_ - begin_}, at, d);
     return begin_ + at;
+  }
+  // Whether the list holds document d, for d ascending from one call to the next (util/
+  // sorted_ids.h's holds() over the list): `at`, the first posting not yet passed, moved to the
+  // first at or past d.
+  bool holds(std::size_t& at, std::uint32_t d) {
+    at = seek(at, d);
+    return at < size() && doc(at) == d;
   }
 
  private:

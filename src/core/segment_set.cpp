@@ -39,10 +39,7 @@ std::size_t deleted_in(const Index::Postings& postings, std::span<const std::uin
   PostingReader p(postings);
   std::size_t n = 0;
   if (del.size() < p.size()) {
-    for (std::size_t e = 0; const std::uint32_t d : del) {
-      e = p.seek(e, d + p.first());
-      n += e < p.size() && p.doc(e) == d + p.first();
-    }
+    for (std::size_t e = 0; const std::uint32_t d : del) n += p.holds(e, d + p.first());
   } else {
     for (std::size_t q = 0; q < p.size(); ++q)
       n += std::binary_search(del.begin(), del.end(), p.doc(q) - p.first());

@@ -288,14 +288,15 @@ void check_terms(const char* base, const FileHeader& h, bool verify, const Bad& 
           counts[p] > lengths[docs[p]])
         throw bad_term(i);
   };
+  // Versions 3 and 4: each posting's document and count in the same two sections.
+  const auto* plain_docs = reinterpret_cast<const std::uint32_t*>(at(format::kPostingBlocks));
+  const auto* plain_counts = reinterpret_cast<const std::uint32_t*>(at(format::kPostingBytes));
   std::uint32_t docs[kStoredBlock], counts[kStoredBlock];
   for (std::uint64_t i = 0; i < t; ++i) {
     if (i > 0 && !(terms[i - 1] < terms[i])) throw bad("terms unsorted or repeated");
     const std::uint64_t n = indptr[i + 1] - indptr[i];
     if (!packed) {
-      const auto* raw_docs = reinterpret_cast<const std::uint32_t*>(blocks);
-      const auto* raw_counts = reinterpret_cast<const std::uint32_t*>(bytes);
-      check_list(i, raw_docs + indptr[i], raw_counts + indptr[i], n);
+      check_list(i, plain_docs + indptr[i], plain_counts + indptr[i], n);
       continue;
     }
     for (std::uint64_t b = block_indptr[i]; b < block_indptr[i + 1]; ++b) {

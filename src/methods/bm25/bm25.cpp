@@ -135,8 +135,8 @@ double Bm25Scorer::score_of(std::size_t q, std::size_t position) const {
     if (id == SegmentSet::kNoTerm) continue;
     PostingReader post(index.postings(id));
     const std::uint32_t doc = post.first() + static_cast<std::uint32_t>(i);
-    const std::size_t e = post.seek(0, doc);
-    if (e < post.size() && post.doc(e) == doc)
+    std::size_t e = 0;
+    if (post.holds(e, doc))
       score += contribution(term_weight(p), post.count(e), index.doc_length(i));
   }
   return score;
@@ -163,9 +163,7 @@ std::vector<double> Bm25Scorer::scores_at(std::size_t q,
       std::size_t at = 0;
       for (std::size_t t = from; t < to && at < post.size(); ++t) {
         const std::size_t i = positions[t] - first;
-        const auto doc = static_cast<std::uint32_t>(post.first() + i);
-        at = post.seek(at, doc);
-        if (at < post.size() && post.doc(at) == doc)
+        if (post.holds(at, static_cast<std::uint32_t>(post.first() + i)))
           out[t] += contribution(w, post.count(at), index.doc_length(i));
       }
     }

@@ -29,7 +29,6 @@ namespace {
 // A query term's list in one part: where it is, and its current block's bound.
 struct Cursor {
   PostingReader* list;
-  std::size_t size;
   const PostingBlocks* blocks;
   double w;           // term_weight
   std::size_t slot;   // the term's place in the query
@@ -41,7 +40,7 @@ struct Cursor {
   double window = 0;  // its bound within the current window (0: no posting in it)
 
   std::size_t block_begin() const { return b * blocks->block_size; }
-  std::size_t block_end() const { return std::min(size, (b + 1) * blocks->block_size); }
+  std::size_t block_end() const { return std::min(list->size(), (b + 1) * blocks->block_size); }
   // To the block that may hold document d (its blocks before d passed over).
   void reach(std::uint32_t d) {
     const std::vector<std::uint32_t>& last = blocks->last;
@@ -109,7 +108,7 @@ std::vector<Neighbor> Bm25Scorer::top_k(std::size_t q, std::size_t k, float ceil
       first = post.first;
       lists[slot].reset(post);
       const PostingBlocks& blocks = blocks_of ? blocks_of(s, id) : index.posting_blocks(id);
-      cursors.push_back({&lists[slot], post.size, &blocks, term_weight(p), slot});
+      cursors.push_back({&lists[slot], &blocks, term_weight(p), slot});
       cursors.back().whole = impacts_bound(cursors.back().w, blocks.whole);
     }
     // Least whole bound first: the lists never walked again are the first ones.
